@@ -1,0 +1,1 @@
+// Module api: see headers.

@@ -1,0 +1,128 @@
+// Executor: runs the replicas of a job attempt somewhere (container engine, local
+// processes, later Slurm) and reports what happens. It decides nothing about job
+// state: the service's reconcile loop does (DESIGN.md §2-3).
+//
+// Contract (after mesos' containerizer: launch, wait, kill, destroy, recover):
+//  - Launch(attempt) returns at once after checking its input; the work (pull images,
+//    create network, create every replica, then start every replica: a gang start)
+//    happens in the background. Exactly one of kAttemptStarted / kLaunchFailed
+//    follows. On failure the executor has already removed whatever it created.
+//  - Each started replica later yields exactly one kReplicaExited, sent only after
+//    its output has been fully written to the LogSink.
+//  - Stop(attempt, grace) sends SIGTERM to every replica, SIGKILL after `grace`, and
+//    returns when all have exited (their kReplicaExited events still arrive).
+//  - Cleanup(attempt) removes replicas and the network; idempotent; call it after
+//    the replicas exited (their logs are safe by then).
+//  - Names are deterministic (ReplicaLaunch::name) and every replica carries the
+//    labels of AttemptSpec, so Recover() after a daemon restart finds them again,
+//    re-attaches log capture and exit watching to running ones, and reports the rest.
+//
+// Thread-safety: all methods may be called concurrently from any thread. Events are
+// delivered on executor-owned threads; the callback must be cheap and thread-safe.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/time.h"
+#include "model/job_spec.h"
+
+namespace ty::executor {
+
+struct Mount {
+  std::string host_path;
+  std::string container_path;
+  bool read_only = false;
+};
+
+struct ReplicaLaunch {
+  int pool = 0;
+  int index = 0;
+  std::string name;       // Deterministic, engine-safe: "ty-<uid>-<attempt>-<pool>-<index>".
+  std::string task_name;  // Log task name: "workerpool0-0".
+  std::string hostname;   // Name peers reach it by (multi-replica jobs); "" = engine default.
+  std::string image;
+  // Docker semantics: non-empty `command` replaces ENTRYPOINT; non-empty `args`
+  // replace CMD. When `command` is set and `args` empty, the command runs alone.
+  std::vector<std::string> command;
+  std::vector<std::string> args;
+  std::vector<model::EnvVar> env;  // Full environment the service computed.
+  std::vector<Mount> mounts;
+  std::string accelerator_type;    // "" = none.
+  int gpu_count = 0;
+};
+
+struct AttemptSpec {
+  std::string job_uid;
+  int attempt = 1;
+  std::string network;  // Engine network to create for the attempt; "" = default network.
+  std::map<std::string, std::string> labels;  // Put on every replica (and the network).
+  std::vector<ReplicaLaunch> replicas;
+};
+
+enum class ExecutorEventKind {
+  kAttemptStarted,  // Every replica created and started.
+  kLaunchFailed,    // Could not start the attempt; nothing is left behind.
+  kReplicaExited,   // A started replica ended; its logs are complete.
+};
+
+struct ExecutorEvent {
+  ExecutorEventKind kind = ExecutorEventKind::kReplicaExited;
+  std::string job_uid;
+  int attempt = 0;
+  int pool = -1;   // kReplicaExited only.
+  int index = -1;  // kReplicaExited only.
+  TimeMicros time = 0;
+  TimeMicros image_ready_time = 0;  // kAttemptStarted: when every image was present.
+  int exit_code = 0;                // kReplicaExited.
+  std::optional<int> signal;        // kReplicaExited: the process died of this signal.
+  bool oom_killed = false;          // kReplicaExited.
+  std::string message;              // kLaunchFailed: why, e.g. "image pull failed: ...".
+};
+
+using EventCallback = std::function<void(const ExecutorEvent&)>;
+
+// What Recover() found of a replica the executor created before a restart.
+struct ObservedReplica {
+  std::string job_uid;
+  int attempt = 0;
+  int pool = 0;
+  int index = 0;
+  std::string name;
+  bool running = false;       // Still running: exit watching is re-attached.
+  int exit_code = 0;          // When !running.
+  std::optional<int> signal;  // When !running.
+  bool oom_killed = false;
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+
+  // Where events go; set once before the first Launch/Recover.
+  virtual void SetEventCallback(EventCallback callback) = 0;
+
+  // InvalidArgument for a malformed attempt; Unavailable if the backend is down.
+  virtual Status Launch(const AttemptSpec& attempt) = 0;
+  // OK if nothing of the attempt is running (already stopped is fine).
+  virtual Status Stop(const std::string& job_uid, int attempt, DurationMicros grace) = 0;
+  // OK if nothing is left (already removed is fine).
+  virtual Status Cleanup(const std::string& job_uid, int attempt) = 0;
+  // Every replica this executor created that still exists on the backend.
+  virtual Result<std::vector<ObservedReplica>> Recover() = 0;
+};
+
+// Labels every replica carries so Recover() can find it.
+inline constexpr char kLabelJob[] = "trainyard.job";
+inline constexpr char kLabelAttempt[] = "trainyard.attempt";
+inline constexpr char kLabelPool[] = "trainyard.pool";
+inline constexpr char kLabelIndex[] = "trainyard.index";
+inline constexpr char kLabelTask[] = "trainyard.task";
+
+std::string ReplicaName(const std::string& job_uid, int attempt, int pool, int index);
+
+}  // namespace ty::executor

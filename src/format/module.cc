@@ -1,0 +1,1 @@
+// Module format: see headers.

@@ -1,0 +1,1 @@
+// Module logs: see headers.

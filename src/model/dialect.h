@@ -1,0 +1,53 @@
+// The two wire dialects <-> the internal model (DESIGN.md §1).
+//
+// Parsing validates everything the spec (shared/spec/*.md) says a server must check
+// and returns InvalidArgument via FieldError(path, rule) naming the first offending
+// field by its wire path ("jobSpec.workerPoolSpecs[0].replicaCount",
+// "trainingInput.workerCount"). Unknown fields are rejected, as Google does.
+// Wire rules honoured on input: lowerCamelCase or snake_case keys, int64 as string or
+// number, enums as names or numbers. On output: lowerCamelCase, int64 as strings,
+// enums as names (or numbers with RenderOptions::enum_as_int), RFC 3339 `Z` times,
+// default-valued fields omitted.
+//
+// Pure functions: no I/O, no clock; thread-safe.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+
+#include "common/status.h"
+#include "model/job.h"
+
+namespace ty::model {
+
+struct ParsedJob {
+  JobSpec spec;
+  std::string spec_json;  // Canonical request form; becomes Job::spec_json.
+};
+
+// Body of `POST .../customJobs` (a CustomJob). Output-only fields (name, state,
+// createTime, ...) are accepted and ignored, as Google does.
+Result<ParsedJob> ParseVertexCustomJob(const nlohmann::json& body);
+// Body of `POST /v1/projects/{p}/jobs` (an ml v1 Job).
+Result<ParsedJob> ParseMlJob(const nlohmann::json& body);
+
+// Rebuilds the spec of a stored job from its canonical JSON (Job::spec_json).
+Result<JobSpec> ParseStoredSpec(Dialect dialect, const std::string& spec_json);
+
+struct RenderOptions {
+  bool enum_as_int = false;  // `$alt=json;enum-encoding=int`
+};
+
+// The resource as the job's dialect shows it: Vertex CustomJob (name, displayName,
+// jobSpec, state "JOB_STATE_*", createTime/startTime/endTime/updateTime, error
+// {code,message}, labels) or ml v1 Job (jobId, trainingInput, state, createTime,
+// startTime, endTime, errorMessage, labels, trainingOutput, etag).
+nlohmann::json RenderJob(const Job& job, const RenderOptions& options);
+
+// State names per dialect ("JOB_STATE_RUNNING" / "RUNNING") and their enum numbers.
+std::string StateWireName(Dialect dialect, JobState s);
+int VertexStateNumber(JobState s);
+// Accepts a dialect's name, or (Vertex) its number as text. nullopt if unknown.
+std::optional<JobState> StateFromWireName(Dialect dialect, const std::string& name);
+
+}  // namespace ty::model

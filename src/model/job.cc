@@ -1,0 +1,80 @@
+#include "model/job.h"
+
+namespace ty::model {
+
+bool IsTerminal(JobState s) {
+  return s == JobState::kSucceeded || s == JobState::kFailed || s == JobState::kCancelled;
+}
+
+const char* JobStateName(JobState s) {
+  switch (s) {
+    case JobState::kUnspecified: return "STATE_UNSPECIFIED";
+    case JobState::kQueued: return "QUEUED";
+    case JobState::kPreparing: return "PREPARING";
+    case JobState::kRunning: return "RUNNING";
+    case JobState::kSucceeded: return "SUCCEEDED";
+    case JobState::kFailed: return "FAILED";
+    case JobState::kCancelling: return "CANCELLING";
+    case JobState::kCancelled: return "CANCELLED";
+  }
+  return "STATE_UNSPECIFIED";
+}
+
+std::optional<JobState> JobStateFromName(const std::string& name) {
+  for (JobState s : {JobState::kUnspecified, JobState::kQueued, JobState::kPreparing,
+                     JobState::kRunning, JobState::kSucceeded, JobState::kFailed,
+                     JobState::kCancelling, JobState::kCancelled}) {
+    if (name == JobStateName(s)) return s;
+  }
+  return std::nullopt;
+}
+
+const char* ReplicaStateName(ReplicaState s) {
+  switch (s) {
+    case ReplicaState::kPending: return "PENDING";
+    case ReplicaState::kRunning: return "RUNNING";
+    case ReplicaState::kSucceeded: return "SUCCEEDED";
+    case ReplicaState::kFailed: return "FAILED";
+    case ReplicaState::kStopped: return "STOPPED";
+  }
+  return "PENDING";
+}
+
+std::optional<ReplicaState> ReplicaStateFromName(const std::string& name) {
+  for (ReplicaState s : {ReplicaState::kPending, ReplicaState::kRunning, ReplicaState::kSucceeded,
+                         ReplicaState::kFailed, ReplicaState::kStopped}) {
+    if (name == ReplicaStateName(s)) return s;
+  }
+  return std::nullopt;
+}
+
+std::string Job::ResourceName() const {
+  if (dialect == Dialect::kMlV1) return "projects/" + project + "/jobs/" + spec.job_id;
+  return "projects/" + project + "/locations/" + location + "/customJobs/" + uid;
+}
+
+namespace {
+const char* MlRoleName(int pool) {
+  switch (pool) {
+    case 0: return "master";
+    case 1: return "worker";
+    case 2: return "ps";
+    default: return "evaluator";
+  }
+}
+}  // namespace
+
+std::string TaskName(Dialect dialect, int pool, int index) {
+  if (dialect == Dialect::kVertex) {
+    return "workerpool" + std::to_string(pool) + "-" + std::to_string(index);
+  }
+  return std::string(MlRoleName(pool)) + "-replica-" + std::to_string(index);
+}
+
+std::string ReplicaDisplayName(Dialect dialect, int pool, int index, bool use_chief) {
+  if (dialect == Dialect::kVertex) return TaskName(dialect, pool, index);
+  std::string role = (pool == 0 && use_chief) ? "chief" : MlRoleName(pool);
+  return role + " " + std::to_string(index);
+}
+
+}  // namespace ty::model

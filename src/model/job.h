@@ -1,0 +1,126 @@
+// A job as the service keeps it: its spec plus everything that happened to it.
+//
+// Job lifecycle (one enum for both dialects; dialect.h maps the names):
+//
+//   QUEUED --admit--> PREPARING --all replicas started--> RUNNING --primary exits 0--> SUCCEEDED
+//     |                  |  (pull image, network,           |  any replica fails
+//     |                  |   mounts)                        +--(permanent)--------> FAILED
+//     +--cancel / maxWait+--------> CANCELLING -------------------------------------> CANCELLED
+//                                       ^--- cancel / timeout while RUNNING
+//
+// Vertex calls PREPARING `JOB_STATE_PENDING`. Plain values; safe to copy.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/time.h"
+#include "model/job_spec.h"
+
+namespace ty::model {
+
+enum class JobState {
+  kUnspecified = 0,
+  kQueued,
+  kPreparing,
+  kRunning,
+  kSucceeded,
+  kFailed,
+  kCancelling,
+  kCancelled,
+};
+
+bool IsTerminal(JobState s);
+// Internal spelling used in the store and logs: "QUEUED", "PREPARING", ... (ml v1 names).
+const char* JobStateName(JobState s);
+std::optional<JobState> JobStateFromName(const std::string& name);
+
+enum class ReplicaState {
+  kPending = 0,  // Created or being created; user code not started.
+  kRunning,
+  kSucceeded,    // Exited 0.
+  kFailed,       // Exited non-zero or killed.
+  kStopped,      // Stopped by the service (cancel, job done, teardown).
+};
+const char* ReplicaStateName(ReplicaState s);
+std::optional<ReplicaState> ReplicaStateFromName(const std::string& name);
+
+// One replica of one attempt.
+struct ReplicaRecord {
+  int pool = 0;
+  int index = 0;
+  int attempt = 1;
+  std::string task_name;      // "workerpool0-0" (Vertex) / "master-replica-0" (ml v1).
+  std::string handle;         // Executor's deterministic name, e.g. "ty-<uid>-1-0-0".
+  ReplicaState state = ReplicaState::kPending;
+  std::optional<int> exit_code;
+  std::optional<int> signal;  // Set when killed by a signal (exit code 128+N from an engine).
+  int restarts = 0;
+  TimeMicros start_time = 0;
+  TimeMicros end_time = 0;
+};
+
+// google.rpc.Status as embedded in the resource (Vertex `error`, ml v1 `errorMessage`).
+struct JobError {
+  int code = 0;  // Numeric rpc code: 1 CANCELLED, 3 INVALID_ARGUMENT, 13 INTERNAL, ...
+  std::string message;
+};
+
+// Times of each phase, so a slow start can be explained (DESIGN.md "Job lifecycle").
+struct PhaseTimes {
+  TimeMicros queued = 0;        // == create_time.
+  TimeMicros admitted = 0;      // QUEUED -> PREPARING.
+  TimeMicros image_ready = 0;   // Images present (pulled if needed).
+  TimeMicros all_running = 0;   // Every replica of the current attempt started.
+  TimeMicros finished = 0;      // Terminal state reached.
+};
+
+struct Job {
+  // Internal key: decimal digits, unique across dialects. For Vertex it is also the
+  // public id (`customJobs/{uid}`); for ml v1 the public id is spec.job_id.
+  std::string uid;
+  Dialect dialect = Dialect::kVertex;
+  std::string project;
+  std::string location;  // Vertex location; empty for ml v1.
+
+  JobSpec spec;
+  // The accepted request in canonical wire form (lowerCamelCase keys, int64 as strings,
+  // enums as names, no output-only fields) of its own dialect. Responses are rendered
+  // from it, so a job reads back exactly as it was created.
+  std::string spec_json;
+
+  JobState state = JobState::kQueued;
+  TimeMicros create_time = 0;
+  TimeMicros start_time = 0;   // First entered RUNNING.
+  TimeMicros end_time = 0;     // Entered a terminal state.
+  TimeMicros update_time = 0;
+  PhaseTimes phases;
+  std::optional<JobError> error;
+
+  int attempt = 0;             // Current attempt, 1-based; 0 before the first launch.
+  bool cancel_requested = false;
+  std::vector<ReplicaRecord> replicas;  // Replicas of the current attempt.
+
+  // Public id: spec.job_id for ml v1, uid for Vertex.
+  const std::string& public_id() const { return dialect == Dialect::kMlV1 ? spec.job_id : uid; }
+  // "projects/p/jobs/id" or "projects/p/locations/l/customJobs/uid".
+  std::string ResourceName() const;
+};
+
+// A line in a job's history (store table `events`), shown by describe and logs.
+struct JobEvent {
+  TimeMicros time = 0;
+  std::string kind;     // "state", "replica", "attempt", "error", ...
+  std::string message;  // Human text: "Job is running.", "workerpool1-0 exited with 3".
+};
+
+// Task name of a replica in the job's dialect:
+//   Vertex: workerpool{pool}-{index};  ml v1: master-replica-0, worker-replica-N,
+//   ps-replica-N, evaluator-replica-N.
+std::string TaskName(Dialect dialect, int pool, int index);
+// The replica as named in failure messages: Vertex "workerpool0-0", ml v1 "master 0".
+std::string ReplicaDisplayName(Dialect dialect, int pool, int index, bool use_chief);
+
+}  // namespace ty::model

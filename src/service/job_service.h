@@ -1,0 +1,108 @@
+// JobService: the use cases (submit, get, list, cancel, delete, logs) and the one
+// reconcile loop that owns job state (DESIGN.md §2).
+//
+// Threading: API threads call the public methods. Mutations (Submit, Cancel, Delete)
+// are posted to the loop thread and wait for it, so the answer reflects a state that
+// is already committed to the store. Reads (Get, List) use an in-memory index the
+// loop updates after each commit. Blocking backend calls (executor Launch/Stop/
+// Cleanup) run on a small worker pool and post their results back to the loop.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/time.h"
+#include "executor/executor.h"
+#include "logs/log_store.h"
+#include "model/dialect.h"
+#include "model/job.h"
+#include "store/job_store.h"
+
+namespace ty::service {
+
+struct JobServiceOptions {
+  // Host directory holding one directory per bucket: gs://B/x is <bucket_root>/B/x,
+  // seen by replicas at /gcs/B/x.
+  std::string bucket_root;
+  DurationMicros stop_grace = 10LL * 1000000;  // SIGTERM -> SIGKILL.
+  int worker_threads = 4;
+  // Whole-job attempts for retryable failures (spec §9: up to 3).
+  int max_attempts = 3;
+};
+
+// How a request names a job: ml v1 by (project, jobId); Vertex by
+// (project, location, numeric id).
+struct JobRef {
+  model::Dialect dialect = model::Dialect::kVertex;
+  std::string project;
+  std::string location;  // Vertex only.
+  std::string id;
+};
+
+struct ListRequest {
+  model::Dialect dialect = model::Dialect::kVertex;
+  std::string project;
+  std::string location;   // Vertex only.
+  std::string filter;     // AIP-160 (Vertex) or ml v1 filter text; "" = all.
+  int page_size = 0;      // 0 = default (ml v1: 20; Vertex: 100). Capped at 1000.
+  std::string page_token;
+};
+
+struct ListResponse {
+  std::vector<model::Job> jobs;  // Newest first.
+  std::string next_page_token;   // "" on the last page.
+};
+
+// A finished long-running operation (Vertex delete).
+struct Operation {
+  std::string name;  // projects/p/locations/l/operations/N
+  TimeMicros create_time = 0;
+  TimeMicros update_time = 0;
+  bool done = true;
+};
+
+class JobService {
+ public:
+  // The service does not own its collaborators; they must outlive it.
+  static Result<std::unique_ptr<JobService>> Create(store::JobStore* store,
+                                                    executor::Executor* executor,
+                                                    logs::LogStore* logs, const Clock* clock,
+                                                    JobServiceOptions options);
+  ~JobService();
+
+  // Loads every job from the store, recovers executor state, starts the loop.
+  Status Start();
+  // Stops the loop and the worker pool. Running replicas are left running: a
+  // restarted daemon re-attaches to them (DESIGN.md §3).
+  void Shutdown();
+
+  // InvalidArgument for a bad spec; AlreadyExists for a duplicate ml v1 jobId.
+  Result<model::Job> Submit(model::Dialect dialect, const std::string& project,
+                            const std::string& location, model::ParsedJob parsed);
+  // NotFound; InvalidArgument for a malformed Vertex id (non-numeric).
+  Result<model::Job> Get(const JobRef& ref);
+  // InvalidArgument for a bad filter or page token.
+  Result<ListResponse> List(const ListRequest& request);
+  // OK also for an already-terminal job (no-op), as gcloud documents.
+  Status Cancel(const JobRef& ref);
+  // FailedPrecondition unless terminal. Returns the finished operation.
+  Result<Operation> Delete(const JobRef& ref);
+  // NotFound for an unknown operation name.
+  Result<Operation> GetOperation(const std::string& name);
+  Result<std::vector<model::JobEvent>> Events(const JobRef& ref);
+
+  // Logs of a job (NotFound if the job is unknown).
+  Result<logs::LogPage> ReadLogs(const JobRef& ref, const std::string& cursor,
+                                 const std::string& task, size_t max_entries);
+  // Blocks up to `timeout_ms` for more log; false if none arrived.
+  bool WaitForLogs(const JobRef& ref, const std::string& cursor, int timeout_ms);
+
+ private:
+  class Loop;
+  explicit JobService(std::unique_ptr<Loop> loop);
+  std::unique_ptr<Loop> loop_;
+};
+
+}  // namespace ty::service

@@ -1,0 +1,1 @@
+// Module service: see headers.

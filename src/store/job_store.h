@@ -1,0 +1,54 @@
+// JobStore: durable records of jobs, their replicas and their events.
+//
+// Every state transition is written here *before* its side effect starts
+// (DESIGN.md §2), so a restarted daemon replays intents instead of guessing.
+// Two backends run the same contract tests (tests/store/job_store_contract.h):
+// SqliteJobStore (WAL, versioned schema with migrations) and MemoryJobStore.
+//
+// Thread-safety: implementations are safe to call from any thread; each call is
+// atomic (one transaction). The service uses one writer (its reconcile loop).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "model/job.h"
+
+namespace ty::store {
+
+class JobStore {
+ public:
+  virtual ~JobStore() = default;
+
+  // Inserts a new job (all fields of `job`, replicas included; `spec` itself is not
+  // persisted, `spec_json` is). AlreadyExists if `uid` is taken, or if an ml v1 job
+  // with the same (project, spec.job_id) exists.
+  virtual Status CreateJob(const model::Job& job) = 0;
+
+  // Replaces the stored record of `job.uid` (state, times, error, attempt, replicas,
+  // cancel flag, labels...) atomically. NotFound if absent.
+  virtual Status UpdateJob(const model::Job& job) = 0;
+
+  // NotFound if absent. The returned job has `spec` default-constructed: callers
+  // rebuild it with model::ParseStoredSpec(job.dialect, job.spec_json).
+  virtual Result<model::Job> GetJob(const std::string& uid) = 0;
+
+  // ml v1 lookup by user id. NotFound if absent.
+  virtual Result<model::Job> FindMlJob(const std::string& project, const std::string& job_id) = 0;
+
+  // Every job, oldest first (by create_time, then uid). Used at start-up to rebuild
+  // the in-memory index; `spec` is not filled (see GetJob).
+  virtual Result<std::vector<model::Job>> ListJobs() = 0;
+
+  // Removes the job, its replicas and its events. NotFound if absent.
+  virtual Status DeleteJob(const std::string& uid) = 0;
+
+  // Appends to the job's history. NotFound if the job is absent.
+  virtual Status AppendEvent(const std::string& uid, const model::JobEvent& event) = 0;
+  // Oldest first.
+  virtual Result<std::vector<model::JobEvent>> ListEvents(const std::string& uid) = 0;
+};
+
+}  // namespace ty::store

@@ -1,0 +1,1 @@
+// Module store: see headers.

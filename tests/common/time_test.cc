@@ -1,0 +1,32 @@
+#include "common/time.h"
+
+#include <gtest/gtest.h>
+
+namespace ty {
+namespace {
+
+TEST(TimeTest, FormatsUtcWithZAndTrimmedFraction) {
+  EXPECT_EQ(FormatRfc3339(0), "1970-01-01T00:00:00Z");
+  EXPECT_EQ(FormatRfc3339(1599694755549000), "2020-09-09T23:39:15.549Z");
+  EXPECT_EQ(FormatRfc3339(1599694755549112), "2020-09-09T23:39:15.549112Z");
+}
+
+TEST(TimeTest, ParsesOffsetsAndNanos) {
+  EXPECT_EQ(*ParseRfc3339("2020-09-09T23:39:15.549112551Z"), 1599694755549112);
+  EXPECT_EQ(*ParseRfc3339("2020-09-10T01:39:15+02:00"), 1599694755000000);
+  EXPECT_FALSE(ParseRfc3339("2020-09-09 junk").ok());
+  EXPECT_FALSE(ParseRfc3339("2020-13-09T00:00:00Z").ok());
+}
+
+TEST(TimeTest, Durations) {
+  EXPECT_EQ(*ParseDuration("7200s"), 7200LL * 1000000);
+  EXPECT_EQ(*ParseDuration("1.5s"), 1500000);
+  EXPECT_FALSE(ParseDuration("7200").ok());
+  EXPECT_FALSE(ParseDuration("s").ok());
+  EXPECT_FALSE(ParseDuration("1.s").ok());
+  EXPECT_EQ(FormatDuration(1500000), "1.5s");
+  EXPECT_EQ(FormatDuration(7200LL * 1000000), "7200s");
+}
+
+}  // namespace
+}  // namespace ty

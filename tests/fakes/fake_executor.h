@@ -1,0 +1,56 @@
+// FakeExecutor: an in-memory Executor for unit tests of the logic above it.
+//
+// Launch records the attempt and, unless told otherwise, reports kAttemptStarted
+// at once (synchronously, from the caller's thread). Tests then drive replica exits
+// with Exit(). Stop() reports every still-running replica as exited with 143
+// (SIGTERM), as an engine would. Thread-safe.
+#pragma once
+
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "executor/executor.h"
+
+namespace ty::testing {
+
+class FakeExecutor : public executor::Executor {
+ public:
+  void SetEventCallback(executor::EventCallback callback) override;
+  Status Launch(const executor::AttemptSpec& attempt) override;
+  Status Stop(const std::string& job_uid, int attempt, DurationMicros grace) override;
+  Status Cleanup(const std::string& job_uid, int attempt) override;
+  Result<std::vector<executor::ObservedReplica>> Recover() override;
+
+  // Test controls.
+  void FailNextLaunch(std::string message);          // Next Launch reports kLaunchFailed.
+  void HoldLaunches(bool hold);                      // Launch records but reports nothing.
+  void CompleteHeldLaunch(const std::string& job_uid, int attempt);
+  // Reports kReplicaExited for a running replica.
+  void Exit(const std::string& job_uid, int attempt, int pool, int index, int exit_code,
+            std::optional<int> signal = std::nullopt);
+  void SetRecovered(std::vector<executor::ObservedReplica> replicas);
+
+  std::vector<executor::AttemptSpec> launches() const;
+  std::optional<executor::AttemptSpec> LastLaunchOf(const std::string& job_uid) const;
+  int stop_calls() const;
+  std::set<std::string> cleaned() const;  // "uid/attempt"
+  bool IsRunning(const std::string& job_uid, int attempt, int pool, int index) const;
+
+ private:
+  void Emit(const executor::ExecutorEvent& event);
+
+  mutable std::mutex mu_;
+  executor::EventCallback callback_;
+  std::vector<executor::AttemptSpec> launches_;
+  std::set<std::string> running_;  // "uid/attempt/pool/index"
+  std::set<std::string> cleaned_;
+  std::optional<std::string> fail_next_;
+  bool hold_ = false;
+  int stop_calls_ = 0;
+  std::vector<executor::ObservedReplica> recovered_;
+};
+
+}  // namespace ty::testing
