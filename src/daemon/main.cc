@@ -1,2 +1,182 @@
-// trainyardd: placeholder until the daemon wiring lands (issue #2, in progress).
-int main() { return 0; }
+// trainyardd: the Trainyard daemon. Reads flags (and an optional YAML config),
+// builds the concrete backends (SQLite store, log store, container or process
+// executor), wires them into the service and the HTTP API, and runs until SIGINT or
+// SIGTERM. Only this file names every implementation (STYLE.md §2).
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "api/api_server.h"
+#include "executor/container_executor.h"
+#include "executor/process_executor.h"
+#include "format/yaml_json.h"
+#include "logs/log_store.h"
+#include "service/job_service.h"
+#include "store/sqlite_job_store.h"
+
+namespace {
+
+struct DaemonConfig {
+  std::string listen = "127.0.0.1:8080";
+  std::string port_file;
+  std::string data_dir;
+  std::string executor = "container";
+  std::string engine_socket = "/run/podman/podman.sock";
+  std::string bucket_root;   // Default <data_dir>/buckets.
+  double stop_grace_seconds = 10;
+};
+
+std::string DefaultDataDir() {
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) return std::string(xdg) + "/trainyard";
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : "/root") + "/.local/share/trainyard";
+}
+
+// Applies the YAML config file's keys; flags given on the command line win.
+ty::Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI::App& app) {
+  ASSIGN_OR_RETURN(nlohmann::json doc, ty::format::ReadYamlOrJsonFile(path));
+  if (!doc.is_object()) return ty::InvalidArgument("config " + path + ": expected a mapping");
+  auto str = [&](const char* key, const char* flag, std::string& out) -> ty::Status {
+    if (!doc.contains(key)) return ty::Status::Ok();
+    if (!doc[key].is_string()) return ty::InvalidArgument("config " + path + ": " + key + " must be a string");
+    if (app.count(flag) == 0) out = doc[key].get<std::string>();
+    return ty::Status::Ok();
+  };
+  static const char* kKnown[] = {"listen", "port_file", "data_dir", "executor", "engine_socket",
+                                 "bucket_root", "stop_grace_seconds"};
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    if (std::find(std::begin(kKnown), std::end(kKnown), it.key()) == std::end(kKnown)) {
+      return ty::InvalidArgument("config " + path + ": unknown key \"" + it.key() + "\"");
+    }
+  }
+  RETURN_IF_ERROR(str("listen", "--listen", cfg.listen));
+  RETURN_IF_ERROR(str("port_file", "--port-file", cfg.port_file));
+  RETURN_IF_ERROR(str("data_dir", "--data-dir", cfg.data_dir));
+  RETURN_IF_ERROR(str("executor", "--executor", cfg.executor));
+  RETURN_IF_ERROR(str("engine_socket", "--engine-socket", cfg.engine_socket));
+  RETURN_IF_ERROR(str("bucket_root", "--bucket-root", cfg.bucket_root));
+  if (doc.contains("stop_grace_seconds") && app.count("--stop-grace") == 0) {
+    if (!doc["stop_grace_seconds"].is_number()) return ty::InvalidArgument("config: stop_grace_seconds must be a number");
+    cfg.stop_grace_seconds = doc["stop_grace_seconds"].get<double>();
+  }
+  return ty::Status::Ok();
+}
+
+ty::Status WritePortFile(const std::string& path, int port) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << port << "\n";
+    if (!out) return ty::Internal("cannot write " + tmp);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);  // Readers never see a half-written file.
+  if (ec) return ty::Internal("cannot rename " + tmp + ": " + ec.message());
+  return ty::Status::Ok();
+}
+
+int Fail(const ty::Status& s) {
+  spdlog::critical("{}", s.ToString());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  DaemonConfig cfg;
+  std::string config_path;
+  CLI::App app{"trainyardd: self-hosted training jobs (Vertex AI custom jobs / AI Platform Training API)"};
+  app.add_option("--listen", cfg.listen, "HOST:PORT to serve the REST API on; port 0 picks a free one");
+  app.add_option("--port-file", cfg.port_file, "Write the bound port here (useful with port 0)");
+  app.add_option("--data-dir", cfg.data_dir, "Where the database, logs and buckets live (default ~/.local/share/trainyard)");
+  app.add_option("--executor", cfg.executor, "container (podman/Docker Engine API) or process")
+      ->check(CLI::IsMember({"container", "process"}));
+  app.add_option("--engine-socket", cfg.engine_socket, "Docker Engine API unix socket (podman or Docker)");
+  app.add_option("--bucket-root", cfg.bucket_root, "Host directory holding one directory per gs:// bucket (default <data-dir>/buckets)");
+  app.add_option("--stop-grace", cfg.stop_grace_seconds, "Seconds between SIGTERM and SIGKILL when stopping replicas");
+  app.add_option("--config", config_path, "YAML file with the same keys (listen, data_dir, executor, engine_socket, bucket_root, port_file, stop_grace_seconds)");
+  CLI11_PARSE(app, argc, argv);
+
+  if (!config_path.empty()) {
+    if (ty::Status s = ApplyConfigFile(config_path, cfg, app); !s.ok()) return Fail(s);
+  }
+  if (cfg.data_dir.empty()) cfg.data_dir = DefaultDataDir();
+  if (cfg.bucket_root.empty()) cfg.bucket_root = cfg.data_dir + "/buckets";
+  size_t colon = cfg.listen.rfind(':');
+  if (colon == std::string::npos) return Fail(ty::InvalidArgument("--listen must be HOST:PORT"));
+  std::string host = cfg.listen.substr(0, colon);
+  int port = 0;
+  try {
+    port = std::stoi(cfg.listen.substr(colon + 1));
+  } catch (...) {
+    return Fail(ty::InvalidArgument("--listen: bad port in \"" + cfg.listen + "\""));
+  }
+
+  std::error_code ec;
+  std::filesystem::create_directories(cfg.data_dir, ec);
+  std::filesystem::create_directories(cfg.bucket_root, ec);
+  if (ec) return Fail(ty::Internal("cannot create " + cfg.bucket_root + ": " + ec.message()));
+
+  // Block the stop signals in every thread; main waits for them below.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  auto store = ty::store::SqliteJobStore::Open(cfg.data_dir + "/trainyard.db");
+  if (!store.ok()) return Fail(store.status());
+  auto logs = ty::logs::LogStore::Create(cfg.data_dir + "/logs");
+  if (!logs.ok()) return Fail(logs.status());
+
+  std::unique_ptr<ty::executor::Executor> executor;
+  if (cfg.executor == "container") {
+    ty::executor::ContainerExecutor::Options o;
+    o.engine_socket = cfg.engine_socket;
+    o.log_sink = logs->get();
+    auto e = ty::executor::ContainerExecutor::Create(o);
+    if (!e.ok()) return Fail(e.status());
+    executor = std::move(e).value();
+  } else {
+    ty::executor::ProcessExecutor::Options o;
+    o.state_dir = cfg.data_dir + "/processes";
+    o.log_sink = logs->get();
+    auto e = ty::executor::ProcessExecutor::Create(o);
+    if (!e.ok()) return Fail(e.status());
+    executor = std::move(e).value();
+  }
+
+  ty::service::JobServiceOptions so;
+  so.bucket_root = cfg.bucket_root;
+  so.stop_grace = static_cast<ty::DurationMicros>(cfg.stop_grace_seconds * 1e6);
+  auto service = ty::service::JobService::Create(store->get(), executor.get(), logs->get(),
+                                                 ty::SystemClock::Get(), so);
+  if (!service.ok()) return Fail(service.status());
+  if (ty::Status s = (*service)->Start(); !s.ok()) return Fail(s);
+
+  ty::api::ApiServer::Options ao;
+  ao.host = host;
+  ao.port = port;
+  auto api = ty::api::ApiServer::Create(service->get(), ao);
+  if (!api.ok()) return Fail(api.status());
+  auto bound = (*api)->Start();
+  if (!bound.ok()) return Fail(bound.status());
+  if (!cfg.port_file.empty()) {
+    if (ty::Status s = WritePortFile(cfg.port_file, *bound); !s.ok()) return Fail(s);
+  }
+  spdlog::info("trainyardd listening on http://{}:{} (data {}, executor {})", host, *bound,
+               cfg.data_dir, cfg.executor);
+
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  spdlog::info("signal {}: shutting down (running replicas keep running)", sig);
+  (*api)->Stop();
+  (*service)->Shutdown();
+  return 0;
+}

@@ -1,0 +1,52 @@
+// What each replica receives (shared/spec/runtime-contract.md §1-§6): environment
+// variables (TF_CONFIG, CLUSTER_SPEC, PyTorch variables, CLOUD_ML_*, AIP_*), the
+// process's command line, and the host names of its peers.
+//
+// Pure: a function of the job, the attempt and the replica; no I/O, no clock.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/job.h"
+#include "model/job_spec.h"
+
+namespace ty::model {
+
+// Every replica listens on this port in the cluster maps (spec §3).
+inline constexpr int kClusterPort = 2222;
+
+// Stable host name of a replica, derived from the job (spec §3 shape
+// `<prefix>-<role>-<index>`): "ty-<uid>-workerpool1-0" (Vertex) or
+// "ty-<uid>-worker-0" (ml v1; "chief" instead of "master" with useChiefInTfConfig).
+// Stable across attempts, so a restarted replica keeps its name as on Vertex.
+std::string ReplicaHostname(const Job& job, int pool, int index);
+
+struct ReplicaRuntime {
+  std::vector<EnvVar> env;            // Service variables, then the user's (expanded).
+  std::string image;
+  std::vector<std::string> command;   // Empty = image ENTRYPOINT.
+  std::vector<std::string> args;      // Empty = image CMD (when command is empty too).
+};
+
+struct RuntimeOptions {
+  std::optional<std::string> trial_id;  // Tuning trials only (later issues).
+};
+
+// REQUIRES: job.spec parsed; 0 <= pool < job.spec.pools.size(); index < replica_count.
+ReplicaRuntime BuildReplicaRuntime(const Job& job, int pool, int index,
+                                   const RuntimeOptions& options = {});
+
+// Total replicas over all pools.
+int64_t TotalReplicas(const JobSpec& spec);
+
+// `$(VAR)` references in `value` expanded from `env` (earlier variables); `$$(VAR)`
+// is an escaped literal `$(VAR)`; unknown references stay as they are (K8s rules,
+// which Vertex documents for containerSpec.env).
+std::string ExpandEnvReferences(const std::string& value, const std::vector<EnvVar>& env);
+
+// `gs://BUCKET/path` -> {"BUCKET", "path"}; nullopt if not a gs:// URI.
+std::optional<std::pair<std::string, std::string>> SplitGcsUri(const std::string& uri);
+
+}  // namespace ty::model

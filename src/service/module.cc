@@ -1,1 +1,0 @@
-// Module service: see headers.

@@ -1,0 +1,187 @@
+// Runs the real trainyardd (build/bin/trainyardd) on 127.0.0.1:0 with a temp data
+// dir, and talks to it and to the container engine over HTTP with libcurl.
+#pragma once
+
+#include <curl/curl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace ty::testing {
+
+inline constexpr char kTestImage[] = "localhost/trainyard/busybox:latest";
+inline const char* EngineSocket() {
+  const char* s = std::getenv("TRAINYARD_ENGINE_SOCKET");
+  return s && *s ? s : "/run/podman/podman.sock";
+}
+
+struct HttpReply {
+  long status = 0;
+  std::string body;
+  std::string content_type;
+  nlohmann::json Json() const { return nlohmann::json::parse(body, nullptr, false); }
+};
+
+// One request; `unix_socket` non-empty talks to the engine.
+inline HttpReply Http(const std::string& method, const std::string& url, const std::string& body = "",
+                      bool send_body = true, const std::string& unix_socket = "", long timeout_s = 60) {
+  HttpReply reply;
+  CURL* curl = curl_easy_init();
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT, timeout_s);
+  if (!unix_socket.empty()) curl_easy_setopt(curl, CURLOPT_UNIX_SOCKET_PATH, unix_socket.c_str());
+  struct curl_slist* headers = nullptr;
+  if (method == "POST" || method == "PATCH") {
+    if (send_body) {
+      headers = curl_slist_append(headers, "Content-Type: application/json");
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+    } else {
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, 0L);
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, "");
+    }
+  }
+  if (headers) curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, +[](char* p, size_t s, size_t n, void* out) {
+    static_cast<std::string*>(out)->append(p, s * n);
+    return s * n;
+  });
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &reply.body);
+  CURLcode rc = curl_easy_perform(curl);
+  if (rc == CURLE_OK) {
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &reply.status);
+    char* ct = nullptr;
+    curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &ct);
+    if (ct) reply.content_type = ct;
+  }
+  curl_slist_free_all(headers);
+  curl_easy_cleanup(curl);
+  return reply;
+}
+
+inline bool EngineAnswers() {
+  return Http("GET", "http://d/_ping", "", true, EngineSocket(), 3).status == 200;
+}
+
+// Containers the engine still has for a job (by Trainyard's label).
+inline size_t ContainersOfJob(const std::string& uid) {
+  std::string filters = "{\"label\":[\"trainyard.job=" + uid + "\"]}";
+  CURL* c = curl_easy_init();
+  char* enc = curl_easy_escape(c, filters.c_str(), 0);
+  std::string url = std::string("http://d/v1.41/containers/json?all=true&filters=") + enc;
+  curl_free(enc);
+  curl_easy_cleanup(c);
+  HttpReply r = Http("GET", url, "", true, EngineSocket(), 10);
+  auto j = r.Json();
+  return j.is_array() ? j.size() : 999;
+}
+
+class Daemon {
+ public:
+  explicit Daemon(std::vector<std::string> extra_args = {}) {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("ty-it-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
+    std::filesystem::create_directories(dir_);
+    data_dir_ = (dir_ / "data").string();
+    Start(std::move(extra_args));
+  }
+  ~Daemon() {
+    Stop();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  void Start(std::vector<std::string> extra_args = {}) {
+    std::string port_file = (dir_ / "port").string();
+    std::filesystem::remove(port_file);
+    std::vector<std::string> args = {std::string(TY_BINARY_DIR) + "/bin/trainyardd",
+                                     "--listen", "127.0.0.1:0", "--port-file", port_file,
+                                     "--data-dir", data_dir_, "--engine-socket", EngineSocket(),
+                                     "--stop-grace", "2"};
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
+    std::string log = (dir_ / "daemon.log").string();
+    pid_ = fork();
+    if (pid_ == 0) {
+      FILE* f = freopen(log.c_str(), "a", stderr);
+      (void)f;
+      dup2(fileno(stderr), 1);
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::ifstream in(port_file);
+      int port = 0;
+      if (in >> port && port > 0) {
+        base_ = "http://127.0.0.1:" + std::to_string(port);
+        return;
+      }
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ADD_FAILURE() << "trainyardd did not start; log:\n" << Log();
+  }
+
+  void Stop() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGTERM);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+  bool Alive() const { return pid_ > 0 && waitpid(pid_, nullptr, WNOHANG) == 0; }
+
+  std::string Log() const {
+    std::ifstream in(dir_ / "daemon.log");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::string& base() const { return base_; }
+  const std::string& data_dir() const { return data_dir_; }
+
+  HttpReply Get(const std::string& path) { return Http("GET", base_ + path); }
+  HttpReply Post(const std::string& path, const std::string& body) { return Http("POST", base_ + path, body); }
+  HttpReply Delete(const std::string& path) { return Http("DELETE", base_ + path); }
+
+  // Polls GET `path` until `state` holds or `timeout_s` passes; returns the last body.
+  nlohmann::json WaitForField(const std::string& path, const std::string& field,
+                              const std::vector<std::string>& wanted, int timeout_s = 60) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+    nlohmann::json last;
+    while (std::chrono::steady_clock::now() < deadline) {
+      last = Get(path).Json();
+      if (last.is_object() && last.contains(field)) {
+        for (const auto& w : wanted) {
+          if (last[field] == w) return last;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return last;
+  }
+
+ private:
+  std::filesystem::path dir_;
+  std::string data_dir_;
+  std::string base_;
+  pid_t pid_ = -1;
+  static inline int counter_ = 0;
+};
+
+}  // namespace ty::testing

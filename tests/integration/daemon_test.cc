@@ -1,0 +1,176 @@
+// The real daemon with the real container engine (podman), driven over HTTP.
+#include <gtest/gtest.h>
+
+#include "integration/daemon_harness.h"
+
+namespace ty::testing {
+namespace {
+
+const char kVertexBase[] = "/v1/projects/it/locations/local/customJobs";
+const std::vector<std::string> kTerminal = {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED",
+                                            "JOB_STATE_CANCELLED"};
+
+std::string VertexJob(const std::string& script, const std::string& extra = "") {
+  nlohmann::json body = {
+      {"displayName", "it"},
+      {"jobSpec",
+       {{"workerPoolSpecs",
+         {{{"machineSpec", {{"machineType", "n1-standard-4"}}},
+           {"replicaCount", "1"},
+           {"containerSpec", {{"imageUri", kTestImage}, {"command", {"sh", "-c", script}}}}}}}}}};
+  if (!extra.empty()) body["jobSpec"].update(nlohmann::json::parse(extra));
+  return body.dump();
+}
+
+std::string IdOf(const nlohmann::json& job) {
+  std::string name = job.value("name", "");
+  return name.substr(name.rfind('/') + 1);
+}
+
+class DaemonTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!EngineAnswers()) {
+      engine_missing_ = true;
+    }
+  }
+  void SetUp() override {
+    if (engine_missing_ && !std::getenv("TRAINYARD_REQUIRE_ENGINE")) {
+      GTEST_SKIP() << "no container engine answers on " << EngineSocket() << " (run scripts/setup)";
+    }
+    ASSERT_FALSE(engine_missing_) << "TRAINYARD_REQUIRE_ENGINE is set but the engine does not answer";
+    daemon_ = std::make_unique<Daemon>();
+  }
+  void TearDown() override {
+    if (HasFailure() && daemon_) std::cerr << "daemon log:\n" << daemon_->Log();
+    daemon_.reset();
+  }
+
+  nlohmann::json Create(const std::string& body) {
+    HttpReply r = daemon_->Post(kVertexBase, body);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.Json();
+  }
+  nlohmann::json WaitDone(const std::string& id, int timeout_s = 60) {
+    return daemon_->WaitForField(std::string(kVertexBase) + "/" + id, "state", kTerminal, timeout_s);
+  }
+  std::vector<nlohmann::json> Logs(const std::string& id, const std::string& query = "") {
+    HttpReply r = daemon_->Get(std::string(kVertexBase) + "/" + id + "/logs" + query);
+    EXPECT_EQ(r.status, 200) << r.body;
+    std::vector<nlohmann::json> out;
+    for (const auto& e : r.Json().value("entries", nlohmann::json::array())) out.push_back(e);
+    return out;
+  }
+
+  std::unique_ptr<Daemon> daemon_;
+  static inline bool engine_missing_ = false;
+};
+
+TEST_F(DaemonTest, JobSucceedsAndItsLogsAreCompleteAndOrdered) {
+  nlohmann::json job = Create(VertexJob("i=1; while [ $i -le 200 ]; do echo line $i; i=$((i+1)); done; echo oops >&2"));
+  EXPECT_EQ(job["state"], "JOB_STATE_QUEUED");
+  std::string id = IdOf(job);
+  nlohmann::json done = WaitDone(id);
+  ASSERT_EQ(done["state"], "JOB_STATE_SUCCEEDED") << done.dump();
+  EXPECT_TRUE(done.contains("startTime"));
+  EXPECT_TRUE(done.contains("endTime"));
+  std::vector<nlohmann::json> entries = Logs(id, "?task=workerpool0-0");
+  ASSERT_EQ(entries.size(), 201u);
+  for (int i = 0; i < 200; ++i) {
+    EXPECT_EQ(entries[i]["message"], "line " + std::to_string(i + 1));
+    EXPECT_EQ(entries[i]["stream"], "stdout");
+  }
+  EXPECT_EQ(entries[200]["message"], "oops");
+  EXPECT_EQ(entries[200]["severity"], "ERROR");
+  EXPECT_EQ(ContainersOfJob(id), 0u);
+}
+
+TEST_F(DaemonTest, ExitCodeThreeFailsWithTheSpecsMessage) {
+  std::string id = IdOf(Create(VertexJob("echo about to fail; exit 3")));
+  nlohmann::json done = WaitDone(id);
+  ASSERT_EQ(done["state"], "JOB_STATE_FAILED") << done.dump();
+  std::string message = done["error"]["message"];
+  EXPECT_EQ(message.rfind("The replica workerpool0-0 exited with a non-zero status of 3.", 0), 0u) << message;
+  EXPECT_NE(message.find("about to fail"), std::string::npos);
+  EXPECT_EQ(done["error"]["code"], 3);
+  EXPECT_EQ(ContainersOfJob(id), 0u);
+}
+
+TEST_F(DaemonTest, CancelOfASleepingJobEndsCancelledWithNoContainerLeft) {
+  std::string id = IdOf(Create(VertexJob("echo sleeping; sleep 1000")));
+  daemon_->WaitForField(std::string(kVertexBase) + "/" + id, "state", {"JOB_STATE_RUNNING"});
+  HttpReply cancel = daemon_->Post(std::string(kVertexBase) + "/" + id + ":cancel", "{}");
+  EXPECT_EQ(cancel.status, 200);
+  EXPECT_EQ(cancel.body, "{}");
+  nlohmann::json done = WaitDone(id);
+  ASSERT_EQ(done["state"], "JOB_STATE_CANCELLED") << done.dump();
+  EXPECT_EQ(done["error"]["code"], 1);
+  // Cleanup runs right after the job ends; give it a moment.
+  for (int i = 0; i < 100 && ContainersOfJob(id) != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(ContainersOfJob(id), 0u);
+}
+
+TEST_F(DaemonTest, GcsWritesLandInTheBucketDirectory) {
+  std::string id2 = IdOf(Create(VertexJob(
+      "d=$(echo $AIP_MODEL_DIR | sed 's#^gs://#/gcs/#'); mkdir -p $d && echo weights > ${d}model.txt && echo $AIP_MODEL_DIR",
+      R"({"baseOutputDirectory": {"outputUriPrefix": "gs://results/run2"}})")));
+  nlohmann::json done2 = WaitDone(id2);
+  ASSERT_EQ(done2["state"], "JOB_STATE_SUCCEEDED") << done2.dump();
+  std::ifstream in(daemon_->data_dir() + "/buckets/results/run2/model/model.txt");
+  std::string content;
+  std::getline(in, content);
+  EXPECT_EQ(content, "weights");
+  auto entries = Logs(id2, "?task=workerpool0-0");
+  ASSERT_FALSE(entries.empty());
+  EXPECT_EQ(entries.back()["message"], "gs://results/run2/model/");
+}
+
+TEST_F(DaemonTest, MlJobsConflictOnDuplicateIdAndMissingJobsAre404) {
+  std::string body = R"({"jobId": "dup_1", "trainingInput": {"scaleTier": "BASIC", "region": "local",
+      "masterConfig": {"imageUri": "localhost/trainyard/busybox:latest", "containerCommand": ["true"]}}})";
+  HttpReply first = daemon_->Post("/v1/projects/it/jobs", body);
+  ASSERT_EQ(first.status, 200) << first.body;
+  EXPECT_EQ(first.Json()["state"], "QUEUED");
+  HttpReply second = daemon_->Post("/v1/projects/it/jobs", body);
+  EXPECT_EQ(second.status, 409);
+  EXPECT_EQ(second.Json()["error"]["status"], "ALREADY_EXISTS");
+  HttpReply missing = daemon_->Get("/v1/projects/it/jobs/nope");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_EQ(missing.Json()["error"]["status"], "NOT_FOUND");
+  EXPECT_EQ(daemon_->Get(std::string(kVertexBase) + "/12345").status, 404);
+  nlohmann::json done = daemon_->WaitForField("/v1/projects/it/jobs/dup_1", "state",
+                                              {"SUCCEEDED", "FAILED", "CANCELLED"});
+  EXPECT_EQ(done["state"], "SUCCEEDED") << done.dump();
+}
+
+TEST_F(DaemonTest, MalformedJsonIs400AndTheDaemonLivesOn) {
+  HttpReply bad = daemon_->Post(kVertexBase, "{\"displayName\": ");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(bad.Json()["error"]["status"], "INVALID_ARGUMENT");
+  EXPECT_NE(bad.content_type.find("application/json"), std::string::npos);
+  HttpReply garbage = daemon_->Post(kVertexBase, std::string("\x00\xff\xfe garbage", 12));
+  EXPECT_EQ(garbage.status, 400);
+  HttpReply unknown = daemon_->Post(kVertexBase, R"({"displayName": "x", "jobSpec": {}, "bogus": 1})");
+  EXPECT_EQ(unknown.status, 400);
+  EXPECT_TRUE(daemon_->Alive());
+  HttpReply health = daemon_->Get("/healthz");
+  EXPECT_EQ(health.status, 200);
+}
+
+TEST_F(DaemonTest, RestartKeepsRecordsAndReattachesToRunningJobs) {
+  std::string done_id = IdOf(Create(VertexJob("echo finished")));
+  ASSERT_EQ(WaitDone(done_id)["state"], "JOB_STATE_SUCCEEDED");
+  std::string id = IdOf(Create(VertexJob("echo before; sleep 4; echo after")));
+  daemon_->WaitForField(std::string(kVertexBase) + "/" + id, "state", {"JOB_STATE_RUNNING"});
+  daemon_->Stop();
+  daemon_->Start();
+  EXPECT_EQ(daemon_->Get(std::string(kVertexBase) + "/" + done_id).Json()["state"], "JOB_STATE_SUCCEEDED");
+  nlohmann::json done = WaitDone(id);
+  ASSERT_EQ(done["state"], "JOB_STATE_SUCCEEDED") << done.dump();
+  std::vector<std::string> lines;
+  for (const auto& e : Logs(id, "?task=workerpool0-0")) lines.push_back(e["message"]);
+  EXPECT_EQ(lines, (std::vector<std::string>{"before", "after"}));
+}
+
+}  // namespace
+}  // namespace ty::testing

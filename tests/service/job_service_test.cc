@@ -1,0 +1,327 @@
+// The reconcile loop's decisions, driven through FakeExecutor.
+#include <gtest/gtest.h>
+
+#include "service/service_fixture.h"
+
+namespace ty::testing {
+namespace {
+
+using model::JobState;
+
+std::string EnvOf(const executor::ReplicaLaunch& r, const std::string& name) {
+  for (const auto& e : r.env) {
+    if (e.name == name) return e.value;
+  }
+  return "<unset>";
+}
+
+class JobServiceTest : public ServiceFixture {};
+
+TEST_F(JobServiceTest, SubmitAnswersQueuedThenRunsAndSucceedsOnPrimaryExit) {
+  model::Job job = SubmitVertex(VertexBody());
+  EXPECT_EQ(job.state, JobState::kQueued);
+  EXPECT_FALSE(job.uid.empty());
+  model::Job running = WaitForState(job, JobState::kRunning);
+  ASSERT_EQ(running.state, JobState::kRunning);
+  EXPECT_EQ(running.attempt, 1);
+  EXPECT_GT(running.start_time, 0);
+  EXPECT_GT(running.phases.admitted, 0);
+  EXPECT_GT(running.phases.all_running, 0);
+
+  executor_->Exit(job.uid, 1, 0, 0, 0);
+  model::Job done = WaitForState(job, JobState::kSucceeded);
+  ASSERT_EQ(done.state, JobState::kSucceeded);
+  EXPECT_FALSE(done.error.has_value());
+  EXPECT_GT(done.end_time, 0);
+  ASSERT_EQ(done.replicas.size(), 1u);
+  EXPECT_EQ(done.replicas[0].exit_code, 0);
+  WaitFor(job, [&](const model::Job&) { return executor_->cleaned().count(job.uid + "/1") > 0; });
+  EXPECT_EQ(executor_->cleaned().count(job.uid + "/1"), 1u);
+  // The store holds the same final record.
+  EXPECT_EQ(store_->GetJob(job.uid)->state, JobState::kSucceeded);
+}
+
+TEST_F(JobServiceTest, NonZeroExitFailsWithTheSpecsMessageAndLastLogLines) {
+  model::Job job = SubmitVertex(VertexBody());
+  WaitForState(job, JobState::kRunning);
+  logs::LogEntry line;
+  line.time = SystemClock::Get()->Now();
+  line.task = "workerpool0-0";
+  line.stream = logs::LogStream::kStderr;
+  line.message = "ValueError: bad input";
+  logs_->Append(job.uid, line);
+  executor_->Exit(job.uid, 1, 0, 0, 3);
+  model::Job done = WaitForState(job, JobState::kFailed);
+  ASSERT_EQ(done.state, JobState::kFailed);
+  ASSERT_TRUE(done.error.has_value());
+  EXPECT_EQ(done.error->code, 3);
+  EXPECT_EQ(done.error->message.rfind("The replica workerpool0-0 exited with a non-zero status of 3.", 0), 0u)
+      << done.error->message;
+  EXPECT_NE(done.error->message.find("ValueError: bad input"), std::string::npos);
+  EXPECT_EQ(executor_->launches().size(), 1u);  // Exit 3 is permanent: no retry.
+}
+
+TEST_F(JobServiceTest, DeathBySignalRetriesTheWholeJob) {
+  model::Job job = SubmitVertex(VertexBody());
+  WaitForState(job, JobState::kRunning);
+  executor_->Exit(job.uid, 1, 0, 0, 137, 9);
+  model::Job second = WaitFor(job, [](const model::Job& j) { return j.attempt == 2 && j.state == JobState::kRunning; });
+  ASSERT_EQ(second.attempt, 2);
+  EXPECT_EQ(second.replicas[0].handle, "ty-" + job.uid + "-2-0-0");
+  executor_->Exit(job.uid, 2, 0, 0, 0);
+  EXPECT_EQ(WaitForState(job, JobState::kSucceeded).state, JobState::kSucceeded);
+}
+
+TEST_F(JobServiceTest, RetriesStopAfterMaxAttempts) {
+  model::Job job = SubmitVertex(VertexBody());
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    WaitFor(job, [&](const model::Job& j) { return j.attempt == attempt && j.state == JobState::kRunning; });
+    executor_->Exit(job.uid, attempt, 0, 0, 139, 11);
+  }
+  model::Job done = WaitForState(job, JobState::kFailed);
+  ASSERT_EQ(done.state, JobState::kFailed);
+  EXPECT_EQ(done.attempt, 3);
+  EXPECT_NE(done.error->message.find("SIGSEGV"), std::string::npos);
+}
+
+TEST_F(JobServiceTest, DisableRetriesFailsOnFirstSignal) {
+  model::Job job = SubmitVertex(VertexBody(R"({"scheduling": {"disableRetries": true}})"));
+  WaitForState(job, JobState::kRunning);
+  executor_->Exit(job.uid, 1, 0, 0, 137, 9);
+  EXPECT_EQ(WaitForState(job, JobState::kFailed).attempt, 1);
+}
+
+TEST_F(JobServiceTest, CancelRunningJobStopsReplicasAndEndsCancelled) {
+  model::Job job = SubmitVertex(VertexBody());
+  WaitForState(job, JobState::kRunning);
+  ASSERT_TRUE(service_->Cancel(Ref(job)).ok());
+  model::Job done = WaitForState(job, JobState::kCancelled);
+  ASSERT_EQ(done.state, JobState::kCancelled);
+  ASSERT_TRUE(done.error.has_value());
+  EXPECT_EQ(done.error->code, 1);
+  EXPECT_GE(executor_->stop_calls(), 1);
+  EXPECT_FALSE(executor_->IsRunning(job.uid, 1, 0, 0));
+  // Cancelling a finished job is a no-op that succeeds (gcloud documents it).
+  EXPECT_TRUE(service_->Cancel(Ref(job)).ok());
+  EXPECT_EQ(Current(job).state, JobState::kCancelled);
+}
+
+TEST_F(JobServiceTest, CancelDuringLaunchStopsReplicasOnceStarted) {
+  executor_->HoldLaunches(true);
+  model::Job job = SubmitVertex(VertexBody());
+  WaitFor(job, [&](const model::Job&) { return !executor_->launches().empty(); });
+  ASSERT_TRUE(service_->Cancel(Ref(job)).ok());
+  EXPECT_EQ(Current(job).state, JobState::kCancelling);
+  executor_->CompleteHeldLaunch(job.uid, 1);
+  EXPECT_EQ(WaitForState(job, JobState::kCancelled).state, JobState::kCancelled);
+  EXPECT_FALSE(executor_->IsRunning(job.uid, 1, 0, 0));
+}
+
+TEST_F(JobServiceTest, LaunchFailureFailsTheJobWithTheReason) {
+  executor_->FailNextLaunch("image pull failed for localhost/img:1: not found");
+  model::Job job = SubmitVertex(VertexBody());
+  model::Job done = WaitForState(job, JobState::kFailed);
+  ASSERT_EQ(done.state, JobState::kFailed);
+  EXPECT_NE(done.error->message.find("image pull failed"), std::string::npos);
+}
+
+TEST_F(JobServiceTest, TimeoutCancelsARunningJob) {
+  model::Job job = SubmitVertex(VertexBody(R"({"scheduling": {"timeout": "1s"}})"));
+  WaitForState(job, JobState::kRunning);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  model::Job cur = Current(job);
+  while (cur.state != JobState::kCancelled && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    cur = Current(job);
+  }
+  ASSERT_EQ(cur.state, JobState::kCancelled);
+  EXPECT_NE(cur.error->message.find("timeout of 1s"), std::string::npos);
+}
+
+TEST_F(JobServiceTest, PrimarySuccessStopsTheOtherReplicas) {
+  model::Job job = SubmitVertex(VertexBody(R"({"workerPoolSpecs": [
+      {"machineSpec": {"machineType": "n1-standard-4"}, "replicaCount": "1",
+       "containerSpec": {"imageUri": "img", "command": ["true"]}},
+      {"machineSpec": {"machineType": "n1-standard-4"}, "replicaCount": "2",
+       "containerSpec": {"imageUri": "img", "command": ["sleep", "1000"]}}]})"));
+  WaitForState(job, JobState::kRunning);
+  executor_->Exit(job.uid, 1, 0, 0, 0);
+  model::Job done = WaitForState(job, JobState::kSucceeded);
+  ASSERT_EQ(done.state, JobState::kSucceeded);
+  EXPECT_FALSE(executor_->IsRunning(job.uid, 1, 1, 0));
+  EXPECT_FALSE(executor_->IsRunning(job.uid, 1, 1, 1));
+  auto launch = executor_->LastLaunchOf(job.uid);
+  ASSERT_TRUE(launch.has_value());
+  EXPECT_EQ(launch->network, "ty-" + job.uid + "-1");
+  EXPECT_EQ(launch->replicas.size(), 3u);
+}
+
+TEST_F(JobServiceTest, VertexSingleReplicaEnvironment) {
+  model::Job job = SubmitVertex(VertexBody(R"({"baseOutputDirectory": {"outputUriPrefix": "gs://bkt/out"}})"));
+  WaitForState(job, JobState::kRunning);
+  auto launch = executor_->LastLaunchOf(job.uid);
+  ASSERT_TRUE(launch.has_value());
+  const auto& r = launch->replicas[0];
+  EXPECT_EQ(r.name, "ty-" + job.uid + "-1-0-0");
+  EXPECT_EQ(r.task_name, "workerpool0-0");
+  EXPECT_EQ(EnvOf(r, "TF_CONFIG"), "<unset>");  // Vertex: single replica has none.
+  EXPECT_EQ(EnvOf(r, "AIP_MODEL_DIR"), "gs://bkt/out/model/");
+  EXPECT_EQ(EnvOf(r, "AIP_CHECKPOINT_DIR"), "gs://bkt/out/checkpoints/");
+  EXPECT_EQ(EnvOf(r, "AIP_TENSORBOARD_LOG_DIR"), "gs://bkt/out/logs/");
+  EXPECT_EQ(EnvOf(r, "CLOUD_ML_JOB_ID"), job.uid);
+  EXPECT_EQ(EnvOf(r, "CLOUD_ML_PROJECT_ID"), "p");
+  auto cs = nlohmann::json::parse(EnvOf(r, "CLUSTER_SPEC"));
+  EXPECT_EQ(cs["cluster"]["workerpool0"][0], "ty-" + job.uid + "-workerpool0-0:2222");
+  EXPECT_EQ(cs["task"]["type"], "workerpool0");
+  EXPECT_EQ(cs["task"]["index"], 0);
+  EXPECT_EQ(cs["environment"], "cloud");
+  ASSERT_EQ(r.mounts.size(), 1u);
+  EXPECT_EQ(r.mounts[0].container_path, "/gcs");
+  EXPECT_TRUE(std::filesystem::is_directory(dir_ / "buckets" / "bkt"));
+}
+
+TEST_F(JobServiceTest, MlJobGetsTfConfigAndJobDirArgs) {
+  auto parsed = model::ParseMlJob(nlohmann::json::parse(R"({"jobId": "census_1",
+    "trainingInput": {"scaleTier": "BASIC", "region": "us-central1", "jobDir": "gs://b/census",
+      "masterConfig": {"imageUri": "img"}, "args": ["--epochs=2"]}})"));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  auto job = service_->Submit(model::Dialect::kMlV1, "p", "", parsed.value());
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  WaitForState(*job, JobState::kRunning);
+  auto launch = executor_->LastLaunchOf(job->uid);
+  ASSERT_TRUE(launch.has_value());
+  const auto& r = launch->replicas[0];
+  EXPECT_EQ(r.task_name, "master-replica-0");
+  EXPECT_EQ(r.args, (std::vector<std::string>{"--epochs=2", "--job-dir", "gs://b/census"}));
+  auto tf = nlohmann::json::parse(EnvOf(r, "TF_CONFIG"));
+  EXPECT_EQ(tf["task"]["type"], "master");
+  EXPECT_EQ(tf["cluster"]["master"][0], "ty-" + job->uid + "-master-0:2222");
+  EXPECT_EQ(EnvOf(r, "CLOUD_ML_JOB_ID"), "census_1");
+
+  auto dup = model::ParseMlJob(nlohmann::json::parse(R"({"jobId": "census_1",
+    "trainingInput": {"region": "us-central1", "masterConfig": {"imageUri": "img"}}})"));
+  ASSERT_TRUE(dup.ok());
+  auto again = service_->Submit(model::Dialect::kMlV1, "p", "", dup.value());
+  EXPECT_EQ(again.status().code(), StatusCode::kAlreadyExists);
+  // Same id in another project is a different job.
+  EXPECT_TRUE(service_->Submit(model::Dialect::kMlV1, "other", "", dup.value()).ok());
+}
+
+TEST_F(JobServiceTest, ListPagesNewestFirstAndFilters) {
+  std::vector<model::Job> jobs;
+  for (int i = 0; i < 5; ++i) {
+    auto body = VertexBody();
+    body["displayName"] = "job_" + std::to_string(i);
+    body["labels"] = {{"team", i % 2 ? "odd" : "even"}};
+    jobs.push_back(SubmitVertex(body));
+  }
+  service::ListRequest req;
+  req.project = "p";
+  req.location = "us-central1";
+  req.page_size = 2;
+  std::vector<std::string> seen;
+  for (int page = 0; page < 5; ++page) {
+    auto resp = service_->List(req);
+    ASSERT_TRUE(resp.ok());
+    for (const auto& j : resp->jobs) seen.push_back(j.spec.display_name);
+    if (resp->next_page_token.empty()) break;
+    req.page_token = resp->next_page_token;
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"job_4", "job_3", "job_2", "job_1", "job_0"}));
+
+  service::ListRequest filtered;
+  filtered.project = "p";
+  filtered.location = "us-central1";
+  filtered.filter = "labels.team=odd";
+  auto resp = service_->List(filtered);
+  ASSERT_TRUE(resp.ok());
+  EXPECT_EQ(resp->jobs.size(), 2u);
+  filtered.location = "europe-west4";
+  filtered.filter = "";
+  EXPECT_TRUE(service_->List(filtered)->jobs.empty());
+  filtered.filter = "bogus_field=1";
+  EXPECT_EQ(service_->List(filtered).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(JobServiceTest, DeleteOnlyFinishedJobsAndAnswerAnOperation) {
+  model::Job job = SubmitVertex(VertexBody());
+  WaitForState(job, JobState::kRunning);
+  EXPECT_EQ(service_->Delete(Ref(job)).status().code(), StatusCode::kFailedPrecondition);
+  executor_->Exit(job.uid, 1, 0, 0, 0);
+  WaitForState(job, JobState::kSucceeded);
+  auto op = service_->Delete(Ref(job));
+  ASSERT_TRUE(op.ok()) << op.status().ToString();
+  EXPECT_TRUE(op->done);
+  EXPECT_EQ(op->name.rfind("projects/p/locations/us-central1/operations/", 0), 0u);
+  EXPECT_TRUE(service_->GetOperation(op->name).ok());
+  EXPECT_EQ(service_->Get(Ref(job)).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->GetJob(job.uid).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(JobServiceTest, MalformedVertexIdIsInvalidAndUnknownIsNotFound) {
+  service::JobRef ref{model::Dialect::kVertex, "p", "us-central1", "abc"};
+  EXPECT_EQ(service_->Get(ref).status().code(), StatusCode::kInvalidArgument);
+  ref.id = "123";
+  EXPECT_EQ(service_->Get(ref).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(service_->Cancel(ref).code(), StatusCode::kNotFound);
+}
+
+TEST_F(JobServiceTest, ServiceLinesAreLogged) {
+  model::Job job = SubmitVertex(VertexBody());
+  WaitForState(job, JobState::kRunning);
+  executor_->Exit(job.uid, 1, 0, 0, 0);
+  WaitForState(job, JobState::kSucceeded);
+  auto page = service_->ReadLogs(Ref(job), "", "service", 100);
+  ASSERT_TRUE(page.ok());
+  std::vector<std::string> lines;
+  for (const auto& e : page->entries) lines.push_back(e.message);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.front(), "Validating job requirements...");
+  EXPECT_EQ(lines.back(), "Job completed successfully.");
+}
+
+TEST_F(JobServiceTest, RestartAdoptsRunningReplicasAndReplaysExits) {
+  model::Job job = SubmitVertex(VertexBody());
+  WaitForState(job, JobState::kRunning);
+  auto next = std::make_unique<FakeExecutor>();
+  executor::ObservedReplica running;
+  running.job_uid = job.uid;
+  running.attempt = 1;
+  running.name = "ty-" + job.uid + "-1-0-0";
+  running.running = true;
+  next->SetRecovered({running});
+  RestartService(std::move(next));
+  model::Job after = Current(job);
+  EXPECT_EQ(after.state, JobState::kRunning);
+  EXPECT_EQ(after.attempt, 1);
+  EXPECT_EQ(executor_->stop_calls(), 0);  // A healthy job is never killed.
+  executor_->Exit(job.uid, 1, 0, 0, 0);
+  EXPECT_EQ(WaitForState(job, JobState::kSucceeded).state, JobState::kSucceeded);
+}
+
+TEST_F(JobServiceTest, RestartReplaysAnExitThatHappenedWhileDown) {
+  model::Job job = SubmitVertex(VertexBody());
+  WaitForState(job, JobState::kRunning);
+  auto next = std::make_unique<FakeExecutor>();
+  executor::ObservedReplica exited;
+  exited.job_uid = job.uid;
+  exited.attempt = 1;
+  exited.running = false;
+  exited.exit_code = 3;
+  next->SetRecovered({exited});
+  RestartService(std::move(next));
+  model::Job done = WaitForState(job, JobState::kFailed);
+  ASSERT_EQ(done.state, JobState::kFailed);
+  EXPECT_NE(done.error->message.find("non-zero status of 3"), std::string::npos);
+}
+
+TEST_F(JobServiceTest, RestartRetriesAReplicaThatVanished) {
+  model::Job job = SubmitVertex(VertexBody());
+  WaitForState(job, JobState::kRunning);
+  RestartService(std::make_unique<FakeExecutor>());
+  model::Job second = WaitFor(job, [](const model::Job& j) { return j.attempt == 2; });
+  EXPECT_EQ(second.attempt, 2);
+}
+
+}  // namespace
+}  // namespace ty::testing

@@ -1,0 +1,96 @@
+// A JobService over MemoryJobStore + FakeExecutor + a real LogStore in a temp dir.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "fakes/fake_executor.h"
+#include "logs/log_store.h"
+#include "model/dialect.h"
+#include "service/job_service.h"
+#include "store/memory_job_store.h"
+
+namespace ty::testing {
+
+class ServiceFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("ty-svc-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
+    std::filesystem::create_directories(dir_);
+    store_ = std::make_unique<store::MemoryJobStore>();
+    logs_ = std::move(logs::LogStore::Create((dir_ / "logs").string()).value());
+    executor_ = std::make_unique<FakeExecutor>();
+    StartService();
+  }
+  void TearDown() override {
+    service_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void StartService() {
+    service::JobServiceOptions options;
+    options.bucket_root = (dir_ / "buckets").string();
+    options.stop_grace = 1000000;
+    service_ = std::move(service::JobService::Create(store_.get(), executor_.get(), logs_.get(),
+                                                     SystemClock::Get(), options)
+                             .value());
+    ASSERT_TRUE(service_->Start().ok());
+  }
+  void RestartService(std::unique_ptr<FakeExecutor> executor) {
+    service_.reset();
+    executor_ = std::move(executor);
+    StartService();
+  }
+
+  static nlohmann::json VertexBody(const std::string& extra_spec = "") {
+    auto body = nlohmann::json::parse(R"({"displayName": "t", "jobSpec": {"workerPoolSpecs": [
+      {"machineSpec": {"machineType": "n1-standard-4"}, "replicaCount": "1",
+       "containerSpec": {"imageUri": "localhost/img:1", "command": ["sh", "-c", "true"]}}]}})");
+    if (!extra_spec.empty()) body["jobSpec"].update(nlohmann::json::parse(extra_spec));
+    return body;
+  }
+
+  model::Job SubmitVertex(const nlohmann::json& body) {
+    auto parsed = model::ParseVertexCustomJob(body);
+    EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
+    auto job = service_->Submit(model::Dialect::kVertex, "p", "us-central1", std::move(parsed).value());
+    EXPECT_TRUE(job.ok()) << job.status().ToString();
+    return job.value();
+  }
+
+  service::JobRef Ref(const model::Job& job) const {
+    return {job.dialect, job.project, job.location, job.public_id()};
+  }
+
+  model::Job Current(const model::Job& job) { return service_->Get(Ref(job)).value(); }
+
+  // Polls until `pred` holds for the job or 5 s pass; returns the last view.
+  model::Job WaitFor(const model::Job& job, const std::function<bool(const model::Job&)>& pred) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    model::Job cur = Current(job);
+    while (!pred(cur) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      cur = Current(job);
+    }
+    return cur;
+  }
+  model::Job WaitForState(const model::Job& job, model::JobState state) {
+    return WaitFor(job, [state](const model::Job& j) { return j.state == state; });
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<store::MemoryJobStore> store_;
+  std::unique_ptr<logs::LogStore> logs_;
+  std::unique_ptr<FakeExecutor> executor_;
+  std::unique_ptr<service::JobService> service_;
+  static inline int counter_ = 0;
+};
+
+}  // namespace ty::testing
