@@ -1,1 +1,0 @@
-// Module logs: see headers.

@@ -1,0 +1,98 @@
+#include "store/memory_job_store.h"
+
+#include <algorithm>
+
+#include "store/job_codec.h"
+
+namespace ty::store {
+
+namespace {
+
+Status JobNotFound(const std::string& uid) { return NotFound("job " + uid + " not found"); }
+
+}  // namespace
+
+Status MemoryJobStore::CreateJob(const model::Job& job) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (jobs_.count(job.uid)) return AlreadyExists("job " + job.uid + " already exists");
+  std::string ml_id = internal::MlJobIdOf(job);
+  if (job.dialect == model::Dialect::kMlV1 && ml_index_.count({job.project, ml_id})) {
+    return AlreadyExists("job projects/" + job.project + "/jobs/" + ml_id + " already exists");
+  }
+  if (job.dialect == model::Dialect::kMlV1) ml_index_[{job.project, ml_id}] = job.uid;
+  jobs_[job.uid] = Record{internal::StoredCopy(job), ml_id, {}};
+  return Status::Ok();
+}
+
+Status MemoryJobStore::UpdateJob(const model::Job& job) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(job.uid);
+  if (it == jobs_.end()) return JobNotFound(job.uid);
+  Record& rec = it->second;
+  // Identity is fixed at creation: a caller holding a job read back from the store
+  // (spec not rebuilt) has an empty spec.job_id, which means "unchanged".
+  std::string ml_id = internal::MlJobIdOf(job);
+  if (job.dialect != rec.job.dialect || job.project != rec.job.project ||
+      job.location != rec.job.location || (!ml_id.empty() && ml_id != rec.ml_job_id)) {
+    return InvalidArgument("UpdateJob cannot change the identity of job " + job.uid);
+  }
+  rec.job = internal::StoredCopy(job);
+  return Status::Ok();
+}
+
+Result<model::Job> MemoryJobStore::GetJob(const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(uid);
+  if (it == jobs_.end()) return JobNotFound(uid);
+  return it->second.job;
+}
+
+Result<model::Job> MemoryJobStore::FindMlJob(const std::string& project,
+                                             const std::string& job_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = ml_index_.find({project, job_id});
+  if (it == ml_index_.end()) {
+    return NotFound("job projects/" + project + "/jobs/" + job_id + " not found");
+  }
+  return jobs_.at(it->second).job;
+}
+
+Result<std::vector<model::Job>> MemoryJobStore::ListJobs() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<model::Job> out;
+  out.reserve(jobs_.size());
+  for (const auto& [uid, rec] : jobs_) out.push_back(rec.job);
+  // Same order as SqliteJobStore's ORDER BY create_time, uid (uid compared as text).
+  std::stable_sort(out.begin(), out.end(), [](const model::Job& a, const model::Job& b) {
+    return a.create_time != b.create_time ? a.create_time < b.create_time : a.uid < b.uid;
+  });
+  return out;
+}
+
+Status MemoryJobStore::DeleteJob(const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(uid);
+  if (it == jobs_.end()) return JobNotFound(uid);
+  if (it->second.job.dialect == model::Dialect::kMlV1) {
+    ml_index_.erase({it->second.job.project, it->second.ml_job_id});
+  }
+  jobs_.erase(it);
+  return Status::Ok();
+}
+
+Status MemoryJobStore::AppendEvent(const std::string& uid, const model::JobEvent& event) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(uid);
+  if (it == jobs_.end()) return JobNotFound(uid);
+  it->second.events.push_back(event);
+  return Status::Ok();
+}
+
+Result<std::vector<model::JobEvent>> MemoryJobStore::ListEvents(const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(uid);
+  if (it == jobs_.end()) return JobNotFound(uid);
+  return it->second.events;
+}
+
+}  // namespace ty::store

@@ -1,1 +1,0 @@
-// Module store: see headers.

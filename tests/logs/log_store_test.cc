@@ -1,0 +1,389 @@
+#include "logs/log_store.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace ty::logs {
+namespace {
+
+LogEntry Entry(TimeMicros t, const std::string& task, const std::string& msg,
+               LogStream stream = LogStream::kStdout, const std::string& sev = "") {
+  LogEntry e;
+  e.time = t;
+  e.task = task;
+  e.stream = stream;
+  e.severity = sev;
+  e.message = msg;
+  return e;
+}
+
+std::vector<std::string> Messages(const std::vector<LogEntry>& entries) {
+  std::vector<std::string> out;
+  for (const LogEntry& e : entries) out.push_back(e.message);
+  return out;
+}
+
+class LogStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = std::filesystem::temp_directory_path() / "ty-logs-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    store_ = Open();
+  }
+  void TearDown() override {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::unique_ptr<LogStore> Open() {
+    Result<std::unique_ptr<LogStore>> s = LogStore::Create(dir_ + "/logs");
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? std::move(s).value() : nullptr;
+  }
+  std::string PathOf(const std::string& uid) { return dir_ + "/logs/" + uid + ".ndjson"; }
+  void WriteRaw(const std::string& uid, const std::string& bytes) {
+    int fd = open(PathOf(uid).c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+    close(fd);
+  }
+  std::vector<LogEntry> ReadAll(const std::string& uid, const std::string& task = "") {
+    Result<LogPage> page = store_->Read(uid, "", task, 0);
+    EXPECT_TRUE(page.ok()) << page.status().ToString();
+    return page.ok() ? page->entries : std::vector<LogEntry>{};
+  }
+
+  std::string dir_;
+  std::unique_ptr<LogStore> store_;
+};
+
+TEST_F(LogStoreTest, KeepsArrivalOrderAcrossTasks) {
+  store_->Append("1", Entry(30, "workerpool1-0", "a"));
+  store_->Append("1", Entry(10, "workerpool0-0", "b"));
+  store_->Append("1", Entry(20, "service", "c", LogStream::kService));
+  store_->Append("2", Entry(5, "workerpool0-0", "other job"));
+  std::vector<LogEntry> all = ReadAll("1");
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(Messages(all), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(all[0].time, 30);
+  EXPECT_EQ(all[0].task, "workerpool1-0");
+  EXPECT_EQ(all[2].stream, LogStream::kService);
+  EXPECT_EQ(all[2].task, "service");
+}
+
+TEST_F(LogStoreTest, CursorResumesWithoutLossOrDuplicates) {
+  for (int i = 0; i < 10; ++i) store_->Append("1", Entry(i, "t", std::to_string(i)));
+  std::vector<std::string> seen;
+  std::string cursor;
+  while (true) {
+    Result<LogPage> page = store_->Read("1", cursor, "", 3);
+    ASSERT_TRUE(page.ok());
+    EXPECT_LE(page->entries.size(), 3u);
+    for (const LogEntry& e : page->entries) seen.push_back(e.message);
+    if (page->entries.empty()) {
+      EXPECT_EQ(page->next_cursor, cursor);  // Nothing consumed, nothing moved.
+      break;
+    }
+    cursor = page->next_cursor;
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}));
+  // Later output continues exactly where the cursor stopped.
+  for (int i = 10; i < 13; ++i) store_->Append("1", Entry(i, "t", std::to_string(i)));
+  Result<LogPage> page = store_->Read("1", cursor, "", 100);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(Messages(page->entries), (std::vector<std::string>{"10", "11", "12"}));
+}
+
+TEST_F(LogStoreTest, TaskFilterSkipsOtherTasksButAdvancesCursor) {
+  store_->Append("1", Entry(1, "a", "a1"));
+  store_->Append("1", Entry(2, "b", "b1"));
+  store_->Append("1", Entry(3, "a", "a2"));
+  store_->Append("1", Entry(4, "b", "b2"));
+  Result<LogPage> page = store_->Read("1", "", "b", 1);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(Messages(page->entries), (std::vector<std::string>{"b1"}));
+  page = store_->Read("1", page->next_cursor, "b", 10);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(Messages(page->entries), (std::vector<std::string>{"b2"}));
+  // At the end of the file: nothing more, even for the other task.
+  Result<LogPage> rest = store_->Read("1", page->next_cursor, "a", 10);
+  ASSERT_TRUE(rest.ok());
+  EXPECT_TRUE(rest->entries.empty());
+  EXPECT_EQ(rest->next_cursor, std::to_string(std::filesystem::file_size(PathOf("1"))));
+  EXPECT_EQ(Messages(ReadAll("1", "a")), (std::vector<std::string>{"a1", "a2"}));
+}
+
+TEST_F(LogStoreTest, PartialTrailingLineIsNotReturned) {
+  store_->Append("1", Entry(1, "t", "whole"));
+  const auto whole_size = std::filesystem::file_size(PathOf("1"));
+  WriteRaw("1", R"({"t":2,"task":"t","stream":"stdout","sev":"INFO","msg":"hal)");
+  Result<LogPage> page = store_->Read("1", "", "", 0);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(Messages(page->entries), (std::vector<std::string>{"whole"}));
+  EXPECT_EQ(page->next_cursor, std::to_string(whole_size));
+  EXPECT_EQ(Messages(store_->Tail("1", "", 5)), (std::vector<std::string>{"whole"}));
+  // Once the writer finishes the line, it is read from the same cursor.
+  WriteRaw("1", "f\"}\n");
+  page = store_->Read("1", page->next_cursor, "", 0);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(Messages(page->entries), (std::vector<std::string>{"half"}));
+}
+
+TEST_F(LogStoreTest, PartialLineLeftByACrashDoesNotSwallowTheNextEntry) {
+  store_->Append("1", Entry(1, "t", "before"));
+  WriteRaw("1", R"({"t":2,"task":"t","msg":"torn)");
+  store_ = Open();  // Restarted daemon.
+  store_->Append("1", Entry(3, "t", "after"));
+  EXPECT_EQ(Messages(ReadAll("1")), (std::vector<std::string>{"before", "after"}));
+}
+
+TEST_F(LogStoreTest, MissingLogIsAnEmptyPage) {
+  Result<LogPage> page = store_->Read("404", "", "", 10);
+  ASSERT_TRUE(page.ok());
+  EXPECT_TRUE(page->entries.empty());
+  EXPECT_EQ(page->next_cursor, "");
+  page = store_->Read("404", "42", "", 10);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->next_cursor, "42");
+  EXPECT_TRUE(store_->Tail("404", "", 10).empty());
+  EXPECT_EQ(store_->LastEntryTime("404", "t"), 0);
+}
+
+TEST_F(LogStoreTest, MalformedCursorIsInvalidArgument) {
+  store_->Append("1", Entry(1, "t", "x"));
+  const auto size = std::filesystem::file_size(PathOf("1"));
+  for (const std::string& bad : std::vector<std::string>{"abc", "-1", "+1", "1x", " 1", "99999999999999999999999",
+                                std::to_string(size + 1)}) {
+    EXPECT_EQ(store_->Read("1", bad, "", 10).status().code(), StatusCode::kInvalidArgument)
+        << bad;
+  }
+  Result<LogPage> at_end = store_->Read("1", std::to_string(size), "", 10);
+  ASSERT_TRUE(at_end.ok());
+  EXPECT_TRUE(at_end->entries.empty());
+  EXPECT_EQ(store_->Read("404", "abc", "", 10).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(LogStoreTest, RefusesUidsThatEscapeTheRoot) {
+  EXPECT_EQ(store_->Read("../x", "", "", 10).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->Read("a/b", "", "", 10).status().code(), StatusCode::kInvalidArgument);
+  store_->Append("../escaped", Entry(1, "t", "x"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/escaped.ndjson"));
+  EXPECT_EQ(store_->Delete("..").code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(LogStoreTest, WaitForMoreWakesOnAppendFromAnotherThread) {
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    store_->Append("1", Entry(1, "t", "late"));
+  });
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(store_->WaitForMore("1", "", 10000));
+  auto waited = std::chrono::steady_clock::now() - start;
+  writer.join();
+  EXPECT_LT(waited, std::chrono::seconds(5));
+  EXPECT_EQ(Messages(ReadAll("1")), (std::vector<std::string>{"late"}));
+}
+
+TEST_F(LogStoreTest, WaitForMoreReturnsAtOnceWhenThereIsMore) {
+  store_->Append("1", Entry(1, "t", "x"));
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(store_->WaitForMore("1", "", 10000));
+  EXPECT_TRUE(store_->WaitForMore("1", "0", 10000));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+}
+
+TEST_F(LogStoreTest, WaitForMoreTimesOut) {
+  store_->Append("1", Entry(1, "t", "x"));
+  Result<LogPage> page = store_->Read("1", "", "", 0);
+  ASSERT_TRUE(page.ok());
+  // Output of another job does not count.
+  std::thread other([&] { store_->Append("2", Entry(1, "t", "y")); });
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(store_->WaitForMore("1", page->next_cursor, 300));
+  auto waited = std::chrono::steady_clock::now() - start;
+  other.join();
+  EXPECT_GE(waited, std::chrono::milliseconds(290));
+  EXPECT_LT(waited, std::chrono::seconds(3));
+  EXPECT_FALSE(store_->WaitForMore("404", "", 50));
+}
+
+TEST_F(LogStoreTest, WaitForMoreNoticesWritesByOtherProcesses) {
+  // Written behind the store's back, as another process would: found by polling.
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    WriteRaw("1", R"({"t":1,"task":"t","msg":"external"})" "\n");
+  });
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(store_->WaitForMore("1", "", 10000));
+  writer.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_EQ(Messages(ReadAll("1")), (std::vector<std::string>{"external"}));
+}
+
+TEST_F(LogStoreTest, TailReturnsLastEntriesOfTaskOldestFirst) {
+  for (int i = 0; i < 10; ++i) {
+    store_->Append("1", Entry(i, i % 2 ? "odd" : "even", std::to_string(i)));
+  }
+  EXPECT_EQ(Messages(store_->Tail("1", "odd", 3)), (std::vector<std::string>{"5", "7", "9"}));
+  EXPECT_EQ(Messages(store_->Tail("1", "", 2)), (std::vector<std::string>{"8", "9"}));
+  EXPECT_EQ(store_->Tail("1", "", 100).size(), 10u);
+  EXPECT_TRUE(store_->Tail("1", "odd", 0).empty());
+  EXPECT_TRUE(store_->Tail("1", "none", 5).empty());
+}
+
+TEST_F(LogStoreTest, TailAcrossChunkBoundariesMatchesAForwardRead) {
+  // Lines of many sizes, including ones longer than the 64 KiB read chunk.
+  for (int i = 0; i < 3000; ++i) {
+    size_t len = (i % 97 == 0) ? 70000 + i : static_cast<size_t>(i % 300);
+    store_->Append("1", Entry(i, i % 3 ? "w" : "m", std::to_string(i) + std::string(len, 'x')));
+  }
+  std::vector<LogEntry> all = ReadAll("1", "m");
+  ASSERT_EQ(all.size(), 1000u);
+  for (size_t n : {1u, 7u, 500u, 1000u, 2000u}) {
+    std::vector<LogEntry> tail = store_->Tail("1", "m", n);
+    size_t want = std::min<size_t>(n, all.size());
+    ASSERT_EQ(tail.size(), want) << n;
+    for (size_t i = 0; i < want; ++i) {
+      EXPECT_EQ(tail[i].message, all[all.size() - want + i].message);
+    }
+  }
+}
+
+TEST_F(LogStoreTest, DerivesSeverityFromStream) {
+  store_->Append("1", Entry(1, "t", "out"));
+  store_->Append("1", Entry(2, "t", "err", LogStream::kStderr));
+  store_->Append("1", Entry(3, "service", "svc", LogStream::kService));
+  store_->Append("1", Entry(4, "t", "explicit", LogStream::kStderr, "WARNING"));
+  std::vector<LogEntry> all = ReadAll("1");
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[0].severity, "INFO");
+  EXPECT_EQ(all[1].severity, "ERROR");
+  EXPECT_EQ(all[2].severity, "INFO");
+  EXPECT_EQ(all[3].severity, "WARNING");
+}
+
+TEST_F(LogStoreTest, LiftsSeverityAndMessageFromJsonLines) {
+  store_->Append("1", Entry(1, "t", R"({"severity":"warning","message":"disk low","x":1})"));
+  // Structured stderr lines keep their own severity.
+  store_->Append("1", Entry(2, "t", R"(  {"severity":"INFO","message":"fine"} )",
+                            LogStream::kStderr));
+  store_->Append("1", Entry(3, "t", R"({"message":"no severity"})"));
+  store_->Append("1", Entry(4, "t", R"({"severity":"DEBUG","step":3})"));
+  store_->Append("1", Entry(5, "t", R"({"severity":"DEBUG", broken)"));
+  store_->Append("1", Entry(6, "t", R"({"severity":"DEBUG","message":"m"})",
+                            LogStream::kStdout, "CRITICAL"));
+  store_->Append("1", Entry(7, "service", R"({"severity":"DEBUG"})", LogStream::kService));
+  std::vector<LogEntry> all = ReadAll("1");
+  ASSERT_EQ(all.size(), 7u);
+  EXPECT_EQ(all[0].severity, "WARNING");
+  EXPECT_EQ(all[0].message, "disk low");
+  EXPECT_EQ(all[1].severity, "INFO");
+  EXPECT_EQ(all[1].message, "fine");
+  EXPECT_EQ(all[2].severity, "INFO");
+  EXPECT_EQ(all[2].message, "no severity");
+  EXPECT_EQ(all[3].severity, "DEBUG");
+  EXPECT_EQ(all[3].message, R"({"severity":"DEBUG","step":3})");  // No message: kept whole.
+  EXPECT_EQ(all[4].severity, "INFO");                            // Not JSON: plain text.
+  EXPECT_EQ(all[4].message, R"({"severity":"DEBUG", broken)");
+  EXPECT_EQ(all[5].severity, "CRITICAL");  // The caller's severity wins.
+  EXPECT_EQ(all[5].message, "m");
+  EXPECT_EQ(all[6].severity, "INFO");  // Service lines are not user output.
+}
+
+TEST_F(LogStoreTest, InvalidUtf8AndNewlinesSurvive) {
+  store_->Append("1", Entry(1, "t", std::string("bad \xff\xfe bytes\nsecond line\ttab\x01")));
+  store_->Append("1", Entry(2, "t", "next"));
+  std::vector<LogEntry> all = ReadAll("1");
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].message, "bad \xEF\xBF\xBD\xEF\xBF\xBD bytes\nsecond line\ttab\x01");
+  EXPECT_EQ(all[1].message, "next");
+  // Still one line per entry on disk.
+  std::ifstream in(PathOf("1"));
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) ++lines;
+  EXPECT_EQ(lines, 2);
+}
+
+TEST_F(LogStoreTest, LastEntryTimeSurvivesRestart) {
+  store_->Append("1", Entry(100, "a", "x"));
+  store_->Append("1", Entry(300, "b", "x"));
+  store_->Append("1", Entry(200, "a", "x"));
+  store_->Append("1", Entry(50, "a", "x"));  // Out of order: the newest time wins.
+  EXPECT_EQ(store_->LastEntryTime("1", "a"), 200);
+  store_ = Open();  // Restarted daemon: state comes from the file.
+  // An append before the first query must not hide what the file holds.
+  store_->Append("1", Entry(150, "b", "x"));
+  EXPECT_EQ(store_->LastEntryTime("1", "a"), 200);
+  EXPECT_EQ(store_->LastEntryTime("1", "b"), 300);
+  EXPECT_EQ(store_->LastEntryTime("1", "c"), 0);
+  store_->Append("1", Entry(400, "a", "x"));
+  EXPECT_EQ(store_->LastEntryTime("1", "a"), 400);
+}
+
+TEST_F(LogStoreTest, ConcurrentAppendsStayIntact) {
+  constexpr int kThreads = 4;
+  constexpr int kPerThread = 500;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        store_->Append("1", Entry(i, "task" + std::to_string(t),
+                                  std::to_string(i) + std::string(100 + i % 50, 'x')));
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  std::vector<LogEntry> all = ReadAll("1");
+  ASSERT_EQ(all.size(), static_cast<size_t>(kThreads * kPerThread));
+  std::vector<int> next(kThreads, 0);
+  for (const LogEntry& e : all) {
+    int t = std::stoi(e.task.substr(4));
+    // Each thread's entries appear complete and in its own order.
+    EXPECT_EQ(e.message, std::to_string(next[t]) + std::string(100 + next[t] % 50, 'x'));
+    next[t]++;
+  }
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(next[t], kPerThread);
+}
+
+TEST_F(LogStoreTest, ManyJobsShareABoundedSetOfFiles) {
+  // More jobs than cached fds: evicted files are reopened and appended to correctly.
+  for (int round = 0; round < 2; ++round) {
+    for (int j = 0; j < 100; ++j) store_->Append(std::to_string(j), Entry(round, "t", "r"));
+  }
+  for (int j = 0; j < 100; ++j) EXPECT_EQ(ReadAll(std::to_string(j)).size(), 2u) << j;
+}
+
+TEST_F(LogStoreTest, DeleteRemovesTheLog) {
+  store_->Append("1", Entry(7, "t", "x"));
+  ASSERT_TRUE(store_->Delete("1").ok());
+  EXPECT_FALSE(std::filesystem::exists(PathOf("1")));
+  EXPECT_TRUE(ReadAll("1").empty());
+  EXPECT_EQ(store_->LastEntryTime("1", "t"), 0);
+  EXPECT_TRUE(store_->Delete("1").ok());  // Already gone: fine.
+  store_->Append("1", Entry(8, "t", "again"));
+  EXPECT_EQ(Messages(ReadAll("1")), (std::vector<std::string>{"again"}));
+}
+
+TEST(LogStoreCreateTest, FailsWhenRootIsAFile) {
+  std::string tmpl = std::filesystem::temp_directory_path() / "ty-logs-file-XXXXXX";
+  int fd = mkstemp(tmpl.data());
+  ASSERT_GE(fd, 0);
+  close(fd);
+  Result<std::unique_ptr<LogStore>> s = LogStore::Create(tmpl);
+  EXPECT_EQ(s.status().code(), StatusCode::kInternal);
+  std::filesystem::remove(tmpl);
+}
+
+}  // namespace
+}  // namespace ty::logs

@@ -1,0 +1,266 @@
+// The JobStore contract, as one typed test suite every backend must pass
+// (after ray's store_client_test_base.h). A backend test instantiates it with a
+// factory type providing `static std::unique_ptr<store::JobStore> Make();`:
+//
+//   struct MyFactory { static std::unique_ptr<store::JobStore> Make(); };
+//   INSTANTIATE_TYPED_TEST_SUITE_P(My, JobStoreContractTest, MyFactory);
+//
+// Include from exactly one .cc per test binary (it registers the suite).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/job.h"
+#include "store/job_store.h"
+#include "store/job_store_test_util.h"
+
+namespace ty::store::testing {
+
+template <typename Factory>
+class JobStoreContractTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = Factory::Make();
+    ASSERT_NE(store_, nullptr);
+  }
+  std::unique_ptr<JobStore> store_;
+};
+
+TYPED_TEST_SUITE_P(JobStoreContractTest);
+
+TYPED_TEST_P(JobStoreContractTest, CreateGetRoundTripsEveryField) {
+  model::Job job = FullJob("101");
+  ASSERT_TRUE(this->store_->CreateJob(job).ok());
+  Result<model::Job> got = this->store_->GetJob("101");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ExpectStoredJob(job, *got);
+}
+
+TYPED_TEST_P(JobStoreContractTest, RoundTripsDefaultsAndEmptyOptionals) {
+  model::Job plain;
+  plain.uid = "102";
+  plain.project = "p";
+  ASSERT_TRUE(this->store_->CreateJob(plain).ok());
+  Result<model::Job> got = this->store_->GetJob("102");
+  ASSERT_TRUE(got.ok());
+  ExpectStoredJob(plain, *got);
+  EXPECT_FALSE(got->error.has_value());
+
+  // An error with code 0 and no message is still an error (not "no error").
+  model::Job zero_error = plain;
+  zero_error.uid = "103";
+  zero_error.error = model::JobError{};
+  ASSERT_TRUE(this->store_->CreateJob(zero_error).ok());
+  got = this->store_->GetJob("103");
+  ASSERT_TRUE(got.ok());
+  ASSERT_TRUE(got->error.has_value());
+  EXPECT_EQ(got->error->code, 0);
+  EXPECT_EQ(got->error->message, "");
+}
+
+TYPED_TEST_P(JobStoreContractTest, DuplicateUidIsAlreadyExists) {
+  ASSERT_TRUE(this->store_->CreateJob(FullJob("201")).ok());
+  EXPECT_EQ(this->store_->CreateJob(FullJob("201")).code(), StatusCode::kAlreadyExists);
+  // Across dialects too: the uid is unique over both.
+  EXPECT_EQ(this->store_->CreateJob(FullJob("201", model::Dialect::kMlV1, "proj", "j")).code(),
+            StatusCode::kAlreadyExists);
+  // The original is untouched.
+  Result<model::Job> got = this->store_->GetJob("201");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->dialect, model::Dialect::kVertex);
+}
+
+TYPED_TEST_P(JobStoreContractTest, MlJobIdIsUniquePerProject) {
+  ASSERT_TRUE(this->store_->CreateJob(FullJob("301", model::Dialect::kMlV1, "a", "train")).ok());
+  EXPECT_EQ(this->store_->CreateJob(FullJob("302", model::Dialect::kMlV1, "a", "train")).code(),
+            StatusCode::kAlreadyExists);
+  EXPECT_EQ(this->store_->GetJob("302").status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(this->store_->CreateJob(FullJob("303", model::Dialect::kMlV1, "b", "train")).ok());
+  // Vertex jobs never collide on job_id, with each other or with ml v1 jobs.
+  EXPECT_TRUE(this->store_->CreateJob(FullJob("304", model::Dialect::kVertex, "a", "train")).ok());
+  EXPECT_TRUE(this->store_->CreateJob(FullJob("305", model::Dialect::kVertex, "a", "train")).ok());
+  EXPECT_TRUE(this->store_->CreateJob(FullJob("306", model::Dialect::kVertex, "a", "")).ok());
+  EXPECT_TRUE(this->store_->CreateJob(FullJob("307", model::Dialect::kVertex, "a", "")).ok());
+}
+
+TYPED_TEST_P(JobStoreContractTest, FindMlJob) {
+  model::Job a = FullJob("401", model::Dialect::kMlV1, "a", "train");
+  model::Job b = FullJob("402", model::Dialect::kMlV1, "b", "train");
+  ASSERT_TRUE(this->store_->CreateJob(a).ok());
+  ASSERT_TRUE(this->store_->CreateJob(b).ok());
+  ASSERT_TRUE(this->store_->CreateJob(FullJob("403", model::Dialect::kVertex, "c", "vx")).ok());
+
+  Result<model::Job> got = this->store_->FindMlJob("b", "train");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ExpectStoredJob(b, *got);
+  got = this->store_->FindMlJob("a", "train");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->uid, "401");
+  EXPECT_EQ(this->store_->FindMlJob("a", "other").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(this->store_->FindMlJob("c", "train").status().code(), StatusCode::kNotFound);
+  // A Vertex job is not an ml v1 job, whatever its spec says.
+  EXPECT_EQ(this->store_->FindMlJob("c", "vx").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(this->store_->FindMlJob("c", "403").status().code(), StatusCode::kNotFound);
+}
+
+TYPED_TEST_P(JobStoreContractTest, UpdateJobReplacesStateReplicasAndError) {
+  model::Job job = FullJob("501");
+  job.error.reset();
+  job.replicas.resize(1);
+  ASSERT_TRUE(this->store_->CreateJob(job).ok());
+
+  model::Job failed = FullJob("501");  // Three replicas, an error.
+  failed.state = model::JobState::kFailed;
+  failed.end_time = 9000;
+  failed.update_time = 9001;
+  failed.phases.finished = 9000;
+  failed.attempt = 3;
+  failed.cancel_requested = false;
+  ASSERT_TRUE(this->store_->UpdateJob(failed).ok());
+  Result<model::Job> got = this->store_->GetJob("501");
+  ASSERT_TRUE(got.ok());
+  ExpectStoredJob(failed, *got);
+
+  // Clearing the error and the replicas is stored too.
+  model::Job retried = *got;  // As read back: spec not rebuilt.
+  retried.state = model::JobState::kQueued;
+  retried.error.reset();
+  retried.replicas.clear();
+  ASSERT_TRUE(this->store_->UpdateJob(retried).ok());
+  got = this->store_->GetJob("501");
+  ASSERT_TRUE(got.ok());
+  ExpectStoredJob(retried, *got);
+  EXPECT_FALSE(got->error.has_value());
+  EXPECT_TRUE(got->replicas.empty());
+}
+
+TYPED_TEST_P(JobStoreContractTest, UpdateKeepsIdentity) {
+  ASSERT_TRUE(this->store_->CreateJob(FullJob("601", model::Dialect::kMlV1, "a", "train")).ok());
+  // A job read back (spec default-constructed) can be written back without losing
+  // its ml v1 id.
+  Result<model::Job> got = this->store_->GetJob("601");
+  ASSERT_TRUE(got.ok());
+  got->state = model::JobState::kSucceeded;
+  ASSERT_TRUE(this->store_->UpdateJob(*got).ok());
+  Result<model::Job> found = this->store_->FindMlJob("a", "train");
+  ASSERT_TRUE(found.ok());
+  EXPECT_EQ(found->state, model::JobState::kSucceeded);
+
+  model::Job moved = FullJob("601", model::Dialect::kMlV1, "b", "train");
+  EXPECT_EQ(this->store_->UpdateJob(moved).code(), StatusCode::kInvalidArgument);
+  model::Job renamed = FullJob("601", model::Dialect::kMlV1, "a", "other");
+  EXPECT_EQ(this->store_->UpdateJob(renamed).code(), StatusCode::kInvalidArgument);
+  model::Job redialected = FullJob("601", model::Dialect::kVertex, "a");
+  EXPECT_EQ(this->store_->UpdateJob(redialected).code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(this->store_->FindMlJob("a", "train").ok());
+}
+
+TYPED_TEST_P(JobStoreContractTest, MissingJobIsNotFound) {
+  EXPECT_EQ(this->store_->UpdateJob(FullJob("701")).code(), StatusCode::kNotFound);
+  EXPECT_EQ(this->store_->GetJob("701").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(this->store_->DeleteJob("701").code(), StatusCode::kNotFound);
+  EXPECT_EQ(this->store_->ListEvents("701").status().code(), StatusCode::kNotFound);
+  // UpdateJob must not have created it.
+  Result<std::vector<model::Job>> all = this->store_->ListJobs();
+  ASSERT_TRUE(all.ok());
+  EXPECT_TRUE(all->empty());
+}
+
+TYPED_TEST_P(JobStoreContractTest, ListJobsOldestFirst) {
+  struct Row {
+    const char* uid;
+    TimeMicros create_time;
+  };
+  // Ties on create_time are broken by uid (as text).
+  for (Row r : {Row{"9", 300}, Row{"5", 100}, Row{"7", 200}, Row{"6", 200}, Row{"10", 200}}) {
+    model::Job job = FullJob(r.uid);
+    job.create_time = r.create_time;
+    ASSERT_TRUE(this->store_->CreateJob(job).ok());
+  }
+  Result<std::vector<model::Job>> all = this->store_->ListJobs();
+  ASSERT_TRUE(all.ok());
+  std::vector<std::string> uids;
+  for (const model::Job& j : *all) uids.push_back(j.uid);
+  EXPECT_EQ(uids, (std::vector<std::string>{"5", "10", "6", "7", "9"}));
+  // Listed jobs are complete, replicas included.
+  model::Job want = FullJob("7");
+  want.create_time = 200;
+  ExpectStoredJob(want, (*all)[3]);
+}
+
+TYPED_TEST_P(JobStoreContractTest, DeleteJobRemovesReplicasAndEvents) {
+  ASSERT_TRUE(this->store_->CreateJob(FullJob("801", model::Dialect::kMlV1, "a", "train")).ok());
+  ASSERT_TRUE(this->store_->AppendEvent("801", {1, "state", "Job is queued."}).ok());
+  ASSERT_TRUE(this->store_->CreateJob(FullJob("802")).ok());
+  ASSERT_TRUE(this->store_->AppendEvent("802", {1, "state", "other job"}).ok());
+
+  ASSERT_TRUE(this->store_->DeleteJob("801").ok());
+  EXPECT_EQ(this->store_->GetJob("801").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(this->store_->FindMlJob("a", "train").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(this->store_->DeleteJob("801").code(), StatusCode::kNotFound);
+
+  // The uid and the ml v1 id are free again, with nothing left over.
+  model::Job again = FullJob("801", model::Dialect::kMlV1, "a", "train");
+  again.replicas.clear();
+  ASSERT_TRUE(this->store_->CreateJob(again).ok());
+  Result<model::Job> got = this->store_->GetJob("801");
+  ASSERT_TRUE(got.ok());
+  EXPECT_TRUE(got->replicas.empty());
+  Result<std::vector<model::JobEvent>> events = this->store_->ListEvents("801");
+  ASSERT_TRUE(events.ok());
+  EXPECT_TRUE(events->empty());
+  // Other jobs are untouched.
+  events = this->store_->ListEvents("802");
+  ASSERT_TRUE(events.ok());
+  EXPECT_EQ(events->size(), 1u);
+  got = this->store_->GetJob("802");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->replicas.size(), 3u);
+}
+
+TYPED_TEST_P(JobStoreContractTest, EventsKeepAppendOrder) {
+  ASSERT_TRUE(this->store_->CreateJob(FullJob("901")).ok());
+  ASSERT_TRUE(this->store_->CreateJob(FullJob("902")).ok());
+  // Appended out of time order on purpose: order is append order, not time order.
+  std::vector<model::JobEvent> want = {
+      {300, "state", "Job is queued."},
+      {100, "attempt", "Attempt 1 started."},
+      {100, "replica", "workerpool1-0 exited with 3"},
+      {500, "error", "multi\nline \xc3\x28"},
+  };
+  for (const model::JobEvent& e : want) {
+    ASSERT_TRUE(this->store_->AppendEvent("901", e).ok());
+    ASSERT_TRUE(this->store_->AppendEvent("902", {e.time + 1, e.kind, "902"}).ok());
+  }
+  Result<std::vector<model::JobEvent>> got = this->store_->ListEvents("901");
+  ASSERT_TRUE(got.ok());
+  ASSERT_EQ(got->size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ((*got)[i].time, want[i].time);
+    EXPECT_EQ((*got)[i].kind, want[i].kind);
+    EXPECT_EQ((*got)[i].message, want[i].message);
+  }
+  // UpdateJob does not touch the history.
+  ASSERT_TRUE(this->store_->UpdateJob(FullJob("901")).ok());
+  got = this->store_->ListEvents("901");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->size(), want.size());
+}
+
+TYPED_TEST_P(JobStoreContractTest, AppendEventToMissingJobIsNotFound) {
+  EXPECT_EQ(this->store_->AppendEvent("999", {1, "state", "x"}).code(), StatusCode::kNotFound);
+}
+
+REGISTER_TYPED_TEST_SUITE_P(JobStoreContractTest, CreateGetRoundTripsEveryField,
+                            RoundTripsDefaultsAndEmptyOptionals, DuplicateUidIsAlreadyExists,
+                            MlJobIdIsUniquePerProject, FindMlJob,
+                            UpdateJobReplacesStateReplicasAndError, UpdateKeepsIdentity,
+                            MissingJobIsNotFound, ListJobsOldestFirst,
+                            DeleteJobRemovesReplicasAndEvents, EventsKeepAppendOrder,
+                            AppendEventToMissingJobIsNotFound);
+
+}  // namespace ty::store::testing

@@ -1,0 +1,27 @@
+// Runs the JobStore contract (job_store_contract.h) against both backends.
+#include <gtest/gtest.h>
+
+#include "store/job_store_contract.h"
+#include "store/memory_job_store.h"
+#include "store/sqlite_job_store.h"
+
+namespace ty::store::testing {
+namespace {
+
+struct MemoryFactory {
+  static std::unique_ptr<JobStore> Make() { return std::make_unique<MemoryJobStore>(); }
+};
+
+struct SqliteFactory {
+  static std::unique_ptr<JobStore> Make() {
+    Result<std::unique_ptr<SqliteJobStore>> store = SqliteJobStore::Open(":memory:");
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    return store.ok() ? std::move(store).value() : nullptr;
+  }
+};
+
+INSTANTIATE_TYPED_TEST_SUITE_P(Memory, JobStoreContractTest, MemoryFactory);
+INSTANTIATE_TYPED_TEST_SUITE_P(Sqlite, JobStoreContractTest, SqliteFactory);
+
+}  // namespace
+}  // namespace ty::store::testing
