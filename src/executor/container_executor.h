@@ -1,0 +1,107 @@
+// ContainerExecutor: runs each replica of an attempt as a container of a Docker
+// Engine API compatible engine (podman's socket or Docker's), see executor.h for
+// the contract.
+//
+// Launch, on a background thread: pull missing images, create the attempt's
+// network (DNS by name and by the replica's hostname alias), create every
+// container, start every container (gang start; on any failure everything this
+// launch created is removed), report kAttemptStarted, then attach one watcher
+// thread per replica. A watcher follows the replica's log stream into the
+// LogSink and, when the stream ends, waits for the exit code and reports
+// kReplicaExited; so the exit event always follows the last log line.
+//
+// Log times: the engine's timestamp of each line, made strictly increasing per
+// replica (t = max(engine_time, previous + 1us)). Podman 4.3 sends whole seconds
+// only; the +1us rule then numbers the lines within a second, which is what makes
+// resuming after a restart exact: Recover() re-reads from the second of
+// LogSink::LastEntryTime() and drops every line whose recomputed time is not later.
+//
+// Containers are never stopped by the destructor: running training survives a
+// daemon restart (DESIGN.md §3); the destructor only aborts the watchers.
+//
+// Ownership: the LogSink is borrowed and must outlive the executor.
+// Thread-safety: every method may be called from any thread (executor.h).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/time.h"
+#include "executor/engine_client.h"
+#include "executor/executor.h"
+#include "logs/log_store.h"
+
+namespace ty::executor {
+
+class ContainerExecutor : public Executor {
+ public:
+  struct Options {
+    std::string engine_socket = "/run/podman/podman.sock";
+    logs::LogSink* log_sink = nullptr;  // Required; borrowed.
+    const Clock* clock = nullptr;       // nullptr = SystemClock.
+    int request_timeout_ms = 30000;     // For every non-streaming engine call.
+  };
+
+  // Unavailable when the engine does not answer on `engine_socket`;
+  // InvalidArgument without a log sink.
+  static Result<std::unique_ptr<ContainerExecutor>> Create(Options options);
+  ~ContainerExecutor() override;
+
+  void SetEventCallback(EventCallback callback) override;
+  Status Launch(const AttemptSpec& attempt) override;
+  Status Stop(const std::string& job_uid, int attempt, DurationMicros grace) override;
+  Status Cleanup(const std::string& job_uid, int attempt) override;
+  // A replica that was created but never started is reported not running with
+  // exit_code -1.
+  Result<std::vector<ObservedReplica>> Recover() override;
+
+  // The request body of `POST /containers/create` for `replica`; exposed so tests
+  // can check the Docker semantics of command/args/env/mounts/GPUs.
+  static std::string CreateBodyForTest(const AttemptSpec& attempt, const ReplicaLaunch& replica);
+
+ private:
+  struct Watcher {
+    std::string job_uid;
+    int attempt = 0;
+    int pool = 0;
+    int index = 0;
+    std::string name;
+    std::string task;
+    TimeMicros skip_until = 0;  // Lines at or before this time are already in the sink.
+    std::thread thread;
+    bool done = false;  // GUARDED_BY(mu_)
+  };
+
+  ContainerExecutor(Options options);
+
+  void RunLaunch(uint64_t id, AttemptSpec attempt);
+  // Does the launch; on failure has removed what it created and returns why.
+  Status LaunchReplicas(const AttemptSpec& attempt, TimeMicros* image_ready_time);
+  void RemoveAll(const std::vector<std::string>& containers, const std::string& network);
+  void StartWatcher(const std::string& job_uid, int attempt, int pool, int index,
+                    const std::string& name, const std::string& task, TimeMicros skip_until);
+  void RunWatcher(Watcher* w);
+  void Emit(const ExecutorEvent& event);
+  TimeMicros Now() const { return clock_->Now(); }
+
+  Options options_;
+  const Clock* clock_;
+  EngineClient engine_;
+  std::atomic<bool> shutting_down_{false};
+
+  std::mutex mu_;
+  std::condition_variable cv_;  // Signalled when a watcher or launch finishes.
+  EventCallback callback_;                                     // GUARDED_BY(mu_)
+  uint64_t next_launch_id_ = 0;                                // GUARDED_BY(mu_)
+  std::map<uint64_t, std::thread> launch_threads_;             // GUARDED_BY(mu_)
+  std::vector<uint64_t> finished_launches_;                    // Joinable now. GUARDED_BY(mu_)
+  std::map<std::string, std::unique_ptr<Watcher>> watchers_;  // By container name. GUARDED_BY(mu_)
+};
+
+}  // namespace ty::executor

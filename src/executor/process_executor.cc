@@ -1,0 +1,572 @@
+#include "executor/process_executor.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+extern char** environ;
+
+namespace ty::executor {
+namespace {
+
+using json = nlohmann::json;
+
+// The wrapper. $0 is the state path prefix. TERM/INT are trapped (not ignored: an
+// ignored signal would be inherited by the program) so that the wrapper outlives
+// the program it shares a process group with and records its status; the status
+// of a program killed by signal N is 128+N, as engines report it.
+constexpr char kWrapper[] =
+    "trap 'true' TERM INT HUP; \"$@\"; s=$?; echo $s > \"$0.exit\"; exit $s";
+
+constexpr auto kPollInterval = std::chrono::milliseconds(50);
+
+std::optional<int> SignalOf(int exit_code) {
+  if (exit_code > 128 && exit_code < 128 + 65) return exit_code - 128;
+  return std::nullopt;
+}
+
+bool ReadFile(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  *out = ss.str();
+  return true;
+}
+
+// Write-new-then-rename, so a reader never sees half a file.
+bool WriteFileAtomic(const std::string& path, const std::string& data) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return false;
+    out << data;
+    if (!out.flush()) return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+// Start time of `pid` in clock ticks since boot (/proc/<pid>/stat field 22), and
+// whether it is a zombie. False if there is no such process.
+bool ProcStat(int pid, unsigned long long* start_ticks, bool* zombie) {
+  std::string stat;
+  if (!ReadFile("/proc/" + std::to_string(pid) + "/stat", &stat)) return false;
+  size_t close = stat.rfind(')');  // comm may contain spaces and parentheses.
+  if (close == std::string::npos || close + 2 >= stat.size()) return false;
+  std::istringstream rest(stat.substr(close + 2));
+  std::string field;
+  std::vector<std::string> fields;  // fields[0] is field 3 (state).
+  while (rest >> field && fields.size() < 20) fields.push_back(field);
+  if (fields.size() < 20) return false;
+  *zombie = fields[0] == "Z" || fields[0] == "X";
+  *start_ticks = std::strtoull(fields[19].c_str(), nullptr, 10);
+  return true;
+}
+
+bool IsAlive(int pid, unsigned long long start_ticks) {
+  if (pid <= 0) return false;
+  unsigned long long ticks = 0;
+  bool zombie = false;
+  if (!ProcStat(pid, &ticks, &zombie)) return false;
+  return !zombie && ticks == start_ticks;
+}
+
+// Lines of `data`; a final unterminated piece counts as a line.
+std::vector<std::string> SplitLines(const std::string& data) {
+  std::vector<std::string> lines;
+  size_t pos = 0;
+  while (pos < data.size()) {
+    size_t nl = data.find('\n', pos);
+    if (nl == std::string::npos) nl = data.size();
+    lines.push_back(data.substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  return lines;
+}
+
+std::string ReadRange(const std::string& path, int64_t from, int64_t to) {
+  std::string out;
+  if (to <= from) return out;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  out.resize(static_cast<size_t>(to - from));
+  ssize_t n = pread(fd, out.data(), out.size(), from);
+  close(fd);
+  out.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  return out;
+}
+
+int64_t FileSize(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
+}
+
+// End of the part of [from, size) that `take` consumes: up to the last newline,
+// or everything when the writer is gone (a last line without "\n").
+int64_t BatchEnd(const std::string& path, int64_t from, bool writer_gone) {
+  int64_t size = FileSize(path);
+  if (size <= from || writer_gone) return std::max(size, from);
+  std::string data = ReadRange(path, from, size);
+  size_t nl = data.rfind('\n');
+  return nl == std::string::npos ? from : from + static_cast<int64_t>(nl) + 1;
+}
+
+}  // namespace
+
+// ---- Creation ---------------------------------------------------------------
+
+ProcessExecutor::ProcessExecutor(Options options)
+    : options_(std::move(options)),
+      clock_(options_.clock != nullptr ? options_.clock : SystemClock::Get()) {}
+
+Result<std::unique_ptr<ProcessExecutor>> ProcessExecutor::Create(Options options) {
+  if (options.state_dir.empty()) return InvalidArgument("ProcessExecutor needs a state_dir");
+  if (options.log_sink == nullptr) return InvalidArgument("ProcessExecutor needs a log sink");
+  std::error_code ec;
+  std::filesystem::create_directories(options.state_dir, ec);
+  if (ec) return Internal("create " + options.state_dir + ": " + ec.message());
+  return std::unique_ptr<ProcessExecutor>(new ProcessExecutor(std::move(options)));
+}
+
+ProcessExecutor::~ProcessExecutor() {
+  shutting_down_.store(true);
+  std::map<uint64_t, std::thread> launches;
+  std::map<std::string, std::unique_ptr<Watcher>> watchers;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    launches.swap(launch_threads_);
+  }
+  for (auto& [id, t] : launches) t.join();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    watchers.swap(watchers_);
+  }
+  for (auto& [name, w] : watchers) w->thread.join();
+}
+
+void ProcessExecutor::SetEventCallback(EventCallback callback) {
+  std::lock_guard<std::mutex> lock(mu_);
+  callback_ = std::move(callback);
+}
+
+void ProcessExecutor::Emit(const ExecutorEvent& event) {
+  EventCallback cb;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cb = callback_;
+  }
+  if (cb) cb(event);
+}
+
+std::string ProcessExecutor::PathOf(const std::string& name, const char* suffix) const {
+  return options_.state_dir + "/" + name + suffix;
+}
+
+// ---- Launch -----------------------------------------------------------------
+
+Status ProcessExecutor::Launch(const AttemptSpec& attempt) {
+  if (attempt.job_uid.empty()) return InvalidArgument("launch: job_uid is empty");
+  if (attempt.replicas.empty()) return InvalidArgument("launch: attempt has no replicas");
+  std::set<std::string> names;
+  for (const ReplicaLaunch& r : attempt.replicas) {
+    if (r.name.empty() || r.name == "." || r.name == ".." ||
+        r.name.find('/') != std::string::npos) {
+      return InvalidArgument("launch: replica name '" + r.name + "' is not a valid file name");
+    }
+    if (r.command.empty()) {
+      return InvalidArgument("launch: replica " + r.name +
+                             " has no command (the process executor cannot run an image's "
+                             "entrypoint)");
+    }
+    if (!names.insert(r.name).second) {
+      return InvalidArgument("launch: replica name " + r.name + " is not unique");
+    }
+  }
+  if (shutting_down_.load()) return Unavailable("launch: executor is shutting down");
+  std::lock_guard<std::mutex> lock(mu_);
+  for (uint64_t id : finished_launches_) {
+    auto it = launch_threads_.find(id);
+    if (it != launch_threads_.end()) {
+      it->second.join();
+      launch_threads_.erase(it);
+    }
+  }
+  finished_launches_.clear();
+  uint64_t id = next_launch_id_++;
+  launch_threads_[id] = std::thread(&ProcessExecutor::RunLaunch, this, id, attempt);
+  return Status::Ok();
+}
+
+void ProcessExecutor::RunLaunch(uint64_t id, AttemptSpec attempt) {
+  // "Create" every replica (meta file, working directory, fresh output files)...
+  Status status;
+  for (const ReplicaLaunch& r : attempt.replicas) {
+    RemoveFiles(r.name);  // Leftovers of an earlier run of the same name.
+    json meta = {{"job_uid", attempt.job_uid}, {"attempt", attempt.attempt}, {"pool", r.pool},
+                 {"index", r.index},          {"name", r.name},          {"task", r.task_name}};
+    std::error_code ec;
+    std::filesystem::create_directories(options_.state_dir + "/" + r.name, ec);
+    if (ec || !WriteFileAtomic(PathOf(r.name, ".json"), meta.dump())) {
+      status = Internal("create replica " + r.name + ": cannot write to " + options_.state_dir +
+                        (ec ? ": " + ec.message() : ""));
+      break;
+    }
+  }
+  // ...then start every one.
+  TimeMicros image_ready = clock_->Now();
+  std::vector<Replica> started;
+  if (status.ok()) {
+    for (const ReplicaLaunch& r : attempt.replicas) {
+      Replica rep;
+      status = Spawn(attempt, r, &rep);
+      if (!status.ok()) break;
+      started.push_back(rep);
+    }
+  }
+  if (!status.ok()) {
+    for (const Replica& r : started) KillGroupAndWait(r, SIGKILL, 10 * 1000000LL);
+    for (const ReplicaLaunch& r : attempt.replicas) RemoveFiles(r.name);
+  }
+  ExecutorEvent e;
+  e.job_uid = attempt.job_uid;
+  e.attempt = attempt.attempt;
+  e.time = clock_->Now();
+  if (status.ok()) {
+    e.kind = ExecutorEventKind::kAttemptStarted;
+    e.image_ready_time = image_ready;
+  } else {
+    e.kind = ExecutorEventKind::kLaunchFailed;
+    e.message = status.message();
+  }
+  Emit(e);
+  // After the event, so that no kReplicaExited overtakes kAttemptStarted; output
+  // waits in the files meanwhile.
+  for (const Replica& r : started) StartWatcher(r, /*resume=*/false);
+  std::lock_guard<std::mutex> lock(mu_);
+  finished_launches_.push_back(id);
+}
+
+Status ProcessExecutor::Spawn(const AttemptSpec& attempt, const ReplicaLaunch& r, Replica* out) {
+  std::string prefix = options_.state_dir + "/" + r.name;
+  std::vector<std::string> argv_s = {"/bin/sh", "-c", kWrapper, prefix};
+  argv_s.insert(argv_s.end(), r.command.begin(), r.command.end());
+  argv_s.insert(argv_s.end(), r.args.begin(), r.args.end());
+  std::vector<std::string> env_s;
+  bool has_path = false;
+  for (const auto& e : r.env) {
+    env_s.push_back(e.name + "=" + e.value);
+    has_path = has_path || e.name == "PATH";
+  }
+  if (!has_path) {
+    const char* path = getenv("PATH");
+    env_s.push_back(std::string("PATH=") + (path != nullptr ? path : "/usr/bin:/bin"));
+  }
+  std::vector<char*> argv, envp;
+  for (auto& s : argv_s) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  for (auto& s : env_s) envp.push_back(s.data());
+  envp.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawnattr_init(&attr);
+  std::string out_path = prefix + ".out", err_path = prefix + ".err";
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+  posix_spawn_file_actions_addchdir_np(&actions, prefix.c_str());
+  // The daemon may block or ignore signals; the replica must start with defaults.
+  sigset_t empty, defaults;
+  sigemptyset(&empty);
+  sigfillset(&defaults);
+  sigdelset(&defaults, SIGKILL);
+  sigdelset(&defaults, SIGSTOP);
+  posix_spawnattr_setsigmask(&attr, &empty);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, "/bin/sh", &actions, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) return Internal("start replica " + r.name + ": " + std::strerror(rc));
+
+  out->job_uid = attempt.job_uid;
+  out->attempt = attempt.attempt;
+  out->pool = r.pool;
+  out->index = r.index;
+  out->name = r.name;
+  out->task = r.task_name;
+  out->pid = pid;
+  bool zombie = false;
+  ProcStat(pid, &out->start_ticks, &zombie);
+  if (!WriteFileAtomic(prefix + ".pid",
+                       std::to_string(pid) + " " + std::to_string(out->start_ticks) + "\n")) {
+    kill(-pid, SIGKILL);
+    return Internal("start replica " + r.name + ": cannot write " + prefix + ".pid");
+  }
+  return Status::Ok();
+}
+
+// ---- Watching -------------------------------------------------------------
+
+void ProcessExecutor::StartWatcher(const Replica& r, bool resume) {
+  std::unique_ptr<Watcher> old;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (shutting_down_.load()) return;
+  auto it = watchers_.find(r.name);
+  if (it != watchers_.end()) {
+    if (!it->second->done) return;
+    old = std::move(it->second);
+    watchers_.erase(it);
+  }
+  auto w = std::make_unique<Watcher>();
+  w->replica = r;
+  w->resume = resume;
+  Watcher* raw = w.get();
+  w->thread = std::thread(&ProcessExecutor::RunWatcher, this, raw);
+  watchers_[r.name] = std::move(w);
+  if (old) old->thread.join();
+}
+
+void ProcessExecutor::RunWatcher(Watcher* w) {
+  const Replica& r = w->replica;
+  const std::string out_path = PathOf(r.name, ".out"), err_path = PathOf(r.name, ".err");
+  const std::string cursor_path = PathOf(r.name, ".cursor");
+  int64_t out_off = 0, err_off = 0;
+  TimeMicros last = 0;
+
+  // Appends the lines of [out_from,out_to) and [err_from,err_to) with times
+  // t0, t0+1, ...; lines at or before `skip_until` are already in the sink.
+  auto append_batch = [&](int64_t out_from, int64_t out_to, int64_t err_from, int64_t err_to,
+                          TimeMicros t0, TimeMicros skip_until) {
+    TimeMicros t = t0;
+    auto emit = [&](const std::string& path, int64_t from, int64_t to, logs::LogStream stream) {
+      for (std::string& line : SplitLines(ReadRange(path, from, to))) {
+        TimeMicros time = t++;
+        if (time <= skip_until) continue;
+        logs::LogEntry entry;
+        entry.time = time;
+        entry.task = r.task;
+        entry.stream = stream;
+        entry.message = std::move(line);
+        options_.log_sink->Append(r.job_uid, entry);
+      }
+    };
+    emit(out_path, out_from, out_to, logs::LogStream::kStdout);
+    emit(err_path, err_from, err_to, logs::LogStream::kStderr);
+    out_off = out_to;
+    err_off = err_to;
+    last = t - 1;
+  };
+
+  if (w->resume) {
+    std::string text;
+    if (ReadFile(cursor_path, &text)) {
+      json c = json::parse(text, nullptr, false);
+      if (c.is_object()) {
+        TimeMicros done_until = options_.log_sink->LastEntryTime(r.job_uid, r.task);
+        append_batch(c.value("out_from", int64_t{0}), c.value("out_to", int64_t{0}),
+                     c.value("err_from", int64_t{0}), c.value("err_to", int64_t{0}),
+                     c.value("t0", TimeMicros{0}), done_until);
+      }
+    }
+  }
+
+  std::optional<int> wait_status;
+  bool gone = false;
+  while (!shutting_down_.load() && !gone) {
+    // Liveness first, output second: once the wrapper is gone, this pass reads
+    // everything it wrote, including a last line without "\n".
+    int st = 0;
+    pid_t got = waitpid(r.pid, &st, WNOHANG);  // Reaps it if it is our child.
+    if (got == r.pid) {
+      wait_status = st;
+      gone = true;
+    } else if (got < 0 && !IsAlive(r.pid, r.start_ticks)) {
+      gone = true;
+    }
+    int64_t out_to = BatchEnd(out_path, out_off, gone);
+    int64_t err_to = BatchEnd(err_path, err_off, gone);
+    if (out_to > out_off || err_to > err_off) {
+      TimeMicros t0 = std::max(clock_->Now(), last + 1);
+      json c = {{"out_from", out_off}, {"out_to", out_to}, {"err_from", err_off},
+                {"err_to", err_to},    {"t0", t0}};
+      if (!WriteFileAtomic(cursor_path, c.dump())) {
+        std::fprintf(stderr, "executor: cannot write %s\n", cursor_path.c_str());
+      }
+      append_batch(out_off, out_to, err_off, err_to, t0, 0);
+    }
+    if (!gone) std::this_thread::sleep_for(kPollInterval);
+  }
+
+  if (gone && !shutting_down_.load()) {
+    ExecutorEvent e;
+    e.kind = ExecutorEventKind::kReplicaExited;
+    e.job_uid = r.job_uid;
+    e.attempt = r.attempt;
+    e.pool = r.pool;
+    e.index = r.index;
+    std::string text;
+    if (ReadFile(PathOf(r.name, ".exit"), &text) && !text.empty()) {
+      e.exit_code = std::atoi(text.c_str());
+    } else if (wait_status && WIFEXITED(*wait_status)) {
+      e.exit_code = WEXITSTATUS(*wait_status);
+    } else if (wait_status && WIFSIGNALED(*wait_status)) {
+      e.exit_code = 128 + WTERMSIG(*wait_status);
+    } else {
+      e.exit_code = 128 + SIGKILL;  // The wrapper itself was killed before it could write.
+    }
+    e.signal = SignalOf(e.exit_code);
+    e.time = clock_->Now();
+    Emit(e);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  w->done = true;
+  cv_.notify_all();
+}
+
+// ---- Stop / Cleanup / Recover ---------------------------------------------
+
+std::vector<ProcessExecutor::Replica> ProcessExecutor::ReplicasOnDisk(const std::string& job_uid,
+                                                                      int attempt) {
+  std::vector<Replica> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(options_.state_dir, ec)) {
+    const std::filesystem::path& p = entry.path();
+    if (p.extension() != ".json") continue;
+    std::string text;
+    if (!ReadFile(p.string(), &text)) continue;
+    json meta = json::parse(text, nullptr, false);
+    if (!meta.is_object()) continue;
+    Replica r;
+    r.job_uid = meta.value("job_uid", "");
+    r.attempt = meta.value("attempt", 0);
+    r.pool = meta.value("pool", 0);
+    r.index = meta.value("index", 0);
+    r.name = meta.value("name", "");
+    r.task = meta.value("task", "");
+    if (r.name.empty()) continue;
+    if (!job_uid.empty() && (r.job_uid != job_uid || r.attempt != attempt)) continue;
+    std::string pid_text;
+    if (ReadFile(PathOf(r.name, ".pid"), &pid_text)) {
+      std::istringstream in(pid_text);
+      in >> r.pid >> r.start_ticks;
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+void ProcessExecutor::KillGroupAndWait(const Replica& r, int signal, DurationMicros timeout) {
+  if (!IsAlive(r.pid, r.start_ticks)) return;
+  kill(-r.pid, signal);
+  int64_t deadline = MonotonicMicros() + timeout;
+  while (IsAlive(r.pid, r.start_ticks) && MonotonicMicros() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+Status ProcessExecutor::Stop(const std::string& job_uid, int attempt, DurationMicros grace) {
+  std::vector<Replica> replicas = ReplicasOnDisk(job_uid, attempt);
+  for (const Replica& r : replicas) {
+    if (IsAlive(r.pid, r.start_ticks)) kill(-r.pid, SIGTERM);
+  }
+  int64_t deadline = MonotonicMicros() + std::max<DurationMicros>(grace, 0);
+  auto any_alive = [&] {
+    return std::any_of(replicas.begin(), replicas.end(),
+                       [](const Replica& r) { return IsAlive(r.pid, r.start_ticks); });
+  };
+  while (any_alive() && MonotonicMicros() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  for (const Replica& r : replicas) KillGroupAndWait(r, SIGKILL, 10 * 1000000LL);
+  if (any_alive()) return Internal("stop: a replica of " + job_uid + " survived SIGKILL");
+  return Status::Ok();
+}
+
+void ProcessExecutor::RemoveFiles(const std::string& name) {
+  for (const char* suffix : {".json", ".pid", ".exit", ".out", ".err", ".cursor", ".cursor.tmp",
+                             ".json.tmp", ".pid.tmp"}) {
+    std::remove(PathOf(name, suffix).c_str());
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(options_.state_dir + "/" + name, ec);
+}
+
+Status ProcessExecutor::Cleanup(const std::string& job_uid, int attempt) {
+  std::vector<Replica> replicas = ReplicasOnDisk(job_uid, attempt);
+  // The contract says they exited; kill any that did not, so their watchers end.
+  for (const Replica& r : replicas) KillGroupAndWait(r, SIGKILL, 10 * 1000000LL);
+  std::vector<std::unique_ptr<Watcher>> finished;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] {
+      for (const auto& [name, w] : watchers_) {
+        if (w->replica.job_uid == job_uid && w->replica.attempt == attempt && !w->done) {
+          return false;
+        }
+      }
+      return true;
+    });
+    for (auto it = watchers_.begin(); it != watchers_.end();) {
+      if (it->second->replica.job_uid == job_uid && it->second->replica.attempt == attempt) {
+        finished.push_back(std::move(it->second));
+        it = watchers_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& w : finished) w->thread.join();
+  for (const Replica& r : replicas) RemoveFiles(r.name);
+  return Status::Ok();
+}
+
+Result<std::vector<ObservedReplica>> ProcessExecutor::Recover() {
+  std::vector<ObservedReplica> out;
+  for (const Replica& r : ReplicasOnDisk("", 0)) {
+    ObservedReplica o;
+    o.job_uid = r.job_uid;
+    o.attempt = r.attempt;
+    o.pool = r.pool;
+    o.index = r.index;
+    o.name = r.name;
+    if (r.pid > 0 && IsAlive(r.pid, r.start_ticks)) {
+      o.running = true;
+      StartWatcher(r, /*resume=*/true);
+    } else {
+      std::string text;
+      if (ReadFile(PathOf(r.name, ".exit"), &text) && !text.empty()) {
+        o.exit_code = std::atoi(text.c_str());
+      } else {
+        o.exit_code = r.pid > 0 ? 128 + SIGKILL : -1;
+      }
+      o.signal = SignalOf(o.exit_code);
+      // Reap it if this process happens to be its parent (executor re-created).
+      if (r.pid > 0) waitpid(r.pid, nullptr, WNOHANG);
+    }
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+}  // namespace ty::executor

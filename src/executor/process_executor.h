@@ -1,0 +1,114 @@
+// ProcessExecutor: runs each replica as a local process group, for hosts without
+// a container engine (no isolation). See executor.h for the contract.
+//
+// A replica runs `command + args` (the `image` is ignored; `command` is required)
+// under a tiny `/bin/sh -c` wrapper that records the exit status in a file, so a
+// restarted daemon still learns how a replica ended. Each wrapper is a session
+// leader (setsid), so Stop() signals the whole process group. Environment: exactly
+// `ReplicaLaunch::env`, plus the daemon's PATH when `env` sets none (otherwise
+// `command` could not be found); nothing else is inherited. Mounts are ignored:
+// a process sees the host's files, and the service passes locations through env.
+//
+// On-disk layout, one set per replica (`name` = ReplicaLaunch::name):
+//
+//   <state_dir>/<name>.json    meta: job uid, attempt, pool, index, task (Recover)
+//   <state_dir>/<name>.pid     "<pid> <start time in clock ticks>" (pid reuse check)
+//   <state_dir>/<name>.exit    exit status, written by the wrapper when it ends
+//   <state_dir>/<name>.out     stdout  \  appended by the process, followed by a
+//   <state_dir>/<name>.err     stderr  /  watcher thread into the LogSink
+//   <state_dir>/<name>.cursor  log capture position (write-ahead, see below)
+//   <state_dir>/<name>/        working directory
+//
+// Log capture: a watcher polls .out/.err every 50 ms and appends complete lines
+// in batches. Before appending a batch it writes the batch's byte ranges and first
+// time to .cursor (lines get times t0, t0+1us, ...), so after a crash the batch is
+// recomputed identically and lines whose time is not after
+// LogSink::LastEntryTime() are skipped: no line is lost or duplicated. Within one
+// batch stdout lines come before stderr lines: two pipes carry no relative order.
+//
+// Ownership: the LogSink is borrowed and must outlive the executor. The
+// destructor stops watching but leaves processes running (daemon restart).
+// Thread-safety: every method may be called from any thread (executor.h).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/time.h"
+#include "executor/executor.h"
+#include "logs/log_store.h"
+
+namespace ty::executor {
+
+class ProcessExecutor : public Executor {
+ public:
+  struct Options {
+    std::string state_dir;              // Required; created if missing.
+    logs::LogSink* log_sink = nullptr;  // Required; borrowed.
+    const Clock* clock = nullptr;       // nullptr = SystemClock.
+  };
+
+  // InvalidArgument without state_dir or sink; Internal if state_dir cannot be made.
+  static Result<std::unique_ptr<ProcessExecutor>> Create(Options options);
+  ~ProcessExecutor() override;
+
+  void SetEventCallback(EventCallback callback) override;
+  // InvalidArgument also when a replica has no `command` or a name unfit for a file.
+  Status Launch(const AttemptSpec& attempt) override;
+  Status Stop(const std::string& job_uid, int attempt, DurationMicros grace) override;
+  Status Cleanup(const std::string& job_uid, int attempt) override;
+  // A replica whose wrapper vanished without writing its status (SIGKILL) is
+  // reported with exit code 137 (signal 9); one with no pid file with -1.
+  Result<std::vector<ObservedReplica>> Recover() override;
+
+ private:
+  struct Replica {  // What <name>.json and <name>.pid hold.
+    std::string job_uid;
+    int attempt = 0;
+    int pool = 0;
+    int index = 0;
+    std::string name;
+    std::string task;
+    int pid = 0;
+    unsigned long long start_ticks = 0;
+  };
+  struct Watcher {
+    Replica replica;
+    bool resume = false;  // Continue from .cursor (after a restart).
+    std::thread thread;
+    bool done = false;  // GUARDED_BY(mu_)
+  };
+
+  explicit ProcessExecutor(Options options);
+
+  void RunLaunch(uint64_t id, AttemptSpec attempt);
+  Status Spawn(const AttemptSpec& attempt, const ReplicaLaunch& r, Replica* out);
+  void StartWatcher(const Replica& r, bool resume);
+  void RunWatcher(Watcher* w);
+  // Replicas of `job_uid`/`attempt` found in state_dir ("" = every job).
+  std::vector<Replica> ReplicasOnDisk(const std::string& job_uid, int attempt);
+  void KillGroupAndWait(const Replica& r, int signal, DurationMicros timeout);
+  void RemoveFiles(const std::string& name);
+  void Emit(const ExecutorEvent& event);
+  std::string PathOf(const std::string& name, const char* suffix) const;
+
+  Options options_;
+  const Clock* clock_;
+  std::atomic<bool> shutting_down_{false};
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  EventCallback callback_;                                     // GUARDED_BY(mu_)
+  uint64_t next_launch_id_ = 0;                                // GUARDED_BY(mu_)
+  std::map<uint64_t, std::thread> launch_threads_;             // GUARDED_BY(mu_)
+  std::vector<uint64_t> finished_launches_;                    // GUARDED_BY(mu_)
+  std::map<std::string, std::unique_ptr<Watcher>> watchers_;  // By name. GUARDED_BY(mu_)
+};
+
+}  // namespace ty::executor

@@ -1,0 +1,257 @@
+// ContainerExecutor behaviour beyond the shared contract: image pulls, failed
+// creates, networks, mounts, large outputs and start-up overhead, on the real engine.
+#include "executor/container_executor.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "executor/executor_contract.h"
+
+namespace ty::testing {
+namespace {
+
+using executor::AttemptSpec;
+using executor::ExecutorEventKind;
+using executor::ReplicaLaunch;
+using ::testing::HasSubstr;
+
+class ContainerExecutorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TY_REQUIRE_ENGINE_OR_SKIP();
+    uid_ = UniqueJobUid();
+    executor::ContainerExecutor::Options o;
+    o.engine_socket = EngineSocket();
+    o.log_sink = &sink_;
+    auto ex = executor::ContainerExecutor::Create(o);
+    ASSERT_TRUE(ex.ok()) << ex.status().ToString();
+    ex_ = std::move(*ex);
+    ex_->SetEventCallback(events_.Callback());
+  }
+  void TearDown() override {
+    if (ex_ != nullptr) ex_->Cleanup(uid_, 1).IgnoreError();
+    ex_.reset();
+    ContainerBackend().ForceClean(uid_);
+  }
+
+  ReplicaLaunch Replica(int pool, int index, const std::string& script) {
+    ReplicaLaunch r;
+    r.pool = pool;
+    r.index = index;
+    r.name = executor::ReplicaName(uid_, 1, pool, index);
+    r.task_name = "workerpool" + std::to_string(pool) + "-" + std::to_string(index);
+    r.image = kTestImage;
+    r.command = {"/bin/sh", "-c", script};
+    return r;
+  }
+  AttemptSpec Attempt(std::vector<ReplicaLaunch> replicas) {
+    AttemptSpec a;
+    a.job_uid = uid_;
+    a.attempt = 1;
+    a.labels[kTestLabel] = "1";
+    a.replicas = std::move(replicas);
+    return a;
+  }
+
+  std::string uid_;
+  RecordingLogSink sink_;
+  EventRecorder events_{&sink_};
+  std::unique_ptr<executor::ContainerExecutor> ex_;
+  executor::EngineClient engine_{EngineSocket()};
+};
+
+TEST(ContainerExecutorCreateTest, UnavailableWhenEngineDoesNotAnswer) {
+  RecordingLogSink sink;
+  executor::ContainerExecutor::Options o;
+  o.engine_socket = "/nonexistent/engine.sock";
+  o.log_sink = &sink;
+  auto ex = executor::ContainerExecutor::Create(o);
+  ASSERT_FALSE(ex.ok());
+  EXPECT_EQ(ex.status().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(ex.status().message(), HasSubstr("/nonexistent/engine.sock"));
+}
+
+TEST(ContainerExecutorBodyTest, FollowsDockerCommandSemantics) {
+  AttemptSpec a;
+  a.job_uid = "u";
+  a.attempt = 2;
+  a.network = "net";
+  a.labels = {{"user", "x"}};
+  ReplicaLaunch r;
+  r.name = "ty-u-2-1-0";
+  r.task_name = "workerpool1-0";
+  r.pool = 1;
+  r.hostname = "workerpool1-0";
+  r.image = "img";
+  r.command = {"python3", "-m", "trainer"};
+  r.mounts = {{"/data/b", "/gcs/b", false}, {"/data/c", "/gcs/c", true}};
+  r.gpu_count = 2;
+  auto body = nlohmann::json::parse(executor::ContainerExecutor::CreateBodyForTest(a, r));
+  EXPECT_EQ(body["Entrypoint"], nlohmann::json({"python3", "-m", "trainer"}));
+  EXPECT_EQ(body["Cmd"], nlohmann::json::array());  // Command runs alone.
+  EXPECT_EQ(body["Hostname"], "workerpool1-0");
+  EXPECT_EQ(body["Labels"]["trainyard.job"], "u");
+  EXPECT_EQ(body["Labels"]["trainyard.attempt"], "2");
+  EXPECT_EQ(body["Labels"]["trainyard.pool"], "1");
+  EXPECT_EQ(body["Labels"]["trainyard.task"], "workerpool1-0");
+  EXPECT_EQ(body["Labels"]["user"], "x");
+  EXPECT_EQ(body["HostConfig"]["Binds"], nlohmann::json({"/data/b:/gcs/b", "/data/c:/gcs/c:ro"}));
+  EXPECT_EQ(body["HostConfig"]["DeviceRequests"][0]["Count"], 2);
+  EXPECT_EQ(body["HostConfig"]["NetworkMode"], "net");
+  EXPECT_EQ(body["NetworkingConfig"]["EndpointsConfig"]["net"]["Aliases"][0], "workerpool1-0");
+
+  r.command.clear();
+  r.args = {"--epochs", "3"};
+  r.gpu_count = 0;
+  body = nlohmann::json::parse(executor::ContainerExecutor::CreateBodyForTest(a, r));
+  EXPECT_FALSE(body.contains("Entrypoint"));  // The image's ENTRYPOINT stays.
+  EXPECT_EQ(body["Cmd"], nlohmann::json({"--epochs", "3"}));
+  EXPECT_FALSE(body["HostConfig"].contains("DeviceRequests"));
+  r.args.clear();
+  body = nlohmann::json::parse(executor::ContainerExecutor::CreateBodyForTest(a, r));
+  EXPECT_FALSE(body.contains("Cmd"));  // The image's CMD stays.
+}
+
+TEST_F(ContainerExecutorTest, ImageCmdIsDroppedWhenCommandIsSet) {
+  // The test image's CMD is ["/bin/sh"]; with an overriding command and no args
+  // only the command runs (sh would otherwise receive "/bin/sh" as its script).
+  ReplicaLaunch r = Replica(0, 0, "");
+  r.command = {"/bin/echo", "alone"};
+  ASSERT_TRUE(ex_->Launch(Attempt({r})).ok());
+  auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1);
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0].exit_code, 0);
+  EXPECT_THAT(sink_.Messages(uid_), ::testing::ElementsAre("alone"));
+}
+
+TEST_F(ContainerExecutorTest, MissingImageFailsLaunchAndLeavesNothing) {
+  ReplicaLaunch r = Replica(0, 0, "true");
+  r.image = "localhost/trainyard/no-such-image:" + uid_;
+  ASSERT_TRUE(ex_->Launch(Attempt({r})).ok());
+  auto launched = events_.WaitForLaunch(uid_);
+  ASSERT_TRUE(launched.has_value());
+  EXPECT_EQ(launched->kind, ExecutorEventKind::kLaunchFailed);
+  EXPECT_THAT(launched->message, HasSubstr("image pull failed for " + r.image));
+  EXPECT_FALSE(ContainerBackend().Leftovers(uid_));
+}
+
+TEST_F(ContainerExecutorTest, FailedCreateRemovesEarlierReplicas) {
+  AttemptSpec a = Attempt({Replica(0, 0, "sleep 100"), Replica(1, 0, "sleep 100")});
+  a.network = "ty-" + uid_ + "-1";
+  // Someone already holds the second replica's name: its create fails with 409.
+  nlohmann::json squatter = {{"Image", kTestImage},
+                             {"Cmd", {"true"}},
+                             {"Labels", {{kTestLabel, "1"}, {"trainyard.squatter", uid_}}}};
+  auto id = engine_.CreateContainer(a.replicas[1].name, squatter.dump());
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  ASSERT_TRUE(ex_->Launch(a).ok());
+  auto launched = events_.WaitForLaunch(uid_);
+  engine_.RemoveContainer(*id).IgnoreError();
+  ASSERT_TRUE(launched.has_value());
+  EXPECT_EQ(launched->kind, ExecutorEventKind::kLaunchFailed);
+  EXPECT_THAT(launched->message, HasSubstr(a.replicas[1].name));
+  EXPECT_EQ(engine_.InspectContainer(a.replicas[0].name).status().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(*engine_.NetworkExists(a.network));
+  EXPECT_FALSE(ContainerBackend().Leftovers(uid_));
+}
+
+TEST_F(ContainerExecutorTest, ReplicasReachEachOtherByHostname) {
+  ReplicaLaunch server =
+      Replica(0, 0, "nc -l -p 2222 > /tmp/got; cat /tmp/got; grep -q ping /tmp/got");
+  server.hostname = "workerpool0-0";
+  ReplicaLaunch client = Replica(1, 0,
+                                 "for i in $(seq 1 100); do if echo ping | nc -w 1 workerpool0-0 "
+                                 "2222; then exit 0; fi; sleep 0.1; done; exit 1");
+  client.hostname = "workerpool1-0";
+  AttemptSpec a = Attempt({server, client});
+  a.network = "ty-" + uid_ + "-1";
+  ASSERT_TRUE(ex_->Launch(a).ok());
+  auto launched = events_.WaitForLaunch(uid_);
+  ASSERT_TRUE(launched.has_value());
+  ASSERT_EQ(launched->kind, ExecutorEventKind::kAttemptStarted) << launched->message;
+  auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 2, 60000);
+  ASSERT_EQ(exits.size(), 2u);
+  for (const auto& e : exits) EXPECT_EQ(e.exit_code, 0) << "pool " << e.pool;
+  EXPECT_THAT(sink_.Messages(uid_, "workerpool0-0"), ::testing::Contains("ping"));
+  ASSERT_TRUE(ex_->Cleanup(uid_, 1).ok());
+  EXPECT_FALSE(*engine_.NetworkExists(a.network));
+}
+
+TEST_F(ContainerExecutorTest, BindMountsWriteToTheHost) {
+  char tmpl[] = "/tmp/ty-mount-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  std::string ro_dir = dir + "-ro";
+  std::filesystem::create_directories(ro_dir);
+  ReplicaLaunch r = Replica(0, 0, "echo written > /out/result.txt && ! touch /in/denied");
+  r.mounts = {{dir, "/out", false}, {ro_dir, "/in", true}};
+  ASSERT_TRUE(ex_->Launch(Attempt({r})).ok());
+  auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1);
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0].exit_code, 0);
+  std::ifstream in(dir + "/result.txt");
+  std::string content;
+  std::getline(in, content);
+  EXPECT_EQ(content, "written");
+  EXPECT_FALSE(std::filesystem::exists(ro_dir + "/denied"));
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(ro_dir);
+}
+
+TEST_F(ContainerExecutorTest, LargeBurstArrivesCompleteAndInOrder) {
+  ASSERT_TRUE(ex_->Launch(Attempt({Replica(0, 0, "seq 1 20000")})).ok());
+  auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1, 60000);
+  ASSERT_EQ(exits.size(), 1u);
+  auto lines = sink_.Messages(uid_);
+  ASSERT_EQ(lines.size(), 20000u);
+  for (int i = 0; i < 20000; ++i) ASSERT_EQ(lines[i], std::to_string(i + 1)) << "line " << i;
+  auto entries = sink_.Entries(uid_);
+  for (size_t i = 1; i < entries.size(); ++i) ASSERT_LT(entries[i - 1].time, entries[i].time);
+}
+
+TEST_F(ContainerExecutorTest, StartOverheadComparedWithPodmanRun) {
+  int64_t start = MonotonicMicros();
+  ASSERT_TRUE(ex_->Launch(Attempt({Replica(0, 0, "true")})).ok());
+  auto launched = events_.WaitForLaunch(uid_);
+  double launch_s = (MonotonicMicros() - start) / 1e6;
+  ASSERT_TRUE(launched.has_value());
+  ASSERT_EQ(launched->kind, ExecutorEventKind::kAttemptStarted) << launched->message;
+  ASSERT_EQ(events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1).size(), 1u);
+
+  start = MonotonicMicros();
+  int rc = std::system(
+      (std::string("podman run --rm --label ") + kTestLabel + "=1 " + kTestImage + " true")
+          .c_str());
+  double podman_s = (MonotonicMicros() - start) / 1e6;
+  std::printf("[ timing ] Launch() -> kAttemptStarted (1 replica, busybox `true`): %.3f s\n",
+              launch_s);
+  std::printf("[ timing ] `podman run --rm %s true` wall time: %.3f s (rc %d)\n", kTestImage,
+              podman_s, rc);
+}
+
+TEST_F(ContainerExecutorTest, RecoverReportsOomAndSignalOfExitedReplicas) {
+  ASSERT_TRUE(ex_->Launch(Attempt({Replica(0, 0, "sh -c 'kill -9 $$'; exit $?")})).ok());
+  auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1);
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0].exit_code, 137);
+  EXPECT_EQ(exits[0].signal, 9);
+  auto recovered = ex_->Recover();
+  ASSERT_TRUE(recovered.ok());
+  bool found = false;
+  for (const auto& o : *recovered) {
+    if (o.job_uid != uid_) continue;
+    found = true;
+    EXPECT_FALSE(o.running);
+    EXPECT_EQ(o.exit_code, 137);
+    EXPECT_EQ(o.signal, 9);
+    EXPECT_FALSE(o.oom_killed);
+  }
+  EXPECT_TRUE(found);
+}
+
+}  // namespace
+}  // namespace ty::testing

@@ -1,0 +1,191 @@
+// The executor contract suite (executor.h), run for real against every backend:
+// ContainerExecutor on the local engine with the busybox test image, and
+// ProcessExecutor with /bin/sh. A backend is a small factory; the tests only
+// speak the Executor interface plus "is anything of this job left?".
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "executor/container_executor.h"
+#include "executor/engine_client.h"
+#include "executor/event_recorder.h"
+#include "executor/executor.h"
+#include "executor/process_executor.h"
+#include "executor/recording_log_sink.h"
+
+namespace ty::testing {
+
+inline const char* EngineSocket() {
+  const char* s = std::getenv("TRAINYARD_ENGINE_SOCKET");
+  return (s != nullptr && *s != '\0') ? s : "/run/podman/podman.sock";
+}
+inline constexpr char kTestImage[] = "localhost/trainyard/busybox:latest";
+// Every container and network a test creates carries this label, so a failed
+// test's leftovers can be found and removed.
+inline constexpr char kTestLabel[] = "trainyard.test";
+
+// Why engine tests cannot run here, or "" when they can. Builds the busybox image
+// on first use (scripts/build-test-image is idempotent and fast once built).
+inline std::string EngineUnavailableReason() {
+  static std::string reason = [] {
+    executor::EngineClient engine(EngineSocket(), 5000);
+    Status ping = engine.Ping();
+    if (!ping.ok()) return "container engine does not answer on " + std::string(EngineSocket()) +
+                           " (" + ping.message() + "); run scripts/setup";
+    Result<bool> has = engine.ImageExists(kTestImage);
+    if (!has.ok() || !*has) {
+      std::string cmd = std::string(TY_SOURCE_DIR) + "/scripts/build-test-image >/dev/null";
+      if (std::system(cmd.c_str()) != 0) return std::string("scripts/build-test-image failed");
+    }
+    return std::string();
+  }();
+  return reason;
+}
+
+// GTEST_SKIPs when the engine is down, unless TRAINYARD_REQUIRE_ENGINE is set (CI),
+// in which case the test fails instead.
+#define TY_REQUIRE_ENGINE_OR_SKIP()                                                     \
+  do {                                                                                  \
+    std::string ty_reason = ::ty::testing::EngineUnavailableReason();                   \
+    if (!ty_reason.empty()) {                                                           \
+      if (std::getenv("TRAINYARD_REQUIRE_ENGINE") != nullptr) FAIL() << ty_reason;      \
+      GTEST_SKIP() << ty_reason;                                                        \
+    }                                                                                   \
+  } while (0)
+
+inline std::string UniqueJobUid() {
+  static std::atomic<int> counter{0};
+  return "t" + std::to_string(getpid()) + "x" + std::to_string(counter++);
+}
+
+// One backend of the contract suite.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string Name() const = 0;
+  virtual bool NeedsEngine() const = 0;
+  // A new executor over the same backend state (the second one models a restarted daemon).
+  virtual Result<std::unique_ptr<executor::Executor>> MakeExecutor(logs::LogSink* sink) = 0;
+  // Makes `r` run `script` with /bin/sh.
+  virtual void SetScript(executor::ReplicaLaunch* r, const std::string& script) = 0;
+  // Called once the job's replicas started, so Leftovers() can check them later.
+  virtual void Observe(const std::string& job_uid) {}
+  // True if anything of the job (replicas, networks, processes) is left.
+  virtual bool Leftovers(const std::string& job_uid) = 0;
+  // Removes whatever a failed test left.
+  virtual void ForceClean(const std::string& job_uid) = 0;
+};
+
+class ContainerBackend : public Backend {
+ public:
+  std::string Name() const override { return "Container"; }
+  bool NeedsEngine() const override { return true; }
+  Result<std::unique_ptr<executor::Executor>> MakeExecutor(logs::LogSink* sink) override {
+    executor::ContainerExecutor::Options o;
+    o.engine_socket = EngineSocket();
+    o.log_sink = sink;
+    ASSIGN_OR_RETURN(auto ex, executor::ContainerExecutor::Create(o));
+    return std::unique_ptr<executor::Executor>(std::move(ex));
+  }
+  void SetScript(executor::ReplicaLaunch* r, const std::string& script) override {
+    r->image = kTestImage;
+    r->command = {"/bin/sh", "-c", script};
+  }
+  bool Leftovers(const std::string& job_uid) override {
+    executor::EngineClient engine(EngineSocket());
+    auto containers = engine.ListContainers({std::string(executor::kLabelJob) + "=" + job_uid});
+    auto networks = engine.ListNetworks({std::string(executor::kLabelJob) + "=" + job_uid});
+    return !containers.ok() || !networks.ok() || !containers->empty() || !networks->empty();
+  }
+  void ForceClean(const std::string& job_uid) override {
+    executor::EngineClient engine(EngineSocket());
+    auto containers = engine.ListContainers({std::string(executor::kLabelJob) + "=" + job_uid});
+    if (containers.ok()) {
+      for (const auto& c : *containers) engine.RemoveContainer(c.id).IgnoreError();
+    }
+    auto networks = engine.ListNetworks({std::string(executor::kLabelJob) + "=" + job_uid});
+    if (networks.ok()) {
+      for (const auto& n : *networks) engine.RemoveNetwork(n).IgnoreError();
+    }
+  }
+};
+
+class ProcessBackend : public Backend {
+ public:
+  ProcessBackend() {
+    char tmpl[] = "/tmp/ty-process-executor-XXXXXX";
+    state_dir_ = mkdtemp(tmpl);
+  }
+  ~ProcessBackend() override {
+    std::error_code ec;
+    std::filesystem::remove_all(state_dir_, ec);
+  }
+  std::string Name() const override { return "Process"; }
+  bool NeedsEngine() const override { return false; }
+  const std::string& state_dir() const { return state_dir_; }
+  Result<std::unique_ptr<executor::Executor>> MakeExecutor(logs::LogSink* sink) override {
+    executor::ProcessExecutor::Options o;
+    o.state_dir = state_dir_;
+    o.log_sink = sink;
+    ASSIGN_OR_RETURN(auto ex, executor::ProcessExecutor::Create(o));
+    return std::unique_ptr<executor::Executor>(std::move(ex));
+  }
+  void SetScript(executor::ReplicaLaunch* r, const std::string& script) override {
+    r->image = "ignored";
+    r->command = {"/bin/sh", "-c", script};
+  }
+  void Observe(const std::string& job_uid) override {
+    for (int pid : PidsOf(job_uid)) pids_[job_uid].push_back(pid);
+  }
+  bool Leftovers(const std::string& job_uid) override {
+    for (const auto& entry : std::filesystem::directory_iterator(state_dir_)) {
+      // Replica names embed the job uid: "ty-<uid>-<attempt>-<pool>-<index>".
+      if (entry.path().filename().string().find("-" + job_uid + "-") != std::string::npos) {
+        return true;
+      }
+    }
+    for (int pid : pids_[job_uid]) {
+      if (kill(pid, 0) == 0) return true;
+    }
+    return false;
+  }
+  void ForceClean(const std::string& job_uid) override {
+    for (int pid : PidsOf(job_uid)) kill(-pid, SIGKILL);
+    for (int pid : pids_[job_uid]) kill(-pid, SIGKILL);
+  }
+  // Wrapper pids (= process group ids) from the replicas' pid files.
+  std::vector<int> PidsOf(const std::string& job_uid) {
+    std::vector<int> pids;
+    for (const auto& entry : std::filesystem::directory_iterator(state_dir_)) {
+      std::string f = entry.path().filename().string();
+      if (f.find("-" + job_uid + "-") == std::string::npos || entry.path().extension() != ".pid") {
+        continue;
+      }
+      std::ifstream in(entry.path());
+      int pid = 0;
+      if (in >> pid && pid > 0) pids.push_back(pid);
+    }
+    return pids;
+  }
+
+ private:
+  std::string state_dir_;
+  std::map<std::string, std::vector<int>> pids_;
+};
+
+using BackendFactory = std::function<std::unique_ptr<Backend>()>;
+
+}  // namespace ty::testing

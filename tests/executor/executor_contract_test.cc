@@ -1,0 +1,240 @@
+// The executor contract (executor.h) checked against every real backend.
+#include "executor/executor_contract.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+namespace ty::testing {
+namespace {
+
+using executor::AttemptSpec;
+using executor::ExecutorEvent;
+using executor::ExecutorEventKind;
+using executor::ReplicaLaunch;
+using ::testing::Contains;
+using ::testing::ElementsAre;
+
+class ExecutorContractTest : public ::testing::TestWithParam<BackendFactory> {
+ protected:
+  void SetUp() override {
+    backend_ = GetParam()();
+    if (backend_->NeedsEngine()) TY_REQUIRE_ENGINE_OR_SKIP();
+    uid_ = UniqueJobUid();
+    ex_ = MakeExecutor();
+    ASSERT_NE(ex_, nullptr);
+  }
+
+  void TearDown() override {
+    if (ex_ != nullptr) {
+      ex_->Stop(uid_, 1, 0).IgnoreError();
+      ex_->Cleanup(uid_, 1).IgnoreError();
+    }
+    ex_.reset();
+    if (backend_ != nullptr && !uid_.empty()) backend_->ForceClean(uid_);
+  }
+
+  std::unique_ptr<executor::Executor> MakeExecutor() {
+    auto ex = backend_->MakeExecutor(&sink_);
+    EXPECT_TRUE(ex.ok()) << ex.status().ToString();
+    if (!ex.ok()) return nullptr;
+    (*ex)->SetEventCallback(events_.Callback());
+    return std::move(*ex);
+  }
+
+  ReplicaLaunch Replica(int pool, int index, const std::string& script) {
+    ReplicaLaunch r;
+    r.pool = pool;
+    r.index = index;
+    r.name = executor::ReplicaName(uid_, 1, pool, index);
+    r.task_name = "workerpool" + std::to_string(pool) + "-" + std::to_string(index);
+    backend_->SetScript(&r, script);
+    return r;
+  }
+
+  AttemptSpec Attempt(std::vector<ReplicaLaunch> replicas) {
+    AttemptSpec a;
+    a.job_uid = uid_;
+    a.attempt = 1;
+    a.labels[kTestLabel] = "1";
+    a.replicas = std::move(replicas);
+    return a;
+  }
+
+  // Launches and waits for kAttemptStarted.
+  void LaunchAndWaitStarted(const AttemptSpec& a) {
+    ASSERT_TRUE(ex_->Launch(a).ok());
+    auto launched = events_.WaitForLaunch(uid_);
+    ASSERT_TRUE(launched.has_value()) << "no launch event";
+    ASSERT_EQ(launched->kind, ExecutorEventKind::kAttemptStarted) << launched->message;
+    backend_->Observe(uid_);
+  }
+
+  std::unique_ptr<Backend> backend_;
+  std::string uid_;
+  RecordingLogSink sink_;
+  EventRecorder events_{&sink_};
+  std::unique_ptr<executor::Executor> ex_;
+};
+
+TEST_P(ExecutorContractTest, RejectsMalformedAttempts) {
+  AttemptSpec empty = Attempt({});
+  EXPECT_EQ(ex_->Launch(empty).code(), StatusCode::kInvalidArgument);
+  AttemptSpec dup = Attempt({Replica(0, 0, "true"), Replica(0, 0, "true")});
+  EXPECT_EQ(ex_->Launch(dup).code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(events_.Events(uid_).empty());
+}
+
+TEST_P(ExecutorContractTest, ReportsExitCodeAfterCompleteLogs) {
+  // Two pipes carry no relative order (the engine reads stdout and stderr
+  // separately), so the script paces its writes to make the expected order real.
+  LaunchAndWaitStarted(
+      Attempt({Replica(0, 0, "echo a; sleep 0.3; echo b >&2; sleep 0.3; echo c; exit 3")}));
+  auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1);
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0].exit_code, 3);
+  EXPECT_FALSE(exits[0].signal.has_value());
+  EXPECT_EQ(exits[0].pool, 0);
+  EXPECT_EQ(exits[0].index, 0);
+
+  auto all = events_.Events(uid_);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].kind, ExecutorEventKind::kAttemptStarted);
+  EXPECT_GT(all[0].image_ready_time, 0);
+  // Recorded before the exit event was sent.
+  EXPECT_THAT(events_.SnapshotAt(uid_, 1), ElementsAre("a", "b", "c"));
+
+  auto entries = sink_.Entries(uid_);
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_EQ(entries[0].stream, logs::LogStream::kStdout);
+  EXPECT_EQ(entries[1].stream, logs::LogStream::kStderr);
+  EXPECT_EQ(entries[2].stream, logs::LogStream::kStdout);
+  for (const auto& e : entries) {
+    EXPECT_EQ(e.task, "workerpool0-0");
+    EXPECT_TRUE(e.severity.empty());
+    EXPECT_GT(e.time, 0);
+  }
+  EXPECT_LT(entries[0].time, entries[1].time);
+  EXPECT_LT(entries[1].time, entries[2].time);
+}
+
+TEST_P(ExecutorContractTest, GangOfThreeStartsAndExits) {
+  LaunchAndWaitStarted(Attempt({Replica(0, 0, "echo zero"), Replica(1, 0, "echo one"),
+                                Replica(1, 1, "echo two")}));
+  auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 3);
+  ASSERT_EQ(exits.size(), 3u);
+  std::set<std::pair<int, int>> seen;
+  for (const auto& e : exits) {
+    EXPECT_EQ(e.exit_code, 0);
+    seen.insert({e.pool, e.index});
+  }
+  EXPECT_EQ(seen, (std::set<std::pair<int, int>>{{0, 0}, {1, 0}, {1, 1}}));
+  EXPECT_THAT(sink_.Messages(uid_, "workerpool1-1"), ElementsAre("two"));
+}
+
+TEST_P(ExecutorContractTest, StopEndsASleepingReplica) {
+  LaunchAndWaitStarted(Attempt({Replica(0, 0, "exec sleep 1000")}));
+  int64_t start = MonotonicMicros();
+  ASSERT_TRUE(ex_->Stop(uid_, 1, 1000000).ok());
+  auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1, 15000);
+  double seconds = (MonotonicMicros() - start) / 1e6;
+  ASSERT_EQ(exits.size(), 1u);
+  ASSERT_TRUE(exits[0].signal.has_value()) << "exit code " << exits[0].exit_code;
+  EXPECT_TRUE(*exits[0].signal == 15 || *exits[0].signal == 9) << *exits[0].signal;
+  EXPECT_LT(seconds, 8.0);
+  // Stopping again is fine.
+  EXPECT_TRUE(ex_->Stop(uid_, 1, 1000000).ok());
+}
+
+TEST_P(ExecutorContractTest, StopSendsTermBeforeKill) {
+  LaunchAndWaitStarted(Attempt({Replica(
+      0, 0, "trap 'echo got term; exit 0' TERM; echo ready; while true; do sleep 0.1; done")}));
+  ASSERT_TRUE(sink_.WaitForMessage(uid_, "ready", 10000));
+  ASSERT_TRUE(ex_->Stop(uid_, 1, 10000000).ok());
+  auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1, 15000);
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0].exit_code, 0);
+  EXPECT_FALSE(exits[0].signal.has_value());
+  EXPECT_THAT(sink_.Messages(uid_), Contains("got term"));
+}
+
+TEST_P(ExecutorContractTest, CleanupLeavesNothingAndIsIdempotent) {
+  AttemptSpec a = Attempt({Replica(0, 0, "echo x"), Replica(1, 0, "exec sleep 1000")});
+  if (backend_->NeedsEngine()) a.network = "ty-" + uid_ + "-1";
+  LaunchAndWaitStarted(a);
+  events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1);
+  ASSERT_TRUE(backend_->Leftovers(uid_));
+  ASSERT_TRUE(ex_->Stop(uid_, 1, 1000000).ok());
+  auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 2);
+  ASSERT_EQ(exits.size(), 2u);
+  ASSERT_TRUE(ex_->Cleanup(uid_, 1).ok());
+  EXPECT_FALSE(backend_->Leftovers(uid_));
+  EXPECT_TRUE(ex_->Cleanup(uid_, 1).ok());
+  auto recovered = ex_->Recover();
+  ASSERT_TRUE(recovered.ok());
+  for (const auto& o : *recovered) EXPECT_NE(o.job_uid, uid_);
+}
+
+TEST_P(ExecutorContractTest, RecoverReattachesAfterRestart) {
+  LaunchAndWaitStarted(Attempt({Replica(0, 0, "echo one; echo two; sleep 4; echo three; exit 4"),
+                                Replica(1, 0, "echo bye; exit 5")}));
+  ASSERT_EQ(events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1).size(), 1u);
+  ASSERT_TRUE(sink_.WaitForMessage(uid_, "two", 10000));
+
+  ex_.reset();  // The daemon goes away; the replicas do not.
+  ex_ = MakeExecutor();
+  ASSERT_NE(ex_, nullptr);
+  auto recovered = ex_->Recover();
+  ASSERT_TRUE(recovered.ok()) << recovered.status().ToString();
+  std::map<int, executor::ObservedReplica> mine;
+  for (const auto& o : *recovered) {
+    if (o.job_uid == uid_) mine[o.pool] = o;
+  }
+  ASSERT_EQ(mine.size(), 2u);
+  EXPECT_TRUE(mine[0].running);
+  EXPECT_EQ(mine[0].attempt, 1);
+  EXPECT_EQ(mine[0].name, executor::ReplicaName(uid_, 1, 0, 0));
+  EXPECT_FALSE(mine[1].running);
+  EXPECT_EQ(mine[1].exit_code, 5);
+
+  auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 2, 20000);
+  ASSERT_EQ(exits.size(), 2u);
+  EXPECT_EQ(exits[1].pool, 0);
+  EXPECT_EQ(exits[1].exit_code, 4);
+  EXPECT_THAT(sink_.Messages(uid_, "workerpool0-0"), ElementsAre("one", "two", "three"));
+  EXPECT_THAT(sink_.Messages(uid_, "workerpool1-0"), ElementsAre("bye"));
+  // Recover() twice does not attach a second watcher.
+  EXPECT_TRUE(ex_->Recover().ok());
+}
+
+TEST_P(ExecutorContractTest, EnvironmentArrivesExactly) {
+  ReplicaLaunch r = Replica(0, 0, "env");
+  r.env = {{"TY_PLAIN", "value"},
+           {"TY_SPACES", "a b  c"},
+           {"TY_EQUALS", "x=y=z"},
+           {"TY_QUOTES", "it's \"quoted\" $HOME"},
+           {"TY_EMPTY", ""},
+           {"CLOUD_ML_JOB_ID", uid_}};
+  LaunchAndWaitStarted(Attempt({r}));
+  ASSERT_EQ(events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1).size(), 1u);
+  auto lines = sink_.Messages(uid_);
+  EXPECT_THAT(lines, Contains("TY_PLAIN=value"));
+  EXPECT_THAT(lines, Contains("TY_SPACES=a b  c"));
+  EXPECT_THAT(lines, Contains("TY_EQUALS=x=y=z"));
+  EXPECT_THAT(lines, Contains("TY_QUOTES=it's \"quoted\" $HOME"));
+  EXPECT_THAT(lines, Contains("TY_EMPTY="));
+  EXPECT_THAT(lines, Contains("CLOUD_ML_JOB_ID=" + uid_));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Backends, ExecutorContractTest,
+    ::testing::Values(BackendFactory([] { return std::make_unique<ContainerBackend>(); }),
+                      BackendFactory([] { return std::make_unique<ProcessBackend>(); })),
+    [](const ::testing::TestParamInfo<BackendFactory>& info) {
+      return info.index == 0 ? std::string("Container") : std::string("Process");
+    });
+
+}  // namespace
+}  // namespace ty::testing

@@ -1,0 +1,135 @@
+// ProcessExecutor behaviour beyond the shared contract.
+#include "executor/process_executor.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "executor/executor_contract.h"
+
+namespace ty::testing {
+namespace {
+
+using executor::AttemptSpec;
+using executor::ExecutorEventKind;
+using executor::ReplicaLaunch;
+using ::testing::Contains;
+using ::testing::Not;
+
+class ProcessExecutorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    uid_ = UniqueJobUid();
+    ex_ = Make();
+  }
+  void TearDown() override {
+    if (ex_ != nullptr) {
+      ex_->Stop(uid_, 1, 0).IgnoreError();
+      ex_->Cleanup(uid_, 1).IgnoreError();
+    }
+    ex_.reset();
+    backend_.ForceClean(uid_);
+  }
+  std::unique_ptr<executor::ProcessExecutor> Make() {
+    executor::ProcessExecutor::Options o;
+    o.state_dir = backend_.state_dir();
+    o.log_sink = &sink_;
+    auto ex = executor::ProcessExecutor::Create(o);
+    EXPECT_TRUE(ex.ok());
+    (*ex)->SetEventCallback(events_.Callback());
+    return std::move(*ex);
+  }
+  AttemptSpec Attempt(const std::string& script) {
+    ReplicaLaunch r;
+    r.name = executor::ReplicaName(uid_, 1, 0, 0);
+    r.task_name = "workerpool0-0";
+    r.command = {"/bin/sh", "-c", script};
+    AttemptSpec a;
+    a.job_uid = uid_;
+    a.attempt = 1;
+    a.replicas = {r};
+    return a;
+  }
+
+  ProcessBackend backend_;
+  std::string uid_;
+  RecordingLogSink sink_;
+  EventRecorder events_{&sink_};
+  std::unique_ptr<executor::ProcessExecutor> ex_;
+};
+
+TEST_F(ProcessExecutorTest, RequiresACommand) {
+  AttemptSpec a = Attempt("true");
+  a.replicas[0].command.clear();
+  a.replicas[0].args = {"--flag"};
+  Status s = ex_->Launch(a);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("command"));
+}
+
+TEST_F(ProcessExecutorTest, RunsInItsWorkDirWithOnlyTheGivenEnvAndPath) {
+  setenv("TY_DAEMON_SECRET", "leak", 1);
+  AttemptSpec a = Attempt("pwd; env; echo no-newline-at-end >&2; printf tail");
+  a.replicas[0].env = {{"TY_GIVEN", "1"}};
+  ASSERT_TRUE(ex_->Launch(a).ok());
+  ASSERT_EQ(events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1).size(), 1u);
+  unsetenv("TY_DAEMON_SECRET");
+  auto lines = sink_.Messages(uid_);
+  EXPECT_EQ(lines.at(0), backend_.state_dir() + "/" + a.replicas[0].name);
+  EXPECT_THAT(lines, Contains("TY_GIVEN=1"));
+  EXPECT_THAT(lines, Contains(::testing::StartsWith("PATH=")));
+  EXPECT_THAT(lines, Not(Contains("TY_DAEMON_SECRET=leak")));
+  EXPECT_THAT(lines, Contains("tail"));  // A last line without "\n" is kept.
+}
+
+TEST_F(ProcessExecutorTest, RecoverReportsAReplicaKilledWithItsWrapper) {
+  ASSERT_TRUE(ex_->Launch(Attempt("sleep 1000")).ok());
+  auto launched = events_.WaitForLaunch(uid_);
+  ASSERT_TRUE(launched.has_value());
+  ASSERT_EQ(launched->kind, ExecutorEventKind::kAttemptStarted);
+  backend_.Observe(uid_);
+  ex_.reset();  // Daemon gone; then the whole group dies by SIGKILL (e.g. OOM killer).
+  auto pids = backend_.PidsOf(uid_);
+  ASSERT_EQ(pids.size(), 1u);
+  kill(-pids[0], SIGKILL);
+  for (int i = 0; i < 100 && kill(pids[0], 0) == 0; ++i) {
+    waitpid(pids[0], nullptr, WNOHANG);
+    usleep(20000);
+  }
+  ex_ = Make();
+  auto recovered = ex_->Recover();
+  ASSERT_TRUE(recovered.ok());
+  ASSERT_EQ(recovered->size(), 1u);
+  EXPECT_FALSE((*recovered)[0].running);
+  EXPECT_EQ((*recovered)[0].exit_code, 137);
+  EXPECT_EQ((*recovered)[0].signal, 9);
+}
+
+TEST_F(ProcessExecutorTest, RecoverResumesAHalfAppendedBatchExactly) {
+  // Lines 1-3 are captured; then the daemon "crashes" after writing the cursor of
+  // a batch but before appending all of it. Recover must append exactly the rest.
+  ASSERT_TRUE(ex_->Launch(Attempt("echo 1; echo 2; echo 3; sleep 3; echo 4")).ok());
+  ASSERT_TRUE(sink_.WaitForMessage(uid_, "3", 10000));
+  ex_.reset();
+  auto entries = sink_.Entries(uid_);
+  ASSERT_EQ(entries.size(), 3u);
+  RecordingLogSink partial;  // Holds only the first two lines, like a crash mid-batch.
+  partial.Append(uid_, entries[0]);
+  partial.Append(uid_, entries[1]);
+  executor::ProcessExecutor::Options o;
+  o.state_dir = backend_.state_dir();
+  o.log_sink = &partial;
+  auto ex = executor::ProcessExecutor::Create(o);
+  ASSERT_TRUE(ex.ok());
+  EventRecorder events(&partial);
+  (*ex)->SetEventCallback(events.Callback());
+  ASSERT_TRUE((*ex)->Recover().ok());
+  ASSERT_EQ(events.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1, 15000).size(), 1u);
+  EXPECT_THAT(partial.Messages(uid_), ::testing::ElementsAre("1", "2", "3", "4"));
+  ASSERT_TRUE((*ex)->Cleanup(uid_, 1).ok());
+}
+
+}  // namespace
+}  // namespace ty::testing
