@@ -1,1 +1,0 @@
-// Module format: see headers.

@@ -1,0 +1,174 @@
+// Stored-spec parsing, response rendering and state names for both dialects.
+// Request parsing lives in vertex_dialect.cc and ml_dialect.cc.
+//
+// Rendering starts from the job's canonical request (Job::spec_json) so a job reads
+// back exactly as it was created, then adds the output-only fields of its dialect.
+// Decisions:
+// - ml v1 `etag` is the base64 of the job's update time (microseconds, 8 bytes big
+//   endian; create time if never updated): it changes whenever the job does, which is
+//   all optimistic concurrency on `labels` needs.
+// - ml v1 `trainingOutput` and `jobPosition` are omitted: no field of either applies
+//   to non-tuning jobs here. `enum_as_int` does not apply to ml v1 (only GAPIC asks
+//   for it, and GAPIC is Vertex-only).
+#include "model/dialect.h"
+
+#include <nlohmann/json.hpp>
+
+#include "model/machine_types.h"
+#include "model/wire_json.h"
+
+namespace ty::model {
+
+namespace {
+
+std::string Base64(const std::string& bytes) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    uint32_t n = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
+    for (int shift : {18, 12, 6, 0}) out += kAlphabet[(n >> shift) & 63];
+  }
+  size_t rest = bytes.size() - i;
+  if (rest > 0) {
+    uint32_t n = uint8_t(bytes[i]) << 16;
+    if (rest == 2) n |= uint8_t(bytes[i + 1]) << 8;
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += rest == 2 ? kAlphabet[(n >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+std::string Etag(const Job& job) {
+  uint64_t version =
+      static_cast<uint64_t>(job.update_time != 0 ? job.update_time : job.create_time);
+  std::string bytes(8, '\0');
+  for (int k = 7; k >= 0; --k) {
+    bytes[k] = static_cast<char>(version & 0xFF);
+    version >>= 8;
+  }
+  return Base64(bytes);
+}
+
+// Replaces the enum name at `obj[key]` with its number, if it is a known name.
+void EnumToInt(nlohmann::json& obj, const char* key, internal::EnumTable table) {
+  if (!obj.is_object()) return;
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_string()) return;
+  int number = internal::EnumNumber(table, it->get<std::string>());
+  if (number >= 0) *it = number;
+}
+
+void VertexEnumsToInt(nlohmann::json& resource) {
+  auto spec = resource.find("jobSpec");
+  if (spec == resource.end() || !spec->is_object()) return;
+  if (auto pools = spec->find("workerPoolSpecs"); pools != spec->end() && pools->is_array()) {
+    for (nlohmann::json& pool : *pools) {
+      if (!pool.is_object()) continue;
+      auto machine = pool.find("machineSpec");
+      if (machine == pool.end()) continue;
+      EnumToInt(*machine, "acceleratorType", internal::VertexAcceleratorTypes());
+      if (auto ra = machine->find("reservationAffinity"); ra != machine->end()) {
+        EnumToInt(*ra, "reservationAffinityType", internal::VertexReservationAffinityTypes());
+      }
+    }
+  }
+  if (auto scheduling = spec->find("scheduling"); scheduling != spec->end()) {
+    EnumToInt(*scheduling, "strategy", internal::VertexSchedulingStrategies());
+  }
+}
+
+void SetTime(nlohmann::json& out, const char* key, TimeMicros t) {
+  if (t != 0) out[key] = FormatRfc3339(t);
+}
+
+}  // namespace
+
+Result<JobSpec> ParseStoredSpec(Dialect dialect, const std::string& spec_json) {
+  nlohmann::json body = nlohmann::json::parse(spec_json, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded()) return Internal("stored job spec is not valid JSON");
+  Result<ParsedJob> parsed =
+      dialect == Dialect::kVertex ? ParseVertexCustomJob(body) : ParseMlJob(body);
+  if (!parsed.ok())
+    return Internal("stored job spec no longer parses: " + parsed.status().message());
+  return std::move(parsed).value().spec;
+}
+
+nlohmann::json RenderJob(const Job& job, const RenderOptions& options) {
+  nlohmann::json out = nlohmann::json::parse(job.spec_json, nullptr, /*allow_exceptions=*/false);
+  if (!out.is_object())
+    out = nlohmann::json::object();  // Never stored that way; render what we can.
+  if (job.dialect == Dialect::kVertex) {
+    out["name"] = job.ResourceName();
+    if (options.enum_as_int) {
+      out["state"] = VertexStateNumber(job.state);
+      VertexEnumsToInt(out);
+    } else {
+      out["state"] = StateWireName(Dialect::kVertex, job.state);
+    }
+    SetTime(out, "createTime", job.create_time);
+    SetTime(out, "startTime", job.start_time);
+    SetTime(out, "endTime", job.end_time);
+    SetTime(out, "updateTime", job.update_time);
+    if (job.error) out["error"] = {{"code", job.error->code}, {"message", job.error->message}};
+    return out;
+  }
+  out["jobId"] = job.spec.job_id.empty() ? out.value("jobId", "") : job.spec.job_id;
+  out["state"] = StateWireName(Dialect::kMlV1, job.state);
+  SetTime(out, "createTime", job.create_time);
+  SetTime(out, "startTime", job.start_time);
+  SetTime(out, "endTime", job.end_time);
+  if (job.error && !job.error->message.empty()) out["errorMessage"] = job.error->message;
+  out["etag"] = Etag(job);
+  return out;
+}
+
+std::string StateWireName(Dialect dialect, JobState s) {
+  if (dialect == Dialect::kMlV1) return JobStateName(s);
+  switch (s) {
+    case JobState::kUnspecified:
+      return "JOB_STATE_UNSPECIFIED";
+    case JobState::kPreparing:
+      return "JOB_STATE_PENDING";
+    default:
+      return std::string("JOB_STATE_") + JobStateName(s);
+  }
+}
+
+int VertexStateNumber(JobState s) {
+  switch (s) {
+    case JobState::kUnspecified:
+      return 0;
+    case JobState::kQueued:
+      return 1;
+    case JobState::kPreparing:
+      return 2;
+    case JobState::kRunning:
+      return 3;
+    case JobState::kSucceeded:
+      return 4;
+    case JobState::kFailed:
+      return 5;
+    case JobState::kCancelling:
+      return 6;
+    case JobState::kCancelled:
+      return 7;
+  }
+  return 0;
+}
+
+std::optional<JobState> StateFromWireName(Dialect dialect, const std::string& name) {
+  if (dialect == Dialect::kMlV1) return JobStateFromName(name);
+  for (JobState s :
+       {JobState::kUnspecified, JobState::kQueued, JobState::kPreparing, JobState::kRunning,
+        JobState::kSucceeded, JobState::kFailed, JobState::kCancelling, JobState::kCancelled}) {
+    if (name == StateWireName(Dialect::kVertex, s) || name == std::to_string(VertexStateNumber(s)))
+      return s;
+  }
+  return std::nullopt;
+}
+
+}  // namespace ty::model

@@ -1,0 +1,477 @@
+// AI Platform Training (ml v1) `Job` -> JobSpec (shared/spec/ml-v1-jobs.md §3-4, §8-10).
+//
+// Decisions where the spec leaves room (each enforced and tested):
+// - `jobId`: letters, digits and underscores, starting with a letter, at most 128
+//   characters (the spec found no maximum; 128 matches Vertex display names).
+// - `scaleTier` missing reads as BASIC: the spec calls it required, but it is proto3
+//   enum value 0, so a client that omits it means BASIC and Google cannot tell.
+// - ml v1 enums are accepted by name only: every ml v1 client sends names
+//   (client-wire.md §4) and the spec gives no numbers to map.
+// - `trainingInput.hyperparameters` is rejected (tuning is a later feature), as is
+//   `predictionInput` (batch prediction is out of scope); `etag` is ignored on create.
+// - Machine types (`masterType`, ...) and replica counts are only allowed with CUSTOM;
+//   per-role `*Config` messages are allowed with any tier.
+// - Machine categories: Compute Engine (ml-v1-jobs.md §9 list), legacy (§9 table), and
+//   `cloud_tpu`, which pairs with either (it is the TPU worker of both kinds of job).
+//   `acceleratorConfig` is allowed on Compute Engine types (GPU types) and on
+//   `cloud_tpu` (TPU types; default TPU_V2 x 8 when absent).
+// - `workerConfig.imageUri` (etc.) defaults to `masterConfig.imageUri`; a role config
+//   may set an image only in a custom-container job. A role's container command/args
+//   default to the master's; args default to `trainingInput.args`.
+// - `jobDir` and `packageUris` must be gs:// URIs (buckets are directories here).
+// - Disk sizes follow the Vertex range (100..64000 GB, 0 = default) since both map
+//   to the same internal disk.
+// - `useChiefInTfConfig` is only allowed for custom-container jobs (spec §4).
+//
+// Predefined scale tiers (the spec leaves the composition to the implementation):
+//
+//   tier        master               workers                  parameter servers
+//   BASIC       1 x standard         -                        -
+//   STANDARD_1  1 x standard         4 x complex_model_s      2 x standard
+//   PREMIUM_1   1 x complex_model_l  8 x complex_model_l      3 x large_model
+//   BASIC_GPU   1 x standard_gpu     -                        -
+//   BASIC_TPU   1 x standard         1 x cloud_tpu (TPU_V2x8) -
+#include <cctype>
+#include <nlohmann/json.hpp>
+
+#include "model/dialect.h"
+#include "model/machine_types.h"
+#include "model/wire_json.h"
+
+namespace ty::model {
+
+using internal::IndexPath;
+using internal::WireObject;
+
+namespace {
+
+constexpr size_t kMaxJobIdChars = 128;
+constexpr size_t kMaxPackageUris = 100;
+constexpr DurationMicros kMinMaxWait = 1800LL * 1000000;
+constexpr int32_t kMaxPriority = 1000;
+
+constexpr internal::EnumValue kScaleTiers[] = {
+    {"BASIC", 0},     {"STANDARD_1", 1}, {"PREMIUM_1", 3},
+    {"BASIC_GPU", 6}, {"BASIC_TPU", 7},  {"CUSTOM", 5},
+};
+
+enum class Category { kNone, kComputeEngine, kLegacy, kCloudTpu };
+
+Category CategoryOf(const std::string& type) {
+  std::string accel;
+  int count = 0;
+  if (type.empty()) return Category::kNone;
+  if (type == internal::kMlCloudTpu) return Category::kCloudTpu;
+  if (internal::MlLegacyType(type, &accel, &count)) return Category::kLegacy;
+  if (internal::IsMlComputeEngineType(type)) return Category::kComputeEngine;
+  return Category::kNone;
+}
+
+// A parsed ReplicaConfig (ml-v1-jobs.md §4).
+struct ReplicaConfig {
+  std::string path;  // Wire path of the config, for cross-field errors.
+  std::string image_uri;
+  bool has_accelerator = false;
+  std::string accelerator_type;
+  int64_t accelerator_count = 0;
+  std::vector<std::string> command;
+  std::vector<std::string> args;
+  DiskSpec disk;
+};
+
+Result<nlohmann::json> ParseAcceleratorConfig(const nlohmann::json& v, const std::string& path,
+                                              ReplicaConfig* out) {
+  ASSIGN_OR_RETURN(WireObject o, WireObject::Open(v, path, {"count", "type"}));
+  RETURN_IF_ERROR(o.Int64("count", &out->accelerator_count));
+  if (out->accelerator_count <= 0) return FieldError(o.PathOf("count"), "must be greater than 0");
+  RETURN_IF_ERROR(o.Enum("type", internal::MlAcceleratorTypes(), &out->accelerator_type,
+                         /*accept_numbers=*/false));
+  if (out->accelerator_type.empty() || out->accelerator_type == "ACCELERATOR_TYPE_UNSPECIFIED") {
+    return FieldError(o.PathOf("type"), "is required");
+  }
+  out->has_accelerator = true;
+  return o.canonical();
+}
+
+Result<nlohmann::json> ParseDiskConfig(const nlohmann::json& v, const std::string& path,
+                                       DiskSpec* out) {
+  ASSIGN_OR_RETURN(WireObject o, WireObject::Open(v, path, {"bootDiskSizeGb", "bootDiskType"}));
+  RETURN_IF_ERROR(o.Int32("bootDiskSizeGb", &out->boot_disk_size_gb));
+  if (out->boot_disk_size_gb != 0 &&
+      (out->boot_disk_size_gb < 100 || out->boot_disk_size_gb > 64000)) {
+    return FieldError(o.PathOf("bootDiskSizeGb"), "must be between 100 and 64000");
+  }
+  RETURN_IF_ERROR(o.String("bootDiskType", &out->boot_disk_type));
+  if (!out->boot_disk_type.empty() && out->boot_disk_type != "pd-ssd" &&
+      out->boot_disk_type != "pd-standard") {
+    return FieldError(o.PathOf("bootDiskType"), "must be pd-ssd or pd-standard");
+  }
+  return o.canonical();
+}
+
+// Reads `*Config` field `field` of `ti` into `*out` (untouched if unset).
+Status ReadReplicaConfig(WireObject& ti, std::string_view field, ReplicaConfig* out) {
+  out->path = ti.PathOf(field);
+  const nlohmann::json* v = ti.Find(field);
+  if (v == nullptr) return Status::Ok();
+  ASSIGN_OR_RETURN(WireObject o,
+                   WireObject::Open(*v, out->path,
+                                    {"imageUri", "acceleratorConfig", "containerCommand",
+                                     "containerArgs", "tpuTfVersion", "diskConfig"}));
+  RETURN_IF_ERROR(o.String("imageUri", &out->image_uri));
+  if (const nlohmann::json* a = o.Find("acceleratorConfig")) {
+    ASSIGN_OR_RETURN(nlohmann::json c,
+                     ParseAcceleratorConfig(*a, o.PathOf("acceleratorConfig"), out));
+    o.SetCanonical("acceleratorConfig", std::move(c));
+  }
+  RETURN_IF_ERROR(o.StringList("containerCommand", &out->command));
+  RETURN_IF_ERROR(o.StringList("containerArgs", &out->args));
+  std::string tpu_tf_version;
+  RETURN_IF_ERROR(o.String("tpuTfVersion", &tpu_tf_version));
+  if (const nlohmann::json* d = o.Find("diskConfig")) {
+    ASSIGN_OR_RETURN(nlohmann::json c, ParseDiskConfig(*d, o.PathOf("diskConfig"), &out->disk));
+    o.SetCanonical("diskConfig", std::move(c));
+  }
+  ti.SetCanonical(field, o.canonical());
+  return Status::Ok();
+}
+
+Result<nlohmann::json> ParseScheduling(const nlohmann::json& v, const std::string& path,
+                                       Scheduling* out) {
+  ASSIGN_OR_RETURN(WireObject o,
+                   WireObject::Open(v, path, {"maxRunningTime", "maxWaitTime", "priority"}));
+  DurationMicros running = 0;
+  RETURN_IF_ERROR(o.Duration("maxRunningTime", &running));
+  if (running < 0) return FieldError(o.PathOf("maxRunningTime"), "must not be negative");
+  if (running > 0) out->timeout = running;  // "0s" is the proto3 default: unset.
+  RETURN_IF_ERROR(o.Duration("maxWaitTime", &out->max_wait));
+  if (o.Has("maxWaitTime") && out->max_wait < kMinMaxWait) {
+    return FieldError(o.PathOf("maxWaitTime"), "must be at least 1800s");
+  }
+  RETURN_IF_ERROR(o.Int32("priority", &out->priority));
+  if (out->priority < 0 || out->priority > kMaxPriority) {
+    return FieldError(o.PathOf("priority"), "must be between 0 and 1000");
+  }
+  return o.canonical();
+}
+
+Result<nlohmann::json> ParseEncryptionConfig(const nlohmann::json& v, const std::string& path) {
+  ASSIGN_OR_RETURN(WireObject o, WireObject::Open(v, path, {"kmsKeyName"}));
+  std::string key;
+  RETURN_IF_ERROR(o.String("kmsKeyName", &key));
+  return o.canonical();
+}
+
+// One role (master, workers, parameter servers, evaluators) as the request states it.
+struct Role {
+  Role(const char* type, const char* count) : type_field(type), count_field(count) {}
+  const char* type_field;
+  const char* count_field;  // nullptr for the master.
+  std::string type;
+  int64_t count = 0;
+  ReplicaConfig config;
+};
+
+// The machine of one replica of `role`, from its type and config.
+MachineSpec MachineOf(const Role& role) {
+  MachineSpec m;
+  m.machine_type = role.type;
+  int count = 0;
+  if (internal::MlLegacyType(role.type, &m.accelerator_type, &count)) {
+    m.accelerator_count = count;
+  } else if (role.config.has_accelerator) {
+    m.accelerator_type = role.config.accelerator_type;
+    m.accelerator_count = static_cast<int32_t>(role.config.accelerator_count);
+  } else if (role.type == internal::kMlCloudTpu) {
+    m.accelerator_type = "TPU_V2";
+    m.accelerator_count = 8;
+  }
+  return m;
+}
+
+// Checks a role's type and config; `master_category` is the master's category.
+Status CheckRole(const WireObject& ti, const Role& role, bool custom, Category master_category) {
+  const std::string type_path = ti.PathOf(role.type_field);
+  if (!custom) {
+    if (!role.type.empty())
+      return FieldError(type_path, "is only allowed when scaleTier is CUSTOM");
+    if (role.count_field != nullptr && role.count != 0) {
+      return FieldError(ti.PathOf(role.count_field), "is only allowed when scaleTier is CUSTOM");
+    }
+    return Status::Ok();
+  }
+  if (role.count_field != nullptr) {
+    if (role.count < 0) return FieldError(ti.PathOf(role.count_field), "must not be negative");
+    if (role.count > 0 && role.type.empty()) {
+      return FieldError(type_path,
+                        std::string("is required when ") + role.count_field + " is greater than 0");
+    }
+  } else if (role.type.empty()) {
+    return FieldError(type_path, "is required when scaleTier is CUSTOM");
+  }
+  if (role.type.empty()) return Status::Ok();
+  Category category = CategoryOf(role.type);
+  if (category == Category::kNone)
+    return FieldError(type_path, "unknown machine type \"" + role.type + "\"");
+  if (role.count_field != nullptr && category != Category::kCloudTpu &&
+      master_category != Category::kCloudTpu && category != master_category) {
+    return FieldError(
+        type_path,
+        "must be the same kind of machine type (Compute Engine or legacy) as masterType");
+  }
+  return Status::Ok();
+}
+
+// Checks a role's acceleratorConfig against the machine type it runs on.
+Status CheckAccelerator(const Role& role) {
+  const ReplicaConfig& c = role.config;
+  if (!c.has_accelerator) {
+    if (CategoryOf(role.type) == Category::kComputeEngine) {
+      return internal::CheckAcceleratorCount(role.type, "", 0, c.path + ".acceleratorConfig.count");
+    }
+    return Status::Ok();
+  }
+  const std::string path = c.path + ".acceleratorConfig";
+  const bool tpu = c.accelerator_type.rfind("TPU_", 0) == 0;
+  switch (CategoryOf(role.type)) {
+    case Category::kComputeEngine:
+      if (tpu) return FieldError(path + ".type", "TPUs need the cloud_tpu machine type");
+      return internal::CheckAcceleratorCount(role.type, c.accelerator_type, c.accelerator_count,
+                                             path + ".count");
+    case Category::kCloudTpu:
+      if (!tpu)
+        return FieldError(path + ".type", "the cloud_tpu machine type takes only TPU accelerators");
+      return Status::Ok();
+    default:
+      return FieldError(path, "is only allowed with Compute Engine machine types");
+  }
+}
+
+// Fills in a predefined tier's roles (see the table at the top of this file).
+void ApplyScaleTier(const std::string& tier, Role* master, Role* worker, Role* ps) {
+  if (tier == "BASIC") {
+    master->type = "standard";
+  } else if (tier == "STANDARD_1") {
+    master->type = "standard";
+    worker->type = "complex_model_s";
+    worker->count = 4;
+    ps->type = "standard";
+    ps->count = 2;
+  } else if (tier == "PREMIUM_1") {
+    master->type = "complex_model_l";
+    worker->type = "complex_model_l";
+    worker->count = 8;
+    ps->type = "large_model";
+    ps->count = 3;
+  } else if (tier == "BASIC_GPU") {
+    master->type = "standard_gpu";
+  } else if (tier == "BASIC_TPU") {
+    master->type = "standard";
+    worker->type = std::string(internal::kMlCloudTpu);
+    worker->count = 1;
+  }
+}
+
+Result<nlohmann::json> ParseTrainingInput(const nlohmann::json& v, JobSpec* spec) {
+  ASSIGN_OR_RETURN(WireObject ti, WireObject::Open(v, "trainingInput",
+                                                   {"scaleTier",
+                                                    "masterType",
+                                                    "masterConfig",
+                                                    "workerType",
+                                                    "workerConfig",
+                                                    "workerCount",
+                                                    "parameterServerType",
+                                                    "parameterServerConfig",
+                                                    "parameterServerCount",
+                                                    "evaluatorType",
+                                                    "evaluatorConfig",
+                                                    "evaluatorCount",
+                                                    "packageUris",
+                                                    "pythonModule",
+                                                    "args",
+                                                    "hyperparameters",
+                                                    "region",
+                                                    "jobDir",
+                                                    "runtimeVersion",
+                                                    "pythonVersion",
+                                                    "scheduling",
+                                                    "network",
+                                                    "serviceAccount",
+                                                    "useChiefInTfConfig",
+                                                    "enableWebAccess",
+                                                    "encryptionConfig"}));
+  Role master{"masterType", nullptr};
+  Role worker{"workerType", "workerCount"};
+  Role ps{"parameterServerType", "parameterServerCount"};
+  Role evaluator{"evaluatorType", "evaluatorCount"};
+
+  spec->scale_tier = "BASIC";  // proto3 default (see the top of this file).
+  RETURN_IF_ERROR(ti.Enum("scaleTier", kScaleTiers, &spec->scale_tier, /*accept_numbers=*/false));
+  RETURN_IF_ERROR(ti.String("masterType", &master.type));
+  RETURN_IF_ERROR(ReadReplicaConfig(ti, "masterConfig", &master.config));
+  for (Role* r : {&worker, &ps, &evaluator}) {
+    RETURN_IF_ERROR(ti.String(r->type_field, &r->type));
+    std::string config_field =
+        std::string(r->type_field, std::string_view(r->type_field).size() - 4) + "Config";
+    RETURN_IF_ERROR(ReadReplicaConfig(ti, config_field, &r->config));
+    RETURN_IF_ERROR(ti.Int64(r->count_field, &r->count));
+  }
+  std::vector<std::string> package_uris, args;
+  std::string python_module, runtime_version, python_version, text;
+  RETURN_IF_ERROR(ti.StringList("packageUris", &package_uris));
+  if (package_uris.size() > kMaxPackageUris) {
+    return FieldError(ti.PathOf("packageUris"), "must have at most 100 entries");
+  }
+  for (size_t i = 0; i < package_uris.size(); ++i) {
+    if (!internal::IsGcsUri(package_uris[i])) {
+      return FieldError(IndexPath(ti.PathOf("packageUris"), i), "must be a gs:// URI");
+    }
+  }
+  RETURN_IF_ERROR(ti.String("pythonModule", &python_module));
+  RETURN_IF_ERROR(ti.StringList("args", &args));
+  if (ti.Has("hyperparameters")) {
+    return FieldError(ti.PathOf("hyperparameters"), "is not supported by this server version");
+  }
+  RETURN_IF_ERROR(ti.String("region", &spec->region));
+  RETURN_IF_ERROR(ti.String("jobDir", &spec->job_dir));
+  if (!spec->job_dir.empty() && !internal::IsGcsUri(spec->job_dir)) {
+    return FieldError(ti.PathOf("jobDir"), "must be a gs://BUCKET/... URI");
+  }
+  RETURN_IF_ERROR(ti.String("runtimeVersion", &runtime_version));
+  RETURN_IF_ERROR(ti.String("pythonVersion", &python_version));
+  if (!python_version.empty() && python_version != "3.7" && python_version != "3.5" &&
+      python_version != "2.7") {
+    return FieldError(ti.PathOf("pythonVersion"), "must be one of \"3.7\", \"3.5\", \"2.7\"");
+  }
+  if (const nlohmann::json* s = ti.Find("scheduling")) {
+    ASSIGN_OR_RETURN(nlohmann::json c,
+                     ParseScheduling(*s, ti.PathOf("scheduling"), &spec->scheduling));
+    ti.SetCanonical("scheduling", std::move(c));
+  }
+  bool flag = false;
+  RETURN_IF_ERROR(ti.String("network", &text));
+  RETURN_IF_ERROR(ti.String("serviceAccount", &text));
+  RETURN_IF_ERROR(ti.Bool("useChiefInTfConfig", &spec->use_chief_in_tf_config));
+  RETURN_IF_ERROR(ti.Bool("enableWebAccess", &flag));
+  if (const nlohmann::json* e = ti.Find("encryptionConfig")) {
+    ASSIGN_OR_RETURN(nlohmann::json c, ParseEncryptionConfig(*e, ti.PathOf("encryptionConfig")));
+    ti.SetCanonical("encryptionConfig", std::move(c));
+  }
+
+  // Cross-field rules (ml-v1-jobs.md §10), in the order the spec lists them.
+  if (spec->region.empty()) return FieldError(ti.PathOf("region"), "is required");
+  const bool custom = spec->scale_tier == "CUSTOM";
+  RETURN_IF_ERROR(CheckRole(ti, master, custom, Category::kNone));
+  const Category master_category = CategoryOf(master.type);
+  for (const Role* r : {&worker, &ps, &evaluator}) {
+    RETURN_IF_ERROR(CheckRole(ti, *r, custom, master_category));
+  }
+  if (!custom) ApplyScaleTier(spec->scale_tier, &master, &worker, &ps);
+  for (const Role* r : {&master, &worker, &ps, &evaluator}) {
+    // A config of a role with no replicas is accepted and unused.
+    if (r == &master || r->count > 0) RETURN_IF_ERROR(CheckAccelerator(*r));
+  }
+
+  const bool container = !master.config.image_uri.empty();
+  const std::string runtime_path = ti.PathOf("runtimeVersion");
+  if (container && !runtime_version.empty()) {
+    return FieldError(runtime_path, "must not be set together with masterConfig.imageUri");
+  }
+  if (!container && runtime_version.empty()) {
+    return FieldError(runtime_path, "one of runtimeVersion or masterConfig.imageUri is required");
+  }
+  if (!container) {
+    for (const Role* r : {&worker, &ps, &evaluator}) {
+      if (!r->config.image_uri.empty()) {
+        return FieldError(r->config.path + ".imageUri",
+                          "requires masterConfig.imageUri (a custom container job)");
+      }
+    }
+    if (package_uris.empty())
+      return FieldError(ti.PathOf("packageUris"), "is required for non-container jobs");
+    if (python_module.empty())
+      return FieldError(ti.PathOf("pythonModule"), "is required for non-container jobs");
+    if (spec->use_chief_in_tf_config) {
+      return FieldError(ti.PathOf("useChiefInTfConfig"),
+                        "is only allowed for custom container jobs");
+    }
+  }
+  for (const Role* r : {&master, &worker, &ps, &evaluator}) {
+    const ReplicaConfig& c = r->config;
+    for (const auto& [list, name] :
+         {std::pair{&c.command, "containerCommand"}, std::pair{&c.args, "containerArgs"}}) {
+      if (list->empty()) continue;
+      if (!container) return FieldError(c.path + "." + name, "requires an imageUri");
+      if (!args.empty()) {
+        return FieldError(ti.PathOf("args"), std::string("must not be set together with ") +
+                                                 c.path.substr(c.path.find('.') + 1) + "." + name);
+      }
+    }
+  }
+
+  // Build the pools: index = role.
+  spec->pools.clear();
+  const Role* roles[] = {&master, &worker, &ps, &evaluator};
+  for (int i = 0; i < kMaxPools; ++i) {
+    const Role& r = *roles[i];
+    WorkerPool pool;
+    pool.replica_count = (i == 0) ? 1 : r.count;
+    if (pool.replica_count > 0) {
+      pool.machine = MachineOf(r);
+      pool.disk = r.config.disk;
+      if (container) {
+        ContainerSpec c;
+        c.image_uri = r.config.image_uri.empty() ? master.config.image_uri : r.config.image_uri;
+        c.command = r.config.command.empty() ? master.config.command : r.config.command;
+        c.args = !r.config.args.empty()        ? r.config.args
+                 : !master.config.args.empty() ? master.config.args
+                                               : args;
+        pool.container = std::move(c);
+      } else {
+        // The runtime image is picked by the service from runtimeVersion later.
+        pool.python_package = PythonPackageSpec{"", package_uris, python_module, args, {}};
+      }
+    }
+    spec->pools.push_back(std::move(pool));
+  }
+  while (!spec->pools.empty() && spec->pools.back().empty()) spec->pools.pop_back();
+  return ti.canonical();
+}
+
+}  // namespace
+
+Result<ParsedJob> ParseMlJob(const nlohmann::json& body) {
+  ASSIGN_OR_RETURN(
+      WireObject o,
+      WireObject::Open(body, "", {"jobId", "trainingInput", "predictionInput", "labels"},
+                       {"createTime", "startTime", "endTime", "state", "errorMessage",
+                        "trainingOutput", "predictionOutput", "etag", "jobPosition"}));
+  ParsedJob parsed;
+  JobSpec& spec = parsed.spec;
+  spec.dialect = Dialect::kMlV1;
+
+  RETURN_IF_ERROR(o.String("jobId", &spec.job_id));
+  if (spec.job_id.empty()) return FieldError("jobId", "is required");
+  if (spec.job_id.size() > kMaxJobIdChars)
+    return FieldError("jobId", "must be at most 128 characters");
+  bool id_ok = std::isalpha(static_cast<unsigned char>(spec.job_id[0])) != 0;
+  for (char c : spec.job_id)
+    id_ok = id_ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+  if (!id_ok) {
+    return FieldError(
+        "jobId", "\"" + spec.job_id +
+                     "\" is invalid: use letters, digits and underscores, starting with a letter");
+  }
+  if (o.Has("predictionInput"))
+    return FieldError("predictionInput", "batch prediction jobs are not supported");
+  const nlohmann::json* training = o.Find("trainingInput");
+  if (training == nullptr) return FieldError("trainingInput", "is required");
+  ASSIGN_OR_RETURN(nlohmann::json ti, ParseTrainingInput(*training, &spec));
+  o.SetCanonical("trainingInput", std::move(ti));
+  RETURN_IF_ERROR(o.StringMap("labels", &spec.labels));
+  RETURN_IF_ERROR(internal::ValidateLabels("labels", spec.labels));
+  parsed.spec_json = o.canonical().dump();
+  return parsed;
+}
+
+}  // namespace ty::model

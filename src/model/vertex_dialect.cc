@@ -1,0 +1,423 @@
+// Vertex AI v1 `CustomJob` -> JobSpec (shared/spec/vertex-v1-jobs.md §3-4, §9).
+//
+// Decisions where the spec leaves room (each enforced and tested):
+// - A worker pool is a placeholder when every field it carries has its default value
+//   (`{}`, or GAPIC-style `{"replicaCount": "0", "nfsMounts": []}`). Placeholders become
+//   empty pools; pool [0] may not be one. A non-placeholder pool needs exactly one of
+//   containerSpec / pythonPackageSpec, a machineSpec with a machineType, and
+//   replicaCount > 0 (a missing replicaCount reads as 0 because GAPIC omits default
+//   scalars, so it is an error rather than an implicit 1); pool [0] needs exactly 1.
+// - `acceleratorCount` without an `acceleratorType` is reported on acceleratorCount;
+//   an `acceleratorType` with count 0 likewise.
+// - The 100,000-character limit on args counts code points of every `args` entry of
+//   every pool; the error names the `args` field where the total went over.
+// - `scheduling.timeout` of "0s" means unset (7 days); `maxWaitDuration` defaults to
+//   24 h only for the FLEX_START strategy, as the spec says, and is otherwise unset.
+// - `disableRetries` forces `restartJobOnWorkerRestart` off in the internal spec.
+// - Label key errors name `labels`; label value errors name `labels.KEY`.
+// - Rarely used messages (`pscInterfaceConfig`) are checked to be objects and kept
+//   verbatim; everything else is parsed field by field.
+#include <nlohmann/json.hpp>
+
+#include "model/dialect.h"
+#include "model/machine_types.h"
+#include "model/wire_json.h"
+
+namespace ty::model {
+
+using internal::IndexPath;
+using internal::WireObject;
+
+namespace {
+
+constexpr size_t kMaxEnv = 100;
+constexpr size_t kMaxPackageUris = 100;
+constexpr size_t kMaxArgsChars = 100000;
+constexpr size_t kMaxDisplayNameChars = 128;
+constexpr int32_t kMinBootDiskGb = 100;
+constexpr int32_t kMaxBootDiskGb = 64000;
+constexpr DurationMicros kFlexStartDefaultWait = 24LL * 3600 * 1000000;
+
+// Running total of argument characters in the job (the 100,000 limit is per job).
+struct ArgsBudget {
+  size_t used = 0;
+  Status Add(const std::vector<std::string>& args, const std::string& path) {
+    for (const std::string& a : args) used += internal::Utf8Length(a);
+    if (used > kMaxArgsChars) {
+      return FieldError(path, "all args of a job together must not exceed 100000 characters");
+    }
+    return Status::Ok();
+  }
+};
+
+// Reads an array field whose items are messages; `parse_item` validates one item and
+// returns its canonical form. Absent or null: nothing recorded.
+template <typename F>
+Status ReadMessageArray(WireObject& obj, std::string_view field, size_t max_items, F parse_item) {
+  const nlohmann::json* v = obj.Find(field);
+  if (v == nullptr) return Status::Ok();
+  const std::string path = obj.PathOf(field);
+  if (!v->is_array()) return FieldError(path, "must be an array");
+  if (v->size() > max_items) {
+    return FieldError(path, "must have at most " + std::to_string(max_items) + " entries");
+  }
+  nlohmann::json canon = nlohmann::json::array();
+  for (size_t i = 0; i < v->size(); ++i) {
+    ASSIGN_OR_RETURN(nlohmann::json item, parse_item((*v)[i], IndexPath(path, i)));
+    canon.push_back(std::move(item));
+  }
+  obj.SetCanonical(field, std::move(canon));
+  return Status::Ok();
+}
+
+// A required string field of `obj` that must be non-empty.
+Status RequireString(WireObject& obj, std::string_view field, std::string* out) {
+  RETURN_IF_ERROR(obj.String(field, out));
+  if (out->empty()) return FieldError(obj.PathOf(field), "is required");
+  return Status::Ok();
+}
+
+Status ReadEnv(WireObject& obj, std::vector<EnvVar>* out) {
+  return ReadMessageArray(
+      obj, "env", kMaxEnv,
+      [out](const nlohmann::json& item, const std::string& path) -> Result<nlohmann::json> {
+        ASSIGN_OR_RETURN(WireObject e, WireObject::Open(item, path, {"name", "value"}));
+        EnvVar var;
+        RETURN_IF_ERROR(RequireString(e, "name", &var.name));
+        if (!internal::IsCIdentifier(var.name)) {
+          return FieldError(e.PathOf("name"),
+                            "\"" + var.name + "\" is not a valid environment variable name");
+        }
+        RETURN_IF_ERROR(e.String("value", &var.value));
+        out->push_back(std::move(var));
+        return e.canonical();
+      });
+}
+
+Result<nlohmann::json> ParseContainerSpec(const nlohmann::json& v, const std::string& path,
+                                          ArgsBudget* budget, ContainerSpec* out) {
+  ASSIGN_OR_RETURN(WireObject o, WireObject::Open(v, path, {"imageUri", "command", "args", "env"}));
+  RETURN_IF_ERROR(RequireString(o, "imageUri", &out->image_uri));
+  RETURN_IF_ERROR(o.StringList("command", &out->command));
+  RETURN_IF_ERROR(o.StringList("args", &out->args));
+  RETURN_IF_ERROR(budget->Add(out->args, o.PathOf("args")));
+  RETURN_IF_ERROR(ReadEnv(o, &out->env));
+  return o.canonical();
+}
+
+Result<nlohmann::json> ParsePythonPackageSpec(const nlohmann::json& v, const std::string& path,
+                                              ArgsBudget* budget, PythonPackageSpec* out) {
+  ASSIGN_OR_RETURN(WireObject o, WireObject::Open(v, path,
+                                                  {"executorImageUri", "packageUris",
+                                                   "pythonModule", "args", "env"}));
+  RETURN_IF_ERROR(RequireString(o, "executorImageUri", &out->executor_image_uri));
+  RETURN_IF_ERROR(o.StringList("packageUris", &out->package_uris));
+  if (out->package_uris.empty()) return FieldError(o.PathOf("packageUris"), "is required");
+  if (out->package_uris.size() > kMaxPackageUris) {
+    return FieldError(o.PathOf("packageUris"), "must have at most 100 entries");
+  }
+  for (size_t i = 0; i < out->package_uris.size(); ++i) {
+    if (!internal::IsGcsUri(out->package_uris[i])) {
+      return FieldError(IndexPath(o.PathOf("packageUris"), i), "must be a gs:// URI");
+    }
+  }
+  RETURN_IF_ERROR(RequireString(o, "pythonModule", &out->python_module));
+  RETURN_IF_ERROR(o.StringList("args", &out->args));
+  RETURN_IF_ERROR(budget->Add(out->args, o.PathOf("args")));
+  RETURN_IF_ERROR(ReadEnv(o, &out->env));
+  return o.canonical();
+}
+
+Result<nlohmann::json> ParseReservationAffinity(const nlohmann::json& v, const std::string& path) {
+  ASSIGN_OR_RETURN(WireObject o,
+                   WireObject::Open(v, path, {"reservationAffinityType", "key", "values"}));
+  std::string type, key;
+  std::vector<std::string> values;
+  RETURN_IF_ERROR(
+      o.Enum("reservationAffinityType", internal::VertexReservationAffinityTypes(), &type));
+  RETURN_IF_ERROR(o.String("key", &key));
+  RETURN_IF_ERROR(o.StringList("values", &values));
+  return o.canonical();
+}
+
+Result<nlohmann::json> ParseMachineSpec(const nlohmann::json& v, const std::string& path,
+                                        MachineSpec* out) {
+  ASSIGN_OR_RETURN(WireObject o,
+                   WireObject::Open(v, path,
+                                    {"machineType", "acceleratorType", "acceleratorCount",
+                                     "gpuPartitionSize", "tpuTopology", "reservationAffinity"}));
+  RETURN_IF_ERROR(RequireString(o, "machineType", &out->machine_type));
+  if (!internal::IsVertexMachineType(out->machine_type)) {
+    return FieldError(o.PathOf("machineType"),
+                      "unknown machine type \"" + out->machine_type + "\"");
+  }
+  RETURN_IF_ERROR(
+      o.Enum("acceleratorType", internal::VertexAcceleratorTypes(), &out->accelerator_type));
+  if (out->accelerator_type == "ACCELERATOR_TYPE_UNSPECIFIED") out->accelerator_type.clear();
+  RETURN_IF_ERROR(o.Int32("acceleratorCount", &out->accelerator_count));
+  std::string partition, topology;
+  RETURN_IF_ERROR(o.String("gpuPartitionSize", &partition));
+  RETURN_IF_ERROR(o.String("tpuTopology", &topology));
+  if (const nlohmann::json* ra = o.Find("reservationAffinity")) {
+    ASSIGN_OR_RETURN(nlohmann::json canon,
+                     ParseReservationAffinity(*ra, o.PathOf("reservationAffinity")));
+    o.SetCanonical("reservationAffinity", std::move(canon));
+  }
+
+  const std::string count_path = o.PathOf("acceleratorCount");
+  if (out->accelerator_count < 0) return FieldError(count_path, "must not be negative");
+  if (out->accelerator_type.empty() && out->accelerator_count > 0) {
+    return FieldError(count_path, "must be 0 when acceleratorType is not set");
+  }
+  if (!out->accelerator_type.empty() && out->accelerator_count == 0) {
+    return FieldError(count_path, "must be greater than 0 when acceleratorType is set");
+  }
+  if (!partition.empty() && out->accelerator_count != 1) {
+    return FieldError(count_path, "must be 1 when gpuPartitionSize is set");
+  }
+  RETURN_IF_ERROR(internal::CheckAcceleratorCount(out->machine_type, out->accelerator_type,
+                                                  out->accelerator_count, count_path));
+  return o.canonical();
+}
+
+Result<nlohmann::json> ParseDiskSpec(const nlohmann::json& v, const std::string& path,
+                                     DiskSpec* out) {
+  ASSIGN_OR_RETURN(WireObject o, WireObject::Open(v, path, {"bootDiskType", "bootDiskSizeGb"}));
+  RETURN_IF_ERROR(o.String("bootDiskType", &out->boot_disk_type));
+  const std::string& t = out->boot_disk_type;
+  if (!t.empty() && t != "pd-ssd" && t != "pd-standard" && t != "hyperdisk-balanced") {
+    return FieldError(o.PathOf("bootDiskType"),
+                      "must be one of pd-ssd, pd-standard, hyperdisk-balanced");
+  }
+  RETURN_IF_ERROR(o.Int32("bootDiskSizeGb", &out->boot_disk_size_gb));
+  // 0 is the proto3 default ("use 100"); anything else must be in range.
+  if (out->boot_disk_size_gb != 0 &&
+      (out->boot_disk_size_gb < kMinBootDiskGb || out->boot_disk_size_gb > kMaxBootDiskGb)) {
+    return FieldError(o.PathOf("bootDiskSizeGb"), "must be between 100 and 64000");
+  }
+  return o.canonical();
+}
+
+Result<nlohmann::json> ParseNfsMount(const nlohmann::json& v, const std::string& path) {
+  ASSIGN_OR_RETURN(WireObject o, WireObject::Open(v, path, {"server", "path", "mountPoint"}));
+  std::string server, remote_path, mount_point;
+  RETURN_IF_ERROR(RequireString(o, "server", &server));
+  RETURN_IF_ERROR(RequireString(o, "path", &remote_path));
+  if (remote_path[0] != '/') return FieldError(o.PathOf("path"), "must start with '/'");
+  RETURN_IF_ERROR(RequireString(o, "mountPoint", &mount_point));
+  return o.canonical();
+}
+
+Result<nlohmann::json> ParseLustreMount(const nlohmann::json& v, const std::string& path) {
+  ASSIGN_OR_RETURN(
+      WireObject o,
+      WireObject::Open(v, path, {"instanceIp", "volumeHandle", "filesystem", "mountPoint"}));
+  for (std::string_view field : {"instanceIp", "volumeHandle", "filesystem", "mountPoint"}) {
+    std::string value;
+    RETURN_IF_ERROR(RequireString(o, field, &value));
+  }
+  return o.canonical();
+}
+
+// proto3 default value: what a client omits (or GAPIC sends for an unset field).
+bool IsDefaultValue(const nlohmann::json& v) {
+  if (v.is_null()) return true;
+  if (v.is_boolean()) return !v.get<bool>();
+  if (v.is_number()) return v.get<double>() == 0;
+  if (v.is_string())
+    return v.get_ref<const std::string&>().empty() || v.get_ref<const std::string&>() == "0";
+  return v.empty();  // Array or object.
+}
+
+// Parses workerPoolSpecs[index]. A placeholder leaves `*out` empty (replica_count 0).
+Result<nlohmann::json> ParseWorkerPool(const nlohmann::json& v, size_t index,
+                                       const std::string& path, ArgsBudget* budget,
+                                       WorkerPool* out) {
+  ASSIGN_OR_RETURN(WireObject o,
+                   WireObject::Open(v, path,
+                                    {"containerSpec", "pythonPackageSpec", "machineSpec",
+                                     "replicaCount", "diskSpec", "nfsMounts", "lustreMounts"}));
+  bool placeholder = true;
+  for (auto it = v.begin(); it != v.end(); ++it)
+    placeholder = placeholder && IsDefaultValue(it.value());
+  if (placeholder) {
+    if (index == 0) return FieldError(path, "the first worker pool must not be empty");
+    return nlohmann::json::object();
+  }
+
+  const nlohmann::json* container = o.Find("containerSpec");
+  const nlohmann::json* package = o.Find("pythonPackageSpec");
+  if (container != nullptr && package != nullptr) {
+    return FieldError(o.PathOf("pythonPackageSpec"),
+                      "only one of containerSpec and pythonPackageSpec may be set");
+  }
+  if (container != nullptr) {
+    out->container.emplace();
+    ASSIGN_OR_RETURN(nlohmann::json c, ParseContainerSpec(*container, o.PathOf("containerSpec"),
+                                                          budget, &*out->container));
+    o.SetCanonical("containerSpec", std::move(c));
+  } else if (package != nullptr) {
+    out->python_package.emplace();
+    ASSIGN_OR_RETURN(nlohmann::json p,
+                     ParsePythonPackageSpec(*package, o.PathOf("pythonPackageSpec"), budget,
+                                            &*out->python_package));
+    o.SetCanonical("pythonPackageSpec", std::move(p));
+  } else {
+    return FieldError(path, "one of containerSpec or pythonPackageSpec is required");
+  }
+
+  const nlohmann::json* machine = o.Find("machineSpec");
+  if (machine == nullptr) return FieldError(o.PathOf("machineSpec"), "is required");
+  ASSIGN_OR_RETURN(nlohmann::json m,
+                   ParseMachineSpec(*machine, o.PathOf("machineSpec"), &out->machine));
+  o.SetCanonical("machineSpec", std::move(m));
+
+  RETURN_IF_ERROR(o.Int64("replicaCount", &out->replica_count));
+  if (out->replica_count <= 0)
+    return FieldError(o.PathOf("replicaCount"), "must be greater than 0");
+  if (index == 0 && out->replica_count != 1) {
+    return FieldError(o.PathOf("replicaCount"), "must be 1 for the first worker pool (the chief)");
+  }
+
+  if (const nlohmann::json* disk = o.Find("diskSpec")) {
+    ASSIGN_OR_RETURN(nlohmann::json d, ParseDiskSpec(*disk, o.PathOf("diskSpec"), &out->disk));
+    o.SetCanonical("diskSpec", std::move(d));
+  }
+  RETURN_IF_ERROR(ReadMessageArray(o, "nfsMounts", SIZE_MAX, ParseNfsMount));
+  RETURN_IF_ERROR(ReadMessageArray(o, "lustreMounts", SIZE_MAX, ParseLustreMount));
+  return o.canonical();
+}
+
+Result<nlohmann::json> ParseScheduling(const nlohmann::json& v, const std::string& path,
+                                       Scheduling* out) {
+  ASSIGN_OR_RETURN(WireObject o,
+                   WireObject::Open(v, path,
+                                    {"timeout", "restartJobOnWorkerRestart", "strategy",
+                                     "disableRetries", "maxWaitDuration"}));
+  DurationMicros timeout = 0;
+  RETURN_IF_ERROR(o.Duration("timeout", &timeout));
+  if (timeout < 0) return FieldError(o.PathOf("timeout"), "must not be negative");
+  if (timeout > 0) out->timeout = timeout;
+  RETURN_IF_ERROR(o.Bool("restartJobOnWorkerRestart", &out->restart_job_on_worker_restart));
+  std::string strategy;
+  RETURN_IF_ERROR(o.Enum("strategy", internal::VertexSchedulingStrategies(), &strategy));
+  RETURN_IF_ERROR(o.Bool("disableRetries", &out->disable_retries));
+  if (out->disable_retries) out->restart_job_on_worker_restart = false;
+  RETURN_IF_ERROR(o.Duration("maxWaitDuration", &out->max_wait));
+  if (out->max_wait < 0) return FieldError(o.PathOf("maxWaitDuration"), "must not be negative");
+  if (strategy == "FLEX_START" && !o.Has("maxWaitDuration")) out->max_wait = kFlexStartDefaultWait;
+  return o.canonical();
+}
+
+Result<nlohmann::json> ParseOutputDirectory(const nlohmann::json& v, const std::string& path,
+                                            std::string* out) {
+  ASSIGN_OR_RETURN(WireObject o, WireObject::Open(v, path, {"outputUriPrefix"}));
+  std::string prefix;
+  RETURN_IF_ERROR(RequireString(o, "outputUriPrefix", &prefix));
+  if (!internal::IsGcsUri(prefix)) {
+    return FieldError(o.PathOf("outputUriPrefix"), "must be a gs://BUCKET/... URI");
+  }
+  if (prefix.back() != '/') prefix += '/';
+  *out = prefix;
+  return o.canonical();
+}
+
+Result<nlohmann::json> ParseJobSpec(const nlohmann::json& v, const std::string& path,
+                                    JobSpec* spec) {
+  ASSIGN_OR_RETURN(
+      WireObject o,
+      WireObject::Open(
+          v, path,
+          {"workerPoolSpecs", "scheduling", "serviceAccount", "network", "reservedIpRanges",
+           "baseOutputDirectory", "tensorboard", "enableWebAccess", "enableDashboardAccess",
+           "experiment", "experimentRun", "persistentResourceId", "protectedArtifactLocationId",
+           "models", "pscInterfaceConfig"}));
+  const nlohmann::json* pools = o.Find("workerPoolSpecs");
+  const std::string pools_path = o.PathOf("workerPoolSpecs");
+  if (pools == nullptr || (pools->is_array() && pools->empty()))
+    return FieldError(pools_path, "is required");
+  if (!pools->is_array()) return FieldError(pools_path, "must be an array");
+  if (pools->size() > static_cast<size_t>(kMaxPools)) {
+    return FieldError(
+        pools_path, "must have at most 4 entries (chief, workers, parameter servers, evaluators)");
+  }
+  ArgsBudget budget;
+  nlohmann::json pools_canon = nlohmann::json::array();
+  spec->pools.clear();
+  for (size_t i = 0; i < pools->size(); ++i) {
+    WorkerPool pool;
+    ASSIGN_OR_RETURN(nlohmann::json c,
+                     ParseWorkerPool((*pools)[i], i, IndexPath(pools_path, i), &budget, &pool));
+    pools_canon.push_back(std::move(c));
+    spec->pools.push_back(std::move(pool));
+  }
+  while (!spec->pools.empty() && spec->pools.back().empty()) spec->pools.pop_back();
+  o.SetCanonical("workerPoolSpecs", std::move(pools_canon));
+
+  if (const nlohmann::json* s = o.Find("scheduling")) {
+    ASSIGN_OR_RETURN(nlohmann::json c,
+                     ParseScheduling(*s, o.PathOf("scheduling"), &spec->scheduling));
+    o.SetCanonical("scheduling", std::move(c));
+  }
+  std::string text;
+  std::vector<std::string> list;
+  bool flag = false;
+  RETURN_IF_ERROR(o.String("serviceAccount", &text));
+  RETURN_IF_ERROR(o.String("network", &text));
+  RETURN_IF_ERROR(o.StringList("reservedIpRanges", &list));
+  if (const nlohmann::json* out_dir = o.Find("baseOutputDirectory")) {
+    ASSIGN_OR_RETURN(nlohmann::json c,
+                     ParseOutputDirectory(*out_dir, o.PathOf("baseOutputDirectory"),
+                                          &spec->base_output_directory));
+    o.SetCanonical("baseOutputDirectory", std::move(c));
+  }
+  RETURN_IF_ERROR(o.String("tensorboard", &text));
+  RETURN_IF_ERROR(o.Bool("enableWebAccess", &flag));
+  RETURN_IF_ERROR(o.Bool("enableDashboardAccess", &flag));
+  RETURN_IF_ERROR(o.String("experiment", &text));
+  RETURN_IF_ERROR(o.String("experimentRun", &text));
+  RETURN_IF_ERROR(o.String("persistentResourceId", &text));
+  RETURN_IF_ERROR(o.String("protectedArtifactLocationId", &text));
+  RETURN_IF_ERROR(o.StringList("models", &list));
+  RETURN_IF_ERROR(o.OpaqueObject("pscInterfaceConfig"));
+  return o.canonical();
+}
+
+Result<nlohmann::json> ParseEncryptionSpec(const nlohmann::json& v, const std::string& path) {
+  ASSIGN_OR_RETURN(WireObject o, WireObject::Open(v, path, {"kmsKeyName"}));
+  std::string key;
+  RETURN_IF_ERROR(o.String("kmsKeyName", &key));
+  return o.canonical();
+}
+
+}  // namespace
+
+Result<ParsedJob> ParseVertexCustomJob(const nlohmann::json& body) {
+  ASSIGN_OR_RETURN(
+      WireObject o,
+      WireObject::Open(body, "", {"displayName", "jobSpec", "labels", "encryptionSpec"},
+                       {"name", "state", "createTime", "startTime", "endTime", "updateTime",
+                        "error", "webAccessUris", "satisfiesPzs", "satisfiesPzi"}));
+  ParsedJob parsed;
+  JobSpec& spec = parsed.spec;
+  spec.dialect = Dialect::kVertex;
+
+  RETURN_IF_ERROR(RequireString(o, "displayName", &spec.display_name));
+  if (internal::Utf8Length(spec.display_name) > kMaxDisplayNameChars) {
+    return FieldError("displayName", "must be at most 128 characters");
+  }
+  const nlohmann::json* job_spec = o.Find("jobSpec");
+  if (job_spec == nullptr) return FieldError("jobSpec", "is required");
+  ASSIGN_OR_RETURN(nlohmann::json job_spec_canon, ParseJobSpec(*job_spec, "jobSpec", &spec));
+  o.SetCanonical("jobSpec", std::move(job_spec_canon));
+  RETURN_IF_ERROR(o.StringMap("labels", &spec.labels));
+  RETURN_IF_ERROR(internal::ValidateLabels("labels", spec.labels));
+  if (const nlohmann::json* enc = o.Find("encryptionSpec")) {
+    ASSIGN_OR_RETURN(nlohmann::json c, ParseEncryptionSpec(*enc, "encryptionSpec"));
+    o.SetCanonical("encryptionSpec", std::move(c));
+  }
+  parsed.spec_json = o.canonical().dump();
+  return parsed;
+}
+
+}  // namespace ty::model
