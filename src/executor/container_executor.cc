@@ -280,9 +280,13 @@ void ContainerExecutor::StartWatcher(const std::string& job_uid, int attempt, in
   if (old) old->thread.join();  // Already done: returns at once.
 }
 
-void ContainerExecutor::RunWatcher(Watcher* w) {
-  TimeMicros last = 0;  // Time given to the previous line of this replica.
-  TimeMicros skip_until = w->skip_until;
+Status ContainerExecutor::CaptureLogs(const std::string& container, const std::string& job_uid,
+                                      const std::string& task, bool follow, LogCursor* cursor) {
+  // Re-reading from the second of the last line restarts the numbering of that
+  // second identically, so `skip_until` drops exactly what was already appended.
+  cursor->skip_until = std::max(cursor->skip_until, cursor->last);
+  int64_t since_s = cursor->skip_until > 0 ? cursor->skip_until / 1000000 : 0;
+  cursor->last = since_s > 0 ? since_s * 1000000 - 1 : 0;
   auto on_line = [&](int stream, std::string_view line) {
     TimeMicros t = Now();
     std::string_view message = line;
@@ -294,24 +298,29 @@ void ContainerExecutor::RunWatcher(Watcher* w) {
         message = line.substr(space + 1);
       }
     }
-    t = std::max(t, last + 1);
-    last = t;
-    if (t <= skip_until) return;
+    t = std::max(t, cursor->last + 1);
+    cursor->last = t;
+    if (t <= cursor->skip_until) return;
     logs::LogEntry entry;
     entry.time = t;
-    entry.task = w->task;
+    entry.task = task;
     entry.stream = stream == 2 ? logs::LogStream::kStderr : logs::LogStream::kStdout;
     entry.message = std::string(message);
-    options_.log_sink->Append(w->job_uid, entry);
+    options_.log_sink->Append(job_uid, entry);
   };
+  return engine_.StreamLogs(container, follow, since_s, on_line, &shutting_down_);
+}
 
-  // Re-reading from the second of the last line restarts the numbering of that
-  // second identically, so `skip_until` drops exactly what was already appended.
+bool ContainerExecutor::IsWatched(const std::string& container) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return watchers_.count(container) > 0;
+}
+
+void ContainerExecutor::RunWatcher(Watcher* w) {
+  LogCursor cursor;
+  cursor.skip_until = w->skip_until;
   auto stream = [&](bool follow) {
-    skip_until = std::max(skip_until, last);
-    int64_t since_s = skip_until > 0 ? skip_until / 1000000 : 0;
-    last = since_s > 0 ? since_s * 1000000 - 1 : 0;
-    return engine_.StreamLogs(w->name, follow, since_s, on_line, &shutting_down_);
+    return CaptureLogs(w->name, w->job_uid, w->task, follow, &cursor);
   };
   bool gone = false;
   for (;;) {
@@ -429,6 +438,7 @@ Status ContainerExecutor::Cleanup(const std::string& job_uid, int attempt) {
 }
 
 Result<std::vector<ObservedReplica>> ContainerExecutor::Recover() {
+  std::lock_guard<std::mutex> recover_lock(recover_mu_);
   ASSIGN_OR_RETURN(std::vector<ContainerSummary> containers,
                    engine_.ListContainers({std::string(kLabelJob)}));
   std::vector<ObservedReplica> out;
@@ -447,8 +457,8 @@ Result<std::vector<ObservedReplica>> ContainerExecutor::Recover() {
       return state.status().WithContext("recover " + c.name);
     }
     o.running = state->running;
+    std::string task = LabelOr(c.labels, kLabelTask);
     if (o.running) {
-      std::string task = LabelOr(c.labels, kLabelTask);
       TimeMicros last = options_.log_sink->LastEntryTime(o.job_uid, task);
       StartWatcher(o.job_uid, o.attempt, o.pool, o.index, c.name, task, last);
     } else if (state->status == "created") {
@@ -457,6 +467,17 @@ Result<std::vector<ObservedReplica>> ContainerExecutor::Recover() {
       o.exit_code = state->exit_code;
       o.signal = SignalOf(state->exit_code);
       o.oom_killed = state->oom_killed;
+      // It may have written lines after the previous daemon stopped watching; the
+      // caller reports its end (with its last lines) as soon as this returns, and
+      // nobody would read them later. A replica this executor watches is (being)
+      // captured to the end by its watcher; reading it here too could race it.
+      if (!IsWatched(c.name)) {
+        LogCursor cursor;
+        cursor.skip_until = options_.log_sink->LastEntryTime(o.job_uid, task);
+        Status s = CaptureLogs(c.name, o.job_uid, task, /*follow=*/false, &cursor);
+        if (s.code() == StatusCode::kNotFound) continue;  // Removed meanwhile.
+        if (!s.ok()) return s.WithContext("recover the log of " + c.name);
+      }
     }
     out.push_back(std::move(o));
   }

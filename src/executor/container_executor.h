@@ -15,6 +15,9 @@
 // only; the +1us rule then numbers the lines within a second, which is what makes
 // resuming after a restart exact: Recover() re-reads from the second of
 // LogSink::LastEntryTime() and drops every line whose recomputed time is not later.
+// It does so for every replica it finds: a running one gets a watcher, and an
+// exited one is read once before Recover() returns, so the lines it wrote while
+// no daemon watched are in the sink when the caller looks at how it ended.
 //
 // Containers are never stopped by the destructor: running training survives a
 // daemon restart (DESIGN.md §3); the destructor only aborts the watchers.
@@ -58,7 +61,8 @@ class ContainerExecutor : public Executor {
   Status Stop(const std::string& job_uid, int attempt, DurationMicros grace) override;
   Status Cleanup(const std::string& job_uid, int attempt) override;
   // A replica that was created but never started is reported not running with
-  // exit_code -1.
+  // exit_code -1. The log of every exited replica is complete in the sink when
+  // this returns.
   Result<std::vector<ObservedReplica>> Recover() override;
 
   // The request body of `POST /containers/create` for `replica`; exposed so tests
@@ -78,6 +82,12 @@ class ContainerExecutor : public Executor {
     bool done = false;  // GUARDED_BY(mu_)
   };
 
+  // Where log capture of one replica stands (see "Log times" above).
+  struct LogCursor {
+    TimeMicros skip_until = 0;  // Lines at or before this time are already in the sink.
+    TimeMicros last = 0;        // Time given to the previous line read.
+  };
+
   ContainerExecutor(Options options);
 
   void RunLaunch(uint64_t id, AttemptSpec attempt);
@@ -87,6 +97,14 @@ class ContainerExecutor : public Executor {
   void StartWatcher(const std::string& job_uid, int attempt, int pool, int index,
                     const std::string& name, const std::string& task, TimeMicros skip_until);
   void RunWatcher(Watcher* w);
+  // Reads the replica's log from the second of `cursor` into the sink, dropping
+  // what is already there: `follow` until the container stops, else once, what
+  // the engine has now. NotFound when the container is gone.
+  Status CaptureLogs(const std::string& container, const std::string& job_uid,
+                     const std::string& task, bool follow, LogCursor* cursor);
+  // True while this executor has (or had) a watcher on `container`: its log is
+  // then captured (or being captured) to the end.
+  bool IsWatched(const std::string& container);
   void Emit(const ExecutorEvent& event);
   TimeMicros Now() const { return clock_->Now(); }
 
@@ -95,6 +113,9 @@ class ContainerExecutor : public Executor {
   EngineClient engine_;
   std::atomic<bool> shutting_down_{false};
 
+  // Serializes Recover(): two log catch-ups of one exited replica at once would
+  // both append its missing lines.
+  std::mutex recover_mu_;
   std::mutex mu_;
   std::condition_variable cv_;  // Signalled when a watcher or launch finishes.
   EventCallback callback_;                                     // GUARDED_BY(mu_)

@@ -347,49 +347,63 @@ void ProcessExecutor::StartWatcher(const Replica& r, bool resume) {
   if (old) old->thread.join();
 }
 
+void ProcessExecutor::AppendBatch(const Replica& r, const Batch& b, TimeMicros skip_until,
+                                  Capture* c) {
+  TimeMicros t = b.t0;
+  auto emit = [&](const char* suffix, int64_t from, int64_t to, logs::LogStream stream) {
+    for (std::string& line : SplitLines(ReadRange(PathOf(r.name, suffix), from, to))) {
+      TimeMicros time = t++;
+      if (time <= skip_until) continue;
+      logs::LogEntry entry;
+      entry.time = time;
+      entry.task = r.task;
+      entry.stream = stream;
+      entry.message = std::move(line);
+      options_.log_sink->Append(r.job_uid, entry);
+    }
+  };
+  emit(".out", b.out_from, b.out_to, logs::LogStream::kStdout);
+  emit(".err", b.err_from, b.err_to, logs::LogStream::kStderr);
+  c->out_off = b.out_to;
+  c->err_off = b.err_to;
+  c->last = t - 1;
+}
+
+void ProcessExecutor::ResumeCapture(const Replica& r, Capture* c) {
+  std::string text;
+  if (!ReadFile(PathOf(r.name, ".cursor"), &text)) return;  // Nothing was captured yet.
+  json j = json::parse(text, nullptr, false);
+  if (!j.is_object()) return;
+  Batch b;
+  b.out_from = j.value("out_from", int64_t{0});
+  b.out_to = j.value("out_to", int64_t{0});
+  b.err_from = j.value("err_from", int64_t{0});
+  b.err_to = j.value("err_to", int64_t{0});
+  b.t0 = j.value("t0", TimeMicros{0});
+  AppendBatch(r, b, options_.log_sink->LastEntryTime(r.job_uid, r.task), c);
+}
+
+void ProcessExecutor::CaptureNew(const Replica& r, bool writer_gone, Capture* c) {
+  Batch b;
+  b.out_from = c->out_off;
+  b.err_from = c->err_off;
+  b.out_to = BatchEnd(PathOf(r.name, ".out"), c->out_off, writer_gone);
+  b.err_to = BatchEnd(PathOf(r.name, ".err"), c->err_off, writer_gone);
+  if (b.out_to <= b.out_from && b.err_to <= b.err_from) return;
+  b.t0 = std::max(clock_->Now(), c->last + 1);
+  json j = {{"out_from", b.out_from}, {"out_to", b.out_to}, {"err_from", b.err_from},
+            {"err_to", b.err_to},     {"t0", b.t0}};
+  const std::string cursor_path = PathOf(r.name, ".cursor");
+  if (!WriteFileAtomic(cursor_path, j.dump())) {
+    std::fprintf(stderr, "executor: cannot write %s\n", cursor_path.c_str());
+  }
+  AppendBatch(r, b, /*skip_until=*/0, c);
+}
+
 void ProcessExecutor::RunWatcher(Watcher* w) {
   const Replica& r = w->replica;
-  const std::string out_path = PathOf(r.name, ".out"), err_path = PathOf(r.name, ".err");
-  const std::string cursor_path = PathOf(r.name, ".cursor");
-  int64_t out_off = 0, err_off = 0;
-  TimeMicros last = 0;
-
-  // Appends the lines of [out_from,out_to) and [err_from,err_to) with times
-  // t0, t0+1, ...; lines at or before `skip_until` are already in the sink.
-  auto append_batch = [&](int64_t out_from, int64_t out_to, int64_t err_from, int64_t err_to,
-                          TimeMicros t0, TimeMicros skip_until) {
-    TimeMicros t = t0;
-    auto emit = [&](const std::string& path, int64_t from, int64_t to, logs::LogStream stream) {
-      for (std::string& line : SplitLines(ReadRange(path, from, to))) {
-        TimeMicros time = t++;
-        if (time <= skip_until) continue;
-        logs::LogEntry entry;
-        entry.time = time;
-        entry.task = r.task;
-        entry.stream = stream;
-        entry.message = std::move(line);
-        options_.log_sink->Append(r.job_uid, entry);
-      }
-    };
-    emit(out_path, out_from, out_to, logs::LogStream::kStdout);
-    emit(err_path, err_from, err_to, logs::LogStream::kStderr);
-    out_off = out_to;
-    err_off = err_to;
-    last = t - 1;
-  };
-
-  if (w->resume) {
-    std::string text;
-    if (ReadFile(cursor_path, &text)) {
-      json c = json::parse(text, nullptr, false);
-      if (c.is_object()) {
-        TimeMicros done_until = options_.log_sink->LastEntryTime(r.job_uid, r.task);
-        append_batch(c.value("out_from", int64_t{0}), c.value("out_to", int64_t{0}),
-                     c.value("err_from", int64_t{0}), c.value("err_to", int64_t{0}),
-                     c.value("t0", TimeMicros{0}), done_until);
-      }
-    }
-  }
+  Capture capture;
+  if (w->resume) ResumeCapture(r, &capture);
 
   std::optional<int> wait_status;
   bool gone = false;
@@ -404,17 +418,7 @@ void ProcessExecutor::RunWatcher(Watcher* w) {
     } else if (got < 0 && !IsAlive(r.pid, r.start_ticks)) {
       gone = true;
     }
-    int64_t out_to = BatchEnd(out_path, out_off, gone);
-    int64_t err_to = BatchEnd(err_path, err_off, gone);
-    if (out_to > out_off || err_to > err_off) {
-      TimeMicros t0 = std::max(clock_->Now(), last + 1);
-      json c = {{"out_from", out_off}, {"out_to", out_to}, {"err_from", err_off},
-                {"err_to", err_to},    {"t0", t0}};
-      if (!WriteFileAtomic(cursor_path, c.dump())) {
-        std::fprintf(stderr, "executor: cannot write %s\n", cursor_path.c_str());
-      }
-      append_batch(out_off, out_to, err_off, err_to, t0, 0);
-    }
+    CaptureNew(r, /*writer_gone=*/gone, &capture);
     if (!gone) std::this_thread::sleep_for(kPollInterval);
   }
 
@@ -442,6 +446,11 @@ void ProcessExecutor::RunWatcher(Watcher* w) {
   std::lock_guard<std::mutex> lock(mu_);
   w->done = true;
   cv_.notify_all();
+}
+
+bool ProcessExecutor::IsWatched(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return watchers_.count(name) > 0;
 }
 
 // ---- Stop / Cleanup / Recover ---------------------------------------------
@@ -542,6 +551,7 @@ Status ProcessExecutor::Cleanup(const std::string& job_uid, int attempt) {
 }
 
 Result<std::vector<ObservedReplica>> ProcessExecutor::Recover() {
+  std::lock_guard<std::mutex> recover_lock(recover_mu_);
   std::vector<ObservedReplica> out;
   for (const Replica& r : ReplicasOnDisk("", 0)) {
     ObservedReplica o;
@@ -563,6 +573,15 @@ Result<std::vector<ObservedReplica>> ProcessExecutor::Recover() {
       o.signal = SignalOf(o.exit_code);
       // Reap it if this process happens to be its parent (executor re-created).
       if (r.pid > 0) waitpid(r.pid, nullptr, WNOHANG);
+      // What it wrote after the previous daemon stopped watching (and the rest of
+      // a half-appended batch) would otherwise never reach the sink; the caller
+      // reports its end with its last lines as soon as this returns. A replica
+      // this executor watches is (being) captured to the end by its watcher.
+      if (!IsWatched(r.name)) {
+        Capture capture;
+        ResumeCapture(r, &capture);
+        CaptureNew(r, /*writer_gone=*/true, &capture);
+      }
     }
     out.push_back(std::move(o));
   }

@@ -23,8 +23,11 @@
 // in batches. Before appending a batch it writes the batch's byte ranges and first
 // time to .cursor (lines get times t0, t0+1us, ...), so after a crash the batch is
 // recomputed identically and lines whose time is not after
-// LogSink::LastEntryTime() are skipped: no line is lost or duplicated. Within one
-// batch stdout lines come before stderr lines: two pipes carry no relative order.
+// LogSink::LastEntryTime() are skipped: no line is lost or duplicated. Recover()
+// resumes a running replica's watcher that way, and for an exited replica does
+// the same once, before it returns (its output written while no daemon watched).
+// Within one batch stdout lines come before stderr lines: two pipes carry no
+// relative order.
 //
 // Ownership: the LogSink is borrowed and must outlive the executor. The
 // destructor stops watching but leaves processes running (daemon restart).
@@ -85,12 +88,34 @@ class ProcessExecutor : public Executor {
     bool done = false;  // GUARDED_BY(mu_)
   };
 
+  // A byte range of .out and .err whose lines get times t0, t0+1us, ... (the
+  // write-ahead record in .cursor).
+  struct Batch {
+    int64_t out_from = 0, out_to = 0, err_from = 0, err_to = 0;
+    TimeMicros t0 = 0;
+  };
+  // Where log capture of one replica stands.
+  struct Capture {
+    int64_t out_off = 0, err_off = 0;  // Bytes of .out/.err already taken.
+    TimeMicros last = 0;               // Time of the last line taken.
+  };
+
   explicit ProcessExecutor(Options options);
 
   void RunLaunch(uint64_t id, AttemptSpec attempt);
   Status Spawn(const AttemptSpec& attempt, const ReplicaLaunch& r, Replica* out);
   void StartWatcher(const Replica& r, bool resume);
   void RunWatcher(Watcher* w);
+  // Appends the lines of `b` whose time is after `skip_until` and moves `c` past it.
+  void AppendBatch(const Replica& r, const Batch& b, TimeMicros skip_until, Capture* c);
+  // Re-appends what the sink lacks of the batch in .cursor (a daemon may have died
+  // mid-batch) and moves `c` past it; no-op without a cursor file.
+  void ResumeCapture(const Replica& r, Capture* c);
+  // Takes the complete lines written since `c` (all bytes once `writer_gone`): the
+  // cursor first, then the lines.
+  void CaptureNew(const Replica& r, bool writer_gone, Capture* c);
+  // True while this executor has (or had) a watcher on replica `name`.
+  bool IsWatched(const std::string& name);
   // Replicas of `job_uid`/`attempt` found in state_dir ("" = every job).
   std::vector<Replica> ReplicasOnDisk(const std::string& job_uid, int attempt);
   void KillGroupAndWait(const Replica& r, int signal, DurationMicros timeout);
@@ -102,6 +127,9 @@ class ProcessExecutor : public Executor {
   const Clock* clock_;
   std::atomic<bool> shutting_down_{false};
 
+  // Serializes Recover(): two log catch-ups of one exited replica at once would
+  // both append its missing lines.
+  std::mutex recover_mu_;
   std::mutex mu_;
   std::condition_variable cv_;
   EventCallback callback_;                                     // GUARDED_BY(mu_)

@@ -5,10 +5,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "executor/executor_contract.h"
 
@@ -251,6 +253,52 @@ TEST_F(ContainerExecutorTest, RecoverReportsOomAndSignalOfExitedReplicas) {
     EXPECT_FALSE(o.oom_killed);
   }
   EXPECT_TRUE(found);
+}
+
+TEST_F(ContainerExecutorTest, RecoverCapturesLinesWrittenWhileNoDaemonWatched) {
+  ASSERT_TRUE(ex_->Launch(Attempt({Replica(0, 0, "echo one; sleep 2; echo two; exit 4")})).ok());
+  auto launched = events_.WaitForLaunch(uid_);
+  ASSERT_TRUE(launched.has_value());
+  ASSERT_EQ(launched->kind, ExecutorEventKind::kAttemptStarted) << launched->message;
+  // Let the watcher take "one" first, so Recover() must also drop what it already has.
+  ASSERT_TRUE(sink_.WaitForMessage(uid_, "one", 10000));
+  ex_.reset();  // The daemon goes away: watchers are aborted, the replica runs on.
+  ASSERT_THAT(sink_.Messages(uid_), ::testing::Not(::testing::Contains("two")))
+      << "the replica outran the test: the gap was not exercised";
+
+  const std::string name = executor::ReplicaName(uid_, 1, 0, 0);
+  bool exited = false;
+  for (int i = 0; i < 300 && !exited; ++i) {
+    auto state = engine_.InspectContainer(name);
+    ASSERT_TRUE(state.ok()) << state.status().ToString();
+    exited = !state->running;
+    if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(exited);
+
+  executor::ContainerExecutor::Options o;
+  o.engine_socket = EngineSocket();
+  o.log_sink = &sink_;
+  auto ex = executor::ContainerExecutor::Create(o);
+  ASSERT_TRUE(ex.ok()) << ex.status().ToString();
+  ex_ = std::move(*ex);
+  ex_->SetEventCallback(events_.Callback());
+  auto recovered = ex_->Recover();
+  ASSERT_TRUE(recovered.ok()) << recovered.status().ToString();
+  // Checked right away: the lines must be in the sink when Recover() returns.
+  EXPECT_THAT(sink_.Messages(uid_), ::testing::ElementsAre("one", "two"));
+  int mine = 0;
+  for (const auto& o : *recovered) {
+    if (o.job_uid != uid_) continue;
+    ++mine;
+    EXPECT_FALSE(o.running);
+    EXPECT_EQ(o.exit_code, 4);
+    EXPECT_EQ(o.signal, std::nullopt);
+  }
+  EXPECT_EQ(mine, 1);
+  // A second Recover() (or one by yet another daemon) adds nothing.
+  ASSERT_TRUE(ex_->Recover().ok());
+  EXPECT_THAT(sink_.Messages(uid_), ::testing::ElementsAre("one", "two"));
 }
 
 }  // namespace

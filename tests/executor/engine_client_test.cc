@@ -1,10 +1,12 @@
-// LogDemuxer (no engine needed) and EngineClient calls against the real engine.
+// LogDemuxer (no engine needed), EngineClient calls against the real engine, and
+// pulls from a real registry on 127.0.0.1 (EngineClient and ContainerExecutor).
 #include "executor/engine_client.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "executor/executor_contract.h"
+#include "executor/loopback_registry.h"
 
 namespace ty::executor {
 namespace {
@@ -99,22 +101,111 @@ TEST(EngineClientTest, NotFoundAndIdempotentRemovals) {
 }  // namespace
 }  // namespace ty::executor
 
-namespace ty::executor {
+namespace ty::testing {
 namespace {
 
-// Needs a local registry: set TRAINYARD_TEST_REGISTRY_IMAGE to an image pushed to
-// one on 127.0.0.1 (e.g. 127.0.0.1:5055/ty/busybox:v1) that is not present locally.
-TEST(EngineClientTest, PullsFromALoopbackRegistry) {
-  TY_REQUIRE_ENGINE_OR_SKIP();
-  const char* image = std::getenv("TRAINYARD_TEST_REGISTRY_IMAGE");
-  if (image == nullptr) GTEST_SKIP() << "TRAINYARD_TEST_REGISTRY_IMAGE not set";
-  EngineClient engine(testing::EngineSocket());
-  Status s = engine.PullImage(image);
+using executor::ExecutorEventKind;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// Pulls from a real registry on 127.0.0.1 (docker-registry, run by the fixture):
+// the EngineClient call alone, and the ContainerExecutor's launch path end to end.
+class LoopbackRegistryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TY_REQUIRE_ENGINE_OR_SKIP();
+    if (access(kRegistryBinary, X_OK) != 0) {
+      std::string why = std::string(kRegistryBinary) + " is missing; run scripts/setup";
+      if (std::getenv("TRAINYARD_REQUIRE_ENGINE") != nullptr) FAIL() << why;
+      GTEST_SKIP() << why;
+    }
+    Status started = registry_.Start();
+    ASSERT_TRUE(started.ok()) << started.ToString();
+    uid_ = UniqueJobUid();
+    image_ = registry_.host() + "/trainyard-test/" + uid_ + ":v1";
+    Status pushed = PushImage(EngineSocket(), kTestImage, image_);
+    ASSERT_TRUE(pushed.ok()) << pushed.ToString() << "\nregistry log:\n" << registry_.Log();
+    auto local = engine_.ImageExists(image_);
+    ASSERT_TRUE(local.ok()) << local.status().ToString();
+    ASSERT_FALSE(*local) << image_ << " is still local: a launch would not pull it";
+  }
+
+  void TearDown() override {
+    if (ex_ != nullptr) ex_->Cleanup(uid_, 1).IgnoreError();
+    ex_.reset();
+    if (!uid_.empty()) ContainerBackend().ForceClean(uid_);
+    if (!image_.empty()) UntagImage(EngineSocket(), image_).IgnoreError();
+    registry_.Stop();
+  }
+
+  void MakeExecutor() {
+    executor::ContainerExecutor::Options o;
+    o.engine_socket = EngineSocket();
+    o.log_sink = &sink_;
+    auto ex = executor::ContainerExecutor::Create(o);
+    ASSERT_TRUE(ex.ok()) << ex.status().ToString();
+    ex_ = std::move(*ex);
+    ex_->SetEventCallback(events_.Callback());
+  }
+
+  executor::AttemptSpec Attempt(const std::string& image, const std::string& script) {
+    executor::ReplicaLaunch r;
+    r.name = executor::ReplicaName(uid_, 1, 0, 0);
+    r.task_name = "workerpool0-0";
+    r.image = image;
+    r.command = {"/bin/sh", "-c", script};
+    executor::AttemptSpec a;
+    a.job_uid = uid_;
+    a.attempt = 1;
+    a.labels[kTestLabel] = "1";
+    a.replicas = {r};
+    return a;
+  }
+
+  LoopbackRegistry registry_;
+  std::string uid_;
+  std::string image_;  // Pushed to the registry, absent locally.
+  executor::EngineClient engine_{EngineSocket()};
+  RecordingLogSink sink_;
+  EventRecorder events_{&sink_};
+  std::unique_ptr<executor::ContainerExecutor> ex_;
+};
+
+TEST_F(LoopbackRegistryTest, EngineClientPullsFromIt) {
+  Status s = engine_.PullImage(image_);
   ASSERT_TRUE(s.ok()) << s.ToString();
-  auto exists = engine.ImageExists(image);
+  auto exists = engine_.ImageExists(image_);
   ASSERT_TRUE(exists.ok());
   EXPECT_TRUE(*exists);
 }
 
+TEST_F(LoopbackRegistryTest, ExecutorPullsTheImageAndRunsTheReplica) {
+  MakeExecutor();
+  ASSERT_TRUE(ex_->Launch(Attempt(image_, "echo pulled-and-ran")).ok());
+  auto launched = events_.WaitForLaunch(uid_);
+  ASSERT_TRUE(launched.has_value());
+  ASSERT_EQ(launched->kind, ExecutorEventKind::kAttemptStarted)
+      << launched->message << "\nregistry log:\n" << registry_.Log();
+  EXPECT_GT(launched->image_ready_time, 0);
+  auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1);
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0].exit_code, 0);
+  EXPECT_THAT(sink_.Messages(uid_), ElementsAre("pulled-and-ran"));
+  auto exists = engine_.ImageExists(image_);
+  ASSERT_TRUE(exists.ok());
+  EXPECT_TRUE(*exists);
+}
+
+TEST_F(LoopbackRegistryTest, ExecutorReportsAMissingTag) {
+  MakeExecutor();
+  const std::string missing = registry_.host() + "/trainyard-test/" + uid_ + ":no-such-tag";
+  ASSERT_TRUE(ex_->Launch(Attempt(missing, "true")).ok());
+  auto launched = events_.WaitForLaunch(uid_);
+  ASSERT_TRUE(launched.has_value());
+  EXPECT_EQ(launched->kind, ExecutorEventKind::kLaunchFailed);
+  EXPECT_THAT(launched->message, HasSubstr("image pull failed for " + missing));
+  EXPECT_FALSE(ContainerBackend().Leftovers(uid_));
+}
+
 }  // namespace
-}  // namespace ty::executor
+}  // namespace ty::testing

@@ -3,6 +3,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -129,6 +130,37 @@ TEST_F(ProcessExecutorTest, RecoverResumesAHalfAppendedBatchExactly) {
   ASSERT_EQ(events.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1, 15000).size(), 1u);
   EXPECT_THAT(partial.Messages(uid_), ::testing::ElementsAre("1", "2", "3", "4"));
   ASSERT_TRUE((*ex)->Cleanup(uid_, 1).ok());
+}
+
+TEST_F(ProcessExecutorTest, RecoverCapturesLinesWrittenWhileNoDaemonWatched) {
+  ASSERT_TRUE(ex_->Launch(Attempt("echo one; sleep 2; echo two; exit 4")).ok());
+  // Let the watcher take "one" first, so Recover() must also drop what it already has.
+  ASSERT_TRUE(sink_.WaitForMessage(uid_, "one", 10000));
+  ex_.reset();  // The daemon goes away: the watcher stops, the replica runs on.
+  ASSERT_THAT(sink_.Messages(uid_), Not(Contains("two")))
+      << "the replica outran the test: the gap was not exercised";
+
+  // The wrapper is this test's child: reap it, which is also how we know it ended.
+  auto pids = backend_.PidsOf(uid_);
+  ASSERT_EQ(pids.size(), 1u);
+  bool exited = false;
+  for (int i = 0; i < 300 && !exited; ++i) {
+    exited = waitpid(pids[0], nullptr, WNOHANG) == pids[0];
+    if (!exited) usleep(50000);
+  }
+  ASSERT_TRUE(exited);
+
+  ex_ = Make();
+  auto recovered = ex_->Recover();
+  ASSERT_TRUE(recovered.ok()) << recovered.status().ToString();
+  // Checked right away: the lines must be in the sink when Recover() returns.
+  EXPECT_THAT(sink_.Messages(uid_), ::testing::ElementsAre("one", "two"));
+  ASSERT_EQ(recovered->size(), 1u);
+  EXPECT_FALSE((*recovered)[0].running);
+  EXPECT_EQ((*recovered)[0].exit_code, 4);
+  // A second Recover() (or one by yet another daemon) adds nothing.
+  ASSERT_TRUE(ex_->Recover().ok());
+  EXPECT_THAT(sink_.Messages(uid_), ::testing::ElementsAre("one", "two"));
 }
 
 }  // namespace
