@@ -231,6 +231,11 @@ Result<EngineClient::Response> EngineClient::Call(
 Status EngineClient::ErrorFrom(const Response& r, const std::string& what) {
   std::string msg = what + ": " + EngineMessage(r.body);
   if (r.status == 404) return NotFound(msg);
+  // Podman answers a request that was in flight when the container was removed
+  // (a stop racing a cleanup) with 500 "no such container": it is a not-found.
+  if (r.status == 500 && EngineMessage(r.body).find("no such container") != std::string::npos) {
+    return NotFound(msg);
+  }
   if (r.status == 409) return AlreadyExists(msg);
   if (r.status >= 400 && r.status < 500) return InvalidArgument(msg);
   return Internal(msg + " (HTTP " + std::to_string(r.status) + ")");
