@@ -12,7 +12,6 @@ Job VertexJob(std::string name, JobState state, const std::string& created,
               std::map<std::string, std::string> labels = {}) {
   Job job;
   job.dialect = Dialect::kVertex;
-  job.uid = "1";
   job.spec.dialect = Dialect::kVertex;
   job.spec.display_name = std::move(name);
   job.spec.labels = std::move(labels);

@@ -1,0 +1,139 @@
+// ApiServer: the listener and the io threads; connections are HttpSession.
+#include "api/api_server.h"
+
+#include <memory>
+#include <optional>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/strand.hpp>
+
+#include "api/handlers.h"
+#include "api/http_session.h"
+#include "service/job_service.h"
+
+namespace ty::api {
+
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+class ApiServer::Impl {
+ public:
+  Impl(service::JobService* service, Options options)
+      : options_(std::move(options)),
+        router_(service),
+        ioc_(std::make_unique<net::io_context>(options_.threads)),
+        acceptor_(std::make_unique<tcp::acceptor>(net::make_strand(*ioc_))) {
+    limits_.max_body_bytes = options_.max_body_bytes;
+  }
+
+  ~Impl() { Stop(); }
+
+  Result<int> Start() {
+    if (started_) return FailedPrecondition("API server already started");
+    tcp::acceptor& acceptor = *acceptor_;
+    boost::system::error_code ec;
+    tcp::endpoint endpoint;
+    net::ip::address address = net::ip::make_address(options_.host, ec);
+    if (!ec) {
+      endpoint = tcp::endpoint(address, static_cast<unsigned short>(options_.port));
+    } else {
+      // A host name ("localhost"): take its first address.
+      tcp::resolver resolver(*ioc_);
+      auto results = resolver.resolve(options_.host, std::to_string(options_.port), ec);
+      if (ec || results.empty()) {
+        return InvalidArgument("cannot resolve API host \"" + options_.host +
+                               "\": " + ec.message());
+      }
+      endpoint = results.begin()->endpoint();
+    }
+    const std::string where = options_.host + ":" + std::to_string(options_.port);
+    if (acceptor.open(endpoint.protocol(), ec)) {
+      return Unavailable("open " + where + ": " + ec.message());
+    }
+    acceptor.set_option(net::socket_base::reuse_address(true), ec);
+    if (acceptor.bind(endpoint, ec)) {
+      acceptor.close(ec);
+      return Unavailable("bind " + where + ": " + ec.message());
+    }
+    if (acceptor.listen(net::socket_base::max_listen_connections, ec)) {
+      acceptor.close(ec);
+      return Unavailable("listen " + where + ": " + ec.message());
+    }
+    int port = acceptor.local_endpoint(ec).port();
+    started_ = true;
+    work_.emplace(net::make_work_guard(*ioc_));
+    Accept();
+    for (int i = 0; i < options_.threads; ++i) {
+      threads_.emplace_back([this] { ioc_->run(); });
+    }
+    return port;
+  }
+
+  void Stop() {
+    if (!started_ || stopped_) return;
+    stopped_ = true;
+    work_.reset();
+    ioc_->stop();
+    for (std::thread& t : threads_) t.join();
+    threads_.clear();
+    // No thread runs handlers now. Closing the acceptor, then destroying the
+    // io_context, destroys every pending handler and with it every session, which
+    // closes their sockets.
+    acceptor_.reset();
+    ioc_.reset();
+  }
+
+ private:
+  void Accept() {
+    acceptor_->async_accept(net::make_strand(*ioc_),
+                            [this](boost::system::error_code ec, tcp::socket socket) {
+                             if (!acceptor_->is_open()) return;
+                             if (!ec) {
+                               std::make_shared<internal::HttpSession>(std::move(socket),
+                                                                       &router_, &limits_)
+                                   ->Run();
+                             }
+                             // Transient failures (EMFILE, aborted handshakes) must not
+                             // stop the listener.
+                             Accept();
+                           });
+  }
+
+  // Declaration order is destruction order reversed: sessions die with ioc_, and
+  // they point at router_ and limits_, which therefore come first. The acceptor
+  // must go before its io_context.
+  Options options_;
+  Router router_;
+  internal::SessionLimits limits_;
+  std::unique_ptr<net::io_context> ioc_;
+  std::unique_ptr<tcp::acceptor> acceptor_;
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work_;
+  std::vector<std::thread> threads_;
+  bool started_ = false;
+  bool stopped_ = false;
+};
+
+Result<std::unique_ptr<ApiServer>> ApiServer::Create(service::JobService* service,
+                                                      Options options) {
+  if (service == nullptr) return InvalidArgument("API server needs a JobService");
+  if (options.threads < 1) return InvalidArgument("API server threads must be >= 1");
+  if (options.port < 0 || options.port > 65535) {
+    return InvalidArgument("API port must be in 0..65535, got " + std::to_string(options.port));
+  }
+  if (options.max_body_bytes == 0) return InvalidArgument("max_body_bytes must be > 0");
+  return std::unique_ptr<ApiServer>(
+      new ApiServer(std::make_unique<Impl>(service, std::move(options))));
+}
+
+ApiServer::ApiServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ApiServer::~ApiServer() = default;
+
+Result<int> ApiServer::Start() { return impl_->Start(); }
+void ApiServer::Stop() { impl_->Stop(); }
+
+}  // namespace ty::api

@@ -1,0 +1,55 @@
+// ApiServer: the HTTP/1.1 front door of the daemon. Serves the Vertex v1 and ml v1
+// REST surfaces plus our log endpoints (routes in handlers.h) over a JobService.
+//
+// Boost.Beast, asynchronous: `Options::threads` threads run one io_context; each
+// connection is serialized on its own strand, keep-alive is honoured, and log follow
+// streams wait on timers instead of holding a thread. Service calls run inline on
+// the io thread (they are short: reads come from memory, mutations wait only for the
+// service's loop).
+//
+// Ownership: does not own the JobService, which must outlive the server.
+// Thread-safety: Start and Stop must be called from one thread (the owner's); the
+// destructor calls Stop.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+
+namespace ty::service {
+class JobService;
+}  // namespace ty::service
+
+namespace ty::api {
+
+class ApiServer {
+ public:
+  struct Options {
+    std::string host = "127.0.0.1";  // Numeric address or a resolvable name.
+    int port = 8080;                 // 0 = pick a free port (tests).
+    size_t max_body_bytes = 4 << 20; // Larger bodies answer 413.
+    int threads = 2;
+  };
+
+  // InvalidArgument for bad options (threads < 1, port outside 0..65535).
+  static Result<std::unique_ptr<ApiServer>> Create(service::JobService* service, Options options);
+  ~ApiServer();
+  ApiServer(const ApiServer&) = delete;
+  ApiServer& operator=(const ApiServer&) = delete;
+
+  // Binds, listens and starts serving. Returns the bound port (useful with port 0).
+  // Unavailable if the address cannot be bound; FailedPrecondition if already started.
+  Result<int> Start();
+  // Stops accepting, joins the io threads and closes every open connection (a
+  // request being served finishes first). Idempotent; the server cannot restart.
+  void Stop();
+
+ private:
+  class Impl;
+  explicit ApiServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ty::api

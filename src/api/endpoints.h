@@ -1,0 +1,46 @@
+// Internal to api/: the endpoint functions Router::Handle dispatches to, and the
+// request helpers they share. Not for use outside this module.
+//
+// Every function returns a complete HttpResponse (an error envelope on failure) and
+// never throws for bad input; thread-safe like Router.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "api/handlers.h"
+#include "api/http_types.h"
+#include "common/status.h"
+#include "model/dialect.h"
+#include "service/job_service.h"
+
+namespace ty::api::internal {
+
+// What every endpoint needs from the request.
+struct Call {
+  service::JobService* service;
+  const HttpRequest& request;
+  model::RenderOptions render;  // From `$alt=json;enum-encoding=int`.
+};
+
+// "" or the value of query parameter `name`.
+std::string Param(const HttpRequest& request, const std::string& name);
+// Non-negative int query parameter; `fallback` when absent. InvalidArgument otherwise.
+Result<int> IntParam(const HttpRequest& request, const std::string& name, int fallback);
+// The body as a JSON object; an empty body is `{}` (bodiless POSTs are legal, see
+// client-wire.md §2). InvalidArgument "Invalid JSON payload received. ..." otherwise.
+Result<nlohmann::json> BodyObject(const HttpRequest& request);
+
+// Jobs (job_endpoints.cc). `ref.id` is empty for collection calls.
+HttpResponse CreateJob(const Call& call, const service::JobRef& parent);
+HttpResponse GetJob(const Call& call, const service::JobRef& ref);
+HttpResponse ListJobs(const Call& call, const service::JobRef& parent);
+HttpResponse CancelJob(const Call& call, const service::JobRef& ref);
+HttpResponse DeleteJob(const Call& call, const service::JobRef& ref);
+HttpResponse GetOperation(const Call& call, const std::string& name);
+
+// Logs (log_endpoints.cc): a page, or a validated LogFollow when `follow=true`.
+Dispatch ReadLogs(const Call& call, const service::JobRef& ref);
+
+}  // namespace ty::api::internal

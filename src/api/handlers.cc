@@ -1,0 +1,179 @@
+// Router::Handle: path matching and the helpers shared by the endpoint files.
+#include "api/handlers.h"
+
+#include <exception>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "api/endpoints.h"
+#include "api/http_status.h"
+#include "api/query.h"
+
+namespace ty::api {
+
+namespace internal {
+
+std::string Param(const HttpRequest& request, const std::string& name) {
+  auto it = request.query.find(name);
+  return it == request.query.end() ? "" : it->second;
+}
+
+Result<int> IntParam(const HttpRequest& request, const std::string& name, int fallback) {
+  auto it = request.query.find(name);
+  if (it == request.query.end() || it->second.empty()) return fallback;
+  const std::string& text = it->second;
+  long long value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') {
+      return InvalidArgument("Invalid value at '" + name + "' (TYPE_INT32), \"" + text + "\"");
+    }
+    // Saturate instead of overflowing; the service caps page sizes anyway.
+    value = std::min<long long>(value * 10 + (c - '0'), 1LL << 31);
+  }
+  return static_cast<int>(std::min<long long>(value, 0x7fffffff));
+}
+
+Result<nlohmann::json> BodyObject(const HttpRequest& request) {
+  bool blank = true;
+  for (char c : request.body) blank = blank && (c == ' ' || c == '\t' || c == '\r' || c == '\n');
+  if (blank) return nlohmann::json::object();
+  nlohmann::json body;
+  try {
+    body = nlohmann::json::parse(request.body);
+  } catch (const nlohmann::json::exception& e) {
+    // Drop nlohmann's "[json.exception.parse_error.101] " tag; keep its position text.
+    std::string detail = e.what();
+    if (size_t tag_end = detail.find("] "); detail.rfind("[json.", 0) == 0 &&
+                                            tag_end != std::string::npos) {
+      detail = detail.substr(tag_end + 2);
+    }
+    return InvalidArgument("Invalid JSON payload received. " + detail);
+  }
+  if (!body.is_object()) {
+    return InvalidArgument(
+        "Invalid JSON payload received. Unknown name \"\": Root element must be a message.");
+  }
+  return body;
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::Call;
+using model::Dialect;
+
+HttpResponse NoRoute(const HttpRequest& request) {
+  return ErrorResponse(NotFound("No method " + request.method + " " + request.path +
+                                " on this server."));
+}
+
+// The last segment may carry a custom verb: "123:cancel" -> ("123", "cancel"). Only
+// the last segment, so a domain-scoped project ("example.com:p") stays intact.
+std::string SplitVerb(std::vector<std::string>* segments) {
+  if (segments->empty()) return "";
+  std::string& last = segments->back();
+  size_t colon = last.rfind(':');
+  if (colon == std::string::npos) return "";
+  std::string verb = last.substr(colon + 1);
+  last.resize(colon);
+  return verb;
+}
+
+model::RenderOptions RenderOptionsOf(const HttpRequest& request) {
+  model::RenderOptions options;
+  // `$alt=json;enum-encoding=int` (GAPIC sends it on every call but operation polls).
+  for (const char* name : {"$alt", "alt"}) {
+    if (internal::Param(request, name).find("enum-encoding=int") != std::string::npos) {
+      options.enum_as_int = true;
+    }
+  }
+  return options;
+}
+
+std::string Join(const std::vector<std::string>& segments, size_t from) {
+  std::string out;
+  for (size_t i = from; i < segments.size(); ++i) {
+    if (!out.empty()) out += '/';
+    out += segments[i];
+  }
+  return out;
+}
+
+Dispatch Respond(HttpResponse response) { return Dispatch{std::move(response), std::nullopt}; }
+
+Dispatch Route(service::JobService* service, const HttpRequest& request) {
+  std::vector<std::string> seg = SplitPath(request.path);
+  const std::string& method = request.method;
+  if (seg.size() == 1 && seg[0] == "healthz" && method == "GET") {
+    return Respond(JsonResponse({{"status", "ok"}}));
+  }
+  if (seg.size() < 4 || (seg[0] != "v1" && seg[0] != "ui") || seg[1] != "projects") {
+    return Respond(NoRoute(request));
+  }
+  const bool ui = seg[0] == "ui";
+  std::string verb = SplitVerb(&seg);
+  Call call{service, request, RenderOptionsOf(request)};
+  const std::string& project = seg[2];
+  const size_t n = seg.size();
+
+  // Operations, under /v1 and /ui (GAPIC polls /ui/..., client-wire.md §2):
+  //   projects/p/locations/l/operations/o, projects/p/locations/l/customJobs/j/operations/o.
+  if (verb.empty() && method == "GET" && n >= 7 && seg[3] == "locations" &&
+      seg[n - 2] == "operations" &&
+      (n == 7 || (n == 9 && seg[5] == "customJobs"))) {
+    return Respond(internal::GetOperation(call, Join(seg, 1)));
+  }
+  if (ui) return Respond(NoRoute(request));
+
+  // ml v1: projects/p/jobs[/id[/logs]].
+  if (seg[3] == "jobs") {
+    service::JobRef ref{Dialect::kMlV1, project, "", ""};
+    if (n == 4 && verb.empty()) {
+      if (method == "POST") return Respond(internal::CreateJob(call, ref));
+      if (method == "GET") return Respond(internal::ListJobs(call, ref));
+    } else if (n == 5) {
+      ref.id = seg[4];
+      if (verb.empty() && method == "GET") return Respond(internal::GetJob(call, ref));
+      if (verb == "cancel" && method == "POST") return Respond(internal::CancelJob(call, ref));
+    } else if (n == 6 && seg[5] == "logs" && verb.empty() && method == "GET") {
+      ref.id = seg[4];
+      return internal::ReadLogs(call, ref);
+    }
+    return Respond(NoRoute(request));
+  }
+
+  // Vertex: projects/p/locations/l/customJobs[/id[/logs]].
+  if (seg[3] == "locations" && n >= 6 && seg[5] == "customJobs") {
+    service::JobRef ref{Dialect::kVertex, project, seg[4], ""};
+    if (n == 6 && verb.empty()) {
+      if (method == "POST") return Respond(internal::CreateJob(call, ref));
+      if (method == "GET") return Respond(internal::ListJobs(call, ref));
+    } else if (n == 7) {
+      ref.id = seg[6];
+      if (verb.empty() && method == "GET") return Respond(internal::GetJob(call, ref));
+      if (verb.empty() && method == "DELETE") return Respond(internal::DeleteJob(call, ref));
+      if (verb == "cancel" && method == "POST") return Respond(internal::CancelJob(call, ref));
+    } else if (n == 8 && seg[7] == "logs" && verb.empty() && method == "GET") {
+      ref.id = seg[6];
+      return internal::ReadLogs(call, ref);
+    }
+  }
+  return Respond(NoRoute(request));
+}
+
+}  // namespace
+
+Dispatch Router::Handle(const HttpRequest& request) const {
+  // Last line of defence: a throw from a library must become a 500, not unwind into
+  // the network code (STYLE.md §4: no exceptions across modules).
+  try {
+    return Route(service_, request);
+  } catch (const std::exception& e) {
+    return Respond(ErrorResponse(Internal(std::string("internal error: ") + e.what())));
+  }
+}
+
+}  // namespace ty::api

@@ -1,0 +1,71 @@
+// Routing and the wire JSON of every endpoint (client-wire.md §2, §5): turns an
+// HttpRequest into JobService calls and an HttpResponse, for both dialects. Knows
+// nothing of sockets; the Beast session (http_session.h) owns those and runs log
+// follow streams, which this file only describes (LogFollow) and feeds (NextChunk).
+//
+// Routes (paths literal; `:cancel` may also arrive as `%3Acancel`):
+//   GET    /healthz
+//   POST   /v1/projects/{p}/jobs                       ml v1 create
+//   GET    /v1/projects/{p}/jobs[/{id}]                ml v1 list / get
+//   POST   /v1/projects/{p}/jobs/{id}:cancel
+//   GET    /v1/projects/{p}/jobs/{id}/logs             (our extension)
+//   POST   /v1/projects/{p}/locations/{l}/customJobs   Vertex create
+//   GET    /v1/projects/{p}/locations/{l}/customJobs[/{id}]
+//   POST   /v1/projects/{p}/locations/{l}/customJobs/{id}:cancel
+//   DELETE /v1/projects/{p}/locations/{l}/customJobs/{id}
+//   GET    /v1/projects/{p}/locations/{l}/customJobs/{id}/logs
+//   GET    /{v1,ui}/projects/{p}/locations/{l}[/customJobs/{id}]/operations/{n}
+// An unknown path, and a known path with a method it does not serve, answer 404
+// NOT_FOUND, as Google's front end does for a method it does not know.
+//
+// Thread-safety: a Router is immutable after construction; Handle and NextChunk may
+// run concurrently on any threads (the JobService is thread-safe).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "api/http_types.h"
+#include "service/job_service.h"
+
+namespace ty::api {
+
+// A `follow=true` log request, validated and ready to stream. The session keeps it
+// and passes it back to Router::NextChunk until `done`.
+struct LogFollow {
+  service::JobRef ref;
+  std::string task;    // Only this task's entries when non-empty.
+  std::string cursor;  // Position after the last entry sent.
+  bool done = false;
+};
+
+struct Dispatch {
+  HttpResponse response;            // The answer, unless `follow` is set.
+  std::optional<LogFollow> follow;  // Stream instead (200, application/x-ndjson).
+};
+
+// One step of a follow stream.
+struct FollowChunk {
+  std::string data;  // NDJSON lines to send now; may be empty.
+  // True: nothing new; wait a little and ask again (unless `LogFollow::done`).
+  bool idle = false;
+};
+
+class Router {
+ public:
+  explicit Router(service::JobService* service) : service_(service) {}
+
+  Dispatch Handle(const HttpRequest& request) const;
+
+  // Reads what was appended after `follow->cursor` (up to about `max_bytes` of
+  // NDJSON), advancing the cursor. Marks the stream done once the job is terminal and
+  // its log is drained, or when the job vanishes or reading fails (an error line
+  // `{"error":{...}}` is then the last line).
+  FollowChunk NextChunk(LogFollow* follow, size_t max_bytes = 64 * 1024) const;
+
+ private:
+  service::JobService* service_;  // Not owned.
+};
+
+}  // namespace ty::api

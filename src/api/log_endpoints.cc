@@ -1,0 +1,126 @@
+// Log endpoints (our extension; no Google equivalent):
+//   GET .../jobs/{id}/logs, GET .../customJobs/{id}/logs
+//   ?task=workerpool0-0 &cursor=<opaque> &pageSize=1000 &follow=true|false
+//
+// Non-follow answers one page: {"entries":[...],"nextCursor":"..."}; `nextCursor` is
+// present whenever the job has any log, also at the end, so a client can poll.
+// Follow answers an NDJSON stream (see http_session.h for the transport) where each
+// entry also carries `cursor`, the position just after it, so a client that loses
+// the connection resumes exactly where it stopped.
+#include <algorithm>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "api/endpoints.h"
+#include "api/http_status.h"
+#include "common/time.h"
+#include "logs/log_store.h"
+
+namespace ty::api {
+
+namespace {
+
+constexpr int kDefaultPageSize = 1000;
+constexpr int kMaxPageSize = 10000;
+
+nlohmann::json RenderEntry(const logs::LogEntry& entry) {
+  nlohmann::json out = {
+      {"timestamp", FormatRfc3339(entry.time)},
+      {"taskName", entry.task},
+      {"stream", logs::LogStreamName(entry.stream)},
+      {"message", entry.message},
+  };
+  if (!entry.severity.empty()) out["severity"] = entry.severity;
+  return out;
+}
+
+std::string ErrorLine(const Status& status) {
+  return ErrorResponse(status).body + "\n";
+}
+
+}  // namespace
+
+namespace internal {
+
+Dispatch ReadLogs(const Call& call, const service::JobRef& ref) {
+  auto fail = [](const Status& s) { return Dispatch{ErrorResponse(s), std::nullopt}; };
+  Result<int> page_size = IntParam(call.request, "pageSize", kDefaultPageSize);
+  if (!page_size.ok()) return fail(page_size.status());
+  if (*page_size == 0) *page_size = kDefaultPageSize;
+  *page_size = std::min(*page_size, kMaxPageSize);
+  const std::string follow = Param(call.request, "follow");
+  if (!follow.empty() && follow != "true" && follow != "false") {
+    return fail(InvalidArgument("Invalid value at 'follow' (TYPE_BOOL), \"" + follow + "\""));
+  }
+  const std::string task = Param(call.request, "task");
+  const std::string cursor = Param(call.request, "cursor");
+
+  // Also validates the job and the cursor before a follow stream commits to 200.
+  Result<logs::LogPage> page = call.service->ReadLogs(ref, cursor, task,
+                                                      follow == "true" ? 1 : *page_size);
+  if (!page.ok()) return fail(page.status());
+  if (follow == "true") {
+    LogFollow stream;
+    stream.ref = ref;
+    stream.task = task;
+    stream.cursor = cursor;  // The probe above is discarded; the stream re-reads it.
+    return Dispatch{HttpResponse{}, std::move(stream)};
+  }
+
+  nlohmann::json out = nlohmann::json::object();
+  nlohmann::json entries = nlohmann::json::array();
+  for (const logs::LogEntry& entry : page->entries) entries.push_back(RenderEntry(entry));
+  out["entries"] = std::move(entries);
+  if (!page->next_cursor.empty()) out["nextCursor"] = page->next_cursor;
+  return Dispatch{JsonResponse(out), std::nullopt};
+}
+
+}  // namespace internal
+
+FollowChunk Router::NextChunk(LogFollow* follow, size_t max_bytes) const {
+  FollowChunk chunk;
+  if (follow->done) return chunk;
+  try {
+    // Terminal-ness is read BEFORE the log: an executor writes a replica's last line
+    // before reporting its exit, so once the job is terminal an empty read below
+    // really is the end and no line can be lost to the race.
+    Result<model::Job> job = service_->Get(follow->ref);
+    if (!job.ok()) {
+      chunk.data = ErrorLine(job.status());
+      follow->done = true;
+      return chunk;
+    }
+    const bool terminal = model::IsTerminal(job->state);
+    // One entry per read: the LogStore's cursor is opaque, and a per-entry cursor
+    // is what lets a client resume without duplicates.
+    while (chunk.data.size() < max_bytes) {
+      Result<logs::LogPage> page = service_->ReadLogs(follow->ref, follow->cursor, follow->task, 1);
+      if (!page.ok()) {
+        chunk.data += ErrorLine(page.status());
+        follow->done = true;
+        return chunk;
+      }
+      // With a task filter an empty page may still have skipped other tasks' lines.
+      if (!page->next_cursor.empty()) follow->cursor = page->next_cursor;
+      if (page->entries.empty()) break;
+      nlohmann::json line = RenderEntry(page->entries.front());
+      line["cursor"] = follow->cursor;
+      chunk.data += DumpJson(line);
+      chunk.data += '\n';
+    }
+    if (chunk.data.empty()) {
+      if (terminal) {
+        follow->done = true;
+      } else {
+        chunk.idle = true;
+      }
+    }
+  } catch (const std::exception& e) {
+    chunk.data += ErrorLine(Internal(std::string("internal error: ") + e.what()));
+    follow->done = true;
+  }
+  return chunk;
+}
+
+}  // namespace ty::api

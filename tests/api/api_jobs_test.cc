@@ -1,0 +1,249 @@
+// Job routes of both dialects over real HTTP.
+#include <set>
+#include <string>
+
+#include "api/api_fixture.h"
+
+namespace ty::api {
+namespace {
+
+using nlohmann::json;
+
+class ApiJobsTest : public ApiFixture {};
+
+TEST_F(ApiJobsTest, Healthz) {
+  Reply r = Get("/healthz");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.json(), json({{"status", "ok"}}));
+  EXPECT_EQ(r.content_type, "application/json; charset=UTF-8");
+}
+
+TEST_F(ApiJobsTest, MlCreateGetAndList) {
+  Reply created = Post(kMl, MlBody("census_001"));
+  ASSERT_EQ(created.status, 200) << created.body;
+  EXPECT_EQ(created.content_type, "application/json; charset=UTF-8");
+  json job = created.json();
+  EXPECT_EQ(job["jobId"], "census_001");
+  EXPECT_TRUE(job.contains("createTime"));
+  EXPECT_TRUE(job["state"] == "QUEUED" || job["state"] == "PREPARING" ||
+              job["state"] == "RUNNING")
+      << job.dump();
+
+  Reply got = Get(std::string(kMl) + "/census_001");
+  ASSERT_EQ(got.status, 200) << got.body;
+  EXPECT_EQ(got.json()["jobId"], "census_001");
+
+  CreateMl("other_002");
+  Reply listed = Get(kMl);
+  ASSERT_EQ(listed.status, 200) << listed.body;
+  ASSERT_EQ(listed.json()["jobs"].size(), 2u) << listed.body;
+  EXPECT_FALSE(listed.json().contains("nextPageToken"));
+
+  Reply filtered = Get(std::string(kMl) + "?filter=jobId%3Acensus*");
+  ASSERT_EQ(filtered.status, 200) << filtered.body;
+  ASSERT_EQ(filtered.json()["jobs"].size(), 1u) << filtered.body;
+  EXPECT_EQ(filtered.json()["jobs"][0]["jobId"], "census_001");
+}
+
+TEST_F(ApiJobsTest, MlEmptyListIsEmptyObject) {
+  Reply r = Get(kMl);
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.json(), json::object());
+}
+
+TEST_F(ApiJobsTest, MlDuplicateIs409WithFieldViolation) {
+  CreateMl("dup");
+  Reply r = Post(kMl, MlBody("dup"));
+  EXPECT_EQ(r.status, 409) << r.body;
+  json error = r.json()["error"];
+  EXPECT_EQ(error["code"], 409);
+  EXPECT_EQ(error["status"], "ALREADY_EXISTS");
+  EXPECT_EQ(error["details"][0]["@type"], "type.googleapis.com/google.rpc.BadRequest");
+  EXPECT_EQ(error["details"][0]["fieldViolations"][0]["field"], "job.job_id");
+}
+
+TEST_F(ApiJobsTest, MissingJobIs404) {
+  Reply ml = Get(std::string(kMl) + "/nope");
+  EXPECT_EQ(ml.status, 404);
+  EXPECT_EQ(ml.json()["error"]["status"], "NOT_FOUND");
+  EXPECT_EQ(ml.content_type, "application/json; charset=UTF-8");
+  Reply vertex = Get(std::string(kVertex) + "/12345");
+  EXPECT_EQ(vertex.status, 404) << vertex.body;
+}
+
+TEST_F(ApiJobsTest, NonNumericVertexIdIs400) {
+  Reply r = Get(std::string(kVertex) + "/abc");
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(r.json()["error"]["status"], "INVALID_ARGUMENT");
+}
+
+TEST_F(ApiJobsTest, MlCancelWithEmptyObjectAndWithNoBody) {
+  CreateMl("c1");
+  CreateMl("c2");
+  Reply with_body = Post(std::string(kMl) + "/c1:cancel", "{}");
+  EXPECT_EQ(with_body.status, 200) << with_body.body;
+  EXPECT_EQ(with_body.body, "{}");
+  Reply no_body = Send("POST", std::string(kMl) + "/c2:cancel");
+  EXPECT_EQ(no_body.status, 200) << no_body.body;
+  EXPECT_EQ(no_body.body, "{}");
+  // Percent-encoded colon too.
+  Reply encoded = Send("POST", std::string(kMl) + "/c2%3Acancel");
+  EXPECT_EQ(encoded.status, 200) << encoded.body;
+  Reply missing = Post(std::string(kMl) + "/none:cancel", "{}");
+  EXPECT_EQ(missing.status, 404);
+}
+
+TEST_F(ApiJobsTest, VertexCreateAssignsNumericIdAndQueuedState) {
+  Reply r = Post(kVertex, VertexBody("train-1"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  json job = r.json();
+  std::string name = job["name"];
+  const std::string prefix = "projects/p/locations/us-central1/customJobs/";
+  ASSERT_EQ(name.rfind(prefix, 0), 0u) << name;
+  std::string id = name.substr(prefix.size());
+  ASSERT_FALSE(id.empty());
+  EXPECT_EQ(id.find_first_not_of("0123456789"), std::string::npos) << id;
+  std::set<std::string> early = {"JOB_STATE_QUEUED", "JOB_STATE_PENDING", "JOB_STATE_RUNNING"};
+  EXPECT_TRUE(early.count(job["state"].get<std::string>())) << job.dump();
+  EXPECT_TRUE(job.contains("createTime"));
+  EXPECT_TRUE(job.contains("updateTime"));
+  EXPECT_EQ(job["displayName"], "train-1");
+
+  Reply got = Get(std::string(kVertex) + "/" + id);
+  ASSERT_EQ(got.status, 200) << got.body;
+  EXPECT_EQ(got.json()["name"], name);
+}
+
+TEST_F(ApiJobsTest, EnumEncodingIntGivesNumericState) {
+  std::string id = CreateVertex("ints");
+  for (const std::string query : {"?$alt=json;enum-encoding=int",
+                                  "?%24alt=json%3Benum-encoding%3Dint",
+                                  "?$alt=json%3Benum-encoding=int&key=abc&prettyPrint=false"}) {
+    Reply r = Get(std::string(kVertex) + "/" + id + query);
+    ASSERT_EQ(r.status, 200) << query << ": " << r.body;
+    EXPECT_TRUE(r.json()["state"].is_number_integer()) << query << ": " << r.body;
+  }
+  Reply plain = Get(std::string(kVertex) + "/" + id + "?alt=json&$.xgafv=2&fields=name");
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  EXPECT_TRUE(plain.json()["state"].is_string());
+}
+
+TEST_F(ApiJobsTest, VertexListFilterAndPaging) {
+  for (int i = 0; i < 5; ++i) CreateVertex("page_" + std::to_string(i));
+  CreateVertex("other");
+  std::set<std::string> seen;
+  std::string token;
+  int pages = 0;
+  do {
+    std::string path = std::string(kVertex) +
+                       "?filter=display_name%3A%22page_*%22&pageSize=2";
+    if (!token.empty()) path += "&pageToken=" + token;
+    Reply r = Get(path);
+    ASSERT_EQ(r.status, 200) << r.body;
+    json page = r.json();
+    ASSERT_TRUE(page.contains("customJobs")) << r.body;
+    EXPECT_LE(page["customJobs"].size(), 2u);
+    for (const json& job : page["customJobs"]) {
+      EXPECT_EQ(job["displayName"].get<std::string>().rfind("page_", 0), 0u);
+      EXPECT_TRUE(seen.insert(job["name"]).second) << "duplicate " << job["name"];
+    }
+    token = page.value("nextPageToken", "");
+    ++pages;
+    ASSERT_LT(pages, 10);
+  } while (!token.empty());
+  EXPECT_EQ(pages, 3);
+  EXPECT_EQ(seen.size(), 5u);
+}
+
+TEST_F(ApiJobsTest, VertexListReadMaskKeepsNamedFields) {
+  CreateVertex("masked");
+  Reply r = Get(std::string(kVertex) + "?readMask=name,display_name");
+  ASSERT_EQ(r.status, 200) << r.body;
+  json job = r.json()["customJobs"][0];
+  EXPECT_TRUE(job.contains("name"));
+  EXPECT_TRUE(job.contains("displayName"));
+  EXPECT_FALSE(job.contains("jobSpec"));
+}
+
+TEST_F(ApiJobsTest, BadFilterAndPageSizeAre400) {
+  EXPECT_EQ(Get(std::string(kVertex) + "?filter=bogus%3D1").status, 400);
+  EXPECT_EQ(Get(std::string(kVertex) + "?pageSize=abc").status, 400);
+  EXPECT_EQ(Get(std::string(kVertex) + "?pageSize=-1").status, 400);
+}
+
+TEST_F(ApiJobsTest, VertexCancelWithAndWithoutBody) {
+  std::string a = CreateVertex("a");
+  std::string b = CreateVertex("b");
+  Reply with_body = Post(std::string(kVertex) + "/" + a + ":cancel", "{}");
+  EXPECT_EQ(with_body.status, 200) << with_body.body;
+  EXPECT_EQ(with_body.body, "{}");
+  Reply no_body = Send("POST", std::string(kVertex) + "/" + b + ":cancel");
+  EXPECT_EQ(no_body.status, 200) << no_body.body;
+  EXPECT_EQ(no_body.body, "{}");
+}
+
+TEST_F(ApiJobsTest, DeleteRunningJobIsFailedPrecondition) {
+  std::string id = CreateVertex("running");
+  Reply r = Delete(std::string(kVertex) + "/" + id);
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(r.json()["error"]["status"], "FAILED_PRECONDITION");
+}
+
+TEST_F(ApiJobsTest, DeleteFinishedJobAnswersOperationAndPollsWork) {
+  std::string id = CreateVertex("done");
+  FinishJob(VertexRef(id), 0);
+  // GAPIC sends a content type even on DELETE.
+  Reply r = Send("DELETE", std::string(kVertex) + "/" + id, std::nullopt,
+                 {"Content-Type: application/json", "x-goog-request-params: name=x",
+                  "Authorization: Bearer token"});
+  ASSERT_EQ(r.status, 200) << r.body;
+  json op = r.json();
+  std::string name = op["name"];
+  EXPECT_EQ(name.rfind("projects/p/locations/us-central1/operations/", 0), 0u) << name;
+  EXPECT_EQ(op["done"], true);
+  EXPECT_EQ(op["metadata"]["@type"],
+            "type.googleapis.com/google.cloud.aiplatform.v1.DeleteOperationMetadata");
+  EXPECT_TRUE(op["metadata"]["genericMetadata"].contains("createTime"));
+  EXPECT_TRUE(op["metadata"]["genericMetadata"].contains("updateTime"));
+  EXPECT_EQ(op["response"], json({{"@type", "type.googleapis.com/google.protobuf.Empty"}}));
+
+  for (const std::string prefix : {"/v1/", "/ui/"}) {
+    Reply poll = Get(prefix + name);
+    ASSERT_EQ(poll.status, 200) << prefix << ": " << poll.body;
+    EXPECT_EQ(poll.json(), op);
+  }
+  EXPECT_EQ(Get(std::string(kVertex) + "/" + id).status, 404);
+  EXPECT_EQ(Get("/v1/projects/p/locations/us-central1/operations/999999").status, 404);
+}
+
+TEST_F(ApiJobsTest, UnknownFieldIs400WithFieldViolationPath) {
+  Reply r = Post(kVertex, R"({"displayName": "x", "jobSpec": {"workerPoolSpecs": [
+      {"machineSpec": {"machineType": "n1-standard-4"}, "replicaCount": "1",
+       "containerSpec": {"imageUri": "img", "bogusField": 1}}]}})");
+  ASSERT_EQ(r.status, 400) << r.body;
+  json error = r.json()["error"];
+  EXPECT_EQ(error["status"], "INVALID_ARGUMENT");
+  std::string field = error["details"][0]["fieldViolations"][0]["field"];
+  EXPECT_NE(field.find("workerPoolSpecs[0].containerSpec"), std::string::npos) << field;
+  EXPECT_FALSE(error["details"][0]["fieldViolations"][0]["description"].get<std::string>().empty());
+}
+
+TEST_F(ApiJobsTest, UnknownRoutesAndMethodsAre404) {
+  for (auto [method, path] : std::vector<std::pair<std::string, std::string>>{
+           {"GET", "/"},
+           {"GET", "/v2/projects/p/jobs"},
+           {"GET", "/v1/projects/p/models"},
+           {"PUT", "/v1/projects/p/jobs"},
+           {"DELETE", "/v1/projects/p/jobs/x"},
+           {"POST", "/v1/projects/p/jobs/x:frobnicate"},
+           {"GET", "/ui/projects/p/jobs"},
+           {"GET", "/v1/projects/p/locations/l/customJobs/1/2/3"}}) {
+    Reply r = Send(method, path);
+    EXPECT_EQ(r.status, 404) << method << " " << path << ": " << r.body;
+    EXPECT_EQ(r.json()["error"]["status"], "NOT_FOUND") << method << " " << path;
+    EXPECT_EQ(r.content_type, "application/json; charset=UTF-8");
+  }
+}
+
+}  // namespace
+}  // namespace ty::api

@@ -1,0 +1,140 @@
+// Bad input must get an answer and never take the server down.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <random>
+#include <string>
+
+#include "api/api_fixture.h"
+
+namespace ty::api {
+namespace {
+
+using nlohmann::json;
+
+class ApiRobustnessTest : public ApiFixture {
+ protected:
+  int Port() const { return std::stoi(base_.substr(base_.rfind(':') + 1)); }
+
+  // Sends raw bytes on a fresh connection and returns what comes back before the
+  // server closes it (or 5 s pass).
+  std::string Raw(const std::string& bytes) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(Port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    timeval tv{5, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    std::string out;
+    char buf[4096];
+    while (true) {
+      ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      out.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    return out;
+  }
+
+  void ExpectAlive() {
+    Reply r = Get("/healthz");
+    EXPECT_EQ(r.status, 200) << r.curl_error;
+  }
+};
+
+TEST_F(ApiRobustnessTest, MalformedJsonIs400AndServerKeepsGoing) {
+  Reply r = Post(kMl, R"({"jobId": "x", )");
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(r.json()["error"]["status"], "INVALID_ARGUMENT");
+  EXPECT_EQ(r.json()["error"]["message"].get<std::string>().rfind("Invalid JSON payload received.", 0),
+            0u)
+      << r.body;
+  EXPECT_EQ(r.content_type, "application/json; charset=UTF-8");
+  CreateMl("after_bad_json");
+}
+
+TEST_F(ApiRobustnessTest, JsonThatIsNotAnObjectIs400) {
+  for (const char* body : {"[]", "42", "\"job\"", "null"}) {
+    Reply r = Post(kVertex, body);
+    EXPECT_EQ(r.status, 400) << body << ": " << r.body;
+  }
+  Reply cancel = Post(std::string(kMl) + "/x:cancel", "[1]");
+  EXPECT_EQ(cancel.status, 400) << cancel.body;
+}
+
+TEST_F(ApiRobustnessTest, OversizedBodyIs413ThenServerStillAnswers) {
+  std::string big = R"({"jobId": ")" + std::string(5 << 20, 'a') + R"("})";
+  Reply r = Post(kMl, big);
+  EXPECT_EQ(r.status, 413) << r.curl_error << " " << r.body.substr(0, 200);
+  EXPECT_EQ(r.json()["error"]["code"], 413);
+  EXPECT_EQ(r.json()["error"]["status"], "INVALID_ARGUMENT");
+  EXPECT_EQ(r.json()["error"]["message"], "Request payload size exceeds the limit: 4194304 bytes.");
+  ExpectAlive();
+}
+
+TEST_F(ApiRobustnessTest, OversizedBodyWithoutExpectContinue) {
+  std::string big(5 << 20, 'x');
+  Reply r = Send("POST", kMl, big, {"Expect:"});
+  EXPECT_EQ(r.status, 413) << r.curl_error;
+  ExpectAlive();
+}
+
+TEST_F(ApiRobustnessTest, GarbageBytesGet400OrCloseAndServerLives) {
+  std::mt19937 rng(42);
+  for (int round = 0; round < 20; ++round) {
+    std::string junk(1 + rng() % 2000, '\0');
+    for (char& c : junk) c = static_cast<char>(rng());
+    junk += "\r\n\r\n";
+    std::string answer = Raw(junk);
+    if (!answer.empty()) {
+      EXPECT_EQ(answer.rfind("HTTP/1.1 400", 0), 0u) << answer.substr(0, 100);
+    }
+  }
+  ExpectAlive();
+}
+
+TEST_F(ApiRobustnessTest, HugeHeadersAreRefused) {
+  std::string answer = Raw("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " +
+                           std::string(100 * 1024, 'a') + "\r\n\r\n");
+  EXPECT_EQ(answer.rfind("HTTP/1.1 431", 0), 0u) << answer.substr(0, 100);
+  ExpectAlive();
+}
+
+TEST_F(ApiRobustnessTest, KeepAliveServesSeveralRequestsOnOneConnection) {
+  std::string req = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+  std::string last = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  std::string answer = Raw(req + req + last);
+  size_t count = 0;
+  for (size_t pos = 0; (pos = answer.find("HTTP/1.1 200", pos)) != std::string::npos; ++pos) {
+    ++count;
+  }
+  EXPECT_EQ(count, 3u) << answer;
+}
+
+TEST_F(ApiRobustnessTest, AuthAndGoogleHeadersAreIgnored) {
+  Reply r = Send("GET", kMl, std::nullopt,
+                 {"Authorization: Bearer abc", "x-goog-api-client: gax/5.0.8",
+                  "x-goog-api-key: k", "Content-Type: application/json"});
+  EXPECT_EQ(r.status, 200) << r.body;
+}
+
+TEST_F(ApiRobustnessTest, ServerStopsWithAnOpenIdleConnection) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(Port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ::send(fd, "GET /hea", 8, MSG_NOSIGNAL);  // A slow client, mid-request.
+  server_->Stop();
+  server_.reset();
+  ::close(fd);
+}
+
+}  // namespace
+}  // namespace ty::api
