@@ -2,6 +2,7 @@
 #include "cli/log_stream.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace ty::cli {
 namespace {
@@ -36,6 +37,7 @@ Result<nlohmann::json> FollowJobLogs(HttpClient& http, const LogFollowOptions& o
   int wait_ms = 500;
   const int max_wait_ms = std::max(1, options.polling_interval_s) * 1000;
   while (true) {
+    std::optional<Status> stream_error;  // The daemon ended the stream with an error record.
     std::string url = options.logs_url + "?follow=true";
     if (!options.task.empty()) url += "&task=" + UrlEncode(options.task);
     if (!cursor.empty()) url += "&cursor=" + UrlEncode(cursor);
@@ -43,11 +45,16 @@ Result<nlohmann::json> FollowJobLogs(HttpClient& http, const LogFollowOptions& o
       nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
       ever_connected = true;
       if (!record.is_object()) return true;  // Not a record (a heartbeat, say): skip.
+      if (auto e = record.find("error"); e != record.end() && e->is_object()) {
+        stream_error = Unavailable("log stream ended with an error: " + e->value("message", std::string("unknown")));
+        return false;
+      }
       out << FormatLogRecord(record, options.dialect, options.allow_multiline);
       out.flush();
       if (auto c = record.find("cursor"); c != record.end() && c->is_string()) cursor = c->get<std::string>();
       return true;
     });
+    if (stream_error) return *stream_error;
     if (streamed.ok()) {
       if (streamed->status < 200 || streamed->status >= 300) return HttpError(*streamed);
       ever_connected = true;

@@ -205,6 +205,15 @@ TEST_F(RunCliTest, StreamLogsReconnectsFromTheLastCursorUntilTheJobEnds) {
   EXPECT_GT(slept_ms_, 0);
 }
 
+TEST_F(RunCliTest, StreamLogsEndsOnAnErrorRecordInsteadOfPrintingIt) {
+  http_.streams.push_back({{LogLine("workerpool0-0", "hello", "c1"),
+                            json{{"error", {{"code", 500}, {"message", "log file unreadable"}}}}.dump()},
+                           200, "", false});
+  EXPECT_EQ(Run({"ai", "custom-jobs", "stream-logs", "123", "--region=us-central1"}), 1);
+  EXPECT_EQ(out_.str(), "INFO\t2024-03-01 12:00:00 +0000\tworkerpool0-0\thello\n");
+  EXPECT_NE(err_.str().find("log file unreadable"), std::string::npos) << err_.str();
+}
+
 TEST_F(RunCliTest, StreamLogsOfAMissingJob) {
   http_.streams.push_back({{}, 404, R"({"error": {"code": 404, "message": "Job j not found."}})", false});
   EXPECT_EQ(Run({"ai-platform", "jobs", "stream-logs", "j"}), 1);
