@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <future>
+#include <random>
 
 #include "model/list_filter.h"
 #include "service/loop.h"
@@ -198,13 +199,15 @@ void JobService::Loop::Shutdown() {
 }
 
 std::string JobService::Loop::NewUid() {
-  // Time-based so ids grow across restarts; strictly increasing within a run.
-  std::string candidate = std::to_string(clock_->Now() / 1000 * 1000);
-  if (!last_uid_.empty() && !UidLess(last_uid_, candidate)) {
-    candidate = std::to_string(std::stoll(last_uid_) + 1);
-  }
-  last_uid_ = candidate;
-  return candidate;
+  // 19 digits like Google's ids: milliseconds since the epoch, then 6 random digits.
+  // Time-first keeps ids growing with creation (List pages by uid); the random part
+  // keeps two daemons sharing one container engine from minting the same id (and so
+  // the same container names and labels) in the same millisecond.
+  static thread_local std::mt19937_64 rng(std::random_device{}());
+  uint64_t candidate = static_cast<uint64_t>(clock_->Now() / 1000) * 1000000 + rng() % 1000000;
+  if (!last_uid_.empty() && candidate <= std::stoull(last_uid_)) candidate = std::stoull(last_uid_) + 1;
+  last_uid_ = std::to_string(candidate);
+  return last_uid_;
 }
 
 model::Job* JobService::Loop::Find(const std::string& uid) {
