@@ -4,7 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/flag_values.h"
-#include "cli/log_stream.h"
+#include "cli/job_commands.h"
 #include "cli/ml_job_request.h"
 #include "format/yaml_json.h"
 
@@ -16,13 +16,7 @@ struct MlJobsState {
   std::optional<std::string> config_path;
   bool stream_logs = false;
   bool async = false;
-  std::string job;  // Positional JOB (jobId, or projects/P/jobs/ID).
-  std::string filter;
-  int64_t limit = -1;
-  int64_t page_size = 0;
-  std::string task_name;
-  int polling_interval_s = 60;
-  bool allow_multiline = false;
+  JobQueryFlags query;  // JOB: jobId, or projects/P/jobs/ID.
 };
 
 std::string JobPath(Runtime& rt, const std::string& job) {
@@ -35,17 +29,7 @@ std::string SubmitSummary(const nlohmann::json& job) {
   return FormatYamlProjection(job, {"jobId", "state", "startTime", "endTime"});
 }
 
-Result<nlohmann::json> Follow(Runtime& rt, const std::string& job_path, const std::string& task,
-                              int polling_interval_s, bool allow_multiline, std::ostream& out) {
-  LogFollowOptions options;
-  options.job_url = rt.Endpoint() + job_path;
-  options.logs_url = options.job_url + "/logs";
-  options.task = task;
-  options.dialect = LogDialect::kMl;
-  options.allow_multiline = allow_multiline;
-  options.polling_interval_s = polling_interval_s;
-  return FollowJobLogs(*rt.http, options, out, rt.sleep_ms);
-}
+std::string CollectionPath(Runtime& rt) { return "/v1/projects/" + rt.Project() + "/jobs"; }
 
 int Submit(Runtime& rt, MlJobsState& st, const std::string& path) {
   if (st.stream_logs && st.async) {
@@ -61,7 +45,7 @@ int Submit(Runtime& rt, MlJobsState& st, const std::string& path) {
   Result<nlohmann::json> body = BuildMlJob(st.submit);
   if (!body.ok()) return ReportError(rt, path, body.status());
   long http_status = 0;
-  Result<nlohmann::json> created = CallApi(rt, "POST", "/v1/projects/" + rt.Project() + "/jobs", &*body, &http_status);
+  Result<nlohmann::json> created = CallApi(rt, "POST", CollectionPath(rt), &*body, &http_status);
   if (!created.ok()) {
     if (http_status == 409) {
       return ReportError(rt, path, Status(created.status().code(),
@@ -73,83 +57,40 @@ int Submit(Runtime& rt, MlJobsState& st, const std::string& path) {
   const std::string& id = st.submit.job_id;
   *rt.err << "Job [" << id << "] submitted successfully.\n";
   if (!st.stream_logs) {
-    *rt.err << "Your job is still active. You may view the status of your job with the command\n\n"
-            << "  $ trainyard ai-platform jobs describe " << id << "\n\n"
-            << "or continue streaming the logs with the command\n\n"
-            << "  $ trainyard ai-platform jobs stream-logs " << id << "\n";
+    PrintStillActiveHint(rt, "trainyard ai-platform jobs", id);
     *rt.out << SubmitSummary(*created);
     return 0;
   }
   // With --stream-logs gcloud writes the log lines to stderr and the final job to stdout.
-  Result<nlohmann::json> final_job = Follow(rt, JobPath(rt, id), "", 60, false, *rt.err);
+  Result<nlohmann::json> final_job = FollowJob(rt, JobPath(rt, id), LogDialect::kMl, "", 60, false, *rt.err);
   if (!final_job.ok()) return ReportError(rt, path, final_job.status());
   *rt.out << SubmitSummary(*final_job);
   return final_job->value("state", std::string()) == "SUCCEEDED" ? 0 : 1;
 }
 
 int Describe(Runtime& rt, MlJobsState& st, const std::string& path) {
-  Result<nlohmann::json> job = CallApi(rt, "GET", JobPath(rt, st.job), nullptr);
-  if (!job.ok()) return ReportError(rt, path, job.status());
-  Result<OutputFormat> f = ResolveFormat(rt, OutputFormat::kYaml);
-  *rt.out << FormatResource(*job, *f);
-  return 0;
+  return DescribeJob(rt, path, JobPath(rt, st.query.job));
 }
 
 int List(Runtime& rt, MlJobsState& st, const std::string& path) {
-  std::vector<nlohmann::json> jobs;
-  std::string token;
-  do {
-    std::string query;
-    if (!st.filter.empty()) query += "&filter=" + UrlEncode(st.filter);
-    if (st.page_size > 0) query += "&pageSize=" + std::to_string(st.page_size);
-    if (!token.empty()) query += "&pageToken=" + UrlEncode(token);
-    if (!query.empty()) query[0] = '?';
-    Result<nlohmann::json> page = CallApi(rt, "GET", "/v1/projects/" + rt.Project() + "/jobs" + query, nullptr);
-    if (!page.ok()) return ReportError(rt, path, page.status());
-    if (auto it = page->find("jobs"); it != page->end() && it->is_array()) {
-      for (const auto& j : *it) jobs.push_back(j);
-    }
-    token = page->value("nextPageToken", std::string());
-  } while (!token.empty() && (st.limit < 0 || static_cast<int64_t>(jobs.size()) < st.limit));
-  if (st.limit >= 0 && static_cast<int64_t>(jobs.size()) > st.limit) jobs.resize(st.limit);
-  if (jobs.empty()) {
-    *rt.err << "Listed 0 items.\n";
-    return 0;
-  }
-  if (rt.flags.format.empty()) {
-    *rt.out << FormatMlJobTable(jobs);
-  } else {
-    Result<OutputFormat> f = ResolveFormat(rt, OutputFormat::kYaml);
-    *rt.out << FormatResourceList(jobs, *f);
-  }
-  return 0;
+  return ListJobs(rt, path, CollectionPath(rt), "jobs", st.query, FormatMlJobTable);
 }
 
 int Cancel(Runtime& rt, MlJobsState& st, const std::string& path) {
-  nlohmann::json empty = nlohmann::json::object();
-  Result<nlohmann::json> r = CallApi(rt, "POST", JobPath(rt, st.job) + ":cancel", &empty);
-  if (!r.ok()) return ReportError(rt, path, r.status());
+  if (Status s = CancelJob(rt, JobPath(rt, st.query.job)); !s.ok()) return ReportError(rt, path, s);
   return 0;  // gcloud prints nothing on success.
 }
 
 int StreamLogs(Runtime& rt, MlJobsState& st, const std::string& path) {
-  Result<nlohmann::json> job =
-      Follow(rt, JobPath(rt, st.job), st.task_name, st.polling_interval_s, st.allow_multiline, *rt.out);
-  if (!job.ok()) return ReportError(rt, path, job.status());
-  return 0;
+  return StreamJobLogs(rt, path, JobPath(rt, st.query.job), LogDialect::kMl, st.query);
 }
 
 CLI::App* AddCommand(CLI::App& parent, const std::string& name, const std::string& path_suffix,
                      const std::string& help, Selection* selection, std::shared_ptr<MlJobsState> st,
                      int (*fn)(Runtime&, MlJobsState&, const std::string&)) {
-  CLI::App* cmd = parent.add_subcommand(name, help);
   std::string path = "trainyard.ai-platform.jobs." + path_suffix;
-  cmd->callback([selection, st, fn, path] {
-    selection->command_path = path;
-    selection->run = [st, fn, path](Runtime& rt) { return fn(rt, *st, path); };
-    selection->accepts_user_args = path == "trainyard.ai-platform.jobs.submit.training";
-  });
-  return cmd;
+  bool accepts_user_args = path == "trainyard.ai-platform.jobs.submit.training";
+  return AddJobCommand(parent, name, help, path, selection, std::move(st), fn, accepts_user_args);
 }
 
 // A string flag that records whether it was given (flags overwrite config fields
@@ -201,21 +142,21 @@ std::shared_ptr<void> RegisterMlJobs(CLI::App& ai_platform, Selection* selection
   training->add_flag("--async", st->async, "Deprecated no-op (asynchronous is the default).");
 
   CLI::App* describe = AddCommand(*group, "describe", "describe", "Describe a job.", selection, st, Describe);
-  describe->add_option("JOB", st->job)->required();
+  describe->add_option("JOB", st->query.job)->required();
 
   CLI::App* list = AddCommand(*group, "list", "list", "List jobs.", selection, st, List);
-  list->add_option("--filter", st->filter, "Filter expression, evaluated by the server.");
-  list->add_option("--limit", st->limit, "Maximum number of jobs to list.");
-  list->add_option("--page-size", st->page_size);
+  list->add_option("--filter", st->query.filter, "Filter expression, evaluated by the server.");
+  list->add_option("--limit", st->query.limit, "Maximum number of jobs to list.");
+  list->add_option("--page-size", st->query.page_size);
 
   CLI::App* cancel = AddCommand(*group, "cancel", "cancel", "Cancel a job.", selection, st, Cancel);
-  cancel->add_option("JOB", st->job)->required();
+  cancel->add_option("JOB", st->query.job)->required();
 
   CLI::App* logs = AddCommand(*group, "stream-logs", "stream-logs", "Stream the logs of a job.", selection, st, StreamLogs);
-  logs->add_option("JOB", st->job)->required();
-  logs->add_option("--task-name", st->task_name, "Only this task's logs (e.g. master-replica-0).");
-  logs->add_option("--polling-interval", st->polling_interval_s);
-  logs->add_flag("--allow-multiline-logs", st->allow_multiline);
+  logs->add_option("JOB", st->query.job)->required();
+  logs->add_option("--task-name", st->query.task_name, "Only this task's logs (e.g. master-replica-0).");
+  logs->add_option("--polling-interval", st->query.polling_interval_s);
+  logs->add_flag("--allow-multiline-logs", st->query.allow_multiline);
   return st;
 }
 

@@ -5,10 +5,12 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 
 namespace ty::executor {
 namespace {
 
+using internal::SignalOf;
 using json = nlohmann::json;
 
 std::vector<std::string> AttemptFilters(const std::string& uid, int attempt) {
@@ -21,12 +23,6 @@ std::map<std::string, std::string> AttemptLabels(const AttemptSpec& a) {
   labels[kLabelJob] = a.job_uid;
   labels[kLabelAttempt] = std::to_string(a.attempt);
   return labels;
-}
-
-// Engines report a death by signal N as exit code 128 + N (the shell convention).
-std::optional<int> SignalOf(int exit_code) {
-  if (exit_code > 128 && exit_code < 128 + 65) return exit_code - 128;
-  return std::nullopt;
 }
 
 bool ParseInt(const std::string& s, int* out) {
@@ -64,34 +60,11 @@ Result<std::unique_ptr<ContainerExecutor>> ContainerExecutor::Create(Options opt
   return ex;
 }
 
-ContainerExecutor::~ContainerExecutor() {
-  shutting_down_.store(true);
-  std::map<uint64_t, std::thread> launches;
-  std::map<std::string, std::unique_ptr<Watcher>> watchers;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    launches.swap(launch_threads_);
-  }
-  for (auto& [id, t] : launches) t.join();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    watchers.swap(watchers_);
-  }
-  for (auto& [name, w] : watchers) w->thread.join();
-}
+// Stops the threads while the engine client they use is alive; containers run on.
+ContainerExecutor::~ContainerExecutor() { work_.Shutdown(); }
 
 void ContainerExecutor::SetEventCallback(EventCallback callback) {
-  std::lock_guard<std::mutex> lock(mu_);
-  callback_ = std::move(callback);
-}
-
-void ContainerExecutor::Emit(const ExecutorEvent& event) {
-  EventCallback cb;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    cb = callback_;
-  }
-  if (cb) cb(event);
+  work_.SetEventCallback(std::move(callback));
 }
 
 // ---- Launch -----------------------------------------------------------------
@@ -140,58 +113,31 @@ std::string ContainerExecutor::CreateBodyForTest(const AttemptSpec& attempt,
 }
 
 Status ContainerExecutor::Launch(const AttemptSpec& attempt) {
-  if (attempt.job_uid.empty()) return InvalidArgument("launch: job_uid is empty");
-  if (attempt.replicas.empty()) return InvalidArgument("launch: attempt has no replicas");
-  std::set<std::string> names;
-  for (const ReplicaLaunch& r : attempt.replicas) {
+  RETURN_IF_ERROR(internal::ValidateAttempt(attempt, [](const ReplicaLaunch& r) {
     if (r.name.empty()) return InvalidArgument("launch: a replica has no name");
     if (r.image.empty()) return InvalidArgument("launch: replica " + r.name + " has no image");
-    if (!names.insert(r.name).second) {
-      return InvalidArgument("launch: replica name " + r.name + " is not unique");
-    }
-  }
-  if (shutting_down_.load()) return Unavailable("launch: executor is shutting down");
-  std::lock_guard<std::mutex> lock(mu_);
-  for (uint64_t id : finished_launches_) {
-    auto it = launch_threads_.find(id);
-    if (it != launch_threads_.end()) {
-      it->second.join();
-      launch_threads_.erase(it);
-    }
-  }
-  finished_launches_.clear();
-  uint64_t id = next_launch_id_++;
-  launch_threads_[id] = std::thread(&ContainerExecutor::RunLaunch, this, id, attempt);
-  return Status::Ok();
+    return Status::Ok();
+  }));
+  return work_.StartLaunch([this, attempt] { RunLaunch(attempt); });
 }
 
-void ContainerExecutor::RunLaunch(uint64_t id, AttemptSpec attempt) {
+void ContainerExecutor::RunLaunch(const AttemptSpec& attempt) {
   TimeMicros image_ready = 0;
   Status s = LaunchReplicas(attempt, &image_ready);
-  if (!shutting_down_.load()) {
-    ExecutorEvent e;
-    e.job_uid = attempt.job_uid;
-    e.attempt = attempt.attempt;
-    e.time = Now();
-    if (s.ok()) {
-      e.kind = ExecutorEventKind::kAttemptStarted;
-      e.image_ready_time = image_ready;
-    } else {
-      e.kind = ExecutorEventKind::kLaunchFailed;
-      e.message = s.message();
-    }
-    Emit(e);
-    // Watchers attach after the event so that no kReplicaExited can overtake
-    // kAttemptStarted; the engine keeps every line from the start, so none is lost.
-    if (s.ok()) {
-      for (const ReplicaLaunch& r : attempt.replicas) {
-        StartWatcher(attempt.job_uid, attempt.attempt, r.pool, r.index, r.name, r.task_name, 0);
-      }
-    }
+  if (work_.shutting_down()) return;
+  work_.Emit(internal::LaunchOutcomeEvent(attempt, s, image_ready, Now()));
+  // Watchers attach after the event so that no kReplicaExited can overtake
+  // kAttemptStarted; the engine keeps every line from the start, so none is lost.
+  if (!s.ok()) return;
+  for (const ReplicaLaunch& r : attempt.replicas) {
+    StartWatcher({.job_uid = attempt.job_uid,
+                  .attempt = attempt.attempt,
+                  .pool = r.pool,
+                  .index = r.index,
+                  .name = r.name,
+                  .task = r.task_name,
+                  .skip_until = 0});
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  finished_launches_.push_back(id);
-  cv_.notify_all();
 }
 
 Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, TimeMicros* image_ready) {
@@ -220,7 +166,7 @@ Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, TimeMicros*
   }
   std::vector<std::string> created;
   for (const ReplicaLaunch& r : attempt.replicas) {
-    if (shutting_down_.load()) return Cancelled("launch: executor is shutting down");
+    if (work_.shutting_down()) return Cancelled("launch: executor is shutting down");
     Result<std::string> id = engine_.CreateContainer(r.name, CreateBodyForTest(attempt, r));
     if (!id.ok()) {
       RemoveAll(created, network);
@@ -254,30 +200,8 @@ void ContainerExecutor::RemoveAll(const std::vector<std::string>& containers,
 
 // ---- Watchers ---------------------------------------------------------------
 
-void ContainerExecutor::StartWatcher(const std::string& job_uid, int attempt, int pool, int index,
-                                     const std::string& name, const std::string& task,
-                                     TimeMicros skip_until) {
-  std::unique_ptr<Watcher> old;
-  std::lock_guard<std::mutex> lock(mu_);
-  if (shutting_down_.load()) return;
-  auto it = watchers_.find(name);
-  if (it != watchers_.end()) {
-    if (!it->second->done) return;  // Already watched (Recover called twice).
-    old = std::move(it->second);    // A finished watcher of an earlier container.
-    watchers_.erase(it);
-  }
-  auto w = std::make_unique<Watcher>();
-  w->job_uid = job_uid;
-  w->attempt = attempt;
-  w->pool = pool;
-  w->index = index;
-  w->name = name;
-  w->task = task;
-  w->skip_until = skip_until;
-  Watcher* raw = w.get();
-  w->thread = std::thread(&ContainerExecutor::RunWatcher, this, raw);
-  watchers_[name] = std::move(w);
-  if (old) old->thread.join();  // Already done: returns at once.
+void ContainerExecutor::StartWatcher(const Watched& w) {
+  work_.StartWatcher(w.job_uid, w.attempt, w.name, [this, w] { RunWatcher(w); });
 }
 
 Status ContainerExecutor::CaptureLogs(const std::string& container, const std::string& job_uid,
@@ -308,29 +232,24 @@ Status ContainerExecutor::CaptureLogs(const std::string& container, const std::s
     entry.message = std::string(message);
     options_.log_sink->Append(job_uid, entry);
   };
-  return engine_.StreamLogs(container, follow, since_s, on_line, &shutting_down_);
+  return engine_.StreamLogs(container, follow, since_s, on_line, work_.cancel_flag());
 }
 
-bool ContainerExecutor::IsWatched(const std::string& container) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return watchers_.count(container) > 0;
-}
-
-void ContainerExecutor::RunWatcher(Watcher* w) {
+void ContainerExecutor::RunWatcher(const Watched& w) {
   LogCursor cursor;
-  cursor.skip_until = w->skip_until;
+  cursor.skip_until = w.skip_until;
   auto stream = [&](bool follow) {
-    return CaptureLogs(w->name, w->job_uid, w->task, follow, &cursor);
+    return CaptureLogs(w.name, w.job_uid, w.task, follow, &cursor);
   };
   bool gone = false;
   for (;;) {
     Status s = stream(/*follow=*/true);
-    if (shutting_down_.load()) break;
+    if (work_.shutting_down()) break;
     if (s.code() == StatusCode::kNotFound) {
       gone = true;
       break;
     }
-    Result<ContainerState> state = engine_.InspectContainer(w->name);
+    Result<ContainerState> state = engine_.InspectContainer(w.name);
     if (!state.ok() && state.status().code() == StatusCode::kNotFound) {
       gone = true;
       break;
@@ -348,35 +267,24 @@ void ContainerExecutor::RunWatcher(Watcher* w) {
     std::this_thread::sleep_for(std::chrono::milliseconds(s.ok() ? 50 : 1000));
   }
 
-  if (!shutting_down_.load()) {
-    ExecutorEvent e;
-    e.kind = ExecutorEventKind::kReplicaExited;
-    e.job_uid = w->job_uid;
-    e.attempt = w->attempt;
-    e.pool = w->pool;
-    e.index = w->index;
-    if (gone) {
-      // Removed underneath us (forced Cleanup): it was killed.
-      e.exit_code = 128 + 9;
-    } else {
-      Result<int> code = engine_.WaitContainer(w->name, &shutting_down_);
-      Result<ContainerState> state = engine_.InspectContainer(w->name);
+  if (!work_.shutting_down()) {
+    int exit_code = 128 + 9;  // Also when removed underneath us (forced Cleanup): killed.
+    bool oom_killed = false;
+    if (!gone) {
+      Result<int> code = engine_.WaitContainer(w.name, work_.cancel_flag());
+      Result<ContainerState> state = engine_.InspectContainer(w.name);
       if (state.ok()) {
-        e.exit_code = state->exit_code;
-        e.oom_killed = state->oom_killed;
+        exit_code = state->exit_code;
+        oom_killed = state->oom_killed;
       } else if (code.ok()) {
-        e.exit_code = *code;
-      } else {
-        e.exit_code = 128 + 9;
+        exit_code = *code;
       }
     }
-    e.signal = SignalOf(e.exit_code);
-    e.time = Now();
-    if (!shutting_down_.load()) Emit(e);
+    ExecutorEvent e =
+        internal::ReplicaExitedEvent(w.job_uid, w.attempt, w.pool, w.index, exit_code, Now());
+    e.oom_killed = oom_killed;
+    if (!work_.shutting_down()) work_.Emit(e);
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  w->done = true;
-  cv_.notify_all();
 }
 
 // ---- Stop / Cleanup / Recover ---------------------------------------------
@@ -411,25 +319,7 @@ Status ContainerExecutor::Cleanup(const std::string& job_uid, int attempt) {
   }
   // Wait for the attempt's watchers so that every line is in the sink before the
   // containers (and their logs) go.
-  std::vector<std::unique_ptr<Watcher>> finished;
-  {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] {
-      for (const auto& [name, w] : watchers_) {
-        if (w->job_uid == job_uid && w->attempt == attempt && !w->done) return false;
-      }
-      return true;
-    });
-    for (auto it = watchers_.begin(); it != watchers_.end();) {
-      if (it->second->job_uid == job_uid && it->second->attempt == attempt) {
-        finished.push_back(std::move(it->second));
-        it = watchers_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
-  for (auto& w : finished) w->thread.join();
+  work_.WaitForWatchers(job_uid, attempt);
   for (const ContainerSummary& c : containers) RETURN_IF_ERROR(engine_.RemoveContainer(c.id));
   ASSIGN_OR_RETURN(std::vector<std::string> networks,
                    engine_.ListNetworks(AttemptFilters(job_uid, attempt)));
@@ -460,7 +350,13 @@ Result<std::vector<ObservedReplica>> ContainerExecutor::Recover() {
     std::string task = LabelOr(c.labels, kLabelTask);
     if (o.running) {
       TimeMicros last = options_.log_sink->LastEntryTime(o.job_uid, task);
-      StartWatcher(o.job_uid, o.attempt, o.pool, o.index, c.name, task, last);
+      StartWatcher({.job_uid = o.job_uid,
+                    .attempt = o.attempt,
+                    .pool = o.pool,
+                    .index = o.index,
+                    .name = c.name,
+                    .task = task,
+                    .skip_until = last});
     } else if (state->status == "created") {
       o.exit_code = -1;  // Never started: the daemon died mid-launch.
     } else {
@@ -471,7 +367,7 @@ Result<std::vector<ObservedReplica>> ContainerExecutor::Recover() {
       // caller reports its end (with its last lines) as soon as this returns, and
       // nobody would read them later. A replica this executor watches is (being)
       // captured to the end by its watcher; reading it here too could race it.
-      if (!IsWatched(c.name)) {
+      if (!work_.IsWatched(c.name)) {
         LogCursor cursor;
         cursor.skip_until = options_.log_sink->LastEntryTime(o.job_uid, task);
         Status s = CaptureLogs(c.name, o.job_uid, task, /*follow=*/false, &cursor);

@@ -26,16 +26,13 @@
 // Thread-safety: every method may be called from any thread (executor.h).
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common/time.h"
+#include "executor/background_work.h"
 #include "executor/engine_client.h"
 #include "executor/executor.h"
 #include "logs/log_store.h"
@@ -70,7 +67,8 @@ class ContainerExecutor : public Executor {
   static std::string CreateBodyForTest(const AttemptSpec& attempt, const ReplicaLaunch& replica);
 
  private:
-  struct Watcher {
+  // The replica a watcher follows.
+  struct Watched {
     std::string job_uid;
     int attempt = 0;
     int pool = 0;
@@ -78,8 +76,6 @@ class ContainerExecutor : public Executor {
     std::string name;
     std::string task;
     TimeMicros skip_until = 0;  // Lines at or before this time are already in the sink.
-    std::thread thread;
-    bool done = false;  // GUARDED_BY(mu_)
   };
 
   // Where log capture of one replica stands (see "Log times" above).
@@ -90,39 +86,28 @@ class ContainerExecutor : public Executor {
 
   ContainerExecutor(Options options);
 
-  void RunLaunch(uint64_t id, AttemptSpec attempt);
+  void RunLaunch(const AttemptSpec& attempt);
   // Does the launch; on failure has removed what it created and returns why.
   Status LaunchReplicas(const AttemptSpec& attempt, TimeMicros* image_ready_time);
   void RemoveAll(const std::vector<std::string>& containers, const std::string& network);
-  void StartWatcher(const std::string& job_uid, int attempt, int pool, int index,
-                    const std::string& name, const std::string& task, TimeMicros skip_until);
-  void RunWatcher(Watcher* w);
+  void StartWatcher(const Watched& w);
+  void RunWatcher(const Watched& w);
   // Reads the replica's log from the second of `cursor` into the sink, dropping
   // what is already there: `follow` until the container stops, else once, what
   // the engine has now. NotFound when the container is gone.
   Status CaptureLogs(const std::string& container, const std::string& job_uid,
                      const std::string& task, bool follow, LogCursor* cursor);
-  // True while this executor has (or had) a watcher on `container`: its log is
-  // then captured (or being captured) to the end.
-  bool IsWatched(const std::string& container);
-  void Emit(const ExecutorEvent& event);
   TimeMicros Now() const { return clock_->Now(); }
 
   Options options_;
   const Clock* clock_;
   EngineClient engine_;
-  std::atomic<bool> shutting_down_{false};
 
   // Serializes Recover(): two log catch-ups of one exited replica at once would
   // both append its missing lines.
   std::mutex recover_mu_;
-  std::mutex mu_;
-  std::condition_variable cv_;  // Signalled when a watcher or launch finishes.
-  EventCallback callback_;                                     // GUARDED_BY(mu_)
-  uint64_t next_launch_id_ = 0;                                // GUARDED_BY(mu_)
-  std::map<uint64_t, std::thread> launch_threads_;             // GUARDED_BY(mu_)
-  std::vector<uint64_t> finished_launches_;                    // Joinable now. GUARDED_BY(mu_)
-  std::map<std::string, std::unique_ptr<Watcher>> watchers_;  // By container name. GUARDED_BY(mu_)
+  // Launch and watcher threads (watchers keyed by container name), the callback.
+  internal::BackgroundWork work_;
 };
 
 }  // namespace ty::executor

@@ -16,14 +16,15 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <sstream>
+#include <thread>
 
 extern char** environ;
 
 namespace ty::executor {
 namespace {
 
+using internal::SignalOf;
 using json = nlohmann::json;
 
 // The wrapper. $0 is the state path prefix. TERM/INT are trapped (not ignored: an
@@ -34,11 +35,6 @@ constexpr char kWrapper[] =
     "trap 'true' TERM INT HUP; \"$@\"; s=$?; echo $s > \"$0.exit\"; exit $s";
 
 constexpr auto kPollInterval = std::chrono::milliseconds(50);
-
-std::optional<int> SignalOf(int exit_code) {
-  if (exit_code > 128 && exit_code < 128 + 65) return exit_code - 128;
-  return std::nullopt;
-}
 
 bool ReadFile(const std::string& path, std::string* out) {
   std::ifstream in(path, std::ios::binary);
@@ -143,34 +139,11 @@ Result<std::unique_ptr<ProcessExecutor>> ProcessExecutor::Create(Options options
   return std::unique_ptr<ProcessExecutor>(new ProcessExecutor(std::move(options)));
 }
 
-ProcessExecutor::~ProcessExecutor() {
-  shutting_down_.store(true);
-  std::map<uint64_t, std::thread> launches;
-  std::map<std::string, std::unique_ptr<Watcher>> watchers;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    launches.swap(launch_threads_);
-  }
-  for (auto& [id, t] : launches) t.join();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    watchers.swap(watchers_);
-  }
-  for (auto& [name, w] : watchers) w->thread.join();
-}
+// Stops the threads while what they use is alive; processes keep running.
+ProcessExecutor::~ProcessExecutor() { work_.Shutdown(); }
 
 void ProcessExecutor::SetEventCallback(EventCallback callback) {
-  std::lock_guard<std::mutex> lock(mu_);
-  callback_ = std::move(callback);
-}
-
-void ProcessExecutor::Emit(const ExecutorEvent& event) {
-  EventCallback cb;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    cb = callback_;
-  }
-  if (cb) cb(event);
+  work_.SetEventCallback(std::move(callback));
 }
 
 std::string ProcessExecutor::PathOf(const std::string& name, const char* suffix) const {
@@ -180,10 +153,7 @@ std::string ProcessExecutor::PathOf(const std::string& name, const char* suffix)
 // ---- Launch -----------------------------------------------------------------
 
 Status ProcessExecutor::Launch(const AttemptSpec& attempt) {
-  if (attempt.job_uid.empty()) return InvalidArgument("launch: job_uid is empty");
-  if (attempt.replicas.empty()) return InvalidArgument("launch: attempt has no replicas");
-  std::set<std::string> names;
-  for (const ReplicaLaunch& r : attempt.replicas) {
+  RETURN_IF_ERROR(internal::ValidateAttempt(attempt, [](const ReplicaLaunch& r) {
     if (r.name.empty() || r.name == "." || r.name == ".." ||
         r.name.find('/') != std::string::npos) {
       return InvalidArgument("launch: replica name '" + r.name + "' is not a valid file name");
@@ -193,26 +163,12 @@ Status ProcessExecutor::Launch(const AttemptSpec& attempt) {
                              " has no command (the process executor cannot run an image's "
                              "entrypoint)");
     }
-    if (!names.insert(r.name).second) {
-      return InvalidArgument("launch: replica name " + r.name + " is not unique");
-    }
-  }
-  if (shutting_down_.load()) return Unavailable("launch: executor is shutting down");
-  std::lock_guard<std::mutex> lock(mu_);
-  for (uint64_t id : finished_launches_) {
-    auto it = launch_threads_.find(id);
-    if (it != launch_threads_.end()) {
-      it->second.join();
-      launch_threads_.erase(it);
-    }
-  }
-  finished_launches_.clear();
-  uint64_t id = next_launch_id_++;
-  launch_threads_[id] = std::thread(&ProcessExecutor::RunLaunch, this, id, attempt);
-  return Status::Ok();
+    return Status::Ok();
+  }));
+  return work_.StartLaunch([this, attempt] { RunLaunch(attempt); });
 }
 
-void ProcessExecutor::RunLaunch(uint64_t id, AttemptSpec attempt) {
+void ProcessExecutor::RunLaunch(const AttemptSpec& attempt) {
   // "Create" every replica (meta file, working directory, fresh output files)...
   Status status;
   for (const ReplicaLaunch& r : attempt.replicas) {
@@ -242,23 +198,10 @@ void ProcessExecutor::RunLaunch(uint64_t id, AttemptSpec attempt) {
     for (const Replica& r : started) KillGroupAndWait(r, SIGKILL, 10 * 1000000LL);
     for (const ReplicaLaunch& r : attempt.replicas) RemoveFiles(r.name);
   }
-  ExecutorEvent e;
-  e.job_uid = attempt.job_uid;
-  e.attempt = attempt.attempt;
-  e.time = clock_->Now();
-  if (status.ok()) {
-    e.kind = ExecutorEventKind::kAttemptStarted;
-    e.image_ready_time = image_ready;
-  } else {
-    e.kind = ExecutorEventKind::kLaunchFailed;
-    e.message = status.message();
-  }
-  Emit(e);
+  work_.Emit(internal::LaunchOutcomeEvent(attempt, status, image_ready, clock_->Now()));
   // After the event, so that no kReplicaExited overtakes kAttemptStarted; output
   // waits in the files meanwhile.
   for (const Replica& r : started) StartWatcher(r, /*resume=*/false);
-  std::lock_guard<std::mutex> lock(mu_);
-  finished_launches_.push_back(id);
 }
 
 Status ProcessExecutor::Spawn(const AttemptSpec& attempt, const ReplicaLaunch& r, Replica* out) {
@@ -329,22 +272,7 @@ Status ProcessExecutor::Spawn(const AttemptSpec& attempt, const ReplicaLaunch& r
 // ---- Watching -------------------------------------------------------------
 
 void ProcessExecutor::StartWatcher(const Replica& r, bool resume) {
-  std::unique_ptr<Watcher> old;
-  std::lock_guard<std::mutex> lock(mu_);
-  if (shutting_down_.load()) return;
-  auto it = watchers_.find(r.name);
-  if (it != watchers_.end()) {
-    if (!it->second->done) return;
-    old = std::move(it->second);
-    watchers_.erase(it);
-  }
-  auto w = std::make_unique<Watcher>();
-  w->replica = r;
-  w->resume = resume;
-  Watcher* raw = w.get();
-  w->thread = std::thread(&ProcessExecutor::RunWatcher, this, raw);
-  watchers_[r.name] = std::move(w);
-  if (old) old->thread.join();
+  work_.StartWatcher(r.job_uid, r.attempt, r.name, [this, r, resume] { RunWatcher(r, resume); });
 }
 
 void ProcessExecutor::AppendBatch(const Replica& r, const Batch& b, TimeMicros skip_until,
@@ -400,14 +328,13 @@ void ProcessExecutor::CaptureNew(const Replica& r, bool writer_gone, Capture* c)
   AppendBatch(r, b, /*skip_until=*/0, c);
 }
 
-void ProcessExecutor::RunWatcher(Watcher* w) {
-  const Replica& r = w->replica;
+void ProcessExecutor::RunWatcher(const Replica& r, bool resume) {
   Capture capture;
-  if (w->resume) ResumeCapture(r, &capture);
+  if (resume) ResumeCapture(r, &capture);
 
   std::optional<int> wait_status;
   bool gone = false;
-  while (!shutting_down_.load() && !gone) {
+  while (!work_.shutting_down() && !gone) {
     // Liveness first, output second: once the wrapper is gone, this pass reads
     // everything it wrote, including a last line without "\n".
     int st = 0;
@@ -422,35 +349,21 @@ void ProcessExecutor::RunWatcher(Watcher* w) {
     if (!gone) std::this_thread::sleep_for(kPollInterval);
   }
 
-  if (gone && !shutting_down_.load()) {
-    ExecutorEvent e;
-    e.kind = ExecutorEventKind::kReplicaExited;
-    e.job_uid = r.job_uid;
-    e.attempt = r.attempt;
-    e.pool = r.pool;
-    e.index = r.index;
+  if (gone && !work_.shutting_down()) {
+    int exit_code = 0;
     std::string text;
     if (ReadFile(PathOf(r.name, ".exit"), &text) && !text.empty()) {
-      e.exit_code = std::atoi(text.c_str());
+      exit_code = std::atoi(text.c_str());
     } else if (wait_status && WIFEXITED(*wait_status)) {
-      e.exit_code = WEXITSTATUS(*wait_status);
+      exit_code = WEXITSTATUS(*wait_status);
     } else if (wait_status && WIFSIGNALED(*wait_status)) {
-      e.exit_code = 128 + WTERMSIG(*wait_status);
+      exit_code = 128 + WTERMSIG(*wait_status);
     } else {
-      e.exit_code = 128 + SIGKILL;  // The wrapper itself was killed before it could write.
+      exit_code = 128 + SIGKILL;  // The wrapper itself was killed before it could write.
     }
-    e.signal = SignalOf(e.exit_code);
-    e.time = clock_->Now();
-    Emit(e);
+    work_.Emit(internal::ReplicaExitedEvent(r.job_uid, r.attempt, r.pool, r.index, exit_code,
+                                            clock_->Now()));
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  w->done = true;
-  cv_.notify_all();
-}
-
-bool ProcessExecutor::IsWatched(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return watchers_.count(name) > 0;
 }
 
 // ---- Stop / Cleanup / Recover ---------------------------------------------
@@ -525,27 +438,7 @@ Status ProcessExecutor::Cleanup(const std::string& job_uid, int attempt) {
   std::vector<Replica> replicas = ReplicasOnDisk(job_uid, attempt);
   // The contract says they exited; kill any that did not, so their watchers end.
   for (const Replica& r : replicas) KillGroupAndWait(r, SIGKILL, 10 * 1000000LL);
-  std::vector<std::unique_ptr<Watcher>> finished;
-  {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] {
-      for (const auto& [name, w] : watchers_) {
-        if (w->replica.job_uid == job_uid && w->replica.attempt == attempt && !w->done) {
-          return false;
-        }
-      }
-      return true;
-    });
-    for (auto it = watchers_.begin(); it != watchers_.end();) {
-      if (it->second->replica.job_uid == job_uid && it->second->replica.attempt == attempt) {
-        finished.push_back(std::move(it->second));
-        it = watchers_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
-  for (auto& w : finished) w->thread.join();
+  work_.WaitForWatchers(job_uid, attempt);
   for (const Replica& r : replicas) RemoveFiles(r.name);
   return Status::Ok();
 }
@@ -577,7 +470,7 @@ Result<std::vector<ObservedReplica>> ProcessExecutor::Recover() {
       // a half-appended batch) would otherwise never reach the sink; the caller
       // reports its end with its last lines as soon as this returns. A replica
       // this executor watches is (being) captured to the end by its watcher.
-      if (!IsWatched(r.name)) {
+      if (!work_.IsWatched(r.name)) {
         Capture capture;
         ResumeCapture(r, &capture);
         CaptureNew(r, /*writer_gone=*/true, &capture);

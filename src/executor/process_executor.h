@@ -34,16 +34,13 @@
 // Thread-safety: every method may be called from any thread (executor.h).
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common/time.h"
+#include "executor/background_work.h"
 #include "executor/executor.h"
 #include "logs/log_store.h"
 
@@ -81,12 +78,6 @@ class ProcessExecutor : public Executor {
     int pid = 0;
     unsigned long long start_ticks = 0;
   };
-  struct Watcher {
-    Replica replica;
-    bool resume = false;  // Continue from .cursor (after a restart).
-    std::thread thread;
-    bool done = false;  // GUARDED_BY(mu_)
-  };
 
   // A byte range of .out and .err whose lines get times t0, t0+1us, ... (the
   // write-ahead record in .cursor).
@@ -102,10 +93,11 @@ class ProcessExecutor : public Executor {
 
   explicit ProcessExecutor(Options options);
 
-  void RunLaunch(uint64_t id, AttemptSpec attempt);
+  void RunLaunch(const AttemptSpec& attempt);
   Status Spawn(const AttemptSpec& attempt, const ReplicaLaunch& r, Replica* out);
+  // `resume`: continue from .cursor (after a restart).
   void StartWatcher(const Replica& r, bool resume);
-  void RunWatcher(Watcher* w);
+  void RunWatcher(const Replica& r, bool resume);
   // Appends the lines of `b` whose time is after `skip_until` and moves `c` past it.
   void AppendBatch(const Replica& r, const Batch& b, TimeMicros skip_until, Capture* c);
   // Re-appends what the sink lacks of the batch in .cursor (a daemon may have died
@@ -114,29 +106,20 @@ class ProcessExecutor : public Executor {
   // Takes the complete lines written since `c` (all bytes once `writer_gone`): the
   // cursor first, then the lines.
   void CaptureNew(const Replica& r, bool writer_gone, Capture* c);
-  // True while this executor has (or had) a watcher on replica `name`.
-  bool IsWatched(const std::string& name);
   // Replicas of `job_uid`/`attempt` found in state_dir ("" = every job).
   std::vector<Replica> ReplicasOnDisk(const std::string& job_uid, int attempt);
   void KillGroupAndWait(const Replica& r, int signal, DurationMicros timeout);
   void RemoveFiles(const std::string& name);
-  void Emit(const ExecutorEvent& event);
   std::string PathOf(const std::string& name, const char* suffix) const;
 
   Options options_;
   const Clock* clock_;
-  std::atomic<bool> shutting_down_{false};
 
   // Serializes Recover(): two log catch-ups of one exited replica at once would
   // both append its missing lines.
   std::mutex recover_mu_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  EventCallback callback_;                                     // GUARDED_BY(mu_)
-  uint64_t next_launch_id_ = 0;                                // GUARDED_BY(mu_)
-  std::map<uint64_t, std::thread> launch_threads_;             // GUARDED_BY(mu_)
-  std::vector<uint64_t> finished_launches_;                    // GUARDED_BY(mu_)
-  std::map<std::string, std::unique_ptr<Watcher>> watchers_;  // By name. GUARDED_BY(mu_)
+  // Launch and watcher threads (watchers keyed by replica name), the callback.
+  internal::BackgroundWork work_;
 };
 
 }  // namespace ty::executor

@@ -27,13 +27,9 @@ class ContainerExecutorTest : public ::testing::Test {
   void SetUp() override {
     TY_REQUIRE_ENGINE_OR_SKIP();
     uid_ = UniqueJobUid();
-    executor::ContainerExecutor::Options o;
-    o.engine_socket = EngineSocket();
-    o.log_sink = &sink_;
-    auto ex = executor::ContainerExecutor::Create(o);
+    auto ex = NewContainerExecutor(&sink_, events_.Callback());
     ASSERT_TRUE(ex.ok()) << ex.status().ToString();
     ex_ = std::move(*ex);
-    ex_->SetEventCallback(events_.Callback());
   }
   void TearDown() override {
     if (ex_ != nullptr) ex_->Cleanup(uid_, 1).IgnoreError();
@@ -42,22 +38,13 @@ class ContainerExecutorTest : public ::testing::Test {
   }
 
   ReplicaLaunch Replica(int pool, int index, const std::string& script) {
-    ReplicaLaunch r;
-    r.pool = pool;
-    r.index = index;
-    r.name = executor::ReplicaName(uid_, 1, pool, index);
-    r.task_name = "workerpool" + std::to_string(pool) + "-" + std::to_string(index);
+    ReplicaLaunch r = TestReplica(uid_, pool, index);
     r.image = kTestImage;
     r.command = {"/bin/sh", "-c", script};
     return r;
   }
   AttemptSpec Attempt(std::vector<ReplicaLaunch> replicas) {
-    AttemptSpec a;
-    a.job_uid = uid_;
-    a.attempt = 1;
-    a.labels[kTestLabel] = "1";
-    a.replicas = std::move(replicas);
-    return a;
+    return TestAttempt(uid_, std::move(replicas));
   }
 
   std::string uid_;
@@ -276,13 +263,9 @@ TEST_F(ContainerExecutorTest, RecoverCapturesLinesWrittenWhileNoDaemonWatched) {
   }
   ASSERT_TRUE(exited);
 
-  executor::ContainerExecutor::Options o;
-  o.engine_socket = EngineSocket();
-  o.log_sink = &sink_;
-  auto ex = executor::ContainerExecutor::Create(o);
+  auto ex = NewContainerExecutor(&sink_, events_.Callback());
   ASSERT_TRUE(ex.ok()) << ex.status().ToString();
   ex_ = std::move(*ex);
-  ex_->SetEventCallback(events_.Callback());
   auto recovered = ex_->Recover();
   ASSERT_TRUE(recovered.ok()) << recovered.status().ToString();
   // Checked right away: the lines must be in the sink when Recover() returns.

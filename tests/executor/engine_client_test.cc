@@ -139,27 +139,16 @@ class LoopbackRegistryTest : public ::testing::Test {
   }
 
   void MakeExecutor() {
-    executor::ContainerExecutor::Options o;
-    o.engine_socket = EngineSocket();
-    o.log_sink = &sink_;
-    auto ex = executor::ContainerExecutor::Create(o);
+    auto ex = NewContainerExecutor(&sink_, events_.Callback());
     ASSERT_TRUE(ex.ok()) << ex.status().ToString();
     ex_ = std::move(*ex);
-    ex_->SetEventCallback(events_.Callback());
   }
 
   executor::AttemptSpec Attempt(const std::string& image, const std::string& script) {
-    executor::ReplicaLaunch r;
-    r.name = executor::ReplicaName(uid_, 1, 0, 0);
-    r.task_name = "workerpool0-0";
+    executor::ReplicaLaunch r = TestReplica(uid_, 0, 0);
     r.image = image;
     r.command = {"/bin/sh", "-c", script};
-    executor::AttemptSpec a;
-    a.job_uid = uid_;
-    a.attempt = 1;
-    a.labels[kTestLabel] = "1";
-    a.replicas = {r};
-    return a;
+    return TestAttempt(uid_, {r});
   }
 
   LoopbackRegistry registry_;

@@ -71,6 +71,40 @@ inline std::string UniqueJobUid() {
   return "t" + std::to_string(getpid()) + "x" + std::to_string(counter++);
 }
 
+// Replica `pool`/`index` of attempt 1 of `job_uid`, named as the service names
+// it; what it runs is up to the caller.
+inline executor::ReplicaLaunch TestReplica(const std::string& job_uid, int pool, int index) {
+  executor::ReplicaLaunch r;
+  r.pool = pool;
+  r.index = index;
+  r.name = executor::ReplicaName(job_uid, 1, pool, index);
+  r.task_name = "workerpool" + std::to_string(pool) + "-" + std::to_string(index);
+  return r;
+}
+
+// Attempt 1 of `job_uid`, labelled with kTestLabel so ForceClean finds its leftovers.
+inline executor::AttemptSpec TestAttempt(const std::string& job_uid,
+                                         std::vector<executor::ReplicaLaunch> replicas) {
+  executor::AttemptSpec a;
+  a.job_uid = job_uid;
+  a.attempt = 1;
+  a.labels[kTestLabel] = "1";
+  a.replicas = std::move(replicas);
+  return a;
+}
+
+// A ContainerExecutor on the test engine that appends to `sink` and, when
+// `callback` is set, reports to it.
+inline Result<std::unique_ptr<executor::ContainerExecutor>> NewContainerExecutor(
+    logs::LogSink* sink, executor::EventCallback callback = nullptr) {
+  executor::ContainerExecutor::Options o;
+  o.engine_socket = EngineSocket();
+  o.log_sink = sink;
+  ASSIGN_OR_RETURN(auto ex, executor::ContainerExecutor::Create(o));
+  if (callback) ex->SetEventCallback(std::move(callback));
+  return ex;
+}
+
 // One backend of the contract suite.
 class Backend {
  public:
@@ -94,10 +128,7 @@ class ContainerBackend : public Backend {
   std::string Name() const override { return "Container"; }
   bool NeedsEngine() const override { return true; }
   Result<std::unique_ptr<executor::Executor>> MakeExecutor(logs::LogSink* sink) override {
-    executor::ContainerExecutor::Options o;
-    o.engine_socket = EngineSocket();
-    o.log_sink = sink;
-    ASSIGN_OR_RETURN(auto ex, executor::ContainerExecutor::Create(o));
+    ASSIGN_OR_RETURN(auto ex, NewContainerExecutor(sink));
     return std::unique_ptr<executor::Executor>(std::move(ex));
   }
   void SetScript(executor::ReplicaLaunch* r, const std::string& script) override {

@@ -45,22 +45,13 @@ class ExecutorContractTest : public ::testing::TestWithParam<BackendFactory> {
   }
 
   ReplicaLaunch Replica(int pool, int index, const std::string& script) {
-    ReplicaLaunch r;
-    r.pool = pool;
-    r.index = index;
-    r.name = executor::ReplicaName(uid_, 1, pool, index);
-    r.task_name = "workerpool" + std::to_string(pool) + "-" + std::to_string(index);
+    ReplicaLaunch r = TestReplica(uid_, pool, index);
     backend_->SetScript(&r, script);
     return r;
   }
 
   AttemptSpec Attempt(std::vector<ReplicaLaunch> replicas) {
-    AttemptSpec a;
-    a.job_uid = uid_;
-    a.attempt = 1;
-    a.labels[kTestLabel] = "1";
-    a.replicas = std::move(replicas);
-    return a;
+    return TestAttempt(uid_, std::move(replicas));
   }
 
   // Launches and waits for kAttemptStarted.

@@ -1,0 +1,160 @@
+#include "executor/background_work.h"
+
+#include <set>
+
+namespace ty::executor::internal {
+
+BackgroundWork::~BackgroundWork() { Shutdown(); }
+
+void BackgroundWork::SetEventCallback(EventCallback callback) {
+  std::lock_guard<std::mutex> lock(mu_);
+  callback_ = std::move(callback);
+}
+
+void BackgroundWork::Emit(const ExecutorEvent& event) const {
+  EventCallback cb;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cb = callback_;
+  }
+  if (cb) cb(event);
+}
+
+Status BackgroundWork::StartLaunch(std::function<void()> work) {
+  if (shutting_down_.load()) return Unavailable("launch: executor is shutting down");
+  std::lock_guard<std::mutex> lock(mu_);
+  for (uint64_t id : finished_launches_) {
+    auto it = launch_threads_.find(id);
+    if (it != launch_threads_.end()) {
+      it->second.join();
+      launch_threads_.erase(it);
+    }
+  }
+  finished_launches_.clear();
+  uint64_t id = next_launch_id_++;
+  launch_threads_[id] = std::thread([this, id, work = std::move(work)] {
+    work();
+    std::lock_guard<std::mutex> done_lock(mu_);
+    finished_launches_.push_back(id);
+  });
+  return Status::Ok();
+}
+
+void BackgroundWork::StartWatcher(const std::string& job_uid, int attempt, const std::string& name,
+                                  std::function<void()> work) {
+  std::unique_ptr<Watcher> old;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (shutting_down_.load()) return;
+  auto it = watchers_.find(name);
+  if (it != watchers_.end()) {
+    if (!it->second->done) return;  // Already watched (Recover called twice).
+    old = std::move(it->second);    // A finished watcher of an earlier replica.
+    watchers_.erase(it);
+  }
+  auto w = std::make_unique<Watcher>();
+  w->job_uid = job_uid;
+  w->attempt = attempt;
+  Watcher* raw = w.get();
+  w->thread = std::thread([this, raw, work = std::move(work)] {
+    work();
+    std::lock_guard<std::mutex> done_lock(mu_);
+    raw->done = true;
+    cv_.notify_all();
+  });
+  watchers_[name] = std::move(w);
+  if (old) old->thread.join();  // Already done: returns at once.
+}
+
+bool BackgroundWork::IsWatched(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return watchers_.count(name) > 0;
+}
+
+void BackgroundWork::WaitForWatchers(const std::string& job_uid, int attempt) {
+  std::vector<std::unique_ptr<Watcher>> finished;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] {
+      for (const auto& [name, w] : watchers_) {
+        if (w->job_uid == job_uid && w->attempt == attempt && !w->done) return false;
+      }
+      return true;
+    });
+    for (auto it = watchers_.begin(); it != watchers_.end();) {
+      if (it->second->job_uid == job_uid && it->second->attempt == attempt) {
+        finished.push_back(std::move(it->second));
+        it = watchers_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& w : finished) w->thread.join();
+}
+
+void BackgroundWork::Shutdown() {
+  shutting_down_.store(true);
+  std::map<uint64_t, std::thread> launches;
+  std::map<std::string, std::unique_ptr<Watcher>> watchers;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    launches.swap(launch_threads_);
+  }
+  for (auto& [id, t] : launches) t.join();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    watchers.swap(watchers_);
+  }
+  for (auto& [name, w] : watchers) w->thread.join();
+}
+
+Status ValidateAttempt(const AttemptSpec& attempt,
+                       const std::function<Status(const ReplicaLaunch&)>& check_replica) {
+  if (attempt.job_uid.empty()) return InvalidArgument("launch: job_uid is empty");
+  if (attempt.replicas.empty()) return InvalidArgument("launch: attempt has no replicas");
+  std::set<std::string> names;
+  for (const ReplicaLaunch& r : attempt.replicas) {
+    RETURN_IF_ERROR(check_replica(r));
+    if (!names.insert(r.name).second) {
+      return InvalidArgument("launch: replica name " + r.name + " is not unique");
+    }
+  }
+  return Status::Ok();
+}
+
+ExecutorEvent LaunchOutcomeEvent(const AttemptSpec& attempt, const Status& launched,
+                                 TimeMicros image_ready_time, TimeMicros now) {
+  ExecutorEvent e;
+  e.job_uid = attempt.job_uid;
+  e.attempt = attempt.attempt;
+  e.time = now;
+  if (launched.ok()) {
+    e.kind = ExecutorEventKind::kAttemptStarted;
+    e.image_ready_time = image_ready_time;
+  } else {
+    e.kind = ExecutorEventKind::kLaunchFailed;
+    e.message = launched.message();
+  }
+  return e;
+}
+
+ExecutorEvent ReplicaExitedEvent(const std::string& job_uid, int attempt, int pool, int index,
+                                 int exit_code, TimeMicros now) {
+  ExecutorEvent e;
+  e.kind = ExecutorEventKind::kReplicaExited;
+  e.job_uid = job_uid;
+  e.attempt = attempt;
+  e.pool = pool;
+  e.index = index;
+  e.exit_code = exit_code;
+  e.signal = SignalOf(exit_code);
+  e.time = now;
+  return e;
+}
+
+std::optional<int> SignalOf(int exit_code) {
+  if (exit_code > 128 && exit_code < 128 + 65) return exit_code - 128;
+  return std::nullopt;
+}
+
+}  // namespace ty::executor::internal
