@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "api/api_server.h"
 #include "executor/container_executor.h"
@@ -80,6 +81,30 @@ ty::Status WritePortFile(const std::string& path, int port) {
   return ty::Status::Ok();
 }
 
+// A random id for this data dir, made on first start and kept: it labels every
+// container so daemons sharing one engine never touch each other's replicas.
+ty::Result<std::string> InstanceId(const std::string& data_dir) {
+  std::string path = data_dir + "/instance-id";
+  {
+    std::ifstream in(path);
+    std::string id;
+    if (in >> id && !id.empty()) return id;
+  }
+  std::random_device rd;
+  char buf[17];
+  snprintf(buf, sizeof(buf), "%08x%08x", rd(), rd());
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << buf << "\n";
+    if (!out) return ty::Internal("cannot write " + tmp);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return ty::Internal("cannot rename " + tmp + ": " + ec.message());
+  return std::string(buf);
+}
+
 int Fail(const ty::Status& s) {
   spdlog::critical("{}", s.ToString());
   return 1;
@@ -140,6 +165,9 @@ int main(int argc, char** argv) {
     ty::executor::ContainerExecutor::Options o;
     o.engine_socket = cfg.engine_socket;
     o.log_sink = logs->get();
+    auto instance = InstanceId(cfg.data_dir);
+    if (!instance.ok()) return Fail(instance.status());
+    o.instance = *instance;
     auto e = ty::executor::ContainerExecutor::Create(o);
     if (!e.ok()) return Fail(e.status());
     executor = std::move(e).value();

@@ -13,9 +13,15 @@ namespace {
 using internal::SignalOf;
 using json = nlohmann::json;
 
-std::vector<std::string> AttemptFilters(const std::string& uid, int attempt) {
-  return {std::string(kLabelJob) + "=" + uid,
-          std::string(kLabelAttempt) + "=" + std::to_string(attempt)};
+// Label filters selecting what this executor owns, narrowed by `extra`.
+std::vector<std::string> OwnedFilters(const std::string& instance, std::vector<std::string> extra) {
+  if (!instance.empty()) extra.push_back(std::string(kLabelInstance) + "=" + instance);
+  return extra;
+}
+
+std::vector<std::string> AttemptFilters(const std::string& instance, const std::string& uid, int attempt) {
+  return OwnedFilters(instance, {std::string(kLabelJob) + "=" + uid,
+                                 std::string(kLabelAttempt) + "=" + std::to_string(attempt)});
 }
 
 std::map<std::string, std::string> AttemptLabels(const AttemptSpec& a) {
@@ -118,7 +124,9 @@ Status ContainerExecutor::Launch(const AttemptSpec& attempt) {
     if (r.image.empty()) return InvalidArgument("launch: replica " + r.name + " has no image");
     return Status::Ok();
   }));
-  return work_.StartLaunch([this, attempt] { RunLaunch(attempt); });
+  AttemptSpec owned = attempt;
+  if (!options_.instance.empty()) owned.labels[kLabelInstance] = options_.instance;
+  return work_.StartLaunch([this, owned] { RunLaunch(owned); });
 }
 
 void ContainerExecutor::RunLaunch(const AttemptSpec& attempt) {
@@ -291,7 +299,7 @@ void ContainerExecutor::RunWatcher(const Watched& w) {
 
 Status ContainerExecutor::Stop(const std::string& job_uid, int attempt, DurationMicros grace) {
   ASSIGN_OR_RETURN(std::vector<ContainerSummary> containers,
-                   engine_.ListContainers(AttemptFilters(job_uid, attempt)));
+                   engine_.ListContainers(AttemptFilters(options_.instance, job_uid, attempt)));
   int grace_s = static_cast<int>(std::max<DurationMicros>(1, (grace + 999999) / 1000000));
   std::vector<Status> results(containers.size());
   std::vector<std::thread> threads;
@@ -309,7 +317,7 @@ Status ContainerExecutor::Stop(const std::string& job_uid, int attempt, Duration
 
 Status ContainerExecutor::Cleanup(const std::string& job_uid, int attempt) {
   ASSIGN_OR_RETURN(std::vector<ContainerSummary> containers,
-                   engine_.ListContainers(AttemptFilters(job_uid, attempt)));
+                   engine_.ListContainers(AttemptFilters(options_.instance, job_uid, attempt)));
   // The contract says the replicas exited; if one still runs, removing it is what
   // lets its watcher finish, so remove first and wait afterwards.
   bool any_running = std::any_of(containers.begin(), containers.end(),
@@ -322,7 +330,7 @@ Status ContainerExecutor::Cleanup(const std::string& job_uid, int attempt) {
   work_.WaitForWatchers(job_uid, attempt);
   for (const ContainerSummary& c : containers) RETURN_IF_ERROR(engine_.RemoveContainer(c.id));
   ASSIGN_OR_RETURN(std::vector<std::string> networks,
-                   engine_.ListNetworks(AttemptFilters(job_uid, attempt)));
+                   engine_.ListNetworks(AttemptFilters(options_.instance, job_uid, attempt)));
   for (const std::string& n : networks) RETURN_IF_ERROR(engine_.RemoveNetwork(n));
   return Status::Ok();
 }
@@ -330,7 +338,7 @@ Status ContainerExecutor::Cleanup(const std::string& job_uid, int attempt) {
 Result<std::vector<ObservedReplica>> ContainerExecutor::Recover() {
   std::lock_guard<std::mutex> recover_lock(recover_mu_);
   ASSIGN_OR_RETURN(std::vector<ContainerSummary> containers,
-                   engine_.ListContainers({std::string(kLabelJob)}));
+                   engine_.ListContainers(OwnedFilters(options_.instance, {std::string(kLabelJob)})));
   std::vector<ObservedReplica> out;
   for (const ContainerSummary& c : containers) {
     ObservedReplica o;

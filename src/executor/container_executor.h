@@ -46,6 +46,11 @@ class ContainerExecutor : public Executor {
     logs::LogSink* log_sink = nullptr;  // Required; borrowed.
     const Clock* clock = nullptr;       // nullptr = SystemClock.
     int request_timeout_ms = 30000;     // For every non-streaming engine call.
+    // Identifies the daemon (its data dir) this executor works for. Every container
+    // and network gets it as the label `trainyard.instance`, and Stop, Cleanup and
+    // Recover see only objects carrying it, so several daemons can share one engine
+    // without adopting or removing each other's replicas. "" = no scoping.
+    std::string instance;
   };
 
   // Unavailable when the engine does not answer on `engine_socket`;

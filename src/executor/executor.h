@@ -122,6 +122,8 @@ inline constexpr char kLabelAttempt[] = "trainyard.attempt";
 inline constexpr char kLabelPool[] = "trainyard.pool";
 inline constexpr char kLabelIndex[] = "trainyard.index";
 inline constexpr char kLabelTask[] = "trainyard.task";
+// Which daemon owns the replica (see ContainerExecutor::Options::instance).
+inline constexpr char kLabelInstance[] = "trainyard.instance";
 
 std::string ReplicaName(const std::string& job_uid, int attempt, int pool, int index);
 

@@ -286,3 +286,56 @@ TEST_F(ContainerExecutorTest, RecoverCapturesLinesWrittenWhileNoDaemonWatched) {
 
 }  // namespace
 }  // namespace ty::testing
+
+namespace ty::testing {
+namespace {
+
+// Two daemons sharing one engine: each sees, stops and removes only its own replicas.
+TEST(ContainerExecutorInstanceTest, ExecutorsOfOtherInstancesLeaveEachOthersReplicasAlone) {
+  TY_REQUIRE_ENGINE_OR_SKIP();
+  RecordingLogSink sink;
+  EventRecorder events{&sink};
+  auto make = [&](const std::string& instance) {
+    executor::ContainerExecutor::Options o;
+    o.engine_socket = EngineSocket();
+    o.log_sink = &sink;
+    o.instance = instance;
+    auto ex = executor::ContainerExecutor::Create(o);
+    EXPECT_TRUE(ex.ok()) << ex.status().ToString();
+    return std::move(ex).value();
+  };
+  std::string uid = UniqueJobUid();
+  auto a = make("instance-a-" + uid);
+  auto b = make("instance-b-" + uid);
+  a->SetEventCallback(events.Callback());
+  executor::ReplicaLaunch r = TestReplica(uid, 0, 0);
+  r.image = kTestImage;
+  r.command = {"/bin/sh", "-c", "sleep 1000"};
+  ASSERT_TRUE(a->Launch(TestAttempt(uid, {r})).ok());
+  auto launched = events.WaitForLaunch(uid);
+  ASSERT_TRUE(launched.has_value());
+  ASSERT_EQ(launched->kind, executor::ExecutorEventKind::kAttemptStarted) << launched->message;
+
+  auto seen_by = [&](executor::ContainerExecutor& ex) {
+    auto recovered = ex.Recover();
+    EXPECT_TRUE(recovered.ok());
+    for (const auto& o : *recovered) {
+      if (o.job_uid == uid) return true;
+    }
+    return false;
+  };
+  EXPECT_FALSE(seen_by(*b));
+  EXPECT_TRUE(b->Cleanup(uid, 1).ok());  // Finds nothing of its own to remove.
+  EXPECT_TRUE(seen_by(*a));
+
+  ASSERT_TRUE(a->Stop(uid, 1, 1000000).ok());
+  EXPECT_EQ(events.WaitFor(uid, executor::ExecutorEventKind::kReplicaExited, 1).size(), 1u);
+  EXPECT_TRUE(a->Cleanup(uid, 1).ok());
+  EXPECT_FALSE(seen_by(*a));
+  b.reset();
+  a.reset();
+  ContainerBackend().ForceClean(uid);
+}
+
+}  // namespace
+}  // namespace ty::testing
