@@ -70,16 +70,18 @@ bool BackgroundWork::IsWatched(const std::string& name) const {
   return watchers_.count(name) > 0;
 }
 
-void BackgroundWork::WaitForWatchers(const std::string& job_uid, int attempt) {
+bool BackgroundWork::WaitForWatchers(const std::string& job_uid, int attempt,
+                                     DurationMicros timeout) {
   std::vector<std::unique_ptr<Watcher>> finished;
   {
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] {
+    bool all_done = cv_.wait_for(lock, std::chrono::microseconds(timeout), [&] {
       for (const auto& [name, w] : watchers_) {
         if (w->job_uid == job_uid && w->attempt == attempt && !w->done) return false;
       }
       return true;
     });
+    if (!all_done) return false;
     for (auto it = watchers_.begin(); it != watchers_.end();) {
       if (it->second->job_uid == job_uid && it->second->attempt == attempt) {
         finished.push_back(std::move(it->second));
@@ -90,6 +92,7 @@ void BackgroundWork::WaitForWatchers(const std::string& job_uid, int attempt) {
     }
   }
   for (auto& w : finished) w->thread.join();
+  return true;
 }
 
 void BackgroundWork::Shutdown() {

@@ -63,8 +63,11 @@ class BackgroundWork {
   // True while there is (or was, until WaitForWatchers) a watcher of `name`: its
   // replica's output is then captured, or being captured, to the end.
   bool IsWatched(const std::string& name) const;
-  // Blocks until every watcher of `job_uid`/`attempt` has finished, then forgets them.
-  void WaitForWatchers(const std::string& job_uid, int attempt);
+  // Blocks until every watcher of `job_uid`/`attempt` has finished, then forgets
+  // them; false if some still run after `timeout` (they are then kept), so a caller
+  // can end their streams (remove the replica) instead of waiting forever.
+  bool WaitForWatchers(const std::string& job_uid, int attempt,
+                       DurationMicros timeout = 30LL * 1000000);
 
   // Raises shutting_down(), then joins launch threads, then watcher threads.
   // Idempotent.

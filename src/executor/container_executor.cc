@@ -10,6 +10,10 @@
 namespace ty::executor {
 namespace {
 
+// How often a running replica's stored log is read into the sink: the latency of
+// live logs. A read costs about one second of the replica's output.
+constexpr int kLogPollMs = 200;
+
 using internal::SignalOf;
 using json = nlohmann::json;
 
@@ -213,11 +217,18 @@ void ContainerExecutor::StartWatcher(const Watched& w) {
 }
 
 Status ContainerExecutor::CaptureLogs(const std::string& container, const std::string& job_uid,
-                                      const std::string& task, bool follow, LogCursor* cursor) {
+                                      const std::string& task, bool replica_done,
+                                      LogCursor* cursor) {
   // Re-reading from the second of the last line restarts the numbering of that
   // second identically, so `skip_until` drops exactly what was already appended.
+  //
+  // The re-read starts one second earlier: podman stores a long write as several
+  // records with their own times, and a `since` read that begins inside such a
+  // line returns its tail as if it were a line. Starting a second early puts any
+  // such fragment in a second that is skipped whole, and the numbering of the last
+  // line's second restarts at its first line, as in the first read.
   cursor->skip_until = std::max(cursor->skip_until, cursor->last);
-  int64_t since_s = cursor->skip_until > 0 ? cursor->skip_until / 1000000 : 0;
+  int64_t since_s = cursor->skip_until > 0 ? std::max<int64_t>(cursor->skip_until / 1000000 - 1, 1) : 0;
   cursor->last = since_s > 0 ? since_s * 1000000 - 1 : 0;
   auto on_line = [&](int stream, std::string_view line) {
     TimeMicros t = Now();
@@ -240,40 +251,56 @@ Status ContainerExecutor::CaptureLogs(const std::string& container, const std::s
     entry.message = std::string(message);
     options_.log_sink->Append(job_uid, entry);
   };
-  return engine_.StreamLogs(container, follow, since_s, on_line, work_.cancel_flag());
+  return engine_.StreamLogs(container, /*follow=*/false, since_s, on_line, work_.cancel_flag(),
+                            /*flush_partial=*/replica_done);
 }
 
 void ContainerExecutor::RunWatcher(const Watched& w) {
+  // Capture polls the engine's stored log instead of following it: podman's follow
+  // stream was seen to skip a block of lines when attached while a replica writes
+  // fast, and to stay open after the replica exited. A plain read returns what is
+  // stored, completely; the per-second numbering of LogCursor makes repeated reads
+  // append each line once. Exit is watched on its own thread and ends the wait.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool exited = false;
+  std::thread exit_waiter([&] {
+    Result<int> r = engine_.WaitContainer(w.name, work_.cancel_flag());
+    // On an engine error, polling still notices the end through inspect.
+    if (!r.ok() && !work_.shutting_down()) return;
+    std::lock_guard<std::mutex> lock(mu);
+    exited = true;
+    cv.notify_all();
+  });
   LogCursor cursor;
   cursor.skip_until = w.skip_until;
-  auto stream = [&](bool follow) {
-    return CaptureLogs(w.name, w.job_uid, w.task, follow, &cursor);
-  };
   bool gone = false;
   for (;;) {
-    Status s = stream(/*follow=*/true);
+    bool done;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      done = exited;
+    }
+    if (!done) {
+      Result<ContainerState> state = engine_.InspectContainer(w.name);
+      if (!state.ok() && state.status().code() == StatusCode::kNotFound) {
+        gone = true;
+        break;
+      }
+      done = state.ok() && !state->running;
+    }
+    Status s = CaptureLogs(w.name, w.job_uid, w.task, /*replica_done=*/done, &cursor);
     if (work_.shutting_down()) break;
     if (s.code() == StatusCode::kNotFound) {
       gone = true;
       break;
     }
-    Result<ContainerState> state = engine_.InspectContainer(w.name);
-    if (!state.ok() && state.status().code() == StatusCode::kNotFound) {
-      gone = true;
-      break;
-    }
-    if (state.ok() && !state->running) {
-      // Podman can end a follow stream at exit before it has sent the end of the
-      // log file (seen under load with 20000-line bursts); one plain read from the
-      // last second taken picks up the rest without duplicates.
-      Status tail = stream(/*follow=*/false);
-      if (tail.code() == StatusCode::kNotFound) gone = true;
-      break;
-    }
-    // The stream ended (or failed) while the replica still runs, e.g. the engine
-    // service restarted: resume after the last line taken.
-    std::this_thread::sleep_for(std::chrono::milliseconds(s.ok() ? 50 : 1000));
+    if (done) break;
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait_for(lock, std::chrono::milliseconds(s.ok() ? kLogPollMs : 1000),
+                [&] { return exited || work_.shutting_down(); });
   }
+  exit_waiter.join();
 
   if (!work_.shutting_down()) {
     int exit_code = 128 + 9;  // Also when removed underneath us (forced Cleanup): killed.
@@ -327,7 +354,15 @@ Status ContainerExecutor::Cleanup(const std::string& job_uid, int attempt) {
   }
   // Wait for the attempt's watchers so that every line is in the sink before the
   // containers (and their logs) go.
-  work_.WaitForWatchers(job_uid, attempt);
+  if (!work_.WaitForWatchers(job_uid, attempt)) {
+    // A watcher that does not finish (an engine call that hangs): removing the
+    // containers ends its reads; never wait forever.
+    for (const ContainerSummary& c : containers) RETURN_IF_ERROR(engine_.RemoveContainer(c.id));
+    if (!work_.WaitForWatchers(job_uid, attempt)) {
+      return DeadlineExceeded("cleanup of " + job_uid + "/" + std::to_string(attempt) +
+                              ": log capture did not finish after its replicas were removed");
+    }
+  }
   for (const ContainerSummary& c : containers) RETURN_IF_ERROR(engine_.RemoveContainer(c.id));
   ASSIGN_OR_RETURN(std::vector<std::string> networks,
                    engine_.ListNetworks(AttemptFilters(options_.instance, job_uid, attempt)));
@@ -378,7 +413,7 @@ Result<std::vector<ObservedReplica>> ContainerExecutor::Recover() {
       if (!work_.IsWatched(c.name)) {
         LogCursor cursor;
         cursor.skip_until = options_.log_sink->LastEntryTime(o.job_uid, task);
-        Status s = CaptureLogs(c.name, o.job_uid, task, /*follow=*/false, &cursor);
+        Status s = CaptureLogs(c.name, o.job_uid, task, /*replica_done=*/true, &cursor);
         if (s.code() == StatusCode::kNotFound) continue;  // Removed meanwhile.
         if (!s.ok()) return s.WithContext("recover the log of " + c.name);
       }

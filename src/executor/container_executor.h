@@ -97,11 +97,12 @@ class ContainerExecutor : public Executor {
   void RemoveAll(const std::vector<std::string>& containers, const std::string& network);
   void StartWatcher(const Watched& w);
   void RunWatcher(const Watched& w);
-  // Reads the replica's log from the second of `cursor` into the sink, dropping
-  // what is already there: `follow` until the container stops, else once, what
-  // the engine has now. NotFound when the container is gone.
+  // Reads what the engine has stored of the replica's log, from a second before
+  // `cursor`, into the sink, dropping what is already there. `replica_done` also
+  // takes an unterminated last line (the replica will not finish it). NotFound
+  // when the container is gone.
   Status CaptureLogs(const std::string& container, const std::string& job_uid,
-                     const std::string& task, bool follow, LogCursor* cursor);
+                     const std::string& task, bool replica_done, LogCursor* cursor);
   TimeMicros Now() const { return clock_->Now(); }
 
   Options options_;

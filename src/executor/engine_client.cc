@@ -452,7 +452,7 @@ Result<std::vector<ContainerSummary>> EngineClient::ListContainers(
 
 Status EngineClient::StreamLogs(const std::string& id, bool follow, int64_t since_s,
                                 const LogDemuxer::LineCallback& on_line,
-                                const std::atomic<bool>* cancel) {
+                                const std::atomic<bool>* cancel, bool flush_partial) {
   std::string path = "/containers/" + UrlEncode(id) + "/logs?stdout=1&stderr=1&timestamps=1";
   if (follow) path += "&follow=1";
   if (since_s > 0) path += "&since=" + std::to_string(since_s);
@@ -462,7 +462,7 @@ Status EngineClient::StreamLogs(const std::string& id, bool follow, int64_t sinc
   };
   ASSIGN_OR_RETURN(Response r, Call("GET", path, nullptr, 0, &on_data, cancel));
   if (r.status != 200) return ErrorFrom(r, "logs of container " + id);
-  demux.Finish();
+  if (flush_partial) demux.Finish();
   return Status::Ok();
 }
 

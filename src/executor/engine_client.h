@@ -119,8 +119,11 @@ class EngineClient {
   // container stops. `since_s`: only lines at or after this Unix second (0 = all).
   // Lines arrive through `on_line` with the engine's RFC 3339 timestamp prefix
   // ("2024-01-01T00:00:00.123Z message"). Cancelled when `*cancel` becomes true.
+  // With `flush_partial` false an unterminated last line is left out (the replica
+  // is still writing it); a later read from an earlier second returns it whole.
   Status StreamLogs(const std::string& id, bool follow, int64_t since_s,
-                    const LogDemuxer::LineCallback& on_line, const std::atomic<bool>* cancel);
+                    const LogDemuxer::LineCallback& on_line, const std::atomic<bool>* cancel,
+                    bool flush_partial = true);
 
  private:
   struct Response {

@@ -438,7 +438,10 @@ Status ProcessExecutor::Cleanup(const std::string& job_uid, int attempt) {
   std::vector<Replica> replicas = ReplicasOnDisk(job_uid, attempt);
   // The contract says they exited; kill any that did not, so their watchers end.
   for (const Replica& r : replicas) KillGroupAndWait(r, SIGKILL, 10 * 1000000LL);
-  work_.WaitForWatchers(job_uid, attempt);
+  if (!work_.WaitForWatchers(job_uid, attempt)) {
+    return DeadlineExceeded("cleanup of " + job_uid + "/" + std::to_string(attempt) +
+                            ": log capture did not finish after its processes were killed");
+  }
   for (const Replica& r : replicas) RemoveFiles(r.name);
   return Status::Ok();
 }

@@ -29,7 +29,10 @@ void WorkerPool::Run() {
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
-      if (tasks_.empty()) return;
+      // On shutdown queued work is dropped: every intent is in the store already,
+      // and the next start replays it (recovery), so finishing it now only delays
+      // the exit.
+      if (stopping_ || tasks_.empty()) return;
       task = std::move(tasks_.front());
       tasks_.pop_front();
     }

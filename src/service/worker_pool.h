@@ -15,7 +15,7 @@ namespace ty::service {
 class WorkerPool {
  public:
   explicit WorkerPool(int threads);
-  ~WorkerPool();  // Runs the queued tasks to completion, then joins.
+  ~WorkerPool();  // Drops queued tasks, waits for running ones, joins.
 
   void Submit(std::function<void()> task);
 
