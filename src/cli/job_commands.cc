@@ -10,6 +10,13 @@ int DescribeJob(Runtime& rt, const std::string& command_path, const std::string&
   if (!job.ok()) return ReportError(rt, command_path, job.status());
   Result<OutputFormat> f = ResolveFormat(rt, OutputFormat::kYaml);
   *rt.out << FormatResource(*job, *f);
+  // The human (YAML) view adds a second document: every replica with its state,
+  // exit code and restarts, the phase times and the job's events (`/details`).
+  // JSON stays the bare resource, as gcloud prints it, for scripts.
+  if (*f == OutputFormat::kYaml) {
+    Result<nlohmann::json> details = CallApi(rt, "GET", job_path + "/details", nullptr);
+    if (details.ok()) *rt.out << "---\n" << FormatResource(*details, OutputFormat::kYaml);
+  }
   return 0;
 }
 

@@ -122,22 +122,37 @@ TEST_F(RunCliTest, EndpointAndProjectFromEnvironmentAndFlags) {
   vars_["TRAINYARD_API"] = "http://10.0.0.1:9000/";
   vars_["TRAINYARD_PROJECT"] = "envproj";
   http_.Reply(200, {{"name", "n"}});
-  ASSERT_EQ(Run({"ai", "custom-jobs", "describe", "7", "--region=r"}), 0) << err_.str();
+  // JSON: one request per run (YAML also fetches /details).
+  ASSERT_EQ(Run({"ai", "custom-jobs", "describe", "7", "--region=r", "--format=json"}), 0) << err_.str();
   EXPECT_EQ(http_.requests.back().url, "http://10.0.0.1:9000/v1/projects/envproj/locations/r/customJobs/7");
   http_.Reply(200, {{"name", "n"}});
-  ASSERT_EQ(Run({"--api-endpoint=http://h:1", "ai", "custom-jobs", "describe", "7", "--region=r", "--project=p"}), 0);
+  ASSERT_EQ(Run({"--api-endpoint=http://h:1", "ai", "custom-jobs", "describe", "7", "--region=r", "--project=p",
+                 "--format=json"}), 0);
   EXPECT_EQ(http_.requests.back().url, "http://h:1/v1/projects/p/locations/r/customJobs/7");
 }
 
 TEST_F(RunCliTest, DescribeTakesAFullNameAndPrintsYamlOrJson) {
   json job = {{"name", kName}, {"state", "JOB_STATE_SUCCEEDED"}};
+  json details = {{"attempt", 2},
+                  {"replicas", {{{"taskName", "workerpool1-0"}, {"state", "FAILED"}, {"exitCode", 137},
+                                 {"restarts", 3}}}}};
   http_.Reply(200, job);
+  http_.Reply(200, details);
   ASSERT_EQ(Run({"ai", "custom-jobs", "describe", kName}), 0) << err_.str();
-  EXPECT_EQ(http_.requests.back().url, std::string("http://127.0.0.1:8080/v1/") + kName);
-  EXPECT_NE(out_.str().find("state: JOB_STATE_SUCCEEDED"), std::string::npos) << out_.str();
+  ASSERT_EQ(http_.requests.size(), 2u);
+  EXPECT_EQ(http_.requests[0].url, std::string("http://127.0.0.1:8080/v1/") + kName);
+  EXPECT_EQ(http_.requests[1].url, std::string("http://127.0.0.1:8080/v1/") + kName + "/details");
+  std::string out = out_.str();
+  EXPECT_NE(out.find("state: JOB_STATE_SUCCEEDED"), std::string::npos) << out;
+  // The second YAML document lists each replica with state, exit code and restarts.
+  size_t doc = out.find("---\n");
+  ASSERT_NE(doc, std::string::npos) << out;
+  EXPECT_NE(out.find("taskName: workerpool1-0", doc), std::string::npos) << out;
+  EXPECT_NE(out.find("exitCode: 137", doc), std::string::npos) << out;
+  EXPECT_NE(out.find("restarts: 3", doc), std::string::npos) << out;
   http_.Reply(200, job);
   ASSERT_EQ(Run({"ai", "custom-jobs", "describe", kName, "--format=json"}), 0);
-  EXPECT_EQ(json::parse(out_.str()), job);
+  EXPECT_EQ(json::parse(out_.str()), job);  // JSON stays the bare resource.
 }
 
 TEST_F(RunCliTest, ServerErrorsPrintTheMessageAndExitOne) {

@@ -124,6 +124,75 @@ TEST(RuntimeEnvTest, UserEnvExpandsReferencesAndOverrides) {
   EXPECT_EQ(Env(rt, "RANK"), "override");
 }
 
+Job MlDistributedJob(bool use_chief) {
+  Job job;
+  job.uid = "9";
+  job.dialect = Dialect::kMlV1;
+  job.project = "proj";
+  job.spec.dialect = Dialect::kMlV1;
+  job.spec.job_id = "dist_1";
+  job.spec.use_chief_in_tf_config = use_chief;
+  job.spec.pools = {Pool(1), Pool(2), Pool(1), Pool(1)};
+  job.spec_json = R"({"jobId":"dist_1","trainingInput":{"scaleTier":"CUSTOM"}})";
+  return job;
+}
+
+TEST(RuntimeEnvTest, MlDistributedEveryRoleSeesTheSameClusterAndItsOwnTask) {
+  Job job = MlDistributedJob(false);
+  const std::string cluster =
+      R"("cluster":{"master":["ty-9-master-0:2222"],"worker":["ty-9-worker-0:2222","ty-9-worker-1:2222"],)"
+      R"("ps":["ty-9-ps-0:2222"]})";
+  struct Case {
+    int pool, index;
+    const char* type;
+    const char* rank;
+  } cases[] = {{0, 0, "master", "0"}, {1, 0, "worker", "1"}, {1, 1, "worker", "2"},
+               {2, 0, "ps", "3"}, {3, 0, "evaluator", "4"}};
+  for (const Case& c : cases) {
+    ReplicaRuntime rt = BuildReplicaRuntime(job, c.pool, c.index);
+    EXPECT_EQ(Env(rt, "TF_CONFIG"), std::string("{") + cluster + R"(,"task":{"type":")" + c.type +
+                                        R"(","index":)" + std::to_string(c.index) +
+                                        R"(},"job":{"scale_tier":"CUSTOM"},"environment":"cloud"})")
+        << c.type << c.index;
+    // CLUSTER_SPEC of a custom container lists evaluators too, under their role.
+    EXPECT_EQ(Env(rt, "CLUSTER_SPEC"),
+              std::string(R"({"cluster":{"master":["ty-9-master-0:2222"],"worker":["ty-9-worker-0:2222",)"
+                          R"("ty-9-worker-1:2222"],"ps":["ty-9-ps-0:2222"],"evaluator":["ty-9-evaluator-0:2222"]},)"
+                          R"("environment":"cloud","task":{"type":")") +
+                  c.type + R"(","index":)" + std::to_string(c.index) + R"(},"job":{"scale_tier":"CUSTOM"}})");
+    EXPECT_EQ(Env(rt, "RANK"), c.rank);
+    EXPECT_EQ(Env(rt, "WORLD_SIZE"), "3");
+    EXPECT_EQ(Env(rt, "MASTER_ADDR"), "ty-9-master-0");
+  }
+}
+
+TEST(RuntimeEnvTest, MlUseChiefRenamesThePrimaryEverywhere) {
+  Job job = MlDistributedJob(true);
+  ReplicaRuntime chief = BuildReplicaRuntime(job, 0, 0);
+  std::string tf = Env(chief, "TF_CONFIG");
+  EXPECT_EQ(tf.rfind(R"({"cluster":{"chief":["ty-9-chief-0:2222"],"worker":)", 0), 0u) << tf;
+  EXPECT_NE(tf.find(R"("task":{"type":"chief","index":0})"), std::string::npos) << tf;
+  EXPECT_EQ(tf.find("master"), std::string::npos) << tf;
+  EXPECT_EQ(Env(chief, "MASTER_ADDR"), "ty-9-chief-0");
+  EXPECT_EQ(ReplicaHostname(job, 0, 0), "ty-9-chief-0");
+}
+
+TEST(RuntimeEnvTest, VertexEveryRoleOfADistributedJob) {
+  Job job = VertexJob({Pool(1), Pool(2), Pool(1), Pool(1)});
+  const char* types[] = {"chief", "worker", "ps", "evaluator"};
+  for (int pool = 0; pool < 4; ++pool) {
+    ReplicaRuntime rt = BuildReplicaRuntime(job, pool, 0);
+    std::string tf = Env(rt, "TF_CONFIG");
+    EXPECT_NE(tf.find(std::string(R"("task":{"type":")") + types[pool] + R"(","index":0})"), std::string::npos) << tf;
+    std::string cs = Env(rt, "CLUSTER_SPEC");
+    EXPECT_NE(cs.find("\"task\":{\"type\":\"workerpool" + std::to_string(pool) + "\",\"index\":0}"),
+              std::string::npos) << cs;
+    EXPECT_EQ(cs.rfind(R"({"cluster":{"workerpool0":["ty-42-workerpool0-0:2222"],"workerpool1":["ty-42-workerpool1-0:2222",)"
+                       R"("ty-42-workerpool1-1:2222"],"workerpool2":["ty-42-workerpool2-0:2222"],)"
+                       R"("workerpool3":["ty-42-workerpool3-0:2222"]},"environment":"cloud",)", 0), 0u) << cs;
+  }
+}
+
 TEST(RuntimeEnvTest, SplitsGcsUris) {
   EXPECT_EQ(SplitGcsUri("gs://bucket/a/b")->first, "bucket");
   EXPECT_EQ(SplitGcsUri("gs://bucket/a/b")->second, "a/b");
