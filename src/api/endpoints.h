@@ -40,6 +40,9 @@ HttpResponse CancelJob(const Call& call, const service::JobRef& ref);
 HttpResponse DeleteJob(const Call& call, const service::JobRef& ref);
 HttpResponse GetOperation(const Call& call, const std::string& name);
 
+// Replicas, attempts, phases and events (detail_endpoints.cc).
+HttpResponse GetJobDetails(const Call& call, const service::JobRef& ref);
+
 // Logs (log_endpoints.cc): a page, or a validated LogFollow when `follow=true`.
 Dispatch ReadLogs(const Call& call, const service::JobRef& ref);
 

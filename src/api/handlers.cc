@@ -128,7 +128,7 @@ Dispatch Route(service::JobService* service, const HttpRequest& request) {
   }
   if (ui) return Respond(NoRoute(request));
 
-  // ml v1: projects/p/jobs[/id[/logs]].
+  // ml v1: projects/p/jobs[/id[/logs|/details]].
   if (seg[3] == "jobs") {
     service::JobRef ref{Dialect::kMlV1, project, "", ""};
     if (n == 4 && verb.empty()) {
@@ -141,11 +141,14 @@ Dispatch Route(service::JobService* service, const HttpRequest& request) {
     } else if (n == 6 && seg[5] == "logs" && verb.empty() && method == "GET") {
       ref.id = seg[4];
       return internal::ReadLogs(call, ref);
+    } else if (n == 6 && seg[5] == "details" && verb.empty() && method == "GET") {
+      ref.id = seg[4];
+      return Respond(internal::GetJobDetails(call, ref));
     }
     return Respond(NoRoute(request));
   }
 
-  // Vertex: projects/p/locations/l/customJobs[/id[/logs]].
+  // Vertex: projects/p/locations/l/customJobs[/id[/logs|/details]].
   if (seg[3] == "locations" && n >= 6 && seg[5] == "customJobs") {
     service::JobRef ref{Dialect::kVertex, project, seg[4], ""};
     if (n == 6 && verb.empty()) {
@@ -159,6 +162,9 @@ Dispatch Route(service::JobService* service, const HttpRequest& request) {
     } else if (n == 8 && seg[7] == "logs" && verb.empty() && method == "GET") {
       ref.id = seg[6];
       return internal::ReadLogs(call, ref);
+    } else if (n == 8 && seg[7] == "details" && verb.empty() && method == "GET") {
+      ref.id = seg[6];
+      return Respond(internal::GetJobDetails(call, ref));
     }
   }
   return Respond(NoRoute(request));

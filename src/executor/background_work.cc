@@ -70,6 +70,18 @@ bool BackgroundWork::IsWatched(const std::string& name) const {
   return watchers_.count(name) > 0;
 }
 
+bool BackgroundWork::WaitForWatcher(const std::string& name, DurationMicros timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto it = watchers_.find(name);
+  if (it == watchers_.end()) return true;
+  if (it->second->thread.get_id() == std::this_thread::get_id()) return false;
+  // Re-finds the watcher on every wake-up: WaitForWatchers may erase it meanwhile.
+  return cv_.wait_for(lock, std::chrono::microseconds(timeout), [&] {
+    auto found = watchers_.find(name);
+    return found == watchers_.end() || found->second->done;
+  });
+}
+
 bool BackgroundWork::WaitForWatchers(const std::string& job_uid, int attempt,
                                      DurationMicros timeout) {
   std::vector<std::unique_ptr<Watcher>> finished;

@@ -63,6 +63,12 @@ class BackgroundWork {
   // True while there is (or was, until WaitForWatchers) a watcher of `name`: its
   // replica's output is then captured, or being captured, to the end.
   bool IsWatched(const std::string& name) const;
+  // Blocks until the watcher of `name` (if any) has finished, keeping it, so a
+  // replica restarted afterwards gets a new one (StartWatcher replaces it) and not
+  // the old one reporting the new run's end. False after `timeout`, and at once
+  // when called from that watcher itself (from the event callback), which would
+  // wait for itself.
+  bool WaitForWatcher(const std::string& name, DurationMicros timeout = 30LL * 1000000);
   // Blocks until every watcher of `job_uid`/`attempt` has finished, then forgets
   // them; false if some still run after `timeout` (they are then kept), so a caller
   // can end their streams (remove the replica) instead of waiting forever.

@@ -148,7 +148,8 @@ void ContainerExecutor::RunLaunch(const AttemptSpec& attempt) {
                   .index = r.index,
                   .name = r.name,
                   .task = r.task_name,
-                  .skip_until = 0});
+                  .skip_until = 0,
+                  .run_end = std::nullopt});
   }
 }
 
@@ -230,6 +231,11 @@ Status ContainerExecutor::CaptureLogs(const std::string& container, const std::s
   cursor->skip_until = std::max(cursor->skip_until, cursor->last);
   int64_t since_s = cursor->skip_until > 0 ? std::max<int64_t>(cursor->skip_until / 1000000 - 1, 1) : 0;
   cursor->last = since_s > 0 ? since_s * 1000000 - 1 : 0;
+  // A restarted replica's previous end, when this read covers its slot (a read
+  // from a later second gets a joined line's tail as a line of its own).
+  RunEnd* end = cursor->run_end && cursor->last < cursor->run_end->line.time ? &*cursor->run_end
+                                                                              : nullptr;
+  bool fragment_split = false;
   auto on_line = [&](int stream, std::string_view line) {
     TimeMicros t = Now();
     std::string_view message = line;
@@ -242,7 +248,29 @@ Status ContainerExecutor::CaptureLogs(const std::string& container, const std::s
       }
     }
     t = std::max(t, cursor->last + 1);
+    if (end != nullptr && t >= end->line.time) {
+      if (end->kind == RunEnd::Kind::kUnknown) {
+        // The slot holds the previous run's last line unchanged only if that
+        // line was whole; otherwise it holds a newer line, or is empty because
+        // the fragment waits for its stream's next "\n".
+        bool whole = t == end->line.time && stream == end->line.stream &&
+                     message == end->line.message;
+        end->kind = whole ? RunEnd::Kind::kWhole : RunEnd::Kind::kFragment;
+      }
+      if (end->kind == RunEnd::Kind::kFragment) {
+        // Whatever now takes the fragment's slot is the new run's.
+        if (t == end->line.time) t += 1;
+        if (!fragment_split && stream == end->line.stream &&
+            message.substr(0, end->line.message.size()) == end->line.message) {
+          fragment_split = true;
+          message.remove_prefix(end->line.message.size());
+          // Only the fragment itself (the new run wrote nothing on its stream).
+          if (message.empty()) return;
+        }
+      }
+    }
     cursor->last = t;
+    cursor->last_line = {.time = t, .stream = stream, .message = std::string(message)};
     if (t <= cursor->skip_until) return;
     logs::LogEntry entry;
     entry.time = t;
@@ -274,6 +302,7 @@ void ContainerExecutor::RunWatcher(const Watched& w) {
   });
   LogCursor cursor;
   cursor.skip_until = w.skip_until;
+  if (w.run_end) cursor.run_end = RunEnd{.line = *w.run_end};
   bool gone = false;
   for (;;) {
     bool done;
@@ -342,6 +371,49 @@ Status ContainerExecutor::Stop(const std::string& job_uid, int attempt, Duration
   return Status::Ok();
 }
 
+Status ContainerExecutor::RestartReplica(const std::string& job_uid, int attempt, int pool,
+                                         int index) {
+  std::lock_guard<std::mutex> lock(recover_mu_);
+  const std::string name = ReplicaName(job_uid, attempt, pool, index);
+  const std::string what = "restart " + name;
+  // By labels, so that only a replica of this daemon's instance is found.
+  std::vector<std::string> filters = AttemptFilters(options_.instance, job_uid, attempt);
+  filters.push_back(std::string(kLabelPool) + "=" + std::to_string(pool));
+  filters.push_back(std::string(kLabelIndex) + "=" + std::to_string(index));
+  ASSIGN_OR_RETURN(std::vector<ContainerSummary> containers, engine_.ListContainers(filters));
+  auto it = std::find_if(containers.begin(), containers.end(),
+                         [&](const ContainerSummary& c) { return c.name == name; });
+  if (it == containers.end()) return NotFound(what + ": no such replica");
+  const std::string task = LabelOr(it->labels, kLabelTask);
+  Result<ContainerState> state = engine_.InspectContainer(it->id);
+  if (!state.ok()) return state.status().WithContext(what);
+  if (state->running) return FailedPrecondition(what + ": the replica is running");
+  // Its previous watcher must have reported the previous end before the replica
+  // runs again: it waits on the engine's /wait, which would return the new run's.
+  if (!work_.WaitForWatcher(name)) {
+    return FailedPrecondition(what + ": the previous run is still being reported (called from "
+                              "the event callback?)");
+  }
+  // Catch up on the previous run (a replica nobody watched since a daemon restart
+  // may have lines the sink lacks) and learn where it ended.
+  LogCursor cursor;
+  cursor.skip_until = options_.log_sink->LastEntryTime(job_uid, task);
+  Status read = CaptureLogs(it->id, job_uid, task, /*replica_done=*/true, &cursor);
+  if (!read.ok()) return read.WithContext(what);
+  RETURN_IF_ERROR(engine_.StartContainer(it->id).WithContext(what));
+  Watched w{.job_uid = job_uid,
+            .attempt = attempt,
+            .pool = pool,
+            .index = index,
+            .name = name,
+            .task = task,
+            .skip_until = std::max(cursor.skip_until, cursor.last),
+            .run_end = std::nullopt};
+  if (cursor.last_line.time > 0) w.run_end = cursor.last_line;
+  StartWatcher(w);
+  return Status::Ok();
+}
+
 Status ContainerExecutor::Cleanup(const std::string& job_uid, int attempt) {
   ASSIGN_OR_RETURN(std::vector<ContainerSummary> containers,
                    engine_.ListContainers(AttemptFilters(options_.instance, job_uid, attempt)));
@@ -399,7 +471,8 @@ Result<std::vector<ObservedReplica>> ContainerExecutor::Recover() {
                     .index = o.index,
                     .name = c.name,
                     .task = task,
-                    .skip_until = last});
+                    .skip_until = last,
+                    .run_end = std::nullopt});
     } else if (state->status == "created") {
       o.exit_code = -1;  // Never started: the daemon died mid-launch.
     } else {

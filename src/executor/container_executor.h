@@ -19,6 +19,21 @@
 // exited one is read once before Recover() returns, so the lines it wrote while
 // no daemon watched are in the sink when the caller looks at how it ended.
 //
+// RestartReplica starts the exited container again (the engine keeps its name,
+// host name, network aliases, environment and writable layer) and gives it a new
+// watcher. The engine appends the new run to the same stored log, so the numbering
+// above still holds over both runs: the new watcher re-reads from the second of
+// LogSink::LastEntryTime() and skips the first run's lines, even when both runs
+// wrote in the same second. One exception needs care: a first run that ended in
+// the middle of a line. The engine joins that fragment with the next run's first
+// line on the same stream, so the joined line takes the slot (and the time) the
+// fragment had and would be skipped as already captured. LogCursor::run_end
+// remembers the first run's last line; a re-read that does not find it unchanged
+// in its slot knows the fragment is pending, strips it from the joined line and
+// numbers what the new run wrote after it. That memory lives in the watcher only:
+// after a daemon restart during the new run (Recover()), or a further restart in
+// the same second, a line of that second may be missed, never taken twice.
+//
 // Containers are never stopped by the destructor: running training survives a
 // daemon restart (DESIGN.md §3); the destructor only aborts the watchers.
 //
@@ -28,6 +43,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +77,9 @@ class ContainerExecutor : public Executor {
   void SetEventCallback(EventCallback callback) override;
   Status Launch(const AttemptSpec& attempt) override;
   Status Stop(const std::string& job_uid, int attempt, DurationMicros grace) override;
+  // Must not be called from the event callback (it waits for the replica's
+  // previous watcher, which may be the caller); FailedPrecondition if it is.
+  Status RestartReplica(const std::string& job_uid, int attempt, int pool, int index) override;
   Status Cleanup(const std::string& job_uid, int attempt) override;
   // A replica that was created but never started is reported not running with
   // exit_code -1. The log of every exited replica is complete in the sink when
@@ -72,6 +91,30 @@ class ContainerExecutor : public Executor {
   static std::string CreateBodyForTest(const AttemptSpec& attempt, const ReplicaLaunch& replica);
 
  private:
+  // One line as capture numbered it.
+  struct LogLine {
+    TimeMicros time = 0;
+    int stream = 0;  // 1 stdout, 2 stderr.
+    std::string message;
+  };
+
+  // Where a restarted replica's previous run ended (see RestartReplica above).
+  struct RunEnd {
+    LogLine line;  // The previous run's last line.
+    // Whether that line had its "\n", learnt from the first re-read that covers
+    // its slot; until then unknown. kFragment: the engine will join it with the
+    // next line on its stream, which still has to be split off once.
+    enum class Kind { kUnknown, kWhole, kFragment, kFragmentSplit } kind = Kind::kUnknown;
+  };
+
+  // Where log capture of one replica stands (see "Log times" above).
+  struct LogCursor {
+    TimeMicros skip_until = 0;  // Lines at or before this time are already in the sink.
+    TimeMicros last = 0;        // Time given to the previous line read.
+    LogLine last_line;          // The previous line read (kept for RestartReplica).
+    std::optional<RunEnd> run_end;
+  };
+
   // The replica a watcher follows.
   struct Watched {
     std::string job_uid;
@@ -81,12 +124,7 @@ class ContainerExecutor : public Executor {
     std::string name;
     std::string task;
     TimeMicros skip_until = 0;  // Lines at or before this time are already in the sink.
-  };
-
-  // Where log capture of one replica stands (see "Log times" above).
-  struct LogCursor {
-    TimeMicros skip_until = 0;  // Lines at or before this time are already in the sink.
-    TimeMicros last = 0;        // Time given to the previous line read.
+    std::optional<LogLine> run_end;  // Restarted: where the previous run ended.
   };
 
   ContainerExecutor(Options options);
@@ -109,8 +147,9 @@ class ContainerExecutor : public Executor {
   const Clock* clock_;
   EngineClient engine_;
 
-  // Serializes Recover(): two log catch-ups of one exited replica at once would
-  // both append its missing lines.
+  // Serializes Recover() and RestartReplica(): two log catch-ups of one exited
+  // replica at once would both append its missing lines, and a restart racing
+  // either would be read by both.
   std::mutex recover_mu_;
   // Launch and watcher threads (watchers keyed by container name), the callback.
   internal::BackgroundWork work_;

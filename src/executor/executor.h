@@ -11,6 +11,10 @@
 //    its output has been fully written to the LogSink.
 //  - Stop(attempt, grace) sends SIGTERM to every replica, SIGKILL after `grace`, and
 //    returns when all have exited (their kReplicaExited events still arrive).
+//  - RestartReplica(attempt, pool, index) starts an exited replica again in place:
+//    same name, host name, network, environment and labels, so its peers reach it
+//    as before (spec §9: a replica is restarted on the same VM). Its output is
+//    appended to the same log task and its next end is a new kReplicaExited.
 //  - Cleanup(attempt) removes replicas and the network; idempotent; call it after
 //    the replicas exited (their logs are safe by then).
 //  - Names are deterministic (ReplicaLaunch::name) and every replica carries the
@@ -110,6 +114,8 @@ class Executor {
   virtual Status Launch(const AttemptSpec& attempt) = 0;
   // OK if nothing of the attempt is running (already stopped is fine).
   virtual Status Stop(const std::string& job_uid, int attempt, DurationMicros grace) = 0;
+  // NotFound if the replica does not exist; FailedPrecondition if it is running.
+  virtual Status RestartReplica(const std::string& job_uid, int attempt, int pool, int index) = 0;
   // OK if nothing is left (already removed is fine).
   virtual Status Cleanup(const std::string& job_uid, int attempt) = 0;
   // Every replica this executor created that still exists on the backend.

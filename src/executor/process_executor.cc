@@ -173,8 +173,11 @@ void ProcessExecutor::RunLaunch(const AttemptSpec& attempt) {
   Status status;
   for (const ReplicaLaunch& r : attempt.replicas) {
     RemoveFiles(r.name);  // Leftovers of an earlier run of the same name.
+    json env = json::array();
+    for (const auto& e : r.env) env.push_back({e.name, e.value});
     json meta = {{"job_uid", attempt.job_uid}, {"attempt", attempt.attempt}, {"pool", r.pool},
-                 {"index", r.index},          {"name", r.name},          {"task", r.task_name}};
+                 {"index", r.index},          {"name", r.name},          {"task", r.task_name},
+                 {"command", r.command},      {"args", r.args},          {"env", env}};
     std::error_code ec;
     std::filesystem::create_directories(options_.state_dir + "/" + r.name, ec);
     if (ec || !WriteFileAtomic(PathOf(r.name, ".json"), meta.dump())) {
@@ -189,7 +192,7 @@ void ProcessExecutor::RunLaunch(const AttemptSpec& attempt) {
   if (status.ok()) {
     for (const ReplicaLaunch& r : attempt.replicas) {
       Replica rep;
-      status = Spawn(attempt, r, &rep);
+      status = Spawn(attempt, r, /*append=*/false, &rep);
       if (!status.ok()) break;
       started.push_back(rep);
     }
@@ -204,7 +207,8 @@ void ProcessExecutor::RunLaunch(const AttemptSpec& attempt) {
   for (const Replica& r : started) StartWatcher(r, /*resume=*/false);
 }
 
-Status ProcessExecutor::Spawn(const AttemptSpec& attempt, const ReplicaLaunch& r, Replica* out) {
+Status ProcessExecutor::Spawn(const AttemptSpec& attempt, const ReplicaLaunch& r, bool append,
+                              Replica* out) {
   std::string prefix = options_.state_dir + "/" + r.name;
   std::vector<std::string> argv_s = {"/bin/sh", "-c", kWrapper, prefix};
   argv_s.insert(argv_s.end(), r.command.begin(), r.command.end());
@@ -231,10 +235,9 @@ Status ProcessExecutor::Spawn(const AttemptSpec& attempt, const ReplicaLaunch& r
   posix_spawnattr_init(&attr);
   std::string out_path = prefix + ".out", err_path = prefix + ".err";
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+  const int out_flags = O_WRONLY | O_CREAT | O_APPEND | (append ? 0 : O_TRUNC);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), out_flags, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), out_flags, 0644);
   posix_spawn_file_actions_addchdir_np(&actions, prefix.c_str());
   // The daemon may block or ignore signals; the replica must start with defaults.
   sigset_t empty, defaults;
@@ -422,6 +425,69 @@ Status ProcessExecutor::Stop(const std::string& job_uid, int attempt, DurationMi
   }
   for (const Replica& r : replicas) KillGroupAndWait(r, SIGKILL, 10 * 1000000LL);
   if (any_alive()) return Internal("stop: a replica of " + job_uid + " survived SIGKILL");
+  return Status::Ok();
+}
+
+Status ProcessExecutor::RestartReplica(const std::string& job_uid, int attempt, int pool,
+                                       int index) {
+  std::lock_guard<std::mutex> lock(recover_mu_);
+  const std::string name = ReplicaName(job_uid, attempt, pool, index);
+  const std::string what = "restart " + name;
+  std::string text;
+  if (!ReadFile(PathOf(name, ".json"), &text)) return NotFound(what + ": no such replica");
+  json meta = json::parse(text, nullptr, false);
+  if (!meta.is_object() || meta.value("job_uid", "") != job_uid ||
+      meta.value("attempt", 0) != attempt || meta.value("pool", -1) != pool ||
+      meta.value("index", -1) != index) {
+    return NotFound(what + ": no such replica");
+  }
+  Replica previous;
+  std::vector<Replica> on_disk = ReplicasOnDisk(job_uid, attempt);
+  for (const Replica& r : on_disk) {
+    if (r.name == name) previous = r;
+  }
+  if (IsAlive(previous.pid, previous.start_ticks)) {
+    return FailedPrecondition(what + ": the replica is running");
+  }
+  // Its previous watcher must have reported the previous end (and taken its last
+  // output) before the replica runs again and writes more.
+  if (!work_.WaitForWatcher(name)) {
+    return FailedPrecondition(what + ": the previous run is still being reported (called from "
+                              "the event callback?)");
+  }
+  if (previous.pid > 0) waitpid(previous.pid, nullptr, WNOHANG);  // Reap it if ours.
+
+  AttemptSpec spec;
+  spec.job_uid = job_uid;
+  spec.attempt = attempt;
+  ReplicaLaunch launch;
+  launch.pool = pool;
+  launch.index = index;
+  launch.name = name;
+  launch.task_name = meta.value("task", "");
+  bool complete = meta.contains("command") && meta["command"].is_array() &&
+                  !meta["command"].empty() && meta.contains("env") && meta["env"].is_array();
+  try {
+    if (complete) {
+      launch.command = meta["command"].get<std::vector<std::string>>();
+      launch.args = meta.value("args", std::vector<std::string>{});
+      for (const json& e : meta["env"]) {
+        launch.env.push_back({e.at(0).get<std::string>(), e.at(1).get<std::string>()});
+      }
+    }
+  } catch (const json::exception&) {
+    complete = false;
+  }
+  if (!complete) {
+    return FailedPrecondition(what + ": its meta file does not record the command to run");
+  }
+  // A stale status would be taken for the new run's if its wrapper is SIGKILLed.
+  std::remove(PathOf(name, ".exit").c_str());
+  Replica started;
+  RETURN_IF_ERROR(Spawn(spec, launch, /*append=*/true, &started));
+  // Resuming from .cursor starts the capture where the previous run's output
+  // ended (and re-takes what the sink lacks of it: a run nobody watched).
+  StartWatcher(started, /*resume=*/true);
   return Status::Ok();
 }
 

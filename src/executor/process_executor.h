@@ -11,7 +11,8 @@
 //
 // On-disk layout, one set per replica (`name` = ReplicaLaunch::name):
 //
-//   <state_dir>/<name>.json    meta: job uid, attempt, pool, index, task (Recover)
+//   <state_dir>/<name>.json    meta: job uid, attempt, pool, index, task (Recover);
+//                              command, args, env (RestartReplica)
 //   <state_dir>/<name>.pid     "<pid> <start time in clock ticks>" (pid reuse check)
 //   <state_dir>/<name>.exit    exit status, written by the wrapper when it ends
 //   <state_dir>/<name>.out     stdout  \  appended by the process, followed by a
@@ -28,6 +29,12 @@
 // the same once, before it returns (its output written while no daemon watched).
 // Within one batch stdout lines come before stderr lines: two pipes carry no
 // relative order.
+//
+// RestartReplica runs the replica's command again from the meta file, in the same
+// working directory, with the same environment; the new run appends to .out/.err,
+// and its watcher resumes from .cursor (which ends where the previous run's output
+// ended), so the previous run's lines are not taken twice. A line the previous run
+// left without "\n" was already taken whole, so nothing is joined.
 //
 // Ownership: the LogSink is borrowed and must outlive the executor. The
 // destructor stops watching but leaves processes running (daemon restart).
@@ -62,6 +69,10 @@ class ProcessExecutor : public Executor {
   // InvalidArgument also when a replica has no `command` or a name unfit for a file.
   Status Launch(const AttemptSpec& attempt) override;
   Status Stop(const std::string& job_uid, int attempt, DurationMicros grace) override;
+  // Must not be called from the event callback (it waits for the replica's
+  // previous watcher, which may be the caller); FailedPrecondition if it is, and
+  // for a replica launched before the meta file recorded its command.
+  Status RestartReplica(const std::string& job_uid, int attempt, int pool, int index) override;
   Status Cleanup(const std::string& job_uid, int attempt) override;
   // A replica whose wrapper vanished without writing its status (SIGKILL) is
   // reported with exit code 137 (signal 9); one with no pid file with -1.
@@ -94,7 +105,8 @@ class ProcessExecutor : public Executor {
   explicit ProcessExecutor(Options options);
 
   void RunLaunch(const AttemptSpec& attempt);
-  Status Spawn(const AttemptSpec& attempt, const ReplicaLaunch& r, Replica* out);
+  // `append`: keep .out/.err (a restart) instead of starting them empty.
+  Status Spawn(const AttemptSpec& attempt, const ReplicaLaunch& r, bool append, Replica* out);
   // `resume`: continue from .cursor (after a restart).
   void StartWatcher(const Replica& r, bool resume);
   void RunWatcher(const Replica& r, bool resume);
@@ -115,8 +127,9 @@ class ProcessExecutor : public Executor {
   Options options_;
   const Clock* clock_;
 
-  // Serializes Recover(): two log catch-ups of one exited replica at once would
-  // both append its missing lines.
+  // Serializes Recover() and RestartReplica(): two log catch-ups of one exited
+  // replica at once would both append its missing lines, and a restart racing
+  // either would be captured by both.
   std::mutex recover_mu_;
   // Launch and watcher threads (watchers keyed by replica name), the callback.
   internal::BackgroundWork work_;

@@ -30,6 +30,8 @@ struct JobServiceOptions {
   int worker_threads = 4;
   // Whole-job attempts for retryable failures (spec §9: up to 3).
   int max_attempts = 3;
+  // In-place restarts of one replica before the whole job is retried (spec §9: 5).
+  int max_replica_restarts = 5;
 };
 
 // How a request names a job: ml v1 by (project, jobId); Vertex by

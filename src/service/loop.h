@@ -68,6 +68,7 @@ class JobService::Loop {
   void OnAttemptStarted(model::Job& job, const executor::ExecutorEvent& event);
   void OnLaunchFailed(model::Job& job, const std::string& message);
   void OnReplicaExited(model::Job& job, const executor::ExecutorEvent& event);
+  void RestartReplica(model::Job& job, model::ReplicaRecord& rec);
   void BeginEnding(model::Job& job, Ending ending);
   void MaybeFinishEnding(model::Job& job);
   void Finish(model::Job& job, model::JobState state, std::optional<model::JobError> error);

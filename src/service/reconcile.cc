@@ -211,14 +211,21 @@ void JobService::Loop::OnReplicaExited(Job& job, const executor::ExecutorEvent& 
         return;
       }
     } else {
-      // spec §9: user-code exits 1-127 are permanent; deaths by a signal (128+N)
-      // and 134/139 (SIGABRT/SIGSEGV) may be transient and retry the whole job.
+      // spec §9: user-code exits 1-127 are permanent. Deaths by a signal the
+      // service did not send (128+N, which covers 134/139: SIGABRT/SIGSEGV) may be
+      // transient: the replica is restarted in place (up to kMaxReplicaRestarts),
+      // then the whole job is retried (up to max_attempts). With
+      // restartJobOnWorkerRestart any restart is a whole-job restart.
       bool retryable = event.signal.has_value() && !event.oom_killed;
-      bool can_retry = retryable && !job.spec.scheduling.disable_retries &&
-                       job.attempt < options_.max_attempts;
+      const model::Scheduling& sched = job.spec.scheduling;
       std::string message = FailureMessage(job, *rec, event);
       ServiceLog(job, message, "ERROR");
-      if (can_retry) {
+      if (retryable && !sched.disable_retries && !sched.restart_job_on_worker_restart &&
+          rec->restarts < options_.max_replica_restarts) {
+        RestartReplica(job, *rec);
+        return;
+      }
+      if (retryable && !sched.disable_retries && job.attempt < options_.max_attempts) {
         ServiceLog(job, "Retrying the job (attempt " + std::to_string(job.attempt + 1) + " of " +
                             std::to_string(options_.max_attempts) + ").");
         BeginEnding(job, Ending{JobState::kRunning, std::nullopt, true});
@@ -229,6 +236,42 @@ void JobService::Loop::OnReplicaExited(Job& job, const executor::ExecutorEvent& 
     }
   }
   MaybeFinishEnding(job);
+}
+
+void JobService::Loop::RestartReplica(Job& job, ReplicaRecord& rec) {
+  rec.restarts += 1;
+  rec.state = ReplicaState::kRunning;
+  rec.start_time = clock_->Now();
+  rec.end_time = 0;
+  std::string what = rec.task_name + " restarted in place (restart " + std::to_string(rec.restarts) +
+                     " of " + std::to_string(options_.max_replica_restarts) + ")";
+  if (!Commit(job, "restart", what + ".").ok()) return;
+  ServiceLog(job, "Restarting replica " + rec.task_name + " (restart " + std::to_string(rec.restarts) +
+                      " of " + std::to_string(options_.max_replica_restarts) + ").");
+  std::string uid = job.uid;
+  int attempt = job.attempt, pool = rec.pool, index = rec.index;
+  workers_->Submit([this, uid, attempt, pool, index] {
+    Status s = executor_->RestartReplica(uid, attempt, pool, index);
+    if (s.ok()) return;
+    // It could not come back in place: what remains is a whole-job retry.
+    Post([this, uid, attempt, pool, index, s] {
+      Job* cur = Find(uid);
+      if (!cur || cur->attempt != attempt || model::IsTerminal(cur->state) || endings_.count(uid)) return;
+      Job job = *cur;
+      for (auto& r : job.replicas) {
+        if (r.pool == pool && r.index == index) {
+          r.state = ReplicaState::kFailed;  // It is not coming back in place.
+          r.end_time = clock_->Now();
+        }
+      }
+      ServiceLog(job, "Could not restart the replica in place: " + s.message(), "ERROR");
+      if (!job.spec.scheduling.disable_retries && job.attempt < options_.max_attempts) {
+        BeginEnding(job, Ending{JobState::kRunning, std::nullopt, true});
+      } else {
+        BeginEnding(job, Ending{JobState::kFailed, model::JobError{kCodeInternal, s.message()}, false});
+      }
+    });
+  });
 }
 
 void JobService::Loop::BeginEnding(Job& job, Ending ending) {

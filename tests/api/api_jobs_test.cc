@@ -247,3 +247,34 @@ TEST_F(ApiJobsTest, UnknownRoutesAndMethodsAre404) {
 
 }  // namespace
 }  // namespace ty::api
+
+namespace ty::api {
+namespace {
+
+TEST_F(ApiJobsTest, DetailsShowReplicasRestartsAndEvents) {
+  std::string uid = CreateVertex("details");
+  std::string name = std::string(kVertex).substr(4) + "/" + uid;
+  for (int i = 0; i < 500 && !executor_.IsRunning(uid, 1, 0, 0); ++i) usleep(10000);
+  executor_.Exit(uid, 1, 0, 0, 137, 9);  // Killed from outside: restarted in place.
+  json details;
+  for (int i = 0; i < 200; ++i) {
+    details = Get("/v1/" + name + "/details").json();
+    if (details["replicas"][0].value("restarts", 0) == 1) break;
+    usleep(10000);
+  }
+  EXPECT_EQ(details["attempt"], 1);
+  ASSERT_EQ(details["replicas"].size(), 1u) << details.dump();
+  const json& r = details["replicas"][0];
+  EXPECT_EQ(r["taskName"], "workerpool0-0");
+  EXPECT_EQ(r["restarts"], 1);
+  EXPECT_EQ(r["state"], "RUNNING");
+  EXPECT_EQ(r["hostname"], "ty-" + uid + "-workerpool0-0");
+  EXPECT_TRUE(details["phases"].contains("allRunningTime"));
+  bool restart_event = false;
+  for (const auto& e : details["events"]) restart_event |= e["kind"] == "restart";
+  EXPECT_TRUE(restart_event) << details.dump();
+  EXPECT_EQ(Get(std::string(kMl) + "/nope/details").status, 404);
+}
+
+}  // namespace
+}  // namespace ty::api

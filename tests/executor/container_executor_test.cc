@@ -171,6 +171,71 @@ TEST_F(ContainerExecutorTest, ReplicasReachEachOtherByHostname) {
   EXPECT_FALSE(*engine_.NetworkExists(a.network));
 }
 
+// Spec §9: a restarted replica keeps its name, host name and network, so a peer
+// that kept trying reaches it again by host name.
+TEST_F(ContainerExecutorTest, RestartedReplicaIsReachableByItsHostnameAgain) {
+  // B serves only in its second run; its first run exits at once.
+  ReplicaLaunch server = Replica(
+      0, 0, "if [ -f /ran ]; then nc -l -p 2222 -e echo pong; echo served; exit 0; fi; "
+            "touch /ran; exit 1");
+  server.hostname = "workerpool0-0";
+  ReplicaLaunch client =
+      Replica(1, 0,
+              "i=0; until out=$(nc -w 1 workerpool0-0 2222 </dev/null 2>/dev/null) && "
+              "[ \"$out\" = pong ]; do i=$((i+1)); [ $i -ge 300 ] && exit 1; sleep 0.1; done; "
+              "echo got $out");
+  client.hostname = "workerpool1-0";
+  AttemptSpec a = Attempt({server, client});
+  a.network = "ty-" + uid_ + "-1";
+  ASSERT_TRUE(ex_->Launch(a).ok());
+  auto launched = events_.WaitForLaunch(uid_);
+  ASSERT_TRUE(launched.has_value());
+  ASSERT_EQ(launched->kind, ExecutorEventKind::kAttemptStarted) << launched->message;
+  auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1);
+  ASSERT_EQ(exits.size(), 1u);
+  ASSERT_EQ(exits[0].pool, 0);
+  ASSERT_EQ(exits[0].exit_code, 1);
+
+  ASSERT_TRUE(ex_->RestartReplica(uid_, 1, 0, 0).ok());
+  exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 3, 60000);
+  ASSERT_EQ(exits.size(), 3u);
+  for (size_t i = 1; i < exits.size(); ++i) {
+    EXPECT_EQ(exits[i].exit_code, 0) << "pool " << exits[i].pool;
+  }
+  EXPECT_THAT(sink_.Messages(uid_, "workerpool0-0"), ::testing::ElementsAre("served"));
+  EXPECT_THAT(sink_.Messages(uid_, "workerpool1-0"), ::testing::ElementsAre("got pong"));
+  ASSERT_TRUE(ex_->Cleanup(uid_, 1).ok());
+  EXPECT_FALSE(*engine_.NetworkExists(a.network));
+}
+
+// The engine joins a line the first run left unfinished with the next run's first
+// line on that stream; the capture must still take each run's output once.
+TEST_F(ContainerExecutorTest, RestartAfterAnUnfinishedLineLosesNothing) {
+  ASSERT_TRUE(ex_->Launch(Attempt({Replica(0, 0,
+                                           "if [ -f /ran ]; then echo err >&2; echo second; "
+                                           "echo third; exit 0; fi; touch /ran; echo first; "
+                                           "printf part; exit 3")}))
+                  .ok());
+  auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1);
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_THAT(sink_.Messages(uid_), ::testing::ElementsAre("first", "part"));
+  ASSERT_TRUE(ex_->RestartReplica(uid_, 1, 0, 0).ok());
+  exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 2);
+  ASSERT_EQ(exits.size(), 2u);
+  EXPECT_EQ(exits[1].exit_code, 0);
+  auto messages = sink_.Messages(uid_);
+  // stderr and stdout are read apart, so "err" may come anywhere in the new run.
+  ASSERT_EQ(messages.size(), 5u) << ::testing::PrintToString(messages);
+  EXPECT_EQ(messages[0], "first");
+  EXPECT_EQ(messages[1], "part");
+  std::vector<std::string> stdout_lines;
+  for (const auto& e : sink_.Entries(uid_)) {
+    if (e.stream == logs::LogStream::kStdout) stdout_lines.push_back(e.message);
+  }
+  EXPECT_THAT(stdout_lines, ::testing::ElementsAre("first", "part", "second", "third"));
+  EXPECT_THAT(messages, ::testing::Contains("err"));
+}
+
 TEST_F(ContainerExecutorTest, BindMountsWriteToTheHost) {
   char tmpl[] = "/tmp/ty-mount-XXXXXX";
   std::string dir = mkdtemp(tmpl);

@@ -219,6 +219,80 @@ TEST_P(ExecutorContractTest, EnvironmentArrivesExactly) {
   EXPECT_THAT(lines, Contains("CLOUD_ML_JOB_ID=" + uid_));
 }
 
+// The replica keeps state only in its working directory (writable in both
+// backends: the container's layer survives a restart, the process's directory
+// is <state_dir>/<name>/), so the second run behaves differently.
+TEST_P(ExecutorContractTest, RestartRunsTheExitedReplicaAgainInPlace) {
+  ReplicaLaunch r = Replica(0, 0,
+                            "if [ -f ran ]; then echo second; echo \"$TY_VALUE\"; exit 0; fi; "
+                            "touch ran; echo first; exit 3");
+  r.env = {{"TY_VALUE", "same env"}};
+  LaunchAndWaitStarted(Attempt({r}));
+  auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1);
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0].exit_code, 3);
+  // Right away, so both runs usually write in the same second: the numbering of
+  // the log must still tell them apart.
+  ASSERT_TRUE(ex_->RestartReplica(uid_, 1, 0, 0).ok());
+  exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 2);
+  ASSERT_EQ(exits.size(), 2u);
+  EXPECT_EQ(exits[1].exit_code, 0);
+  EXPECT_FALSE(exits[1].signal.has_value());
+  EXPECT_EQ(exits[1].pool, 0);
+  EXPECT_EQ(exits[1].index, 0);
+  // Complete when the second end was reported, and nothing of the first run twice.
+  EXPECT_THAT(events_.SnapshotAt(uid_, 2), ElementsAre("first", "second", "same env"));
+  auto entries = sink_.Entries(uid_, "workerpool0-0");
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_LT(entries[0].time, entries[1].time);
+  EXPECT_LT(entries[1].time, entries[2].time);
+  // A later look (a daemon restart) adds nothing either.
+  ASSERT_TRUE(ex_->Recover().ok());
+  EXPECT_THAT(sink_.Messages(uid_), ElementsAre("first", "second", "same env"));
+  // Exited again: it may be restarted again.
+  ASSERT_TRUE(ex_->RestartReplica(uid_, 1, 0, 0).ok());
+  exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 3);
+  ASSERT_EQ(exits.size(), 3u);
+  EXPECT_THAT(sink_.Messages(uid_),
+              ElementsAre("first", "second", "same env", "second", "same env"));
+}
+
+TEST_P(ExecutorContractTest, RestartOfARunningReplicaFails) {
+  LaunchAndWaitStarted(Attempt({Replica(0, 0, "exec sleep 1000")}));
+  EXPECT_EQ(ex_->RestartReplica(uid_, 1, 0, 0).code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(ex_->Stop(uid_, 1, 1000000).ok());
+  EXPECT_EQ(events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1).size(), 1u);
+}
+
+TEST_P(ExecutorContractTest, RestartOfAnUnknownReplicaIsNotFound) {
+  EXPECT_EQ(ex_->RestartReplica(uid_, 1, 0, 0).code(), StatusCode::kNotFound);
+  LaunchAndWaitStarted(Attempt({Replica(0, 0, "true")}));
+  ASSERT_EQ(events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1).size(), 1u);
+  EXPECT_EQ(ex_->RestartReplica(uid_, 1, 0, 1).code(), StatusCode::kNotFound);
+  EXPECT_EQ(ex_->RestartReplica(uid_, 1, 1, 0).code(), StatusCode::kNotFound);
+  EXPECT_EQ(ex_->RestartReplica(uid_, 2, 0, 0).code(), StatusCode::kNotFound);
+  ASSERT_TRUE(ex_->Cleanup(uid_, 1).ok());
+  EXPECT_EQ(ex_->RestartReplica(uid_, 1, 0, 0).code(), StatusCode::kNotFound);
+  EXPECT_EQ(events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 2, 500).size(), 1u);
+}
+
+TEST_P(ExecutorContractTest, StopAndCleanupEndARestartedReplica) {
+  AttemptSpec a = Attempt({Replica(
+      0, 0, "if [ -f ran ]; then echo again; exec sleep 1000; fi; touch ran; exit 1")});
+  if (backend_->NeedsEngine()) a.network = "ty-" + uid_ + "-1";
+  LaunchAndWaitStarted(a);
+  ASSERT_EQ(events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1).size(), 1u);
+  ASSERT_TRUE(ex_->RestartReplica(uid_, 1, 0, 0).ok());
+  backend_->Observe(uid_);  // The restarted process is a new one.
+  ASSERT_TRUE(sink_.WaitForMessage(uid_, "again", 10000));
+  ASSERT_TRUE(ex_->Stop(uid_, 1, 1000000).ok());
+  auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 2, 15000);
+  ASSERT_EQ(exits.size(), 2u);
+  ASSERT_TRUE(exits[1].signal.has_value()) << "exit code " << exits[1].exit_code;
+  ASSERT_TRUE(ex_->Cleanup(uid_, 1).ok());
+  EXPECT_FALSE(backend_->Leftovers(uid_));
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Backends, ExecutorContractTest,
     ::testing::Values(BackendFactory([] { return std::make_unique<ContainerBackend>(); }),

@@ -101,6 +101,26 @@ Status FakeExecutor::Stop(const std::string& job_uid, int attempt, DurationMicro
   return Status::Ok();
 }
 
+Status FakeExecutor::RestartReplica(const std::string& job_uid, int attempt, int pool, int index) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++restart_calls_;
+  bool known = false;  // Launched by this executor (a replica that vanished is not).
+  for (const auto& a : launches_) {
+    if (a.job_uid != job_uid || a.attempt != attempt) continue;
+    for (const auto& r : a.replicas) known |= r.pool == pool && r.index == index;
+  }
+  if (!known) return NotFound("no such replica");
+  if (!running_.insert(Key(job_uid, attempt, pool, index)).second) {
+    return FailedPrecondition("replica is running");
+  }
+  return Status::Ok();
+}
+
+int FakeExecutor::restart_calls() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return restart_calls_;
+}
+
 Status FakeExecutor::Cleanup(const std::string& job_uid, int attempt) {
   std::lock_guard<std::mutex> lock(mu_);
   cleaned_.insert(job_uid + "/" + std::to_string(attempt));

@@ -21,6 +21,7 @@ class FakeExecutor : public executor::Executor {
   void SetEventCallback(executor::EventCallback callback) override;
   Status Launch(const executor::AttemptSpec& attempt) override;
   Status Stop(const std::string& job_uid, int attempt, DurationMicros grace) override;
+  Status RestartReplica(const std::string& job_uid, int attempt, int pool, int index) override;
   Status Cleanup(const std::string& job_uid, int attempt) override;
   Result<std::vector<executor::ObservedReplica>> Recover() override;
 
@@ -36,6 +37,7 @@ class FakeExecutor : public executor::Executor {
   std::vector<executor::AttemptSpec> launches() const;
   std::optional<executor::AttemptSpec> LastLaunchOf(const std::string& job_uid) const;
   int stop_calls() const;
+  int restart_calls() const;
   std::set<std::string> cleaned() const;  // "uid/attempt"
   bool IsRunning(const std::string& job_uid, int attempt, int pool, int index) const;
 
@@ -50,6 +52,7 @@ class FakeExecutor : public executor::Executor {
   std::optional<std::string> fail_next_;
   bool hold_ = false;
   int stop_calls_ = 0;
+  int restart_calls_ = 0;
   std::vector<executor::ObservedReplica> recovered_;
 };
 

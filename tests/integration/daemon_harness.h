@@ -86,6 +86,18 @@ inline size_t ContainersOfJob(const std::string& uid) {
   return j.is_array() ? j.size() : 999;
 }
 
+// Containers of a job once its cleanup has had up to `timeout_s` to run (cleanup
+// starts right after the job reaches a terminal state).
+inline size_t ContainersOfJobAfterCleanup(const std::string& uid, int timeout_s = 10) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  size_t n = ContainersOfJob(uid);
+  while (n != 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    n = ContainersOfJob(uid);
+  }
+  return n;
+}
+
 class Daemon {
  public:
   explicit Daemon(std::vector<std::string> extra_args = {}) {

@@ -82,7 +82,7 @@ TEST_F(DaemonTest, JobSucceedsAndItsLogsAreCompleteAndOrdered) {
   }
   EXPECT_EQ(entries[200]["message"], "oops");
   EXPECT_EQ(entries[200]["severity"], "ERROR");
-  EXPECT_EQ(ContainersOfJob(id), 0u);
+  EXPECT_EQ(ContainersOfJobAfterCleanup(id), 0u);
 }
 
 TEST_F(DaemonTest, ExitCodeThreeFailsWithTheSpecsMessage) {
@@ -93,7 +93,7 @@ TEST_F(DaemonTest, ExitCodeThreeFailsWithTheSpecsMessage) {
   EXPECT_EQ(message.rfind("The replica workerpool0-0 exited with a non-zero status of 3.", 0), 0u) << message;
   EXPECT_NE(message.find("about to fail"), std::string::npos);
   EXPECT_EQ(done["error"]["code"], 3);
-  EXPECT_EQ(ContainersOfJob(id), 0u);
+  EXPECT_EQ(ContainersOfJobAfterCleanup(id), 0u);
 }
 
 TEST_F(DaemonTest, CancelOfASleepingJobEndsCancelledWithNoContainerLeft) {
@@ -105,9 +105,7 @@ TEST_F(DaemonTest, CancelOfASleepingJobEndsCancelledWithNoContainerLeft) {
   nlohmann::json done = WaitDone(id);
   ASSERT_EQ(done["state"], "JOB_STATE_CANCELLED") << done.dump();
   EXPECT_EQ(done["error"]["code"], 1);
-  // Cleanup runs right after the job ends; give it a moment.
-  for (int i = 0; i < 100 && ContainersOfJob(id) != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  EXPECT_EQ(ContainersOfJob(id), 0u);
+  EXPECT_EQ(ContainersOfJobAfterCleanup(id), 0u);
 }
 
 TEST_F(DaemonTest, GcsWritesLandInTheBucketDirectory) {

@@ -61,19 +61,64 @@ TEST_F(JobServiceTest, NonZeroExitFailsWithTheSpecsMessageAndLastLogLines) {
   EXPECT_EQ(executor_->launches().size(), 1u);  // Exit 3 is permanent: no retry.
 }
 
-TEST_F(JobServiceTest, DeathBySignalRetriesTheWholeJob) {
+TEST_F(JobServiceTest, DeathBySignalRestartsTheReplicaInPlace) {
   model::Job job = SubmitVertex(VertexBody());
   WaitForState(job, JobState::kRunning);
   executor_->Exit(job.uid, 1, 0, 0, 137, 9);
+  model::Job restarted = WaitFor(job, [](const model::Job& j) { return j.replicas[0].restarts == 1; });
+  ASSERT_EQ(restarted.replicas[0].restarts, 1);
+  EXPECT_EQ(restarted.state, JobState::kRunning);
+  EXPECT_EQ(restarted.attempt, 1);  // Same attempt: the replica came back in place.
+  EXPECT_EQ(restarted.replicas[0].state, model::ReplicaState::kRunning);
+  WaitFor(job, [&](const model::Job&) { return executor_->IsRunning(job.uid, 1, 0, 0); });
+  EXPECT_EQ(executor_->restart_calls(), 1);
+  executor_->Exit(job.uid, 1, 0, 0, 0);
+  model::Job done = WaitForState(job, JobState::kSucceeded);
+  ASSERT_EQ(done.state, JobState::kSucceeded);
+  EXPECT_EQ(done.replicas[0].restarts, 1);
+  auto events = service_->Events(Ref(job));
+  ASSERT_TRUE(events.ok());
+  bool recorded = false;
+  for (const auto& e : *events) recorded |= e.kind == "restart";
+  EXPECT_TRUE(recorded);
+}
+
+TEST_F(JobServiceTest, AfterFiveRestartsTheWholeJobIsRetried) {
+  model::Job job = SubmitVertex(VertexBody());
+  WaitForState(job, JobState::kRunning);
+  for (int restart = 1; restart <= 5; ++restart) {
+    WaitFor(job, [&](const model::Job&) { return executor_->IsRunning(job.uid, 1, 0, 0); });
+    executor_->Exit(job.uid, 1, 0, 0, 139, 11);
+    WaitFor(job, [&](const model::Job& j) { return j.replicas[0].restarts == restart; });
+  }
+  WaitFor(job, [&](const model::Job&) { return executor_->IsRunning(job.uid, 1, 0, 0); });
+  executor_->Exit(job.uid, 1, 0, 0, 139, 11);
   model::Job second = WaitFor(job, [](const model::Job& j) { return j.attempt == 2 && j.state == JobState::kRunning; });
   ASSERT_EQ(second.attempt, 2);
+  EXPECT_EQ(second.replicas[0].restarts, 0);
   EXPECT_EQ(second.replicas[0].handle, "ty-" + job.uid + "-2-0-0");
   executor_->Exit(job.uid, 2, 0, 0, 0);
   EXPECT_EQ(WaitForState(job, JobState::kSucceeded).state, JobState::kSucceeded);
 }
 
+TEST_F(JobServiceTest, RestartJobOnWorkerRestartRestartsTheWholeAttempt) {
+  model::Job job = SubmitVertex(VertexBody(R"({"workerPoolSpecs": [
+      {"machineSpec": {"machineType": "n1-standard-4"}, "replicaCount": "1",
+       "containerSpec": {"imageUri": "img", "command": ["true"]}},
+      {"machineSpec": {"machineType": "n1-standard-4"}, "replicaCount": "2",
+       "containerSpec": {"imageUri": "img", "command": ["true"]}}],
+      "scheduling": {"restartJobOnWorkerRestart": true}})"));
+  WaitForState(job, JobState::kRunning);
+  executor_->Exit(job.uid, 1, 1, 1, 137, 9);
+  model::Job second = WaitFor(job, [](const model::Job& j) { return j.attempt == 2 && j.state == JobState::kRunning; });
+  ASSERT_EQ(second.attempt, 2);
+  EXPECT_EQ(executor_->restart_calls(), 0);
+  EXPECT_FALSE(executor_->IsRunning(job.uid, 1, 0, 0));  // The old attempt was stopped.
+  EXPECT_EQ(second.replicas.size(), 3u);
+}
+
 TEST_F(JobServiceTest, RetriesStopAfterMaxAttempts) {
-  model::Job job = SubmitVertex(VertexBody());
+  model::Job job = SubmitVertex(VertexBody(R"({"scheduling": {"restartJobOnWorkerRestart": true}})"));
   for (int attempt = 1; attempt <= 3; ++attempt) {
     WaitFor(job, [&](const model::Job& j) { return j.attempt == attempt && j.state == JobState::kRunning; });
     executor_->Exit(job.uid, attempt, 0, 0, 139, 11);

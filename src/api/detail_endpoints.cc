@@ -1,0 +1,19 @@
+// `GET .../{job}/details`: replicas, attempts, phase times and events of a job
+// (model/job_details.h). Our extension, beside Google's resources like `/logs`.
+#include <nlohmann/json.hpp>
+
+#include "api/endpoints.h"
+#include "api/http_status.h"
+#include "model/job_details.h"
+
+namespace ty::api::internal {
+
+HttpResponse GetJobDetails(const Call& call, const service::JobRef& ref) {
+  Result<model::Job> job = call.service->Get(ref);
+  if (!job.ok()) return ErrorResponse(job.status());
+  Result<std::vector<model::JobEvent>> events = call.service->Events(ref);
+  if (!events.ok()) return ErrorResponse(events.status());
+  return JsonResponse(model::RenderJobDetails(*job, *events));
+}
+
+}  // namespace ty::api::internal

@@ -1,0 +1,51 @@
+#include "model/job_details.h"
+
+#include <nlohmann/json.hpp>
+
+#include "model/runtime_env.h"
+
+namespace ty::model {
+namespace {
+
+void PutTime(nlohmann::json& out, const char* key, TimeMicros t) {
+  if (t > 0) out[key] = FormatRfc3339(t);
+}
+
+}  // namespace
+
+nlohmann::json RenderJobDetails(const Job& job, const std::vector<JobEvent>& events) {
+  nlohmann::json out = nlohmann::json::object();
+  out["attempt"] = job.attempt;
+  nlohmann::json phases = nlohmann::json::object();
+  PutTime(phases, "queueTime", job.phases.queued);
+  PutTime(phases, "admitTime", job.phases.admitted);
+  PutTime(phases, "imageReadyTime", job.phases.image_ready);
+  PutTime(phases, "allRunningTime", job.phases.all_running);
+  PutTime(phases, "endTime", job.phases.finished);
+  out["phases"] = phases;
+  nlohmann::json replicas = nlohmann::json::array();
+  for (const ReplicaRecord& r : job.replicas) {
+    nlohmann::json rj = nlohmann::json::object();
+    rj["taskName"] = r.task_name;
+    rj["pool"] = r.pool;
+    rj["index"] = r.index;
+    rj["attempt"] = r.attempt;
+    if (!job.uid.empty()) rj["hostname"] = ReplicaHostname(job, r.pool, r.index);
+    rj["state"] = ReplicaStateName(r.state);
+    if (r.exit_code) rj["exitCode"] = *r.exit_code;
+    if (r.signal) rj["signal"] = *r.signal;
+    rj["restarts"] = r.restarts;
+    PutTime(rj, "startTime", r.start_time);
+    PutTime(rj, "endTime", r.end_time);
+    replicas.push_back(rj);
+  }
+  out["replicas"] = replicas;
+  nlohmann::json ev = nlohmann::json::array();
+  for (const JobEvent& e : events) {
+    ev.push_back({{"time", FormatRfc3339(e.time)}, {"kind", e.kind}, {"message", e.message}});
+  }
+  out["events"] = ev;
+  return out;
+}
+
+}  // namespace ty::model
