@@ -155,6 +155,33 @@ TEST_F(DaemonTest, MalformedJsonIs400AndTheDaemonLivesOn) {
   EXPECT_EQ(health.status, 200);
 }
 
+TEST_F(DaemonTest, AReplicaKilledFromOutsideIsRestartedInPlaceAndRecorded) {
+  // The container's filesystem survives a restart in place, so the second run sees
+  // the marker and finishes.
+  std::string id = IdOf(Create(VertexJob(
+      "if [ -f /tmp/ran ]; then echo second run; exit 0; fi; touch /tmp/ran; echo first run; sleep 1000")));
+  daemon_->WaitForField(std::string(kVertexBase) + "/" + id, "state", {"JOB_STATE_RUNNING"});
+  std::string container = "ty-" + id + "-1-0-0";
+  // Wait until the first run has printed, then kill it behind the daemon's back.
+  for (int i = 0; i < 100 && Logs(id, "?task=workerpool0-0").empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  HttpReply killed = Http("POST", "http://d/v1.41/containers/" + container + "/kill?signal=KILL", "", false,
+                          EngineSocket(), 10);
+  ASSERT_EQ(killed.status, 204) << killed.body;
+  nlohmann::json done = WaitDone(id);
+  ASSERT_EQ(done["state"], "JOB_STATE_SUCCEEDED") << done.dump();
+  nlohmann::json details = daemon_->Get(std::string(kVertexBase) + "/" + id + "/details").Json();
+  EXPECT_EQ(details["attempt"], 1) << details.dump();
+  EXPECT_EQ(details["replicas"][0]["restarts"], 1) << details.dump();
+  bool recorded = false;
+  for (const auto& e : details["events"]) recorded |= e["kind"] == "restart";
+  EXPECT_TRUE(recorded) << details.dump();
+  std::vector<std::string> lines;
+  for (const auto& e : Logs(id, "?task=workerpool0-0")) lines.push_back(e["message"]);
+  EXPECT_EQ(lines, (std::vector<std::string>{"first run", "second run"}));
+}
+
 TEST_F(DaemonTest, RestartKeepsRecordsAndReattachesToRunningJobs) {
   std::string done_id = IdOf(Create(VertexJob("echo finished")));
   ASSERT_EQ(WaitDone(done_id)["state"], "JOB_STATE_SUCCEEDED");
