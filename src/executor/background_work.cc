@@ -107,8 +107,17 @@ bool BackgroundWork::WaitForWatchers(const std::string& job_uid, int attempt,
   return true;
 }
 
+void BackgroundWork::SleepUnlessShuttingDown(int ms) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return shutting_down_.load(); });
+}
+
 void BackgroundWork::Shutdown() {
-  shutting_down_.store(true);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    shutting_down_.store(true);
+  }
+  cv_.notify_all();
   std::map<uint64_t, std::thread> launches;
   std::map<std::string, std::unique_ptr<Watcher>> watchers;
   {

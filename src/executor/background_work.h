@@ -49,6 +49,8 @@ class BackgroundWork {
   void Emit(const ExecutorEvent& event) const;
 
   bool shutting_down() const { return shutting_down_.load(); }
+  // Sleeps `ms`, or less when Shutdown() begins meanwhile.
+  void SleepUnlessShuttingDown(int ms);
   // For engine calls that take a cancel flag: true once Shutdown() began.
   const std::atomic<bool>* cancel_flag() const { return &shutting_down_; }
 
@@ -89,7 +91,7 @@ class BackgroundWork {
 
   std::atomic<bool> shutting_down_{false};
   mutable std::mutex mu_;
-  std::condition_variable cv_;  // Signalled when a watcher finishes.
+  std::condition_variable cv_;  // Signalled when a watcher finishes or shutdown begins.
   EventCallback callback_;                                     // GUARDED_BY(mu_)
   uint64_t next_launch_id_ = 0;                                // GUARDED_BY(mu_)
   std::map<uint64_t, std::thread> launch_threads_;             // GUARDED_BY(mu_)

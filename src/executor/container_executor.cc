@@ -12,7 +12,9 @@ namespace {
 
 // How often a running replica's stored log is read into the sink: the latency of
 // live logs. A read costs about one second of the replica's output.
-constexpr int kLogPollMs = 200;
+constexpr int kLogPollMs = 250;
+// First poll interval after a replica starts; grows by half each time.
+constexpr int kFirstPollMs = 10;
 
 using internal::SignalOf;
 using json = nlohmann::json;
@@ -288,67 +290,49 @@ void ContainerExecutor::RunWatcher(const Watched& w) {
   // stream was seen to skip a block of lines when attached while a replica writes
   // fast, and to stay open after the replica exited. A plain read returns what is
   // stored, completely; the per-second numbering of LogCursor makes repeated reads
-  // append each line once. Exit is watched on its own thread and ends the wait.
-  std::mutex mu;
-  std::condition_variable cv;
-  bool exited = false;
-  std::thread exit_waiter([&] {
-    Result<int> r = engine_.WaitContainer(w.name, work_.cancel_flag());
-    // On an engine error, polling still notices the end through inspect.
-    if (!r.ok() && !work_.shutting_down()) return;
-    std::lock_guard<std::mutex> lock(mu);
-    exited = true;
-    cv.notify_all();
-  });
+  // append each line once. Exit is polled with inspect too: podman's /wait answers
+  // 0.2-0.5 s after the exit (it polls internally), which would double the start-
+  // to-end time of a short job. The interval starts short, so a quick job ends
+  // quickly, and backs off to kLogPollMs for long ones.
   LogCursor cursor;
   cursor.skip_until = w.skip_until;
   if (w.run_end) cursor.run_end = RunEnd{.line = *w.run_end};
   bool gone = false;
+  std::optional<ContainerState> last_state;
+  int interval_ms = kFirstPollMs;
   for (;;) {
-    bool done;
-    {
-      std::unique_lock<std::mutex> lock(mu);
-      done = exited;
+    Result<ContainerState> state = engine_.InspectContainer(w.name);
+    if (!state.ok() && state.status().code() == StatusCode::kNotFound) {
+      gone = true;
+      break;
     }
-    if (!done) {
-      Result<ContainerState> state = engine_.InspectContainer(w.name);
-      if (!state.ok() && state.status().code() == StatusCode::kNotFound) {
-        gone = true;
-        break;
-      }
-      done = state.ok() && !state->running;
-    }
+    // Only a final status counts: while a stop is under way podman already reports
+    // Running=false (status "stopping") with a provisional exit code of 0.
+    bool done = state.ok() && (state->status == "exited" || state->status == "dead" ||
+                               state->status == "stopped");
+    if (state.ok()) last_state = *state;
     Status s = CaptureLogs(w.name, w.job_uid, w.task, /*replica_done=*/done, &cursor);
-    if (work_.shutting_down()) break;
+    if (work_.shutting_down()) return;
     if (s.code() == StatusCode::kNotFound) {
       gone = true;
       break;
     }
     if (done) break;
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait_for(lock, std::chrono::milliseconds(s.ok() ? kLogPollMs : 1000),
-                [&] { return exited || work_.shutting_down(); });
+    int wait_ms = (s.ok() && state.ok()) ? interval_ms : 1000;  // Engine trouble: back off.
+    work_.SleepUnlessShuttingDown(wait_ms);
+    if (work_.shutting_down()) return;
+    interval_ms = std::min(kLogPollMs, interval_ms * 3 / 2);
   }
-  exit_waiter.join();
 
-  if (!work_.shutting_down()) {
-    int exit_code = 128 + 9;  // Also when removed underneath us (forced Cleanup): killed.
-    bool oom_killed = false;
-    if (!gone) {
-      Result<int> code = engine_.WaitContainer(w.name, work_.cancel_flag());
-      Result<ContainerState> state = engine_.InspectContainer(w.name);
-      if (state.ok()) {
-        exit_code = state->exit_code;
-        oom_killed = state->oom_killed;
-      } else if (code.ok()) {
-        exit_code = *code;
-      }
-    }
-    ExecutorEvent e =
-        internal::ReplicaExitedEvent(w.job_uid, w.attempt, w.pool, w.index, exit_code, Now());
-    e.oom_killed = oom_killed;
-    if (!work_.shutting_down()) work_.Emit(e);
+  int exit_code = 128 + 9;  // Also when removed underneath us (forced Cleanup): killed.
+  bool oom_killed = false;
+  if (!gone && last_state) {
+    exit_code = last_state->exit_code;
+    oom_killed = last_state->oom_killed;
   }
+  ExecutorEvent e = internal::ReplicaExitedEvent(w.job_uid, w.attempt, w.pool, w.index, exit_code, Now());
+  e.oom_killed = oom_killed;
+  if (!work_.shutting_down()) work_.Emit(e);
 }
 
 // ---- Stop / Cleanup / Recover ---------------------------------------------
