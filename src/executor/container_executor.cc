@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <nlohmann/json.hpp>
-#include <set>
 #include <thread>
 
 namespace ty::executor {
@@ -17,7 +15,6 @@ constexpr int kLogPollMs = 250;
 constexpr int kFirstPollMs = 10;
 
 using internal::SignalOf;
-using json = nlohmann::json;
 
 // Label filters selecting what this executor owns, narrowed by `extra`.
 std::vector<std::string> OwnedFilters(const std::string& instance, std::vector<std::string> extra) {
@@ -28,13 +25,6 @@ std::vector<std::string> OwnedFilters(const std::string& instance, std::vector<s
 std::vector<std::string> AttemptFilters(const std::string& instance, const std::string& uid, int attempt) {
   return OwnedFilters(instance, {std::string(kLabelJob) + "=" + uid,
                                  std::string(kLabelAttempt) + "=" + std::to_string(attempt)});
-}
-
-std::map<std::string, std::string> AttemptLabels(const AttemptSpec& a) {
-  std::map<std::string, std::string> labels = a.labels;
-  labels[kLabelJob] = a.job_uid;
-  labels[kLabelAttempt] = std::to_string(a.attempt);
-  return labels;
 }
 
 bool ParseInt(const std::string& s, int* out) {
@@ -77,140 +67,6 @@ ContainerExecutor::~ContainerExecutor() { work_.Shutdown(); }
 
 void ContainerExecutor::SetEventCallback(EventCallback callback) {
   work_.SetEventCallback(std::move(callback));
-}
-
-// ---- Launch -----------------------------------------------------------------
-
-std::string ContainerExecutor::CreateBodyForTest(const AttemptSpec& attempt,
-                                                 const ReplicaLaunch& r) {
-  json body;
-  body["Image"] = r.image;
-  if (!r.hostname.empty()) body["Hostname"] = r.hostname;
-  json env = json::array();
-  for (const auto& e : r.env) env.push_back(e.name + "=" + e.value);
-  body["Env"] = env;
-  if (!r.command.empty()) {
-    body["Entrypoint"] = r.command;
-    // With Entrypoint overridden the engine already drops the image's CMD; an
-    // explicit [] says the same to any engine (executor.h: "the command runs alone").
-    body["Cmd"] = r.args;
-  } else if (!r.args.empty()) {
-    body["Cmd"] = r.args;
-  }
-  std::map<std::string, std::string> labels = AttemptLabels(attempt);
-  labels[kLabelPool] = std::to_string(r.pool);
-  labels[kLabelIndex] = std::to_string(r.index);
-  labels[kLabelTask] = r.task_name;
-  body["Labels"] = labels;
-  json host;
-  json binds = json::array();
-  for (const Mount& m : r.mounts) {
-    binds.push_back(m.host_path + ":" + m.container_path + (m.read_only ? ":ro" : ""));
-  }
-  host["Binds"] = binds;
-  if (r.gpu_count > 0) {
-    host["DeviceRequests"] = json::array(
-        {{{"Driver", "nvidia"}, {"Count", r.gpu_count}, {"Capabilities", {{"gpu"}}}}});
-  }
-  if (!attempt.network.empty()) {
-    host["NetworkMode"] = attempt.network;
-    json endpoint;
-    json aliases = json::array();
-    if (!r.hostname.empty()) aliases.push_back(r.hostname);
-    endpoint["Aliases"] = aliases;
-    body["NetworkingConfig"]["EndpointsConfig"][attempt.network] = endpoint;
-  }
-  body["HostConfig"] = host;
-  return body.dump();
-}
-
-Status ContainerExecutor::Launch(const AttemptSpec& attempt) {
-  RETURN_IF_ERROR(internal::ValidateAttempt(attempt, [](const ReplicaLaunch& r) {
-    if (r.name.empty()) return InvalidArgument("launch: a replica has no name");
-    if (r.image.empty()) return InvalidArgument("launch: replica " + r.name + " has no image");
-    return Status::Ok();
-  }));
-  AttemptSpec owned = attempt;
-  if (!options_.instance.empty()) owned.labels[kLabelInstance] = options_.instance;
-  return work_.StartLaunch([this, owned] { RunLaunch(owned); });
-}
-
-void ContainerExecutor::RunLaunch(const AttemptSpec& attempt) {
-  TimeMicros image_ready = 0;
-  Status s = LaunchReplicas(attempt, &image_ready);
-  if (work_.shutting_down()) return;
-  work_.Emit(internal::LaunchOutcomeEvent(attempt, s, image_ready, Now()));
-  // Watchers attach after the event so that no kReplicaExited can overtake
-  // kAttemptStarted; the engine keeps every line from the start, so none is lost.
-  if (!s.ok()) return;
-  for (const ReplicaLaunch& r : attempt.replicas) {
-    StartWatcher({.job_uid = attempt.job_uid,
-                  .attempt = attempt.attempt,
-                  .pool = r.pool,
-                  .index = r.index,
-                  .name = r.name,
-                  .task = r.task_name,
-                  .skip_until = 0,
-                  .run_end = std::nullopt});
-  }
-}
-
-Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, TimeMicros* image_ready) {
-  std::set<std::string> images;
-  for (const ReplicaLaunch& r : attempt.replicas) images.insert(r.image);
-  for (const std::string& image : images) {
-    Result<bool> exists = engine_.ImageExists(image);
-    if (!exists.ok()) {
-      return Unavailable("image inspect failed for " + image + ": " + exists.status().message());
-    }
-    if (!*exists) {
-      Status pulled = engine_.PullImage(image);
-      if (!pulled.ok()) return Unavailable("image pull failed for " + image + ": " + pulled.message());
-    }
-  }
-  *image_ready = Now();
-
-  std::string network;  // Set only when this launch created it, so only then removed.
-  if (!attempt.network.empty()) {
-    Status s = engine_.CreateNetwork(attempt.network, AttemptLabels(attempt));
-    if (s.ok()) {
-      network = attempt.network;
-    } else if (s.code() != StatusCode::kAlreadyExists) {
-      return Unavailable("create network " + attempt.network + ": " + s.message());
-    }
-  }
-  std::vector<std::string> created;
-  for (const ReplicaLaunch& r : attempt.replicas) {
-    if (work_.shutting_down()) return Cancelled("launch: executor is shutting down");
-    Result<std::string> id = engine_.CreateContainer(r.name, CreateBodyForTest(attempt, r));
-    if (!id.ok()) {
-      RemoveAll(created, network);
-      return Unavailable("create replica " + r.name + ": " + id.status().message());
-    }
-    created.push_back(r.name);
-  }
-  for (const ReplicaLaunch& r : attempt.replicas) {
-    Status s = engine_.StartContainer(r.name);
-    if (!s.ok()) {
-      RemoveAll(created, network);
-      return Unavailable("start replica " + r.name + ": " + s.message());
-    }
-  }
-  return Status::Ok();
-}
-
-void ContainerExecutor::RemoveAll(const std::vector<std::string>& containers,
-                                  const std::string& network) {
-  // Force-removal kills running ones first; failures here cannot be reported
-  // anywhere better than stderr, and Cleanup() retries by label.
-  for (const std::string& c : containers) {
-    Status s = engine_.RemoveContainer(c);
-    if (!s.ok()) std::fprintf(stderr, "executor: %s\n", s.ToString().c_str());
-  }
-  if (!network.empty()) {
-    Status s = engine_.RemoveNetwork(network);
-    if (!s.ok()) std::fprintf(stderr, "executor: %s\n", s.ToString().c_str());
-  }
 }
 
 // ---- Watchers ---------------------------------------------------------------

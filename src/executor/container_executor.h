@@ -2,13 +2,25 @@
 // Engine API compatible engine (podman's socket or Docker's), see executor.h for
 // the contract.
 //
-// Launch, on a background thread: pull missing images, create the attempt's
-// network (DNS by name and by the replica's hostname alias), create every
-// container, start every container (gang start; on any failure everything this
-// launch created is removed), report kAttemptStarted, then attach one watcher
-// thread per replica. A watcher follows the replica's log stream into the
-// LogSink and, when the stream ends, waits for the exit code and reports
-// kReplicaExited; so the exit event always follows the last log line.
+// Launch, on a background thread: pull missing images while creating the
+// attempt's network, create every container, then start every container (gang
+// start: creates, then starts, each phase on up to 8 threads at once; on any
+// failure everything this launch created is removed), report kAttemptStarted,
+// then attach one watcher thread per replica.
+//
+// Peers find each other without DNS: every replica of a networked attempt gets a
+// fixed IPv4 address in the network's subnet (in launch order, skipping the
+// gateway) and an /etc/hosts entry for each replica's host name, its own
+// included. Podman's aardvark-dns was seen to leave a name unanswered for 30-50 s
+// when a replica asked for a peer that did not exist yet; /etc/hosts is read
+// first and is complete before any replica starts. The DNS alias stays for
+// tools that query DNS directly. The engine keeps both across RestartReplica.
+// A subnet too small for the attempt falls back to DNS alone. (Docker, unlike
+// podman, takes fixed addresses only on networks created with a subnet.)
+//
+// A watcher follows the replica's log stream into the LogSink and, when the
+// stream ends, waits for the exit code and reports kReplicaExited; so the exit
+// event always follows the last log line.
 //
 // Log times: the engine's timestamp of each line, made strictly increasing per
 // replica (t = max(engine_time, previous + 1us)). Podman 4.3 sends whole seconds
@@ -87,8 +99,18 @@ class ContainerExecutor : public Executor {
   Result<std::vector<ObservedReplica>> Recover() override;
 
   // The request body of `POST /containers/create` for `replica`; exposed so tests
-  // can check the Docker semantics of command/args/env/mounts/GPUs.
-  static std::string CreateBodyForTest(const AttemptSpec& attempt, const ReplicaLaunch& replica);
+  // can check the Docker semantics of command/args/env/mounts/GPUs. `addresses`:
+  // the IPv4 address of each of `attempt.replicas` (same order) on its network;
+  // empty = the engine picks, and peers resolve through DNS only.
+  static std::string CreateBodyForTest(const AttemptSpec& attempt, const ReplicaLaunch& replica,
+                                       const std::vector<std::string>& addresses = {});
+  // `count` host addresses of `subnet` ("10.89.0.0/24") from its lowest up,
+  // skipping `gateway` (or, when "", the first host address, where gateways
+  // conventionally sit). InvalidArgument for a malformed subnet,
+  // ResourceExhausted when they do not fit.
+  static Result<std::vector<std::string>> ReplicaAddressesForTest(const std::string& subnet,
+                                                                  const std::string& gateway,
+                                                                  size_t count);
 
  private:
   // One line as capture numbered it.
@@ -132,6 +154,13 @@ class ContainerExecutor : public Executor {
   void RunLaunch(const AttemptSpec& attempt);
   // Does the launch; on failure has removed what it created and returns why.
   Status LaunchReplicas(const AttemptSpec& attempt, TimeMicros* image_ready_time);
+  // Makes every image of the attempt present (inspect, pull if missing).
+  Status EnsureImages(const AttemptSpec& attempt);
+  // Creates the attempt's network, if it has one, and picks the replicas' addresses
+  // on it (empty when it cannot). `*created` names the network only when this call
+  // created it (so only then does the launch remove it).
+  Status CreateNetwork(const AttemptSpec& attempt, std::string* created,
+                       std::vector<std::string>* addresses);
   void RemoveAll(const std::vector<std::string>& containers, const std::string& network);
   void StartWatcher(const Watched& w);
   void RunWatcher(const Watched& w);

@@ -332,6 +332,25 @@ Result<bool> EngineClient::NetworkExists(const std::string& name) {
   return ErrorFrom(r, "inspect network " + name);
 }
 
+Result<std::vector<NetworkSubnet>> EngineClient::NetworkSubnets(const std::string& name) {
+  ASSIGN_OR_RETURN(Response r, Call("GET", "/networks/" + UrlEncode(name), nullptr,
+                                    request_timeout_ms_, nullptr, nullptr));
+  if (r.status != 200) return ErrorFrom(r, "inspect network " + name);
+  ASSIGN_OR_RETURN(json j, ParseJson(r.body, "inspect network " + name));
+  std::vector<NetworkSubnet> out;
+  if (!j.is_object() || !j.contains("IPAM") || !j["IPAM"].is_object()) return out;
+  const json& config = j["IPAM"].value("Config", json::array());
+  if (!config.is_array()) return out;
+  for (const json& c : config) {
+    if (!c.is_object() || !c.contains("Subnet") || !c["Subnet"].is_string()) continue;
+    NetworkSubnet s;
+    s.subnet = c["Subnet"].get<std::string>();
+    if (c.contains("Gateway") && c["Gateway"].is_string()) s.gateway = c["Gateway"].get<std::string>();
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 Result<std::vector<std::string>> EngineClient::ListNetworks(
     const std::vector<std::string>& label_filters) {
   json filters = {{"label", label_filters}};

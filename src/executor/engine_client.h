@@ -65,6 +65,12 @@ struct ContainerSummary {
   std::map<std::string, std::string> labels;
 };
 
+// One address range of a network, as the engine's IPAM chose it.
+struct NetworkSubnet {
+  std::string subnet;   // CIDR: "10.89.0.0/24" (or an IPv6 prefix).
+  std::string gateway;  // "10.89.0.1"; "" when the engine names none.
+};
+
 struct ContainerState {
   std::string id;
   std::string status;  // "created", "running", "exited", ...
@@ -95,6 +101,8 @@ class EngineClient {
   // OK if it does not exist.
   Status RemoveNetwork(const std::string& name);
   Result<bool> NetworkExists(const std::string& name);
+  // The subnets of the network's IPAM config. NotFound if it does not exist.
+  Result<std::vector<NetworkSubnet>> NetworkSubnets(const std::string& name);
   // Names of the networks carrying every `label_filters` entry ("k" or "k=v").
   Result<std::vector<std::string>> ListNetworks(const std::vector<std::string>& label_filters);
 

@@ -5,11 +5,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "executor/executor_contract.h"
@@ -106,6 +109,57 @@ TEST(ContainerExecutorBodyTest, FollowsDockerCommandSemantics) {
   EXPECT_FALSE(body.contains("Cmd"));  // The image's CMD stays.
 }
 
+TEST(ContainerExecutorBodyTest, PinsAddressesAndListsEveryPeerInHosts) {
+  AttemptSpec a;
+  a.job_uid = "u";
+  a.network = "net";
+  for (int i = 0; i < 3; ++i) {
+    ReplicaLaunch r;
+    r.name = "ty-u-1-0-" + std::to_string(i);
+    r.hostname = "workerpool0-" + std::to_string(i);
+    r.image = "img";
+    a.replicas.push_back(r);
+  }
+  std::vector<std::string> addresses = {"10.89.3.2", "10.89.3.3", "10.89.3.4"};
+  auto body = nlohmann::json::parse(
+      executor::ContainerExecutor::CreateBodyForTest(a, a.replicas[1], addresses));
+  const auto& endpoint = body["NetworkingConfig"]["EndpointsConfig"]["net"];
+  EXPECT_EQ(endpoint["IPAMConfig"]["IPv4Address"], "10.89.3.3");
+  EXPECT_EQ(endpoint["Aliases"], nlohmann::json({"workerpool0-1"}));  // DNS stays too.
+  EXPECT_EQ(body["HostConfig"]["ExtraHosts"],
+            nlohmann::json({"workerpool0-0:10.89.3.2", "workerpool0-1:10.89.3.3",
+                            "workerpool0-2:10.89.3.4"}));
+
+  // Without addresses (a subnet too small) the engine picks and DNS alone remains.
+  body = nlohmann::json::parse(executor::ContainerExecutor::CreateBodyForTest(a, a.replicas[1]));
+  EXPECT_FALSE(body["NetworkingConfig"]["EndpointsConfig"]["net"].contains("IPAMConfig"));
+  EXPECT_FALSE(body["HostConfig"].contains("ExtraHosts"));
+}
+
+TEST(ContainerExecutorAddressTest, PicksHostAddressesInOrderSkippingTheGateway) {
+  using executor::ContainerExecutor;
+  auto picked = ContainerExecutor::ReplicaAddressesForTest("10.89.0.0/24", "10.89.0.1", 3);
+  ASSERT_TRUE(picked.ok()) << picked.status().ToString();
+  EXPECT_THAT(*picked, ::testing::ElementsAre("10.89.0.2", "10.89.0.3", "10.89.0.4"));
+  // A gateway elsewhere in the range is skipped where it sits.
+  picked = ContainerExecutor::ReplicaAddressesForTest("10.0.0.0/29", "10.0.0.3", 5);
+  ASSERT_TRUE(picked.ok()) << picked.status().ToString();
+  EXPECT_THAT(*picked,
+              ::testing::ElementsAre("10.0.0.1", "10.0.0.2", "10.0.0.4", "10.0.0.5", "10.0.0.6"));
+  // No gateway named: the first host address is left to the conventional one.
+  picked = ContainerExecutor::ReplicaAddressesForTest("192.168.7.9/30", "", 1);
+  ASSERT_TRUE(picked.ok()) << picked.status().ToString();
+  EXPECT_THAT(*picked, ::testing::ElementsAre("192.168.7.10"));
+  EXPECT_EQ(ContainerExecutor::ReplicaAddressesForTest("10.0.0.0/29", "10.0.0.1", 6).status().code(),
+            StatusCode::kResourceExhausted);
+  EXPECT_EQ(ContainerExecutor::ReplicaAddressesForTest("10.0.0.0/31", "", 1).status().code(),
+            StatusCode::kResourceExhausted);
+  EXPECT_EQ(ContainerExecutor::ReplicaAddressesForTest("fd00::/64", "fd00::1", 1).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ContainerExecutor::ReplicaAddressesForTest("10.0.0.0/33", "", 1).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
 TEST_F(ContainerExecutorTest, ImageCmdIsDroppedWhenCommandIsSet) {
   // The test image's CMD is ["/bin/sh"]; with an overriding command and no args
   // only the command runs (sh would otherwise receive "/bin/sh" as its script).
@@ -167,6 +221,100 @@ TEST_F(ContainerExecutorTest, ReplicasReachEachOtherByHostname) {
   ASSERT_EQ(exits.size(), 2u);
   for (const auto& e : exits) EXPECT_EQ(e.exit_code, 0) << "pool " << e.pool;
   EXPECT_THAT(sink_.Messages(uid_, "workerpool0-0"), ::testing::Contains("ping"));
+  ASSERT_TRUE(ex_->Cleanup(uid_, 1).ok());
+  EXPECT_FALSE(*engine_.NetworkExists(a.network));
+}
+
+// Each replica prints its own address and what /etc/hosts says of every peer.
+constexpr char kReportAddresses[] =
+    "echo \"addr $(hostname) $(ip -4 -o addr show eth0 | awk '{print $4}' | cut -d/ -f1)\"; "
+    "for h in workerpool0-0 workerpool1-0 workerpool1-1; do "
+    "echo \"hosts $h $(grep -w \"$h\" /etc/hosts | awk '{print $1}' | head -n 1)\"; done; ";
+
+// "<kind> <host> <ip>" lines of `messages` as host -> ip, for one kind.
+std::map<std::string, std::string> AddressLines(const std::vector<std::string>& messages,
+                                                const std::string& kind) {
+  std::map<std::string, std::string> out;
+  for (const std::string& m : messages) {
+    std::istringstream in(m);
+    std::string k, host, ip;
+    if (in >> k >> host >> ip && k == kind) out[host] = ip;
+  }
+  return out;
+}
+
+// Peers are in /etc/hosts at fixed addresses before any replica runs, so a lookup
+// made at once succeeds on the first try (no DNS race with a peer's creation),
+// and a restarted replica comes back at the same address.
+TEST_F(ContainerExecutorTest, PeersResolveFromHostsAtFixedAddressesAtOnce) {
+  // The server listens before anything else (one answer per connection, until
+  // both clients were served); its second run (after a restart) only reports.
+  ReplicaLaunch server = Replica(
+      0, 0,
+      std::string("if [ -f /ran ]; then ") + kReportAddresses + "exit 0; fi; touch /ran; " +
+          "timeout 20 nc -ll -p 2222 -e sh -c 'read l; echo \"$l\" >> /tmp/got; echo pong' & " +
+          "srv=$!; " + kReportAddresses +
+          "i=0; until [ \"$(cat /tmp/got 2>/dev/null | wc -l)\" -ge 2 ]; do "
+          "i=$((i+1)); [ $i -ge 200 ] && exit 4; sleep 0.1; done; cat /tmp/got; kill $srv");
+  server.hostname = "workerpool0-0";
+  // A client retries only a refused connection (sent before the server listens);
+  // any other failure, such as an unresolved name, ends it at once.
+  std::string client_script =
+      std::string(kReportAddresses) +
+      "i=0; until out=$(echo \"ping from $(hostname)\" | nc -w 2 workerpool0-0 2222 2>/tmp/err); "
+      "do case \"$(cat /tmp/err)\" in *refused*) ;; *) echo \"nc: $(cat /tmp/err)\"; exit 2;; "
+      "esac; i=$((i+1)); [ $i -ge 20 ] && { echo gave up; exit 3; }; sleep 0.1; done; "
+      "echo \"got $out\"";
+  ReplicaLaunch client0 = Replica(1, 0, client_script);
+  client0.hostname = "workerpool1-0";
+  ReplicaLaunch client1 = Replica(1, 1, client_script);
+  client1.hostname = "workerpool1-1";
+  AttemptSpec a = Attempt({server, client0, client1});
+  a.network = "ty-" + uid_ + "-1";
+  ASSERT_TRUE(ex_->Launch(a).ok());
+  auto launched = events_.WaitForLaunch(uid_);
+  ASSERT_TRUE(launched.has_value());
+  ASSERT_EQ(launched->kind, ExecutorEventKind::kAttemptStarted) << launched->message;
+  auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 3, 60000);
+  ASSERT_EQ(exits.size(), 3u);
+  for (const auto& e : exits) {
+    EXPECT_EQ(e.exit_code, 0) << "pool " << e.pool << " index " << e.index << ": "
+                              << ::testing::PrintToString(sink_.Messages(uid_));
+  }
+  EXPECT_THAT(sink_.Messages(uid_, "workerpool0-0"),
+              ::testing::IsSupersetOf({"ping from workerpool1-0", "ping from workerpool1-1"}));
+  EXPECT_THAT(sink_.Messages(uid_, "workerpool1-0"), ::testing::Contains("got pong"));
+  EXPECT_THAT(sink_.Messages(uid_, "workerpool1-1"), ::testing::Contains("got pong"));
+
+  // Every replica sees the same table; each entry is that replica's real address;
+  // addresses follow launch order.
+  std::map<std::string, std::string> actual;
+  for (const char* task : {"workerpool0-0", "workerpool1-0", "workerpool1-1"}) {
+    auto own = AddressLines(sink_.Messages(uid_, task), "addr");
+    ASSERT_EQ(own.count(task), 1u) << task << ": " << ::testing::PrintToString(sink_.Messages(uid_, task));
+    actual[task] = own[task];
+  }
+  for (const char* task : {"workerpool0-0", "workerpool1-0", "workerpool1-1"}) {
+    EXPECT_EQ(AddressLines(sink_.Messages(uid_, task), "hosts"), actual) << task;
+  }
+  auto last_octet = [](const std::string& ip) { return std::stoi(ip.substr(ip.rfind('.') + 1)); };
+  EXPECT_LT(last_octet(actual["workerpool0-0"]), last_octet(actual["workerpool1-0"]));
+  EXPECT_LT(last_octet(actual["workerpool1-0"]), last_octet(actual["workerpool1-1"]));
+
+  // Restarted in place: same address, same hosts table.
+  ASSERT_TRUE(ex_->RestartReplica(uid_, 1, 0, 0).ok());
+  exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 4, 60000);
+  ASSERT_EQ(exits.size(), 4u);
+  EXPECT_EQ(exits[3].exit_code, 0);
+  auto server_lines = sink_.Messages(uid_, "workerpool0-0");
+  EXPECT_EQ(std::count(server_lines.begin(), server_lines.end(),
+                       "addr workerpool0-0 " + actual["workerpool0-0"]),
+            2)
+      << ::testing::PrintToString(server_lines);
+  for (const auto& [host, ip] : actual) {
+    EXPECT_EQ(std::count(server_lines.begin(), server_lines.end(), "hosts " + host + " " + ip), 2)
+        << host;
+  }
   ASSERT_TRUE(ex_->Cleanup(uid_, 1).ok());
   EXPECT_FALSE(*engine_.NetworkExists(a.network));
 }

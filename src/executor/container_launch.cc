@@ -1,0 +1,311 @@
+// ContainerExecutor, launch use case: images, the attempt's network and replica
+// addresses, and the gang create + start of the replicas (container_executor.h).
+#include "executor/container_executor.h"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <functional>
+#include <future>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+namespace ty::executor {
+namespace {
+
+using json = nlohmann::json;
+
+// Engine calls of one launch phase (image checks, creates, starts, removals) run
+// on at most this many threads. The engine serializes parts of every create and
+// start on its own locks, so more threads add contention, not speed.
+constexpr size_t kMaxLaunchThreads = 8;
+
+std::map<std::string, std::string> AttemptLabels(const AttemptSpec& a) {
+  std::map<std::string, std::string> labels = a.labels;
+  labels[kLabelJob] = a.job_uid;
+  labels[kLabelAttempt] = std::to_string(a.attempt);
+  return labels;
+}
+
+// Calls fn(i) for every i in [0, n) from up to kMaxLaunchThreads threads (the
+// caller's among them) and returns when all calls have. Once a call returns
+// false no further i is begun; calls already under way finish.
+void ForEachConcurrently(size_t n, const std::function<bool(size_t)>& fn) {
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
+  auto work = [&] {
+    while (!stop.load()) {
+      size_t i = next.fetch_add(1);
+      if (i >= n) return;
+      if (!fn(i)) stop.store(true);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < std::min(n, kMaxLaunchThreads); ++t) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+}
+
+// The first failure in launch order, so the reported cause does not depend on
+// which thread lost a race.
+Status FirstError(const std::vector<Status>& results) {
+  for (const Status& s : results) {
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+bool ParseIpv4(const std::string& text, uint32_t* out) {
+  in_addr a{};
+  if (inet_pton(AF_INET, text.c_str(), &a) != 1) return false;
+  *out = ntohl(a.s_addr);
+  return true;
+}
+
+std::string FormatIpv4(uint32_t v) {
+  in_addr a{};
+  a.s_addr = htonl(v);
+  char buf[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, &a, buf, sizeof(buf));
+  return buf;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> ContainerExecutor::ReplicaAddressesForTest(
+    const std::string& subnet, const std::string& gateway, size_t count) {
+  size_t slash = subnet.find('/');
+  uint32_t base = 0;
+  if (slash == std::string::npos || !ParseIpv4(subnet.substr(0, slash), &base)) {
+    return InvalidArgument("not an IPv4 subnet: " + subnet);
+  }
+  char* end = nullptr;
+  long prefix = std::strtol(subnet.c_str() + slash + 1, &end, 10);
+  if (end == subnet.c_str() + slash + 1 || *end != '\0' || prefix < 0 || prefix > 32) {
+    return InvalidArgument("not an IPv4 subnet: " + subnet);
+  }
+  uint32_t mask = prefix == 0 ? 0 : ~uint32_t{0} << (32 - prefix);
+  uint64_t network = base & mask;
+  uint64_t broadcast = network | ~mask;
+  uint32_t skip = 0;
+  if (gateway.empty() || !ParseIpv4(gateway, &skip)) skip = static_cast<uint32_t>(network + 1);
+  std::vector<std::string> out;
+  // Network and broadcast addresses are not hosts (a /31 or /32 has no room).
+  for (uint64_t a = network + 1; a < broadcast && out.size() < count; ++a) {
+    if (a != skip) out.push_back(FormatIpv4(static_cast<uint32_t>(a)));
+  }
+  if (out.size() < count) {
+    return ResourceExhausted("subnet " + subnet + " has room for " + std::to_string(out.size()) +
+                             " replicas, not " + std::to_string(count));
+  }
+  return out;
+}
+
+std::string ContainerExecutor::CreateBodyForTest(const AttemptSpec& attempt, const ReplicaLaunch& r,
+                                                 const std::vector<std::string>& addresses) {
+  json body;
+  body["Image"] = r.image;
+  if (!r.hostname.empty()) body["Hostname"] = r.hostname;
+  json env = json::array();
+  for (const auto& e : r.env) env.push_back(e.name + "=" + e.value);
+  body["Env"] = env;
+  if (!r.command.empty()) {
+    body["Entrypoint"] = r.command;
+    // With Entrypoint overridden the engine already drops the image's CMD; an
+    // explicit [] says the same to any engine (executor.h: "the command runs alone").
+    body["Cmd"] = r.args;
+  } else if (!r.args.empty()) {
+    body["Cmd"] = r.args;
+  }
+  std::map<std::string, std::string> labels = AttemptLabels(attempt);
+  labels[kLabelPool] = std::to_string(r.pool);
+  labels[kLabelIndex] = std::to_string(r.index);
+  labels[kLabelTask] = r.task_name;
+  body["Labels"] = labels;
+  json host;
+  json binds = json::array();
+  for (const Mount& m : r.mounts) {
+    binds.push_back(m.host_path + ":" + m.container_path + (m.read_only ? ":ro" : ""));
+  }
+  host["Binds"] = binds;
+  if (r.gpu_count > 0) {
+    host["DeviceRequests"] = json::array(
+        {{{"Driver", "nvidia"}, {"Count", r.gpu_count}, {"Capabilities", {{"gpu"}}}}});
+  }
+  if (!attempt.network.empty()) {
+    host["NetworkMode"] = attempt.network;
+    json endpoint;
+    json aliases = json::array();
+    if (!r.hostname.empty()) aliases.push_back(r.hostname);
+    endpoint["Aliases"] = aliases;
+    if (addresses.size() == attempt.replicas.size()) {
+      json extra_hosts = json::array();
+      for (size_t i = 0; i < attempt.replicas.size(); ++i) {
+        const ReplicaLaunch& peer = attempt.replicas[i];
+        if (peer.name == r.name) endpoint["IPAMConfig"]["IPv4Address"] = addresses[i];
+        if (!peer.hostname.empty()) extra_hosts.push_back(peer.hostname + ":" + addresses[i]);
+      }
+      host["ExtraHosts"] = extra_hosts;
+    }
+    body["NetworkingConfig"]["EndpointsConfig"][attempt.network] = endpoint;
+  }
+  body["HostConfig"] = host;
+  return body.dump();
+}
+
+Status ContainerExecutor::Launch(const AttemptSpec& attempt) {
+  RETURN_IF_ERROR(internal::ValidateAttempt(attempt, [](const ReplicaLaunch& r) {
+    if (r.name.empty()) return InvalidArgument("launch: a replica has no name");
+    if (r.image.empty()) return InvalidArgument("launch: replica " + r.name + " has no image");
+    return Status::Ok();
+  }));
+  AttemptSpec owned = attempt;
+  if (!options_.instance.empty()) owned.labels[kLabelInstance] = options_.instance;
+  return work_.StartLaunch([this, owned] { RunLaunch(owned); });
+}
+
+void ContainerExecutor::RunLaunch(const AttemptSpec& attempt) {
+  TimeMicros image_ready = 0;
+  Status s = LaunchReplicas(attempt, &image_ready);
+  if (work_.shutting_down()) return;
+  work_.Emit(internal::LaunchOutcomeEvent(attempt, s, image_ready, Now()));
+  // Watchers attach after the event so that no kReplicaExited can overtake
+  // kAttemptStarted; the engine keeps every line from the start, so none is lost.
+  if (!s.ok()) return;
+  for (const ReplicaLaunch& r : attempt.replicas) {
+    StartWatcher({.job_uid = attempt.job_uid,
+                  .attempt = attempt.attempt,
+                  .pool = r.pool,
+                  .index = r.index,
+                  .name = r.name,
+                  .task = r.task_name,
+                  .skip_until = 0,
+                  .run_end = std::nullopt});
+  }
+}
+
+Status ContainerExecutor::EnsureImages(const AttemptSpec& attempt) {
+  std::set<std::string> distinct;
+  for (const ReplicaLaunch& r : attempt.replicas) distinct.insert(r.image);
+  std::vector<std::string> images(distinct.begin(), distinct.end());
+  std::vector<Status> results(images.size());
+  ForEachConcurrently(images.size(), [&](size_t i) {
+    const std::string& image = images[i];
+    Result<bool> exists = engine_.ImageExists(image);
+    if (!exists.ok()) {
+      results[i] = Unavailable("image inspect failed for " + image + ": " + exists.status().message());
+    } else if (!*exists) {
+      Status pulled = engine_.PullImage(image);
+      if (!pulled.ok()) results[i] = Unavailable("image pull failed for " + image + ": " + pulled.message());
+    }
+    return results[i].ok();
+  });
+  return FirstError(results);
+}
+
+Status ContainerExecutor::CreateNetwork(const AttemptSpec& attempt, std::string* created,
+                                        std::vector<std::string>* addresses) {
+  if (attempt.network.empty()) return Status::Ok();
+  Status s = engine_.CreateNetwork(attempt.network, AttemptLabels(attempt));
+  if (s.ok()) {
+    *created = attempt.network;
+  } else if (s.code() != StatusCode::kAlreadyExists) {
+    return Unavailable("create network " + attempt.network + ": " + s.message());
+  }
+  // The engine chose a free subnet; only now can addresses in it be picked.
+  Result<std::vector<NetworkSubnet>> subnets = engine_.NetworkSubnets(attempt.network);
+  if (!subnets.ok()) {
+    return Unavailable("inspect network " + attempt.network + ": " + subnets.status().message());
+  }
+  for (const NetworkSubnet& subnet : *subnets) {
+    Result<std::vector<std::string>> picked =
+        ReplicaAddressesForTest(subnet.subnet, subnet.gateway, attempt.replicas.size());
+    if (picked.ok()) {
+      *addresses = std::move(*picked);
+      return Status::Ok();
+    }
+    if (picked.status().code() == StatusCode::kResourceExhausted) {
+      // Peers still find each other through the engine's DNS, only less reliably.
+      std::fprintf(stderr, "executor: %s: %s; replicas resolve peers through DNS only\n",
+                   attempt.network.c_str(), picked.status().message().c_str());
+    }
+  }
+  return Status::Ok();
+}
+
+Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, TimeMicros* image_ready) {
+  const size_t n = attempt.replicas.size();
+  // The network does not depend on the images: create it while they are checked
+  // (or pulled), so a gang launch pays for the slower of the two only.
+  std::string network;  // Set only when this launch created it, so only then removed.
+  std::vector<std::string> addresses;
+  std::future<Status> network_ready;
+  if (!attempt.network.empty()) {
+    network_ready = std::async(std::launch::async,
+                               [&] { return CreateNetwork(attempt, &network, &addresses); });
+  }
+  Status images = EnsureImages(attempt);
+  *image_ready = Now();
+  Status net = network_ready.valid() ? network_ready.get() : Status::Ok();
+  if (!images.ok() || !net.ok()) {
+    RemoveAll({}, network);
+    return images.ok() ? net : images;
+  }
+
+  // Gang start: every replica exists before any runs, so no replica starts
+  // unless all of them could be created.
+  std::vector<Status> results(n);
+  std::vector<char> created(n, 0);
+  ForEachConcurrently(n, [&](size_t i) {
+    const ReplicaLaunch& r = attempt.replicas[i];
+    if (work_.shutting_down()) {
+      results[i] = Cancelled("launch: executor is shutting down");
+      return false;
+    }
+    Result<std::string> id = engine_.CreateContainer(r.name, CreateBodyForTest(attempt, r, addresses));
+    if (!id.ok()) {
+      results[i] = Unavailable("create replica " + r.name + ": " + id.status().message());
+      return false;
+    }
+    created[i] = 1;
+    return true;
+  });
+  std::vector<std::string> names;
+  for (size_t i = 0; i < n; ++i) {
+    if (created[i]) names.push_back(attempt.replicas[i].name);
+  }
+  if (Status s = FirstError(results); !s.ok()) {
+    RemoveAll(names, network);
+    return s;
+  }
+  ForEachConcurrently(n, [&](size_t i) {
+    Status s = engine_.StartContainer(attempt.replicas[i].name);
+    if (!s.ok()) results[i] = Unavailable("start replica " + attempt.replicas[i].name + ": " + s.message());
+    return s.ok();
+  });
+  if (Status s = FirstError(results); !s.ok()) {
+    RemoveAll(names, network);
+    return s;
+  }
+  return Status::Ok();
+}
+
+void ContainerExecutor::RemoveAll(const std::vector<std::string>& containers,
+                                  const std::string& network) {
+  // Force-removal kills running ones first; failures here cannot be reported
+  // anywhere better than stderr, and Cleanup() retries by label.
+  ForEachConcurrently(containers.size(), [&](size_t i) {
+    Status s = engine_.RemoveContainer(containers[i]);
+    if (!s.ok()) std::fprintf(stderr, "executor: %s\n", s.ToString().c_str());
+    return true;
+  });
+  if (!network.empty()) {
+    Status s = engine_.RemoveNetwork(network);
+    if (!s.ok()) std::fprintf(stderr, "executor: %s\n", s.ToString().c_str());
+  }
+}
+
+}  // namespace ty::executor
