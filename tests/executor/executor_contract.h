@@ -15,6 +15,7 @@
 #include <map>
 #include <cstdlib>
 #include <functional>
+#include <ostream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -217,6 +218,13 @@ class ProcessBackend : public Backend {
   std::map<std::string, std::vector<int>> pids_;
 };
 
-using BackendFactory = std::function<std::unique_ptr<Backend>()>;
+// A named backend maker: the name labels the parameterised tests (and keeps
+// gtest from printing the std::function as bytes).
+struct BackendFactory {
+  std::string name;
+  std::function<std::unique_ptr<Backend>()> make;
+  std::unique_ptr<Backend> operator()() const { return make(); }
+};
+inline void PrintTo(const BackendFactory& f, std::ostream* os) { *os << f.name; }
 
 }  // namespace ty::testing

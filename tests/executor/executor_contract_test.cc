@@ -295,11 +295,9 @@ TEST_P(ExecutorContractTest, StopAndCleanupEndARestartedReplica) {
 
 INSTANTIATE_TEST_SUITE_P(
     Backends, ExecutorContractTest,
-    ::testing::Values(BackendFactory([] { return std::make_unique<ContainerBackend>(); }),
-                      BackendFactory([] { return std::make_unique<ProcessBackend>(); })),
-    [](const ::testing::TestParamInfo<BackendFactory>& info) {
-      return info.index == 0 ? std::string("Container") : std::string("Process");
-    });
+    ::testing::Values(BackendFactory{"Container", [] { return std::make_unique<ContainerBackend>(); }},
+                      BackendFactory{"Process", [] { return std::make_unique<ProcessBackend>(); }}),
+    [](const ::testing::TestParamInfo<BackendFactory>& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace ty::testing
