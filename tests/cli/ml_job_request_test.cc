@@ -88,6 +88,34 @@ TEST(BuildMlJobTest, WorkerGroupAndAccelerators) {
   EXPECT_EQ(in["masterConfig"]["acceleratorConfig"], json({{"type", "NVIDIA_TESLA_T4"}, {"count", "1"}}));
 }
 
+TEST(BuildMlJobTest, ParameterServerGroupImagesAndChief) {
+  MlSubmitFlags f = Flags();
+  f.worker_machine_type = "n1-standard-8";
+  f.worker_count = 2;
+  f.worker_image_uri = "localhost/worker:1";
+  f.parameter_server_machine_type = "n1-highmem-8";
+  f.parameter_server_count = 1;
+  f.parameter_server_image_uri = "localhost/ps:1";
+  f.use_chief_in_tf_config = "true";
+  Result<json> r = BuildMlJob(f);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const json& in = (*r)["trainingInput"];
+  EXPECT_EQ(in["parameterServerType"], "n1-highmem-8");
+  EXPECT_EQ(in["parameterServerCount"], "1");
+  EXPECT_EQ(in["parameterServerConfig"]["imageUri"], "localhost/ps:1");
+  EXPECT_EQ(in["workerConfig"]["imageUri"], "localhost/worker:1");
+  EXPECT_EQ(in["useChiefInTfConfig"], true);
+
+  f.use_chief_in_tf_config = "maybe";
+  EXPECT_FALSE(BuildMlJob(f).ok());
+  f = Flags();
+  f.parameter_server_count = 1;
+  Result<json> half = BuildMlJob(f);
+  ASSERT_FALSE(half.ok());
+  EXPECT_EQ(half.status().message(),
+            "argument --parameter-server-count --parameter-server-machine-type: Both must be specified.");
+}
+
 std::string ErrorOf(const MlSubmitFlags& f) {
   Result<json> r = BuildMlJob(f);
   EXPECT_FALSE(r.ok());
