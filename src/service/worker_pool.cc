@@ -10,6 +10,7 @@ WorkerPool::~WorkerPool() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
+    drain_deadline_ = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   }
   cv_.notify_all();
   for (auto& t : threads_) t.join();
@@ -29,10 +30,12 @@ void WorkerPool::Run() {
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
-      // On shutdown queued work is dropped: every intent is in the store already,
-      // and the next start replays it (recovery), so finishing it now only delays
-      // the exit.
-      if (stopping_ || tasks_.empty()) return;
+      // On shutdown queued work (mostly cleanups of finished attempts) still runs
+      // for a short while, so a daemon that stops right after its jobs end leaves no
+      // containers behind; past the deadline the rest is dropped: every intent is
+      // in the store, and the next start replays it (recovery).
+      if (tasks_.empty()) return;
+      if (stopping_ && std::chrono::steady_clock::now() > drain_deadline_) return;
       task = std::move(tasks_.front());
       tasks_.pop_front();
     }

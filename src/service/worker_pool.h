@@ -3,6 +3,7 @@
 // the loop themselves. Thread-safe.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -15,7 +16,8 @@ namespace ty::service {
 class WorkerPool {
  public:
   explicit WorkerPool(int threads);
-  ~WorkerPool();  // Drops queued tasks, waits for running ones, joins.
+  // Runs queued tasks for up to 5 s more, drops the rest, waits for running ones.
+  ~WorkerPool();
 
   void Submit(std::function<void()> task);
 
@@ -26,6 +28,7 @@ class WorkerPool {
   std::condition_variable cv_;
   std::deque<std::function<void()>> tasks_;  // Guarded by mu_.
   bool stopping_ = false;                    // Guarded by mu_.
+  std::chrono::steady_clock::time_point drain_deadline_;  // Guarded by mu_.
   std::vector<std::thread> threads_;
 };
 
