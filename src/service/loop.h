@@ -69,6 +69,9 @@ class JobService::Loop {
   void OnLaunchFailed(model::Job& job, const std::string& message);
   void OnReplicaExited(model::Job& job, const executor::ExecutorEvent& event);
   void RestartReplica(model::Job& job, model::ReplicaRecord& rec);
+  // Ends the attempt and starts the next one, or fails the job with `error` when
+  // retries are disabled or used up.
+  void RetryJobOrFail(model::Job& job, model::JobError error);
   void BeginEnding(model::Job& job, Ending ending);
   void MaybeFinishEnding(model::Job& job);
   void Finish(model::Job& job, model::JobState state, std::optional<model::JobError> error);
@@ -102,9 +105,10 @@ class JobService::Loop {
 
   // Published state: written by the loop thread only, read by API threads.
   mutable std::mutex mu_;
-  std::map<std::string, model::Job> jobs_;               // uid -> job. Guarded by mu_.
+  // uid -> job. Guarded by mu_. Iteration order is creation order because every
+  // uid the service mints has 19 digits (NewUid), so text order is numeric order.
+  std::map<std::string, model::Job> jobs_;
   std::map<std::string, Operation> operations_;          // Guarded by mu_.
-  uint64_t next_operation_ = 1;                          // Guarded by mu_.
 
   // Loop-thread only.
   std::map<std::string, Ending> endings_;  // uid -> pending ending of current attempt.

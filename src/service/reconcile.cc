@@ -213,7 +213,7 @@ void JobService::Loop::OnReplicaExited(Job& job, const executor::ExecutorEvent& 
     } else {
       // spec §9: user-code exits 1-127 are permanent. Deaths by a signal the
       // service did not send (128+N, which covers 134/139: SIGABRT/SIGSEGV) may be
-      // transient: the replica is restarted in place (up to kMaxReplicaRestarts),
+      // transient: the replica is restarted in place (up to max_replica_restarts),
       // then the whole job is retried (up to max_attempts). With
       // restartJobOnWorkerRestart any restart is a whole-job restart.
       bool retryable = event.signal.has_value() && !event.oom_killed;
@@ -225,10 +225,8 @@ void JobService::Loop::OnReplicaExited(Job& job, const executor::ExecutorEvent& 
         RestartReplica(job, *rec);
         return;
       }
-      if (retryable && !sched.disable_retries && job.attempt < options_.max_attempts) {
-        ServiceLog(job, "Retrying the job (attempt " + std::to_string(job.attempt + 1) + " of " +
-                            std::to_string(options_.max_attempts) + ").");
-        BeginEnding(job, Ending{JobState::kRunning, std::nullopt, true});
+      if (retryable) {
+        RetryJobOrFail(job, model::JobError{kCodeInvalidArgument, message});
       } else {
         BeginEnding(job, Ending{JobState::kFailed, model::JobError{kCodeInvalidArgument, message}, false});
       }
@@ -243,11 +241,10 @@ void JobService::Loop::RestartReplica(Job& job, ReplicaRecord& rec) {
   rec.state = ReplicaState::kRunning;
   rec.start_time = clock_->Now();
   rec.end_time = 0;
-  std::string what = rec.task_name + " restarted in place (restart " + std::to_string(rec.restarts) +
-                     " of " + std::to_string(options_.max_replica_restarts) + ")";
-  if (!Commit(job, "restart", what + ".").ok()) return;
-  ServiceLog(job, "Restarting replica " + rec.task_name + " (restart " + std::to_string(rec.restarts) +
-                      " of " + std::to_string(options_.max_replica_restarts) + ").");
+  std::string count = "(restart " + std::to_string(rec.restarts) + " of " +
+                      std::to_string(options_.max_replica_restarts) + ").";
+  if (!Commit(job, "restart", rec.task_name + " restarted in place " + count).ok()) return;
+  ServiceLog(job, "Restarting replica " + rec.task_name + " " + count);
   std::string uid = job.uid;
   int attempt = job.attempt, pool = rec.pool, index = rec.index;
   workers_->Submit([this, uid, attempt, pool, index] {
@@ -265,13 +262,19 @@ void JobService::Loop::RestartReplica(Job& job, ReplicaRecord& rec) {
         }
       }
       ServiceLog(job, "Could not restart the replica in place: " + s.message(), "ERROR");
-      if (!job.spec.scheduling.disable_retries && job.attempt < options_.max_attempts) {
-        BeginEnding(job, Ending{JobState::kRunning, std::nullopt, true});
-      } else {
-        BeginEnding(job, Ending{JobState::kFailed, model::JobError{kCodeInternal, s.message()}, false});
-      }
+      RetryJobOrFail(job, model::JobError{kCodeInternal, s.message()});
     });
   });
+}
+
+void JobService::Loop::RetryJobOrFail(Job& job, model::JobError error) {
+  if (job.spec.scheduling.disable_retries || job.attempt >= options_.max_attempts) {
+    BeginEnding(job, Ending{JobState::kFailed, std::move(error), false});
+    return;
+  }
+  ServiceLog(job, "Retrying the job (attempt " + std::to_string(job.attempt + 1) + " of " +
+                      std::to_string(options_.max_attempts) + ").");
+  BeginEnding(job, Ending{JobState::kRunning, std::nullopt, true});
 }
 
 void JobService::Loop::BeginEnding(Job& job, Ending ending) {
@@ -298,8 +301,7 @@ void JobService::Loop::MaybeFinishEnding(Job& job) {
   Ending ending = it->second;
   endings_.erase(it);
   if (ending.retry) {
-    int old_attempt = job.attempt;
-    CleanupAttempt(job.uid, old_attempt);
+    CleanupAttempt(job.uid, job.attempt);  // Before StartAttempt moves to the next one.
     StartAttempt(job);
     return;
   }

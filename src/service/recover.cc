@@ -29,8 +29,7 @@ void JobService::Loop::Recover(const std::vector<executor::ObservedReplica>& obs
     Job job = *Find(uid);
     if (model::IsTerminal(job.state)) continue;
     if (job.state == JobState::kQueued) {
-      ArmTimers(job);
-      Admit(uid);
+      Admit(uid);  // Arms its timers.
       continue;
     }
     attempts_in_use.insert({uid, job.attempt});
@@ -88,14 +87,13 @@ void JobService::Loop::Recover(const std::vector<executor::ObservedReplica>& obs
       Post([this, exited] { OnExecutorEvent(exited); });
     }
   }
-  // Leftovers of finished jobs or superseded attempts.
+  // Leftovers of finished jobs or superseded attempts: every attempt a live job
+  // still uses is in `attempts_in_use`.
   std::set<std::pair<std::string, int>> stale;
   for (const auto& o : observed) {
     if (!attempts_in_use.count({o.job_uid, o.attempt})) stale.insert({o.job_uid, o.attempt});
   }
   for (const auto& [uid, attempt] : stale) {
-    Job* job = Find(uid);
-    if (job && !model::IsTerminal(job->state) && job->attempt == attempt) continue;
     workers_->Submit([this, uid, attempt] {
       executor_->Stop(uid, attempt, options_.stop_grace).IgnoreError();
       executor_->Cleanup(uid, attempt).IgnoreError();
