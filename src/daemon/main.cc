@@ -68,15 +68,18 @@ ty::Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI
   return ty::Status::Ok();
 }
 
-ty::Status WritePortFile(const std::string& path, int port) {
+// Writes `content` to `path` through a temporary file and a rename, so a reader
+// (a test waiting for the port file, a later start reading the instance id) never
+// sees a half-written file.
+ty::Status WriteFileAtomically(const std::string& path, const std::string& content) {
   std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp);
-    out << port << "\n";
+    out << content;
     if (!out) return ty::Internal("cannot write " + tmp);
   }
   std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);  // Readers never see a half-written file.
+  std::filesystem::rename(tmp, path, ec);
   if (ec) return ty::Internal("cannot rename " + tmp + ": " + ec.message());
   return ty::Status::Ok();
 }
@@ -93,15 +96,7 @@ ty::Result<std::string> InstanceId(const std::string& data_dir) {
   std::random_device rd;
   char buf[17];
   snprintf(buf, sizeof(buf), "%08x%08x", rd(), rd());
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << buf << "\n";
-    if (!out) return ty::Internal("cannot write " + tmp);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return ty::Internal("cannot rename " + tmp + ": " + ec.message());
+  RETURN_IF_ERROR(WriteFileAtomically(path, std::string(buf) + "\n"));
   return std::string(buf);
 }
 
@@ -196,7 +191,9 @@ int main(int argc, char** argv) {
   auto bound = (*api)->Start();
   if (!bound.ok()) return Fail(bound.status());
   if (!cfg.port_file.empty()) {
-    if (ty::Status s = WritePortFile(cfg.port_file, *bound); !s.ok()) return Fail(s);
+    if (ty::Status s = WriteFileAtomically(cfg.port_file, std::to_string(*bound) + "\n"); !s.ok()) {
+      return Fail(s);
+    }
   }
   spdlog::info("trainyardd listening on http://{}:{} (data {}, executor {})", host, *bound,
                cfg.data_dir, cfg.executor);
