@@ -49,6 +49,23 @@ class ContainerExecutorTest : public ::testing::Test {
   AttemptSpec Attempt(std::vector<ReplicaLaunch> replicas) {
     return TestAttempt(uid_, std::move(replicas));
   }
+  // Several replicas on the attempt's own network, as the service launches them.
+  AttemptSpec NetworkedAttempt(std::vector<ReplicaLaunch> replicas) {
+    AttemptSpec a = Attempt(std::move(replicas));
+    a.network = "ty-" + uid_ + "-1";
+    return a;
+  }
+  // Launches `a` and waits for kAttemptStarted.
+  ::testing::AssertionResult LaunchAndWaitStarted(const AttemptSpec& a) {
+    Status s = ex_->Launch(a);
+    if (!s.ok()) return ::testing::AssertionFailure() << "Launch: " << s.ToString();
+    auto launched = events_.WaitForLaunch(uid_);
+    if (!launched) return ::testing::AssertionFailure() << "no launch event";
+    if (launched->kind != ExecutorEventKind::kAttemptStarted) {
+      return ::testing::AssertionFailure() << "launch failed: " << launched->message;
+    }
+    return ::testing::AssertionSuccess();
+  }
 
   std::string uid_;
   RecordingLogSink sink_;
@@ -184,8 +201,7 @@ TEST_F(ContainerExecutorTest, MissingImageFailsLaunchAndLeavesNothing) {
 }
 
 TEST_F(ContainerExecutorTest, FailedCreateRemovesEarlierReplicas) {
-  AttemptSpec a = Attempt({Replica(0, 0, "sleep 100"), Replica(1, 0, "sleep 100")});
-  a.network = "ty-" + uid_ + "-1";
+  AttemptSpec a = NetworkedAttempt({Replica(0, 0, "sleep 100"), Replica(1, 0, "sleep 100")});
   // Someone already holds the second replica's name: its create fails with 409.
   nlohmann::json squatter = {{"Image", kTestImage},
                              {"Cmd", {"true"}},
@@ -211,12 +227,8 @@ TEST_F(ContainerExecutorTest, ReplicasReachEachOtherByHostname) {
                                  "for i in $(seq 1 100); do if echo ping | nc -w 1 workerpool0-0 "
                                  "2222; then exit 0; fi; sleep 0.1; done; exit 1");
   client.hostname = "workerpool1-0";
-  AttemptSpec a = Attempt({server, client});
-  a.network = "ty-" + uid_ + "-1";
-  ASSERT_TRUE(ex_->Launch(a).ok());
-  auto launched = events_.WaitForLaunch(uid_);
-  ASSERT_TRUE(launched.has_value());
-  ASSERT_EQ(launched->kind, ExecutorEventKind::kAttemptStarted) << launched->message;
+  AttemptSpec a = NetworkedAttempt({server, client});
+  ASSERT_TRUE(LaunchAndWaitStarted(a));
   auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 2, 60000);
   ASSERT_EQ(exits.size(), 2u);
   for (const auto& e : exits) EXPECT_EQ(e.exit_code, 0) << "pool " << e.pool;
@@ -269,12 +281,8 @@ TEST_F(ContainerExecutorTest, PeersResolveFromHostsAtFixedAddressesAtOnce) {
   client0.hostname = "workerpool1-0";
   ReplicaLaunch client1 = Replica(1, 1, client_script);
   client1.hostname = "workerpool1-1";
-  AttemptSpec a = Attempt({server, client0, client1});
-  a.network = "ty-" + uid_ + "-1";
-  ASSERT_TRUE(ex_->Launch(a).ok());
-  auto launched = events_.WaitForLaunch(uid_);
-  ASSERT_TRUE(launched.has_value());
-  ASSERT_EQ(launched->kind, ExecutorEventKind::kAttemptStarted) << launched->message;
+  AttemptSpec a = NetworkedAttempt({server, client0, client1});
+  ASSERT_TRUE(LaunchAndWaitStarted(a));
   auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 3, 60000);
   ASSERT_EQ(exits.size(), 3u);
   for (const auto& e : exits) {
@@ -333,12 +341,8 @@ TEST_F(ContainerExecutorTest, RestartedReplicaIsReachableByItsHostnameAgain) {
               "[ \"$out\" = pong ]; do i=$((i+1)); [ $i -ge 300 ] && exit 1; sleep 0.1; done; "
               "echo got $out");
   client.hostname = "workerpool1-0";
-  AttemptSpec a = Attempt({server, client});
-  a.network = "ty-" + uid_ + "-1";
-  ASSERT_TRUE(ex_->Launch(a).ok());
-  auto launched = events_.WaitForLaunch(uid_);
-  ASSERT_TRUE(launched.has_value());
-  ASSERT_EQ(launched->kind, ExecutorEventKind::kAttemptStarted) << launched->message;
+  AttemptSpec a = NetworkedAttempt({server, client});
+  ASSERT_TRUE(LaunchAndWaitStarted(a));
   auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1);
   ASSERT_EQ(exits.size(), 1u);
   ASSERT_EQ(exits[0].pool, 0);
@@ -456,10 +460,7 @@ TEST_F(ContainerExecutorTest, RecoverReportsOomAndSignalOfExitedReplicas) {
 }
 
 TEST_F(ContainerExecutorTest, RecoverCapturesLinesWrittenWhileNoDaemonWatched) {
-  ASSERT_TRUE(ex_->Launch(Attempt({Replica(0, 0, "echo one; sleep 2; echo two; exit 4")})).ok());
-  auto launched = events_.WaitForLaunch(uid_);
-  ASSERT_TRUE(launched.has_value());
-  ASSERT_EQ(launched->kind, ExecutorEventKind::kAttemptStarted) << launched->message;
+  ASSERT_TRUE(LaunchAndWaitStarted(Attempt({Replica(0, 0, "echo one; sleep 2; echo two; exit 4")})));
   // Let the watcher take "one" first, so Recover() must also drop what it already has.
   ASSERT_TRUE(sink_.WaitForMessage(uid_, "one", 10000));
   ex_.reset();  // The daemon goes away: watchers are aborted, the replica runs on.
