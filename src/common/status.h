@@ -83,6 +83,7 @@ inline Status Unavailable(std::string m) { return Status(StatusCode::kUnavailabl
 inline Status DeadlineExceeded(std::string m) { return Status(StatusCode::kDeadlineExceeded, std::move(m)); }
 inline Status Cancelled(std::string m) { return Status(StatusCode::kCancelled, std::move(m)); }
 inline Status ResourceExhausted(std::string m) { return Status(StatusCode::kResourceExhausted, std::move(m)); }
+inline Status Aborted(std::string m) { return Status(StatusCode::kAborted, std::move(m)); }
 
 // A validation failure of one request field: message "Field: <path> Error: <rule>"
 // is how Google's ml API words it; the path is also kept for BadRequest details.

@@ -30,6 +30,7 @@ struct DaemonConfig {
   std::string engine_socket = "/run/podman/podman.sock";
   std::string bucket_root;   // Default <data_dir>/buckets.
   double stop_grace_seconds = 10;
+  int warm_pool = 0;  // Containers started ahead of demand (executor/warm_pool.h); 0 = none.
 };
 
 std::string DefaultDataDir() {
@@ -49,7 +50,7 @@ ty::Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI
     return ty::Status::Ok();
   };
   static const char* kKnown[] = {"listen", "port_file", "data_dir", "executor", "engine_socket",
-                                 "bucket_root", "stop_grace_seconds"};
+                                 "bucket_root", "stop_grace_seconds", "warm_pool"};
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     if (std::find(std::begin(kKnown), std::end(kKnown), it.key()) == std::end(kKnown)) {
       return ty::InvalidArgument("config " + path + ": unknown key \"" + it.key() + "\"");
@@ -64,6 +65,13 @@ ty::Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI
   if (doc.contains("stop_grace_seconds") && app.count("--stop-grace") == 0) {
     if (!doc["stop_grace_seconds"].is_number()) return ty::InvalidArgument("config: stop_grace_seconds must be a number");
     cfg.stop_grace_seconds = doc["stop_grace_seconds"].get<double>();
+  }
+  if (doc.contains("warm_pool") && app.count("--warm-pool") == 0) {
+    if (!doc["warm_pool"].is_number_integer() || doc["warm_pool"].get<int64_t>() < 0 ||
+        doc["warm_pool"].get<int64_t>() > 256) {
+      return ty::InvalidArgument("config: warm_pool must be an integer from 0 to 256");
+    }
+    cfg.warm_pool = doc["warm_pool"].get<int>();
   }
   return ty::Status::Ok();
 }
@@ -100,6 +108,13 @@ ty::Result<std::string> InstanceId(const std::string& data_dir) {
   return std::string(buf);
 }
 
+// The directory of this binary: ty-sandbox-init is installed beside it.
+std::string ExecutableDir() {
+  std::error_code ec;
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : exe.parent_path().string();
+}
+
 int Fail(const ty::Status& s) {
   spdlog::critical("{}", s.ToString());
   return 1;
@@ -119,7 +134,11 @@ int main(int argc, char** argv) {
   app.add_option("--engine-socket", cfg.engine_socket, "Docker Engine API unix socket (podman or Docker)");
   app.add_option("--bucket-root", cfg.bucket_root, "Host directory holding one directory per gs:// bucket (default <data-dir>/buckets)");
   app.add_option("--stop-grace", cfg.stop_grace_seconds, "Seconds between SIGTERM and SIGKILL when stopping replicas");
-  app.add_option("--config", config_path, "YAML file with the same keys (listen, data_dir, executor, engine_socket, bucket_root, port_file, stop_grace_seconds)");
+  app.add_option("--warm-pool", cfg.warm_pool,
+                 "Containers to keep started ahead of demand for job shapes seen before, so their next "
+                 "attempts start without the engine's create/start (container executor; 0 = off)")
+      ->check(CLI::Range(0, 256));
+  app.add_option("--config", config_path, "YAML file with the same keys (listen, data_dir, executor, engine_socket, bucket_root, port_file, stop_grace_seconds, warm_pool)");
   CLI11_PARSE(app, argc, argv);
 
   if (!config_path.empty()) {
@@ -163,6 +182,9 @@ int main(int argc, char** argv) {
     auto instance = InstanceId(cfg.data_dir);
     if (!instance.ok()) return Fail(instance.status());
     o.instance = *instance;
+    o.warm_sandboxes = cfg.warm_pool;
+    o.sandbox_dir = cfg.data_dir + "/sandboxes";
+    o.sandbox_init = ExecutableDir() + "/ty-sandbox-init";
     auto e = ty::executor::ContainerExecutor::Create(o);
     if (!e.ok()) return Fail(e.status());
     executor = std::move(e).value();

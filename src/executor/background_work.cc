@@ -1,5 +1,6 @@
 #include "executor/background_work.h"
 
+#include <algorithm>
 #include <set>
 
 namespace ty::executor::internal {
@@ -179,6 +180,29 @@ ExecutorEvent ReplicaExitedEvent(const std::string& job_uid, int attempt, int po
 std::optional<int> SignalOf(int exit_code) {
   if (exit_code > 128 && exit_code < 128 + 65) return exit_code - 128;
   return std::nullopt;
+}
+
+void ForEachConcurrently(size_t n, const std::function<bool(size_t)>& fn) {
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
+  auto work = [&] {
+    while (!stop.load()) {
+      size_t i = next.fetch_add(1);
+      if (i >= n) return;
+      if (!fn(i)) stop.store(true);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < std::min(n, kMaxLaunchThreads); ++t) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+}
+
+Status FirstError(const std::vector<Status>& results) {
+  for (const Status& s : results) {
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
 }
 
 }  // namespace ty::executor::internal

@@ -119,4 +119,18 @@ ExecutorEvent ReplicaExitedEvent(const std::string& job_uid, int attempt, int po
 // the process executor's wrapper report a death by signal N.
 std::optional<int> SignalOf(int exit_code);
 
+// Engine calls of one launch phase (image checks, creates, starts, removals) run
+// on at most this many threads. The engine serializes parts of every create and
+// start on its own locks, so more threads add contention, not speed.
+inline constexpr size_t kMaxLaunchThreads = 8;
+
+// Calls fn(i) for every i in [0, n) from up to kMaxLaunchThreads threads (the
+// caller's among them) and returns when all calls have. Once a call returns
+// false no further i is begun; calls already under way finish.
+void ForEachConcurrently(size_t n, const std::function<bool(size_t)>& fn);
+
+// The first failure in launch order, so the reported cause does not depend on
+// which thread lost a race.
+Status FirstError(const std::vector<Status>& results);
+
 }  // namespace ty::executor::internal

@@ -1,8 +1,14 @@
 #include "executor/container_executor.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
+#include <set>
+#include <string_view>
 #include <thread>
 
 namespace ty::executor {
@@ -27,15 +33,6 @@ std::vector<std::string> AttemptFilters(const std::string& instance, const std::
                                  std::string(kLabelAttempt) + "=" + std::to_string(attempt)});
 }
 
-bool ParseInt(const std::string& s, int* out) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  long v = std::strtol(s.c_str(), &end, 10);
-  if (end == nullptr || *end != '\0') return false;
-  *out = static_cast<int>(v);
-  return true;
-}
-
 std::string LabelOr(const std::map<std::string, std::string>& labels, const char* key) {
   auto it = labels.find(key);
   return it == labels.end() ? std::string() : it->second;
@@ -48,10 +45,28 @@ std::string LabelOr(const std::map<std::string, std::string>& labels, const char
 ContainerExecutor::ContainerExecutor(Options options)
     : options_(std::move(options)),
       clock_(options_.clock != nullptr ? options_.clock : SystemClock::Get()),
-      engine_(options_.engine_socket, options_.request_timeout_ms) {}
+      engine_(options_.engine_socket, options_.request_timeout_ms) {
+  WarmPoolOptions w;
+  w.max_sandboxes = options_.warm_sandboxes;
+  w.dir = options_.sandbox_dir;
+  w.init_path = options_.sandbox_init;
+  w.instance = options_.instance;
+  w.clock = clock_;
+  w.refill = options_.warm_refill;
+  pool_ = std::make_unique<WarmPool>(&engine_, w);
+}
 
 Result<std::unique_ptr<ContainerExecutor>> ContainerExecutor::Create(Options options) {
   if (options.log_sink == nullptr) return InvalidArgument("ContainerExecutor needs a log sink");
+  if (options.warm_sandboxes > 0) {
+    if (options.sandbox_dir.empty() || ::access(options.sandbox_init.c_str(), X_OK) != 0) {
+      return InvalidArgument("a warm pool needs a sandbox directory and the ty-sandbox-init binary (\"" +
+                             options.sandbox_init + "\" is not executable)");
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(options.sandbox_dir, ec);
+    if (ec) return Internal("cannot create " + options.sandbox_dir + ": " + ec.message());
+  }
   std::unique_ptr<ContainerExecutor> ex(new ContainerExecutor(std::move(options)));
   Status ping = ex->engine_.Ping();
   if (!ping.ok()) {
@@ -157,7 +172,7 @@ void ContainerExecutor::RunWatcher(const Watched& w) {
   std::optional<ContainerState> last_state;
   int interval_ms = kFirstPollMs;
   for (;;) {
-    Result<ContainerState> state = engine_.InspectContainer(w.name);
+    Result<ContainerState> state = engine_.InspectContainer(w.container);
     if (!state.ok() && state.status().code() == StatusCode::kNotFound) {
       gone = true;
       break;
@@ -167,7 +182,7 @@ void ContainerExecutor::RunWatcher(const Watched& w) {
     bool done = state.ok() && (state->status == "exited" || state->status == "dead" ||
                                state->status == "stopped");
     if (state.ok()) last_state = *state;
-    Status s = CaptureLogs(w.name, w.job_uid, w.task, /*replica_done=*/done, &cursor);
+    Status s = CaptureLogs(w.container, w.job_uid, w.task, /*replica_done=*/done, &cursor);
     if (work_.shutting_down()) return;
     if (s.code() == StatusCode::kNotFound) {
       gone = true;
@@ -194,8 +209,7 @@ void ContainerExecutor::RunWatcher(const Watched& w) {
 // ---- Stop / Cleanup / Recover ---------------------------------------------
 
 Status ContainerExecutor::Stop(const std::string& job_uid, int attempt, DurationMicros grace) {
-  ASSIGN_OR_RETURN(std::vector<ContainerSummary> containers,
-                   engine_.ListContainers(AttemptFilters(options_.instance, job_uid, attempt)));
+  ASSIGN_OR_RETURN(std::vector<ContainerSummary> containers, ListReplicas(job_uid, attempt));
   int grace_s = static_cast<int>(std::max<DurationMicros>(1, (grace + 999999) / 1000000));
   std::vector<Status> results(containers.size());
   std::vector<std::thread> threads;
@@ -216,15 +230,12 @@ Status ContainerExecutor::RestartReplica(const std::string& job_uid, int attempt
   std::lock_guard<std::mutex> lock(recover_mu_);
   const std::string name = ReplicaName(job_uid, attempt, pool, index);
   const std::string what = "restart " + name;
-  // By labels, so that only a replica of this daemon's instance is found.
-  std::vector<std::string> filters = AttemptFilters(options_.instance, job_uid, attempt);
-  filters.push_back(std::string(kLabelPool) + "=" + std::to_string(pool));
-  filters.push_back(std::string(kLabelIndex) + "=" + std::to_string(index));
-  ASSIGN_OR_RETURN(std::vector<ContainerSummary> containers, engine_.ListContainers(filters));
+  // Listed with the instance label, so that only a replica of this daemon is found.
+  ASSIGN_OR_RETURN(std::vector<ContainerSummary> containers, ListReplicas(job_uid, attempt));
   auto it = std::find_if(containers.begin(), containers.end(),
                          [&](const ContainerSummary& c) { return c.name == name; });
   if (it == containers.end()) return NotFound(what + ": no such replica");
-  const std::string task = LabelOr(it->labels, kLabelTask);
+  const std::string task = TaskOf(*it);
   Result<ContainerState> state = engine_.InspectContainer(it->id);
   if (!state.ok()) return state.status().WithContext(what);
   if (state->running) return FailedPrecondition(what + ": the replica is running");
@@ -240,12 +251,18 @@ Status ContainerExecutor::RestartReplica(const std::string& job_uid, int attempt
   cursor.skip_until = options_.log_sink->LastEntryTime(job_uid, task);
   Status read = CaptureLogs(it->id, job_uid, task, /*replica_done=*/true, &cursor);
   if (!read.ok()) return read.WithContext(what);
-  RETURN_IF_ERROR(engine_.StartContainer(it->id).WithContext(what));
+  Result<SandboxClaim> claim = WarmPool::ReadClaim(it->labels, pool_->dir());
+  if (claim.ok() && !claim->hostname.empty()) {
+    RETURN_IF_ERROR(StartSandboxAgain(it->id, *claim).WithContext(what));
+  } else {
+    RETURN_IF_ERROR(engine_.StartContainer(it->id).WithContext(what));
+  }
   Watched w{.job_uid = job_uid,
             .attempt = attempt,
             .pool = pool,
             .index = index,
             .name = name,
+            .container = it->id,
             .task = task,
             .skip_until = std::max(cursor.skip_until, cursor.last),
             .run_end = std::nullopt};
@@ -255,8 +272,7 @@ Status ContainerExecutor::RestartReplica(const std::string& job_uid, int attempt
 }
 
 Status ContainerExecutor::Cleanup(const std::string& job_uid, int attempt) {
-  ASSIGN_OR_RETURN(std::vector<ContainerSummary> containers,
-                   engine_.ListContainers(AttemptFilters(options_.instance, job_uid, attempt)));
+  ASSIGN_OR_RETURN(std::vector<ContainerSummary> containers, ListReplicas(job_uid, attempt));
   // The contract says the replicas exited; if one still runs, removing it is what
   // lets its watcher finish, so remove first and wait afterwards.
   bool any_running = std::any_of(containers.begin(), containers.end(),
@@ -278,38 +294,51 @@ Status ContainerExecutor::Cleanup(const std::string& job_uid, int attempt) {
   for (const ContainerSummary& c : containers) RETURN_IF_ERROR(engine_.RemoveContainer(c.id));
   ASSIGN_OR_RETURN(std::vector<std::string> networks,
                    engine_.ListNetworks(AttemptFilters(options_.instance, job_uid, attempt)));
+  // Replicas that were warm sandboxes: their gang's network and directories.
+  std::set<std::string> warm_networks;
+  for (const ContainerSummary& c : containers) {
+    Result<SandboxClaim> claim = WarmPool::ReadClaim(c.labels, pool_->dir());
+    if (!claim.ok()) continue;
+    if (!claim->network.empty()) warm_networks.insert(claim->network);
+    std::error_code ec;
+    std::filesystem::remove_all(claim->dir, ec);
+  }
+  networks.insert(networks.end(), warm_networks.begin(), warm_networks.end());
   for (const std::string& n : networks) RETURN_IF_ERROR(engine_.RemoveNetwork(n));
   return Status::Ok();
 }
 
 Result<std::vector<ObservedReplica>> ContainerExecutor::Recover() {
   std::lock_guard<std::mutex> recover_lock(recover_mu_);
-  ASSIGN_OR_RETURN(std::vector<ContainerSummary> containers,
-                   engine_.ListContainers(OwnedFilters(options_.instance, {std::string(kLabelJob)})));
+  // A previous daemon's warm sandboxes that no attempt took are of no use.
+  pool_->ReapLeftovers();
+  ASSIGN_OR_RETURN(std::vector<ContainerSummary> containers, ListReplicas("", 0));
   std::vector<ObservedReplica> out;
   for (const ContainerSummary& c : containers) {
     ObservedReplica o;
-    o.job_uid = LabelOr(c.labels, kLabelJob);
     o.name = c.name;
-    if (!ParseInt(LabelOr(c.labels, kLabelAttempt), &o.attempt) ||
-        !ParseInt(LabelOr(c.labels, kLabelPool), &o.pool) ||
-        !ParseInt(LabelOr(c.labels, kLabelIndex), &o.index)) {
-      continue;  // Not a replica (or labels tampered with): nothing we can report.
-    }
+    if (!ParseReplicaName(c.name, &o.job_uid, &o.attempt, &o.pool, &o.index)) continue;
     Result<ContainerState> state = engine_.InspectContainer(c.id);
     if (!state.ok()) {
       if (state.status().code() == StatusCode::kNotFound) continue;  // Removed meanwhile.
       return state.status().WithContext("recover " + c.name);
     }
     o.running = state->running;
-    std::string task = LabelOr(c.labels, kLabelTask);
-    if (o.running) {
+    std::string task = TaskOf(c);
+    Result<SandboxClaim> claim = WarmPool::ReadClaim(c.labels, pool_->dir());
+    if (claim.ok() && !WarmPool::Launched(claim->dir)) {
+      // A warm sandbox taken by a launch that never wrote its launch file: it
+      // still waits, and never ran the replica.
+      o.running = false;
+      o.exit_code = -1;
+    } else if (o.running) {
       TimeMicros last = options_.log_sink->LastEntryTime(o.job_uid, task);
       StartWatcher({.job_uid = o.job_uid,
                     .attempt = o.attempt,
                     .pool = o.pool,
                     .index = o.index,
                     .name = c.name,
+                    .container = c.id,
                     .task = task,
                     .skip_until = last,
                     .run_end = std::nullopt});
@@ -326,7 +355,7 @@ Result<std::vector<ObservedReplica>> ContainerExecutor::Recover() {
       if (!work_.IsWatched(c.name)) {
         LogCursor cursor;
         cursor.skip_until = options_.log_sink->LastEntryTime(o.job_uid, task);
-        Status s = CaptureLogs(c.name, o.job_uid, task, /*replica_done=*/true, &cursor);
+        Status s = CaptureLogs(c.id, o.job_uid, task, /*replica_done=*/true, &cursor);
         if (s.code() == StatusCode::kNotFound) continue;  // Removed meanwhile.
         if (!s.ok()) return s.WithContext("recover the log of " + c.name);
       }
@@ -334,6 +363,62 @@ Result<std::vector<ObservedReplica>> ContainerExecutor::Recover() {
     out.push_back(std::move(o));
   }
   return out;
+}
+
+Status ContainerExecutor::StartSandboxAgain(const std::string& container, const SandboxClaim& claim) {
+  RETURN_IF_ERROR(WarmPool::HoldLaunch(claim.dir));
+  Status started = engine_.StartContainer(container);
+  if (started.ok()) {
+    Result<ContainerState> state = engine_.InspectContainer(container);
+    Sandbox box;
+    box.name = container;
+    struct stat st {};
+    if (state.ok() && state->pid > 0 &&
+        ::stat(("/proc/" + std::to_string(state->pid) + "/ns/uts").c_str(), &st) == 0) {
+      box.pid = state->pid;
+      box.uts_inode = st.st_ino;
+    }
+    Status named = WarmPool::SetHostname(box, claim.hostname);
+    if (!named.ok()) {
+      std::fprintf(stderr, "executor: host name of %s: %s\n", container.c_str(), named.message().c_str());
+    }
+  }
+  // Released even when the start failed: a later start must find it.
+  Status released = WarmPool::ReleaseLaunch(claim.dir);
+  return started.ok() ? released : started;
+}
+
+// ---- Lookup ------------------------------------------------------------------
+
+Result<std::vector<ContainerSummary>> ContainerExecutor::ListReplicas(const std::string& job_uid,
+                                                                      int attempt) {
+  // One listing of this daemon's containers: a replica started cold carries its
+  // replica name; a warm sandbox keeps its own name and says in its claim which
+  // replica it became (WarmPool: renaming costs the engine ~2 ms per container,
+  // one at a time, which would be most of a warm gang's start).
+  ASSIGN_OR_RETURN(std::vector<ContainerSummary> listed,
+                   engine_.ListContainers(OwnedFilters(options_.instance, {})));
+  std::vector<ContainerSummary> out;
+  for (ContainerSummary& c : listed) {
+    if (c.labels.count(kLabelSandbox)) {
+      Result<SandboxClaim> claim = WarmPool::ReadClaim(c.labels, pool_->dir());
+      if (!claim.ok()) continue;  // Not taken (yet).
+      c.name = claim->replica;
+    }
+    std::string uid;
+    int a = 0, pool = 0, index = 0;
+    if (!ParseReplicaName(c.name, &uid, &a, &pool, &index)) continue;
+    if (!job_uid.empty() && (uid != job_uid || a != attempt)) continue;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::string ContainerExecutor::TaskOf(const ContainerSummary& c) const {
+  std::string task = LabelOr(c.labels, kLabelTask);
+  if (!task.empty()) return task;
+  Result<SandboxClaim> claim = WarmPool::ReadClaim(c.labels, pool_->dir());
+  return claim.ok() ? claim->task : std::string();
 }
 
 }  // namespace ty::executor

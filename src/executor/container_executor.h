@@ -10,8 +10,8 @@
 //
 // Peers find each other without DNS: every replica of a networked attempt gets a
 // fixed IPv4 address in the network's subnet (in launch order, skipping the
-// gateway) and an /etc/hosts entry for each replica's host name, its own
-// included. Podman's aardvark-dns was seen to leave a name unanswered for 30-50 s
+// gateway), a MAC address derived from it (MacAddressFor) and an /etc/hosts entry
+// for each replica's host name, its own included. Podman's aardvark-dns was seen to leave a name unanswered for 30-50 s
 // when a replica asked for a peer that did not exist yet; /etc/hosts is read
 // first and is complete before any replica starts. The DNS alias stays for
 // tools that query DNS directly. The engine keeps both across RestartReplica.
@@ -63,6 +63,7 @@
 #include "executor/background_work.h"
 #include "executor/engine_client.h"
 #include "executor/executor.h"
+#include "executor/warm_pool.h"
 #include "logs/log_store.h"
 
 namespace ty::executor {
@@ -79,6 +80,13 @@ class ContainerExecutor : public Executor {
     // Recover see only objects carrying it, so several daemons can share one engine
     // without adopting or removing each other's replicas. "" = no scoping.
     std::string instance;
+    // Warm pool (warm_pool.h): at most this many containers started ahead of
+    // demand; 0 = none. Needs `sandbox_dir` (a host directory of this daemon) and
+    // `sandbox_init` (the ty-sandbox-init binary).
+    int warm_sandboxes = 0;
+    std::string sandbox_dir;
+    std::string sandbox_init;
+    bool warm_refill = true;  // WarmPoolOptions::refill.
   };
 
   // Unavailable when the engine does not answer on `engine_socket`;
@@ -98,12 +106,22 @@ class ContainerExecutor : public Executor {
   // this returns.
   Result<std::vector<ObservedReplica>> Recover() override;
 
+  // Warm pool hooks for tests: make a gang of the attempt's shape ready now; how
+  // many sandboxes are ready.
+  Status PrewarmForTest(const AttemptSpec& attempt) { return pool_->BuildNow(attempt); }
+  size_t WarmSandboxesForTest() { return pool_->ReadySandboxes(); }
+
   // The request body of `POST /containers/create` for `replica`; exposed so tests
   // can check the Docker semantics of command/args/env/mounts/GPUs. `addresses`:
   // the IPv4 address of each of `attempt.replicas` (same order) on its network;
   // empty = the engine picks, and peers resolve through DNS only.
   static std::string CreateBodyForTest(const AttemptSpec& attempt, const ReplicaLaunch& replica,
                                        const std::vector<std::string>& addresses = {});
+  // The MAC address a replica at `ipv4` gets: locally administered, derived from
+  // the address ("02:42:" + its four bytes), so a replica restarted in place
+  // keeps it. With a new MAC on every start, a peer that had talked to the first
+  // run keeps sending to the old one until its ARP entry expires (seen: ~40 s).
+  static std::string MacAddressFor(const std::string& ipv4);
   // `count` host addresses of `subnet` ("10.89.0.0/24") from its lowest up,
   // skipping `gateway` (or, when "", the first host address, where gateways
   // conventionally sit). InvalidArgument for a malformed subnet,
@@ -143,7 +161,9 @@ class ContainerExecutor : public Executor {
     int attempt = 0;
     int pool = 0;
     int index = 0;
-    std::string name;
+    std::string name;       // The replica's name (ReplicaName): the watcher's key.
+    std::string container;  // What the engine calls it: the replica's own container, or
+                            // the warm sandbox that became the replica.
     std::string task;
     TimeMicros skip_until = 0;  // Lines at or before this time are already in the sink.
     std::optional<LogLine> run_end;  // Restarted: where the previous run ended.
@@ -153,7 +173,22 @@ class ContainerExecutor : public Executor {
 
   void RunLaunch(const AttemptSpec& attempt);
   // Does the launch; on failure has removed what it created and returns why.
-  Status LaunchReplicas(const AttemptSpec& attempt, TimeMicros* image_ready_time);
+  // `containers[i]`: what the engine calls replica i; `warm`: a warm gang ran them.
+  Status LaunchReplicas(const AttemptSpec& attempt, TimeMicros* image_ready_time,
+                        std::vector<std::string>* containers, bool* warm);
+  // Hands a warm gang to the attempt. Aborted: the gang was given up before any
+  // replica ran (an image changed, a claim could not be written), so a cold
+  // launch may follow.
+  Status LaunchWarm(const AttemptSpec& attempt, const WarmGang& gang, TimeMicros* image_ready_time);
+  // The replicas of this daemon: of one attempt, or all (job_uid ""), whether
+  // started cold or from a warm gang. `name` is the replica's name (ReplicaName)
+  // in both cases, `id` the container to address.
+  Result<std::vector<ContainerSummary>> ListReplicas(const std::string& job_uid, int attempt);
+  // RestartReplica of a replica that was a warm sandbox with a host name: starts
+  // it with its launch file held back until the host name is set again.
+  Status StartSandboxAgain(const std::string& container, const SandboxClaim& claim);
+  // A replica's log task: its label, or the claim of the warm sandbox it was.
+  std::string TaskOf(const ContainerSummary& c) const;
   // Makes every image of the attempt present (inspect, pull if missing).
   Status EnsureImages(const AttemptSpec& attempt);
   // Creates the attempt's network, if it has one, and picks the replicas' addresses
@@ -175,6 +210,7 @@ class ContainerExecutor : public Executor {
   Options options_;
   const Clock* clock_;
   EngineClient engine_;
+  std::unique_ptr<WarmPool> pool_;  // Uses engine_; always there, maybe disabled.
 
   // Serializes Recover() and RestartReplica(): two log catch-ups of one exited
   // replica at once would both append its missing lines, and a restart racing

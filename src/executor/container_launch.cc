@@ -17,45 +17,14 @@ namespace ty::executor {
 namespace {
 
 using json = nlohmann::json;
-
-// Engine calls of one launch phase (image checks, creates, starts, removals) run
-// on at most this many threads. The engine serializes parts of every create and
-// start on its own locks, so more threads add contention, not speed.
-constexpr size_t kMaxLaunchThreads = 8;
+using internal::FirstError;
+using internal::ForEachConcurrently;
 
 std::map<std::string, std::string> AttemptLabels(const AttemptSpec& a) {
   std::map<std::string, std::string> labels = a.labels;
   labels[kLabelJob] = a.job_uid;
   labels[kLabelAttempt] = std::to_string(a.attempt);
   return labels;
-}
-
-// Calls fn(i) for every i in [0, n) from up to kMaxLaunchThreads threads (the
-// caller's among them) and returns when all calls have. Once a call returns
-// false no further i is begun; calls already under way finish.
-void ForEachConcurrently(size_t n, const std::function<bool(size_t)>& fn) {
-  std::atomic<size_t> next{0};
-  std::atomic<bool> stop{false};
-  auto work = [&] {
-    while (!stop.load()) {
-      size_t i = next.fetch_add(1);
-      if (i >= n) return;
-      if (!fn(i)) stop.store(true);
-    }
-  };
-  std::vector<std::thread> threads;
-  for (size_t t = 1; t < std::min(n, kMaxLaunchThreads); ++t) threads.emplace_back(work);
-  work();
-  for (std::thread& t : threads) t.join();
-}
-
-// The first failure in launch order, so the reported cause does not depend on
-// which thread lost a race.
-Status FirstError(const std::vector<Status>& results) {
-  for (const Status& s : results) {
-    if (!s.ok()) return s;
-  }
-  return Status::Ok();
 }
 
 bool ParseIpv4(const std::string& text, uint32_t* out) {
@@ -104,6 +73,15 @@ Result<std::vector<std::string>> ContainerExecutor::ReplicaAddressesForTest(
   return out;
 }
 
+std::string ContainerExecutor::MacAddressFor(const std::string& ipv4) {
+  uint32_t v = 0;
+  if (!ParseIpv4(ipv4, &v)) return "";
+  char buf[18];
+  std::snprintf(buf, sizeof(buf), "02:42:%02x:%02x:%02x:%02x", (v >> 24) & 0xff, (v >> 16) & 0xff,
+                (v >> 8) & 0xff, v & 0xff);
+  return buf;
+}
+
 std::string ContainerExecutor::CreateBodyForTest(const AttemptSpec& attempt, const ReplicaLaunch& r,
                                                  const std::vector<std::string>& addresses) {
   json body;
@@ -145,7 +123,10 @@ std::string ContainerExecutor::CreateBodyForTest(const AttemptSpec& attempt, con
       json extra_hosts = json::array();
       for (size_t i = 0; i < attempt.replicas.size(); ++i) {
         const ReplicaLaunch& peer = attempt.replicas[i];
-        if (peer.name == r.name) endpoint["IPAMConfig"]["IPv4Address"] = addresses[i];
+        if (peer.name == r.name) {
+          endpoint["IPAMConfig"]["IPv4Address"] = addresses[i];
+          endpoint["MacAddress"] = MacAddressFor(addresses[i]);
+        }
         if (!peer.hostname.empty()) extra_hosts.push_back(peer.hostname + ":" + addresses[i]);
       }
       host["ExtraHosts"] = extra_hosts;
@@ -169,18 +150,27 @@ Status ContainerExecutor::Launch(const AttemptSpec& attempt) {
 
 void ContainerExecutor::RunLaunch(const AttemptSpec& attempt) {
   TimeMicros image_ready = 0;
-  Status s = LaunchReplicas(attempt, &image_ready);
+  std::vector<std::string> containers;
+  bool warm = false;
+  Status s = LaunchReplicas(attempt, &image_ready, &containers, &warm);
   if (work_.shutting_down()) return;
-  work_.Emit(internal::LaunchOutcomeEvent(attempt, s, image_ready, Now()));
+  ExecutorEvent outcome = internal::LaunchOutcomeEvent(attempt, s, image_ready, Now());
+  if (s.ok() && warm) outcome.message = "started from warm sandboxes";
+  work_.Emit(outcome);
   // Watchers attach after the event so that no kReplicaExited can overtake
   // kAttemptStarted; the engine keeps every line from the start, so none is lost.
   if (!s.ok()) return;
-  for (const ReplicaLaunch& r : attempt.replicas) {
+  // The next attempt of this shape finds a warm gang (made in the background,
+  // after this launch so that it does not compete with it).
+  pool_->Refill(attempt);
+  for (size_t i = 0; i < attempt.replicas.size(); ++i) {
+    const ReplicaLaunch& r = attempt.replicas[i];
     StartWatcher({.job_uid = attempt.job_uid,
                   .attempt = attempt.attempt,
                   .pool = r.pool,
                   .index = r.index,
                   .name = r.name,
+                  .container = containers[i],
                   .task = r.task_name,
                   .skip_until = 0,
                   .run_end = std::nullopt});
@@ -236,8 +226,89 @@ Status ContainerExecutor::CreateNetwork(const AttemptSpec& attempt, std::string*
   return Status::Ok();
 }
 
-Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, TimeMicros* image_ready) {
+Status ContainerExecutor::LaunchWarm(const AttemptSpec& attempt, const WarmGang& gang,
+                                     TimeMicros* image_ready) {
   const size_t n = attempt.replicas.size();
+  auto give_up = [&](Status why) {
+    pool_->Discard(gang);
+    return why;
+  };
+  // The sandboxes run the image a name stood for when they were made; a name
+  // pointed at a new image since then (a push to :latest) makes them stale.
+  std::map<std::string, ImageConfig> configs;
+  for (size_t i = 0; i < n; ++i) {
+    const std::string& image = attempt.replicas[i].image;
+    if (!configs.count(image)) {
+      Result<ImageConfig> config = engine_.InspectImage(image);
+      if (!config.ok()) return give_up(Aborted("warm gang: " + config.status().message()));
+      configs[image] = *config;
+    }
+    if (configs[image].id != gang.sandboxes[i].image_id) {
+      return give_up(Aborted("warm gang: " + image + " changed since the gang was made"));
+    }
+  }
+  *image_ready = Now();
+  // What the engine would run (Docker semantics, executor.h): the command
+  // replaces the image's ENTRYPOINT and drops its CMD; args replace CMD.
+  std::vector<std::vector<std::string>> argv(n);
+  for (size_t i = 0; i < n; ++i) {
+    const ReplicaLaunch& r = attempt.replicas[i];
+    const ImageConfig& config = configs[r.image];
+    if (!r.command.empty()) {
+      argv[i] = r.command;
+    } else {
+      argv[i] = config.entrypoint;
+    }
+    const std::vector<std::string>& tail = !r.command.empty() || !r.args.empty() ? r.args : config.cmd;
+    argv[i].insert(argv[i].end(), tail.begin(), tail.end());
+    if (argv[i].empty()) {
+      return give_up(InvalidArgument("create replica " + r.name +
+                                     ": no command given and the image has none"));
+    }
+  }
+  std::vector<std::pair<const ReplicaLaunch*, const Sandbox*>> peers;
+  for (size_t i = 0; i < n; ++i) peers.emplace_back(&attempt.replicas[i], &gang.sandboxes[i]);
+  // Claim: after this every sandbox says which replica it is and knows its peers'
+  // host names; nothing has run yet, so a failure can still fall back to cold.
+  std::vector<Status> results(n);
+  ForEachConcurrently(n, [&](size_t i) {
+    const ReplicaLaunch& r = attempt.replicas[i];
+    const Sandbox& box = gang.sandboxes[i];
+    results[i] = WarmPool::WriteClaim(box, r, gang.network, peers);
+    if (results[i].ok() && !r.hostname.empty()) {
+      // Best effort: without the privilege the sandbox's own name stays (warm_pool.h).
+      Status named = WarmPool::SetHostname(box, r.hostname);
+      if (!named.ok()) {
+        std::fprintf(stderr, "executor: host name of %s: %s\n", r.name.c_str(), named.message().c_str());
+      }
+    }
+    return results[i].ok();
+  });
+  if (Status s = FirstError(results); !s.ok()) return give_up(Aborted("warm gang: " + s.message()));
+  // Gang start: every replica exists; now all of them run.
+  ForEachConcurrently(n, [&](size_t i) {
+    results[i] = WarmPool::WriteLaunch(gang.sandboxes[i], argv[i], attempt.replicas[i].env);
+    return results[i].ok();
+  });
+  if (Status s = FirstError(results); !s.ok()) {
+    return give_up(Unavailable("start replica from warm gang: " + s.message()));
+  }
+  return Status::Ok();
+}
+
+Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, TimeMicros* image_ready,
+                                         std::vector<std::string>* containers, bool* warm) {
+  const size_t n = attempt.replicas.size();
+  if (std::optional<WarmGang> gang = pool_->Take(attempt)) {
+    Status launched = LaunchWarm(attempt, *gang, image_ready);
+    if (launched.code() != StatusCode::kAborted) {
+      for (const Sandbox& box : gang->sandboxes) containers->push_back(box.id);
+      *warm = launched.ok();
+      return launched;
+    }
+    std::fprintf(stderr, "executor: %s; launching %s/%d cold\n", launched.message().c_str(),
+                 attempt.job_uid.c_str(), attempt.attempt);
+  }
   // The network does not depend on the images: create it while they are checked
   // (or pulled), so a gang launch pays for the slower of the two only.
   std::string network;  // Set only when this launch created it, so only then removed.
@@ -255,6 +326,7 @@ Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, TimeMicros*
     return images.ok() ? net : images;
   }
 
+  for (const ReplicaLaunch& r : attempt.replicas) containers->push_back(r.name);
   // Gang start: every replica exists before any runs, so no replica starts
   // unless all of them could be created.
   std::vector<Status> results(n);

@@ -257,6 +257,32 @@ Result<bool> EngineClient::ImageExists(const std::string& image) {
   return ErrorFrom(r, "inspect image " + image);
 }
 
+Result<ImageConfig> EngineClient::InspectImage(const std::string& image) {
+  ASSIGN_OR_RETURN(Response r, Call("GET", "/images/" + image + "/json", nullptr,
+                                    request_timeout_ms_, nullptr, nullptr));
+  if (r.status != 200) return ErrorFrom(r, "inspect image " + image);
+  ASSIGN_OR_RETURN(json j, ParseJson(r.body, "inspect image " + image));
+  ImageConfig out;
+  out.id = j.value("Id", "");
+  auto strings = [](const json& v) {
+    std::vector<std::string> list;
+    if (v.is_array()) {
+      for (const json& s : v) {
+        if (s.is_string()) list.push_back(s.get<std::string>());
+      }
+    } else if (v.is_string()) {
+      list.push_back(v.get<std::string>());
+    }
+    return list;
+  };
+  if (j.contains("Config") && j["Config"].is_object()) {
+    const json& c = j["Config"];
+    if (c.contains("Entrypoint")) out.entrypoint = strings(c["Entrypoint"]);
+    if (c.contains("Cmd")) out.cmd = strings(c["Cmd"]);
+  }
+  return out;
+}
+
 Status EngineClient::PullImage(const std::string& image) {
   std::string from, tag;
   SplitImageRef(image, &from, &tag);
@@ -398,6 +424,7 @@ Result<ContainerState> EngineClient::InspectContainer(const std::string& id) {
     s.running = st.value("Running", false);
     s.exit_code = st.value("ExitCode", 0);
     s.oom_killed = st.value("OOMKilled", false);
+    if (st.contains("Pid") && st["Pid"].is_number_integer()) s.pid = st["Pid"].get<int>();
   }
   return s;
 }

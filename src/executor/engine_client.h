@@ -71,12 +71,20 @@ struct NetworkSubnet {
   std::string gateway;  // "10.89.0.1"; "" when the engine names none.
 };
 
+// What an image runs by default, and which image a name stands for now.
+struct ImageConfig {
+  std::string id;                       // Content id ("sha256:..." or bare hex).
+  std::vector<std::string> entrypoint;  // Config.Entrypoint; empty when none.
+  std::vector<std::string> cmd;         // Config.Cmd; empty when none.
+};
+
 struct ContainerState {
   std::string id;
   std::string status;  // "created", "running", "exited", ...
   bool running = false;
   int exit_code = 0;
   bool oom_killed = false;
+  int pid = 0;  // Host pid of its first process while running; 0 otherwise.
 };
 
 class EngineClient {
@@ -91,6 +99,8 @@ class EngineClient {
 
   // True when the engine has `image` locally.
   Result<bool> ImageExists(const std::string& image);
+  // NotFound when the engine lacks `image`.
+  Result<ImageConfig> InspectImage(const std::string& image);
   // Pulls `image` ("host:port/repo:tag", "repo@sha256:..."); the engine's error
   // (sent inside a 200 progress stream) becomes the Status message. A registry on a
   // loopback address may speak plain HTTP, as Docker allows by default.

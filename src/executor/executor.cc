@@ -7,4 +7,25 @@ std::string ReplicaName(const std::string& job_uid, int attempt, int pool, int i
          std::to_string(index);
 }
 
+bool ParseReplicaName(const std::string& name, std::string* job_uid, int* attempt, int* pool,
+                      int* index) {
+  if (name.rfind("ty-", 0) != 0) return false;
+  int* parts[3] = {index, pool, attempt};
+  size_t end = name.size();
+  for (int* part : parts) {
+    size_t dash = name.rfind('-', end - 1);
+    if (dash == std::string::npos || dash < 3 || dash + 1 >= end) return false;
+    int v = 0;
+    for (size_t i = dash + 1; i < end; ++i) {
+      if (name[i] < '0' || name[i] > '9' || v > 100000000) return false;
+      v = v * 10 + (name[i] - '0');
+    }
+    *part = v;
+    end = dash;
+  }
+  if (end <= 3) return false;
+  *job_uid = name.substr(3, end - 3);
+  return true;
+}
+
 }  // namespace ty::executor

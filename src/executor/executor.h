@@ -85,7 +85,9 @@ struct ExecutorEvent {
   int exit_code = 0;                // kReplicaExited.
   std::optional<int> signal;        // kReplicaExited: the process died of this signal.
   bool oom_killed = false;          // kReplicaExited.
-  std::string message;              // kLaunchFailed: why, e.g. "image pull failed: ...".
+  // kLaunchFailed: why, e.g. "image pull failed: ...". kAttemptStarted: how, when
+  // worth saying (e.g. "started from warm sandboxes").
+  std::string message;
 };
 
 using EventCallback = std::function<void(const ExecutorEvent&)>;
@@ -132,5 +134,8 @@ inline constexpr char kLabelTask[] = "trainyard.task";
 inline constexpr char kLabelInstance[] = "trainyard.instance";
 
 std::string ReplicaName(const std::string& job_uid, int attempt, int pool, int index);
+// The inverse of ReplicaName; false when `name` is not one.
+bool ParseReplicaName(const std::string& name, std::string* job_uid, int* attempt, int* pool,
+                      int* index);
 
 }  // namespace ty::executor

@@ -143,12 +143,15 @@ void JobService::Loop::OnAttemptStarted(Job& job, const executor::ExecutorEvent&
   }
   bool first_start = job.start_time == 0 && !cancelling;
   if (first_start) job.start_time = event.time;
-  if (!Commit(job, "state", cancelling ? "Replicas started while cancelling." : "Job is running.").ok()) return;
+  // The executor may say how it started them (e.g. from warm sandboxes).
+  const std::string running =
+      event.message.empty() ? "Job is running." : "Job is running (replicas " + event.message + ").";
+  if (!Commit(job, "state", cancelling ? "Replicas started while cancelling." : running).ok()) return;
   if (cancelling) {
     StopAttempt(job);
     return;
   }
-  ServiceLog(job, "Job is running.");
+  ServiceLog(job, running);
   if (first_start) ArmTimers(job);
 }
 

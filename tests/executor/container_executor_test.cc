@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -30,7 +31,7 @@ class ContainerExecutorTest : public ::testing::Test {
   void SetUp() override {
     TY_REQUIRE_ENGINE_OR_SKIP();
     uid_ = UniqueJobUid();
-    auto ex = NewContainerExecutor(&sink_, events_.Callback());
+    auto ex = warm_ ? NewWarmExecutor() : NewContainerExecutor(&sink_, events_.Callback());
     ASSERT_TRUE(ex.ok()) << ex.status().ToString();
     ex_ = std::move(*ex);
   }
@@ -38,6 +39,39 @@ class ContainerExecutorTest : public ::testing::Test {
     if (ex_ != nullptr) ex_->Cleanup(uid_, 1).IgnoreError();
     ex_.reset();
     ContainerBackend().ForceClean(uid_);
+    if (warm_) {
+      for (const auto& c : *engine_.ListContainers({InstanceLabel()})) engine_.RemoveContainer(c.id).IgnoreError();
+      for (const auto& n : *engine_.ListNetworks({InstanceLabel()})) engine_.RemoveNetwork(n).IgnoreError();
+      std::error_code ec;
+      std::filesystem::remove_all(sandbox_dir_, ec);
+    }
+  }
+
+  // Warm mode (WarmContainerExecutorTest): an executor with its own instance and
+  // sandbox directory whose pool fills only through PrewarmForTest.
+  Result<std::unique_ptr<executor::ContainerExecutor>> NewWarmExecutor(bool refill = false) {
+    if (sandbox_dir_.empty()) {
+      char tmpl[] = "/tmp/ty-warm-test-XXXXXX";
+      sandbox_dir_ = mkdtemp(tmpl);
+    }
+    executor::ContainerExecutor::Options o;
+    o.engine_socket = EngineSocket();
+    o.log_sink = &sink_;
+    o.instance = "warm" + uid_;
+    o.warm_sandboxes = 16;
+    o.sandbox_dir = sandbox_dir_;
+    o.sandbox_init = std::string(TY_BINARY_DIR) + "/bin/ty-sandbox-init";
+    o.warm_refill = refill;
+    ASSIGN_OR_RETURN(auto ex, executor::ContainerExecutor::Create(o));
+    ex->SetEventCallback(events_.Callback());
+    return ex;
+  }
+  std::string InstanceLabel() const { return std::string(executor::kLabelInstance) + "=warm" + uid_; }
+  // Networks this test's executor made that are still there.
+  size_t NetworksLeft() {
+    if (!warm_) return 0;
+    auto networks = engine_.ListNetworks({InstanceLabel()});
+    return networks.ok() ? networks->size() : 999;
   }
 
   ReplicaLaunch Replica(int pool, int index, const std::string& script) {
@@ -57,6 +91,10 @@ class ContainerExecutorTest : public ::testing::Test {
   }
   // Launches `a` and waits for kAttemptStarted.
   ::testing::AssertionResult LaunchAndWaitStarted(const AttemptSpec& a) {
+    if (warm_) {
+      Status warmed = ex_->PrewarmForTest(a);
+      if (!warmed.ok()) return ::testing::AssertionFailure() << "prewarm: " << warmed.ToString();
+    }
     Status s = ex_->Launch(a);
     if (!s.ok()) return ::testing::AssertionFailure() << "Launch: " << s.ToString();
     auto launched = events_.WaitForLaunch(uid_);
@@ -64,14 +102,33 @@ class ContainerExecutorTest : public ::testing::Test {
     if (launched->kind != ExecutorEventKind::kAttemptStarted) {
       return ::testing::AssertionFailure() << "launch failed: " << launched->message;
     }
+    if (warm_ && launched->message != "started from warm sandboxes") {
+      return ::testing::AssertionFailure() << "not started warm: \"" << launched->message << "\"";
+    }
     return ::testing::AssertionSuccess();
   }
+
+  void ReplicasReachEachOtherByHostname();
+  void PeersResolveFromHostsAtFixedAddressesAtOnce();
+  void RestartedReplicaIsReachableByItsHostnameAgain();
+
+  bool warm_ = false;
+  std::string sandbox_dir_;
 
   std::string uid_;
   RecordingLogSink sink_;
   EventRecorder events_{&sink_};
   std::unique_ptr<executor::ContainerExecutor> ex_;
   executor::EngineClient engine_{EngineSocket()};
+};
+
+// The same tests with every attempt started from a warm gang of its shape.
+class WarmContainerExecutorTest : public ContainerExecutorTest {
+ protected:
+  void SetUp() override {
+    warm_ = true;
+    ContainerExecutorTest::SetUp();
+  }
 };
 
 TEST(ContainerExecutorCreateTest, UnavailableWhenEngineDoesNotAnswer) {
@@ -142,6 +199,8 @@ TEST(ContainerExecutorBodyTest, PinsAddressesAndListsEveryPeerInHosts) {
       executor::ContainerExecutor::CreateBodyForTest(a, a.replicas[1], addresses));
   const auto& endpoint = body["NetworkingConfig"]["EndpointsConfig"]["net"];
   EXPECT_EQ(endpoint["IPAMConfig"]["IPv4Address"], "10.89.3.3");
+  // The MAC follows the address, so a restart in place keeps it (ARP caches of peers).
+  EXPECT_EQ(endpoint["MacAddress"], "02:42:0a:59:03:03");
   EXPECT_EQ(endpoint["Aliases"], nlohmann::json({"workerpool0-1"}));  // DNS stays too.
   EXPECT_EQ(body["HostConfig"]["ExtraHosts"],
             nlohmann::json({"workerpool0-0:10.89.3.2", "workerpool0-1:10.89.3.3",
@@ -216,10 +275,11 @@ TEST_F(ContainerExecutorTest, FailedCreateRemovesEarlierReplicas) {
   EXPECT_THAT(launched->message, HasSubstr(a.replicas[1].name));
   EXPECT_EQ(engine_.InspectContainer(a.replicas[0].name).status().code(), StatusCode::kNotFound);
   EXPECT_FALSE(*engine_.NetworkExists(a.network));
+  EXPECT_EQ(NetworksLeft(), 0u);
   EXPECT_FALSE(ContainerBackend().Leftovers(uid_));
 }
 
-TEST_F(ContainerExecutorTest, ReplicasReachEachOtherByHostname) {
+void ContainerExecutorTest::ReplicasReachEachOtherByHostname() {
   ReplicaLaunch server =
       Replica(0, 0, "nc -l -p 2222 > /tmp/got; cat /tmp/got; grep -q ping /tmp/got");
   server.hostname = "workerpool0-0";
@@ -235,7 +295,10 @@ TEST_F(ContainerExecutorTest, ReplicasReachEachOtherByHostname) {
   EXPECT_THAT(sink_.Messages(uid_, "workerpool0-0"), ::testing::Contains("ping"));
   ASSERT_TRUE(ex_->Cleanup(uid_, 1).ok());
   EXPECT_FALSE(*engine_.NetworkExists(a.network));
+  EXPECT_EQ(NetworksLeft(), 0u);
 }
+TEST_F(ContainerExecutorTest, ReplicasReachEachOtherByHostname) { ReplicasReachEachOtherByHostname(); }
+TEST_F(WarmContainerExecutorTest, ReplicasReachEachOtherByHostname) { ReplicasReachEachOtherByHostname(); }
 
 // Each replica prints its own address and what /etc/hosts says of every peer.
 constexpr char kReportAddresses[] =
@@ -258,7 +321,7 @@ std::map<std::string, std::string> AddressLines(const std::vector<std::string>& 
 // Peers are in /etc/hosts at fixed addresses before any replica runs, so a lookup
 // made at once succeeds on the first try (no DNS race with a peer's creation),
 // and a restarted replica comes back at the same address.
-TEST_F(ContainerExecutorTest, PeersResolveFromHostsAtFixedAddressesAtOnce) {
+void ContainerExecutorTest::PeersResolveFromHostsAtFixedAddressesAtOnce() {
   // The server listens before anything else (one answer per connection, until
   // both clients were served); its second run (after a restart) only reports.
   ReplicaLaunch server = Replica(
@@ -325,11 +388,14 @@ TEST_F(ContainerExecutorTest, PeersResolveFromHostsAtFixedAddressesAtOnce) {
   }
   ASSERT_TRUE(ex_->Cleanup(uid_, 1).ok());
   EXPECT_FALSE(*engine_.NetworkExists(a.network));
+  EXPECT_EQ(NetworksLeft(), 0u);
 }
+TEST_F(ContainerExecutorTest, PeersResolveFromHostsAtFixedAddressesAtOnce) { PeersResolveFromHostsAtFixedAddressesAtOnce(); }
+TEST_F(WarmContainerExecutorTest, PeersResolveFromHostsAtFixedAddressesAtOnce) { PeersResolveFromHostsAtFixedAddressesAtOnce(); }
 
 // Spec §9: a restarted replica keeps its name, host name and network, so a peer
 // that kept trying reaches it again by host name.
-TEST_F(ContainerExecutorTest, RestartedReplicaIsReachableByItsHostnameAgain) {
+void ContainerExecutorTest::RestartedReplicaIsReachableByItsHostnameAgain() {
   // B serves only in its second run; its first run exits at once.
   ReplicaLaunch server = Replica(
       0, 0, "if [ -f /ran ]; then nc -l -p 2222 -e echo pong; echo served; exit 0; fi; "
@@ -358,7 +424,10 @@ TEST_F(ContainerExecutorTest, RestartedReplicaIsReachableByItsHostnameAgain) {
   EXPECT_THAT(sink_.Messages(uid_, "workerpool1-0"), ::testing::ElementsAre("got pong"));
   ASSERT_TRUE(ex_->Cleanup(uid_, 1).ok());
   EXPECT_FALSE(*engine_.NetworkExists(a.network));
+  EXPECT_EQ(NetworksLeft(), 0u);
 }
+TEST_F(ContainerExecutorTest, RestartedReplicaIsReachableByItsHostnameAgain) { RestartedReplicaIsReachableByItsHostnameAgain(); }
+TEST_F(WarmContainerExecutorTest, RestartedReplicaIsReachableByItsHostnameAgain) { RestartedReplicaIsReachableByItsHostnameAgain(); }
 
 // The engine joins a line the first run left unfinished with the next run's first
 // line on that stream; the capture must still take each run's output once.
@@ -549,6 +618,142 @@ TEST(ContainerExecutorInstanceTest, ExecutorsOfOtherInstancesLeaveEachOthersRepl
   b.reset();
   a.reset();
   ContainerBackend().ForceClean(uid);
+}
+
+// ---- Warm pool (warm_pool.h) ------------------------------------------------
+
+// A warm replica runs what the engine would have run (executor.h's Docker
+// semantics over the test image's CMD ["/bin/sh"]), with the job's environment.
+TEST_F(WarmContainerExecutorTest, RunsWhatTheEngineWouldRun) {
+  ReplicaLaunch both = Replica(0, 0, "");
+  both.command = {"/bin/echo"};
+  both.args = {"command", "and", "args"};
+  ReplicaLaunch alone = Replica(1, 0, "");
+  alone.command = {"/bin/echo", "alone"};
+  ReplicaLaunch args_only = Replica(1, 1, "");
+  args_only.command = {};
+  args_only.args = {"/bin/echo", "args replace CMD"};
+  ReplicaLaunch image_default = Replica(1, 2, "");
+  image_default.command = {};  // The image's /bin/sh, with no input: exits 0.
+  ReplicaLaunch env = Replica(1, 3, "echo \"$TY_WARM\" \"$PATH\"");
+  env.env = {{"TY_WARM", "a b=c"}};
+  ReplicaLaunch missing = Replica(1, 4, "");
+  missing.command = {"/no/such/program"};
+  ASSERT_TRUE(LaunchAndWaitStarted(Attempt({both, alone, args_only, image_default, env, missing})));
+  auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 6, 30000);
+  ASSERT_EQ(exits.size(), 6u);
+  std::map<std::string, int> codes;
+  for (const auto& e : exits) codes["workerpool" + std::to_string(e.pool) + "-" + std::to_string(e.index)] = e.exit_code;
+  EXPECT_THAT(sink_.Messages(uid_, "workerpool0-0"), ::testing::ElementsAre("command and args"));
+  EXPECT_THAT(sink_.Messages(uid_, "workerpool1-0"), ::testing::ElementsAre("alone"));
+  EXPECT_THAT(sink_.Messages(uid_, "workerpool1-1"), ::testing::ElementsAre("args replace CMD"));
+  EXPECT_TRUE(sink_.Messages(uid_, "workerpool1-2").empty());
+  EXPECT_EQ(codes["workerpool1-2"], 0);
+  // The image's ENV (PATH) stays under the job's variables.
+  EXPECT_THAT(sink_.Messages(uid_, "workerpool1-3"),
+              ::testing::ElementsAre(::testing::StartsWith("a b=c /")));
+  EXPECT_EQ(codes["workerpool1-4"], 127);
+  EXPECT_THAT(sink_.Messages(uid_, "workerpool1-4"),
+              ::testing::ElementsAre(HasSubstr("cannot run \"/no/such/program\"")));
+}
+
+// A gang made before its image name was pointed at a new image is not used: the
+// attempt starts cold on the new image, and the stale gang goes.
+TEST_F(WarmContainerExecutorTest, StaleImageFallsBackToAColdLaunch) {
+  const std::string image = "localhost/trainyard/warm-stale:" + uid_;
+  ASSERT_EQ(std::system(("podman tag " + std::string(kTestImage) + " " + image).c_str()), 0);
+  ReplicaLaunch r = Replica(0, 0, "cat /marker 2>/dev/null || echo no marker");
+  r.image = image;
+  AttemptSpec a = Attempt({r});
+  ASSERT_TRUE(ex_->PrewarmForTest(a).ok());
+  EXPECT_EQ(ex_->WarmSandboxesForTest(), 1u);
+  // A new image under the same name (a push to the tag).
+  const std::string builder = "ty-warm-stale-" + uid_;
+  ASSERT_EQ(std::system(("podman run --name " + builder + " " + image +
+                         " sh -c 'echo new image > /marker' >/dev/null && podman commit -q " + builder +
+                         " " + image + " >/dev/null && podman rm " + builder + " >/dev/null")
+                            .c_str()),
+            0);
+  ASSERT_TRUE(ex_->Launch(a).ok());
+  auto launched = events_.WaitForLaunch(uid_);
+  ASSERT_TRUE(launched.has_value());
+  ASSERT_EQ(launched->kind, ExecutorEventKind::kAttemptStarted) << launched->message;
+  EXPECT_EQ(launched->message, "");  // Not from the warm gang.
+  ASSERT_EQ(events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1).size(), 1u);
+  EXPECT_THAT(sink_.Messages(uid_), ::testing::ElementsAre("new image"));
+  EXPECT_EQ(ex_->WarmSandboxesForTest(), 0u);
+  ASSERT_TRUE(ex_->Cleanup(uid_, 1).ok());
+  auto left = engine_.ListContainers({InstanceLabel()});
+  ASSERT_TRUE(left.ok());
+  EXPECT_TRUE(left->empty());
+  EXPECT_EQ(NetworksLeft(), 0u);
+  std::system(("podman rmi -f " + image + " >/dev/null 2>&1").c_str());
+}
+
+// With refill on, a launch leaves a gang of its shape behind for the next one,
+// and the pool's gangs go with the executor.
+TEST_F(WarmContainerExecutorTest, ALaunchRefillsThePoolForItsShape) {
+  ex_.reset();
+  auto ex = NewWarmExecutor(/*refill=*/true);
+  ASSERT_TRUE(ex.ok()) << ex.status().ToString();
+  ex_ = std::move(*ex);
+  AttemptSpec first = NetworkedAttempt({Replica(0, 0, "echo first"), Replica(1, 0, "true")});
+  ASSERT_TRUE(ex_->Launch(first).ok());
+  auto launched = events_.WaitForLaunch(uid_);
+  ASSERT_TRUE(launched.has_value());
+  EXPECT_EQ(launched->message, "");  // Cold: nothing was warm yet.
+  for (int i = 0; i < 300 && ex_->WarmSandboxesForTest() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(ex_->WarmSandboxesForTest(), 2u);
+
+  std::string second_uid = UniqueJobUid();
+  AttemptSpec second = TestAttempt(second_uid, {TestReplica(second_uid, 0, 0), TestReplica(second_uid, 1, 0)});
+  second.network = "ty-" + second_uid + "-1";
+  for (ReplicaLaunch& r : second.replicas) {
+    r.image = kTestImage;
+    r.command = {"/bin/sh", "-c", "echo second"};
+  }
+  ASSERT_TRUE(ex_->Launch(second).ok());
+  auto warm = events_.WaitForLaunch(second_uid);
+  ASSERT_TRUE(warm.has_value());
+  EXPECT_EQ(warm->message, "started from warm sandboxes");
+  EXPECT_EQ(events_.WaitFor(second_uid, ExecutorEventKind::kReplicaExited, 2).size(), 2u);
+  EXPECT_THAT(sink_.Messages(second_uid, "workerpool0-0"), ::testing::ElementsAre("second"));
+  EXPECT_TRUE(ex_->Cleanup(second_uid, 1).ok());
+  EXPECT_EQ(events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 2).size(), 2u);
+  EXPECT_TRUE(ex_->Cleanup(uid_, 1).ok());
+  ex_.reset();  // Removes the gang made after the second launch.
+  auto left = engine_.ListContainers({InstanceLabel()});
+  ASSERT_TRUE(left.ok());
+  EXPECT_TRUE(left->empty());
+  EXPECT_EQ(NetworksLeft(), 0u);
+}
+
+// Sandboxes a previous daemon of the same instance left untaken are removed when
+// a new one recovers; taken ones stay replicas.
+TEST_F(WarmContainerExecutorTest, RecoverRemovesUntakenSandboxesOfItsInstance) {
+  AttemptSpec taken = Attempt({Replica(0, 0, "sleep 30")});
+  ASSERT_TRUE(LaunchAndWaitStarted(taken));
+  AttemptSpec shape = NetworkedAttempt({Replica(0, 0, "true"), Replica(1, 0, "true")});
+  ASSERT_TRUE(ex_->PrewarmForTest(shape).ok());
+  auto before = engine_.ListContainers({InstanceLabel()});
+  ASSERT_TRUE(before.ok());
+  EXPECT_EQ(before->size(), 3u);
+
+  auto next = NewWarmExecutor();  // The restarted daemon.
+  ASSERT_TRUE(next.ok());
+  auto recovered = (*next)->Recover();
+  ASSERT_TRUE(recovered.ok()) << recovered.status().ToString();
+  ASSERT_EQ(recovered->size(), 1u);
+  EXPECT_EQ((*recovered)[0].name, executor::ReplicaName(uid_, 1, 0, 0));
+  EXPECT_TRUE((*recovered)[0].running);
+  auto after = engine_.ListContainers({InstanceLabel()});
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->size(), 1u);
+  EXPECT_EQ(NetworksLeft(), 0u);
+  ASSERT_TRUE((*next)->Stop(uid_, 1, 1000000).ok());
+  ASSERT_TRUE((*next)->Cleanup(uid_, 1).ok());
 }
 
 }  // namespace

@@ -12,7 +12,9 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <set>
 #include <cstdlib>
 #include <functional>
 #include <ostream>
@@ -216,6 +218,104 @@ class ProcessBackend : public Backend {
  private:
   std::string state_dir_;
   std::map<std::string, std::vector<int>> pids_;
+};
+
+// ContainerExecutor launching every attempt from a warm gang (warm_pool.h): a
+// gang of the attempt's exact shape is made ready just before each Launch, so the
+// whole contract runs against replicas that were sandboxes. Each backend object
+// is its own daemon instance with its own sandbox directory (shared by the
+// executors it makes, as a restarted daemon shares its data dir).
+class WarmContainerBackend : public ContainerBackend {
+ public:
+  WarmContainerBackend() {
+    char tmpl[] = "/tmp/ty-warm-sandboxes-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    static std::atomic<int> counter{0};
+    instance_ = "warmtest" + std::to_string(getpid()) + "x" + std::to_string(counter++);
+  }
+  ~WarmContainerBackend() override {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  std::string Name() const override { return "WarmContainer"; }
+
+  // Forwards to the ContainerExecutor, preparing a gang before each launch.
+  class Warming : public executor::Executor {
+   public:
+    explicit Warming(std::unique_ptr<executor::ContainerExecutor> ex) : ex_(std::move(ex)) {}
+    void SetEventCallback(executor::EventCallback cb) override { ex_->SetEventCallback(std::move(cb)); }
+    Status Launch(const executor::AttemptSpec& a) override {
+      // Only attempts the executor accepts get a gang (a malformed one must be
+      // rejected by Launch itself).
+      if (!a.replicas.empty()) {
+        Status warmed = ex_->PrewarmForTest(a);
+        if (!warmed.ok()) ADD_FAILURE() << "prewarm: " << warmed.ToString();
+      }
+      return ex_->Launch(a);
+    }
+    Status Stop(const std::string& uid, int attempt, DurationMicros grace) override {
+      return ex_->Stop(uid, attempt, grace);
+    }
+    Status RestartReplica(const std::string& uid, int attempt, int pool, int index) override {
+      return ex_->RestartReplica(uid, attempt, pool, index);
+    }
+    Status Cleanup(const std::string& uid, int attempt) override { return ex_->Cleanup(uid, attempt); }
+    Result<std::vector<executor::ObservedReplica>> Recover() override { return ex_->Recover(); }
+
+   private:
+    std::unique_ptr<executor::ContainerExecutor> ex_;
+  };
+
+  Result<std::unique_ptr<executor::Executor>> MakeExecutor(logs::LogSink* sink) override {
+    executor::ContainerExecutor::Options o;
+    o.engine_socket = EngineSocket();
+    o.log_sink = sink;
+    o.instance = instance_;
+    o.warm_sandboxes = 16;
+    o.sandbox_dir = dir_;
+    o.sandbox_init = std::string(TY_BINARY_DIR) + "/bin/ty-sandbox-init";
+    o.warm_refill = false;
+    ASSIGN_OR_RETURN(auto ex, executor::ContainerExecutor::Create(o));
+    return std::unique_ptr<executor::Executor>(std::make_unique<Warming>(std::move(ex)));
+  }
+  // Nothing of the job: no replica started cold, no sandbox that became one of
+  // its replicas, no gang network without a sandbox on it.
+  bool Leftovers(const std::string& job_uid) override {
+    if (ContainerBackend::Leftovers(job_uid)) return true;
+    executor::EngineClient engine(EngineSocket());
+    auto mine = engine.ListContainers({std::string(executor::kLabelInstance) + "=" + instance_});
+    auto networks = engine.ListNetworks({std::string(executor::kLabelInstance) + "=" + instance_});
+    if (!mine.ok() || !networks.ok()) return true;
+    std::set<std::string> used;
+    for (const auto& c : *mine) {
+      auto it = c.labels.find(executor::kLabelSandbox);
+      if (it == c.labels.end()) continue;
+      std::ifstream claim(dir_ + "/" + it->second + "/claim.json");
+      std::string text((std::istreambuf_iterator<char>(claim)), std::istreambuf_iterator<char>());
+      if (text.find("ty-" + job_uid + "-") != std::string::npos) return true;
+      used.insert(c.labels.at(executor::kLabelSandboxNetwork));
+    }
+    for (const auto& n : *networks) {
+      if (!used.count(n)) return true;
+    }
+    return false;
+  }
+  void ForceClean(const std::string& job_uid) override {
+    ContainerBackend::ForceClean(job_uid);
+    executor::EngineClient engine(EngineSocket());
+    auto mine = engine.ListContainers({std::string(executor::kLabelInstance) + "=" + instance_});
+    if (mine.ok()) {
+      for (const auto& c : *mine) engine.RemoveContainer(c.id).IgnoreError();
+    }
+    auto networks = engine.ListNetworks({std::string(executor::kLabelInstance) + "=" + instance_});
+    if (networks.ok()) {
+      for (const auto& n : *networks) engine.RemoveNetwork(n).IgnoreError();
+    }
+  }
+
+ private:
+  std::string dir_;
+  std::string instance_;
 };
 
 // A named backend maker: the name labels the parameterised tests (and keeps

@@ -233,7 +233,8 @@ TEST_P(ExecutorContractTest, RestartRunsTheExitedReplicaAgainInPlace) {
   EXPECT_EQ(exits[0].exit_code, 3);
   // Right away, so both runs usually write in the same second: the numbering of
   // the log must still tell them apart.
-  ASSERT_TRUE(ex_->RestartReplica(uid_, 1, 0, 0).ok());
+  Status restarted = ex_->RestartReplica(uid_, 1, 0, 0);
+  ASSERT_TRUE(restarted.ok()) << restarted.ToString();
   exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 2);
   ASSERT_EQ(exits.size(), 2u);
   EXPECT_EQ(exits[1].exit_code, 0);
@@ -296,6 +297,7 @@ TEST_P(ExecutorContractTest, StopAndCleanupEndARestartedReplica) {
 INSTANTIATE_TEST_SUITE_P(
     Backends, ExecutorContractTest,
     ::testing::Values(BackendFactory{"Container", [] { return std::make_unique<ContainerBackend>(); }},
+                      BackendFactory{"WarmContainer", [] { return std::make_unique<WarmContainerBackend>(); }},
                       BackendFactory{"Process", [] { return std::make_unique<ProcessBackend>(); }}),
     [](const ::testing::TestParamInfo<BackendFactory>& info) { return info.param.name; });
 

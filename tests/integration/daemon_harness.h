@@ -165,6 +165,11 @@ class Daemon {
     return std::string(std::istreambuf_iterator<char>(in), {});
   }
   const std::string& base() const { return base_; }
+
+  // Warm pool (--warm-pool): sandboxes of this daemon not taken by any job, and
+  // those that became replicas of job `uid` (their claim names its replicas).
+  size_t WarmSandboxes() { return Sandboxes("").size(); }
+  size_t WarmReplicasOf(const std::string& uid) { return Sandboxes("ty-" + uid + "-").size(); }
   const std::string& data_dir() const { return data_dir_; }
 
   HttpReply Get(const std::string& path) { return Http("GET", base_ + path); }
@@ -189,6 +194,31 @@ class Daemon {
   }
 
  private:
+  // Sandbox containers of this daemon whose claim.json contains `needle`; "" =
+  // those without a claim.
+  std::vector<std::string> Sandboxes(const std::string& needle) {
+    std::ifstream id_file(data_dir_ + "/instance-id");
+    std::string instance;
+    id_file >> instance;
+    std::string filters = "{\"label\":[\"trainyard.sandbox\",\"trainyard.instance=" + instance + "\"]}";
+    CURL* c = curl_easy_init();
+    char* enc = curl_easy_escape(c, filters.c_str(), 0);
+    std::string url = std::string("http://d/v1.41/containers/json?all=true&filters=") + enc;
+    curl_free(enc);
+    curl_easy_cleanup(c);
+    auto list = Http("GET", url, "", true, EngineSocket(), 10).Json();
+    std::vector<std::string> out;
+    if (!list.is_array()) return out;
+    for (const auto& ctr : list) {
+      std::string name = ctr["Labels"].value("trainyard.sandbox", "");
+      std::ifstream claim(data_dir_ + "/sandboxes/" + name + "/claim.json");
+      std::string text((std::istreambuf_iterator<char>(claim)), std::istreambuf_iterator<char>());
+      bool match = needle.empty() ? !claim.is_open() : text.find(needle) != std::string::npos;
+      if (match) out.push_back(name);
+    }
+    return out;
+  }
+
   std::filesystem::path dir_;
   std::string data_dir_;
   std::string base_;

@@ -1,0 +1,511 @@
+#include "executor/warm_pool.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "executor/background_work.h"
+#include "executor/container_executor.h"
+
+namespace ty::executor {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using internal::FirstError;
+using internal::ForEachConcurrently;
+
+constexpr char kInitInContainer[] = "/.trainyard/init";
+constexpr char kRunInContainer[] = "/.trainyard/run";
+constexpr char kSandboxPrefix[] = "ty-sbx-";
+// How often the builder looks for gangs past their idle time.
+constexpr int kExpiryCheckSeconds = 30;
+
+// Writes `data` to `path` through a temporary file and a rename, so a reader (the
+// sandbox's init, a restarted daemon) sees the old file or the whole new one.
+// No fsync: the files matter to a daemon restarted on the same machine (the page
+// cache has them); after a machine crash the sandboxes they describe are gone too.
+Status WriteFileAtomically(const std::string& path, const std::string& data) {
+  std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Internal("cannot write " + tmp);
+  bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size());
+  ::close(fd);
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) return Internal("cannot write " + path);
+  return Status::Ok();
+}
+
+// Rewrites `path` in place: the file is bind-mounted into a container, which
+// keeps seeing the inode it mounted, so a rename would not reach it.
+Status WriteFileInPlace(const std::string& path, const std::string& data) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0) return Internal("cannot write " + path);
+  bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size());
+  ::close(fd);
+  return ok ? Status::Ok() : Internal("cannot write " + path);
+}
+
+std::string LabelOr(const std::map<std::string, std::string>& labels, const char* key) {
+  auto it = labels.find(key);
+  return it == labels.end() ? std::string() : it->second;
+}
+
+std::string NewGangId() {
+  static std::mutex mu;
+  static std::mt19937_64 rng(std::random_device{}());
+  static uint64_t counter = 0;
+  std::lock_guard<std::mutex> lock(mu);
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%08x%x", static_cast<unsigned>(rng()), static_cast<unsigned>(++counter));
+  return buf;
+}
+
+}  // namespace
+
+WarmPool::WarmPool(EngineClient* engine, WarmPoolOptions options)
+    : engine_(engine),
+      options_(std::move(options)),
+      clock_(options_.clock != nullptr ? options_.clock : SystemClock::Get()) {
+  if (enabled()) builder_ = std::thread([this] { RunBuilder(); });
+}
+
+WarmPool::~WarmPool() {
+  std::vector<WarmGang> left;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (builder_.joinable()) builder_.join();
+  left.swap(ready_);
+  ForEachConcurrently(left.size(), [&](size_t i) {
+    Discard(left[i]);
+    return true;
+  });
+}
+
+std::string WarmPool::ShapeKey(const AttemptSpec& attempt) {
+  if (attempt.replicas.empty()) return "";
+  std::ostringstream key;
+  key << (attempt.network.empty() ? "default" : "own-network") << '\n';
+  for (const ReplicaLaunch& r : attempt.replicas) {
+    if (r.gpu_count > 0) return "";
+    key << r.image;
+    for (const Mount& m : r.mounts) {
+      key << '\t' << m.host_path << ':' << m.container_path << (m.read_only ? ":ro" : "");
+    }
+    key << '\n';
+  }
+  return key.str();
+}
+
+std::optional<WarmGang> WarmPool::Take(const AttemptSpec& attempt) {
+  if (!enabled()) return std::nullopt;
+  std::string key = ShapeKey(attempt);
+  if (key.empty()) return std::nullopt;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = std::find_if(ready_.begin(), ready_.end(), [&](const WarmGang& g) { return g.key == key; });
+  if (it == ready_.end()) return std::nullopt;
+  WarmGang gang = std::move(*it);
+  ready_.erase(it);
+  return gang;
+}
+
+Status WarmPool::BuildNow(const AttemptSpec& attempt) {
+  if (!enabled() || ShapeKey(attempt).empty()) return FailedPrecondition("no warm pool for this shape");
+  ASSIGN_OR_RETURN(WarmGang gang, Build(attempt));
+  std::lock_guard<std::mutex> lock(mu_);
+  ready_.push_back(std::move(gang));
+  return Status::Ok();
+}
+
+size_t WarmPool::ReadySandboxes() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return SandboxesLocked();
+}
+
+void WarmPool::Refill(const AttemptSpec& attempt) {
+  if (!enabled() || !options_.refill) return;
+  std::string key = ShapeKey(attempt);
+  if (key.empty() || attempt.replicas.size() > static_cast<size_t>(options_.max_sandboxes)) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ || building_key_ == key) return;
+    for (const WarmGang& g : ready_) {
+      if (g.key == key) return;
+    }
+    for (const AttemptSpec& w : wanted_) {
+      if (ShapeKey(w) == key) return;
+    }
+    wanted_.push_back(attempt);
+  }
+  cv_.notify_all();
+}
+
+size_t WarmPool::SandboxesLocked() const {
+  size_t n = 0;
+  for (const WarmGang& g : ready_) n += g.sandboxes.size();
+  return n;
+}
+
+std::vector<WarmGang> WarmPool::EvictLocked(size_t incoming) {
+  std::vector<WarmGang> out;
+  TimeMicros now = clock_->Now();
+  for (auto it = ready_.begin(); it != ready_.end();) {
+    if (now - it->ready_time > options_.idle_ttl) {
+      out.push_back(std::move(*it));
+      it = ready_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  // ready_ is in the order the gangs were made: the front is the oldest.
+  while (!ready_.empty() && SandboxesLocked() + incoming > static_cast<size_t>(options_.max_sandboxes)) {
+    out.push_back(std::move(ready_.front()));
+    ready_.erase(ready_.begin());
+  }
+  return out;
+}
+
+void WarmPool::RunBuilder() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    cv_.wait_for(lock, std::chrono::seconds(kExpiryCheckSeconds),
+                 [&] { return stopping_ || !wanted_.empty(); });
+    if (stopping_) break;
+    std::optional<AttemptSpec> shape;
+    std::vector<WarmGang> victims;
+    if (!wanted_.empty()) {
+      shape = std::move(wanted_.front());
+      wanted_.pop_front();
+      victims = EvictLocked(shape->replicas.size());
+      building_key_ = ShapeKey(*shape);
+    } else {
+      victims = EvictLocked(0);
+    }
+    lock.unlock();
+    ForEachConcurrently(victims.size(), [&](size_t i) {
+      Discard(victims[i]);
+      return true;
+    });
+    Result<WarmGang> gang = shape ? Build(*shape) : Result<WarmGang>(NotFound("nothing wanted"));
+    if (shape && !gang.ok()) {
+      std::fprintf(stderr, "executor: warm pool: %s\n", gang.status().ToString().c_str());
+    }
+    lock.lock();
+    building_key_.clear();
+    if (gang.ok()) {
+      if (stopping_) {
+        lock.unlock();
+        Discard(*gang);
+        lock.lock();
+      } else {
+        ready_.push_back(std::move(*gang));
+      }
+    }
+  }
+}
+
+Result<WarmGang> WarmPool::Build(const AttemptSpec& shape) {
+  WarmGang gang;
+  gang.id = NewGangId();
+  gang.key = ShapeKey(shape);
+  const size_t n = shape.replicas.size();
+  std::map<std::string, std::string> image_ids;
+  for (const ReplicaLaunch& r : shape.replicas) {
+    if (image_ids.count(r.image)) continue;
+    ASSIGN_OR_RETURN(ImageConfig config, engine_->InspectImage(r.image));
+    image_ids[r.image] = config.id;
+  }
+  std::map<std::string, std::string> labels;
+  if (!options_.instance.empty()) labels[kLabelInstance] = options_.instance;
+  std::vector<std::string> addresses;
+  if (!shape.network.empty()) {
+    gang.network = kSandboxPrefix + gang.id;
+    std::map<std::string, std::string> net_labels = labels;
+    net_labels[kLabelSandbox] = gang.network;
+    RETURN_IF_ERROR(engine_->CreateNetwork(gang.network, net_labels));
+    Result<std::vector<NetworkSubnet>> subnets = engine_->NetworkSubnets(gang.network);
+    if (subnets.ok()) {
+      for (const NetworkSubnet& s : *subnets) {
+        auto picked = ContainerExecutor::ReplicaAddressesForTest(s.subnet, s.gateway, n);
+        if (picked.ok()) {
+          addresses = std::move(*picked);
+          break;
+        }
+      }
+    }
+    if (addresses.size() != n) {
+      Discard(gang);
+      return ResourceExhausted("warm pool: no room for " + std::to_string(n) +
+                               " fixed addresses on " + gang.network);
+    }
+  }
+  gang.sandboxes.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    Sandbox& s = gang.sandboxes[i];
+    s.name = kSandboxPrefix + gang.id + "-" + std::to_string(i);
+    s.dir = options_.dir + "/" + s.name;
+    s.image_id = image_ids[shape.replicas[i].image];
+    if (!addresses.empty()) s.address = addresses[i];
+  }
+  std::vector<Status> results(n);
+  ForEachConcurrently(n, [&](size_t i) {
+    const ReplicaLaunch& r = shape.replicas[i];
+    Sandbox& s = gang.sandboxes[i];
+    std::error_code ec;
+    fs::create_directories(s.dir + "/run", ec);
+    ::chmod(s.dir.c_str(), 0755);
+    ::chmod((s.dir + "/run").c_str(), 0755);
+    if (!gang.network.empty() && !ec) {
+      // Filled in when the gang is taken; mounted now, so it must exist.
+      std::ofstream(s.dir + "/hosts") << "127.0.0.1\tlocalhost\n::1\tlocalhost\n";
+    }
+    if (ec) {
+      results[i] = Internal("warm pool: cannot create " + s.dir + ": " + ec.message());
+      return false;
+    }
+    json body;
+    body["Image"] = r.image;
+    body["Hostname"] = s.name;
+    body["Entrypoint"] = json::array({kInitInContainer});
+    body["Cmd"] = json::array();
+    std::map<std::string, std::string> c_labels = labels;
+    c_labels[kLabelSandbox] = s.name;
+    c_labels[kLabelSandboxNetwork] = gang.network;
+    body["Labels"] = c_labels;
+    json binds = json::array();
+    for (const Mount& m : r.mounts) {
+      binds.push_back(m.host_path + ":" + m.container_path + (m.read_only ? ":ro" : ""));
+    }
+    binds.push_back(options_.init_path + ":" + kInitInContainer + ":ro");
+    binds.push_back(s.dir + "/run:" + kRunInContainer + ":ro");
+    if (!gang.network.empty()) binds.push_back(s.dir + "/hosts:/etc/hosts");
+    body["HostConfig"]["Binds"] = binds;
+    if (!gang.network.empty()) {
+      body["HostConfig"]["NetworkMode"] = gang.network;
+      json& endpoint = body["NetworkingConfig"]["EndpointsConfig"][gang.network];
+      endpoint["IPAMConfig"]["IPv4Address"] = s.address;
+      endpoint["MacAddress"] = ContainerExecutor::MacAddressFor(s.address);
+    }
+    Result<std::string> id = engine_->CreateContainer(s.name, body.dump());
+    if (!id.ok()) {
+      results[i] = id.status().WithContext("warm pool: create " + s.name);
+      return false;
+    }
+    s.id = *id;
+    return true;
+  });
+  if (Status s = FirstError(results); !s.ok()) {
+    Discard(gang);
+    return s;
+  }
+  ForEachConcurrently(n, [&](size_t i) {
+    results[i] = engine_->StartContainer(gang.sandboxes[i].id).WithContext("warm pool: start " +
+                                                                           gang.sandboxes[i].name);
+    return results[i].ok();
+  });
+  if (Status s = FirstError(results); !s.ok()) {
+    Discard(gang);
+    return s;
+  }
+  // Where each init runs, for SetHostname at take time (off the start path).
+  ForEachConcurrently(n, [&](size_t i) {
+    Sandbox& s = gang.sandboxes[i];
+    Result<ContainerState> state = engine_->InspectContainer(s.id);
+    struct stat st {};
+    if (state.ok() && state->pid > 0 &&
+        ::stat(("/proc/" + std::to_string(state->pid) + "/ns/uts").c_str(), &st) == 0) {
+      s.pid = state->pid;
+      s.uts_inode = st.st_ino;
+    }
+    return true;
+  });
+  gang.ready_time = clock_->Now();
+  return gang;
+}
+
+void WarmPool::Discard(const WarmGang& gang) {
+  ForEachConcurrently(gang.sandboxes.size(), [&](size_t i) {
+    const Sandbox& s = gang.sandboxes[i];
+    Status st = engine_->RemoveContainer(s.id.empty() ? s.name : s.id);
+    if (!st.ok()) std::fprintf(stderr, "executor: warm pool: %s\n", st.ToString().c_str());
+    std::error_code ec;
+    fs::remove_all(s.dir, ec);
+    return true;
+  });
+  if (!gang.network.empty()) {
+    Status st = engine_->RemoveNetwork(gang.network);
+    if (!st.ok()) std::fprintf(stderr, "executor: warm pool: %s\n", st.ToString().c_str());
+  }
+}
+
+Status WarmPool::WriteClaim(const Sandbox& sandbox, const ReplicaLaunch& replica,
+                            const std::string& network,
+                            const std::vector<std::pair<const ReplicaLaunch*, const Sandbox*>>& peers) {
+  if (!network.empty()) {
+    std::string hosts = "127.0.0.1\tlocalhost\n::1\tlocalhost\n";
+    for (const auto& [peer, box] : peers) {
+      hosts += box->address + "\t" + (peer->hostname.empty() ? box->name : peer->hostname + " " + box->name) + "\n";
+    }
+    RETURN_IF_ERROR(WriteFileInPlace(sandbox.dir + "/hosts", hosts));
+  }
+  json claim = {{"task", replica.task_name},
+                {"network", network},
+                {"replica", replica.name},
+                {"hostname", replica.hostname}};
+  return WriteFileAtomically(sandbox.dir + "/claim.json", claim.dump());
+}
+
+Status WarmPool::SetHostname(const Sandbox& sandbox, const std::string& hostname) {
+  if (sandbox.pid <= 0 || hostname.empty()) return FailedPrecondition("no process recorded");
+  std::string path = "/proc/" + std::to_string(sandbox.pid) + "/ns/uts";
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return FailedPrecondition("cannot open " + path);
+  struct stat st {};
+  struct stat own {};
+  // The pid must still be the sandbox's init (not reused), and its namespace must
+  // not be this process's own: never rename the host.
+  if (::fstat(fd, &st) != 0 || st.st_ino != sandbox.uts_inode ||
+      ::stat("/proc/self/ns/uts", &own) != 0 || own.st_ino == st.st_ino) {
+    ::close(fd);
+    return FailedPrecondition(sandbox.name + ": its process changed");
+  }
+  // setns() moves only the calling thread; that thread ends right after.
+  Status result = Status::Ok();
+  std::thread([&] {
+    if (::setns(fd, CLONE_NEWUTS) != 0) {
+      result = FailedPrecondition(std::string("setns: ") + std::strerror(errno));
+    } else if (::sethostname(hostname.data(), hostname.size()) != 0) {
+      result = FailedPrecondition(std::string("sethostname: ") + std::strerror(errno));
+    }
+  }).join();
+  ::close(fd);
+  return result;
+}
+
+Status WarmPool::WriteLaunch(const Sandbox& sandbox, const std::vector<std::string>& argv,
+                             const std::vector<model::EnvVar>& env) {
+  std::string data = std::to_string(argv.size());
+  data.push_back('\0');
+  for (const std::string& a : argv) {
+    data += a;
+    data.push_back('\0');
+  }
+  data += std::to_string(env.size());
+  data.push_back('\0');
+  for (const model::EnvVar& e : env) {
+    data += e.name + "=" + e.value;
+    data.push_back('\0');
+  }
+  return WriteFileAtomically(sandbox.dir + "/run/launch", data);
+}
+
+Result<SandboxClaim> WarmPool::ReadClaim(const std::map<std::string, std::string>& labels,
+                                         const std::string& dir_root) {
+  std::string name = LabelOr(labels, kLabelSandbox);
+  if (name.empty()) return NotFound("not a warm sandbox");
+  SandboxClaim claim;
+  claim.dir = dir_root + "/" + name;
+  std::ifstream in(claim.dir + "/claim.json");
+  if (!in) return NotFound("sandbox " + name + " holds no claim");
+  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return Internal("sandbox " + name + ": malformed claim.json");
+  claim.replica = j.value("replica", "");
+  claim.task = j.value("task", "");
+  claim.hostname = j.value("hostname", "");
+  claim.network = j.value("network", "");
+  return claim;
+}
+
+bool WarmPool::Launched(const std::string& sandbox_dir) {
+  return ::access((sandbox_dir + "/run/launch").c_str(), F_OK) == 0 ||
+         ::access((sandbox_dir + "/run/launch.held").c_str(), F_OK) == 0;
+}
+
+Status WarmPool::HoldLaunch(const std::string& sandbox_dir) {
+  std::string run = sandbox_dir + "/run/";
+  if (::rename((run + "launch").c_str(), (run + "launch.held").c_str()) != 0 && errno != ENOENT) {
+    return Internal("cannot hold " + run + "launch: " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+Status WarmPool::ReleaseLaunch(const std::string& sandbox_dir) {
+  std::string run = sandbox_dir + "/run/";
+  if (::rename((run + "launch.held").c_str(), (run + "launch").c_str()) != 0 && errno != ENOENT) {
+    return Internal("cannot release " + run + "launch: " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+void WarmPool::ReapLeftovers() {
+  // Only sandboxes provably this daemon's: without an instance label to select
+  // them (or a directory to read claims from) another daemon's would look untaken.
+  if (options_.instance.empty() || options_.dir.empty()) return;
+  std::vector<std::string> filters = {kLabelSandbox,
+                                      std::string(kLabelInstance) + "=" + options_.instance};
+  Result<std::vector<ContainerSummary>> containers = engine_->ListContainers(filters);
+  if (!containers.ok()) {
+    std::fprintf(stderr, "executor: warm pool: %s\n", containers.status().ToString().c_str());
+    return;
+  }
+  std::set<std::string> mine;  // Gangs this pool holds or builds: not leftovers.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const WarmGang& g : ready_) {
+      for (const Sandbox& s : g.sandboxes) mine.insert(s.name);
+    }
+  }
+  std::set<std::string> networks_in_use;
+  std::set<std::string> dirs_in_use;
+  std::vector<std::string> leftovers;
+  for (const ContainerSummary& c : *containers) {
+    std::string sandbox = LabelOr(c.labels, kLabelSandbox);
+    bool unclaimed = !ReadClaim(c.labels, options_.dir).ok();
+    if (unclaimed && !mine.count(sandbox)) {
+      leftovers.push_back(c.id);
+      continue;
+    }
+    networks_in_use.insert(LabelOr(c.labels, kLabelSandboxNetwork));
+    dirs_in_use.insert(sandbox);
+  }
+  ForEachConcurrently(leftovers.size(), [&](size_t i) {
+    (void)engine_->RemoveContainer(leftovers[i]);
+    return true;
+  });
+  std::vector<std::string> net_filters = {kLabelSandbox,
+                                          std::string(kLabelInstance) + "=" + options_.instance};
+  Result<std::vector<std::string>> networks = engine_->ListNetworks(net_filters);
+  if (networks.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const std::string& net : *networks) {
+      bool held = std::any_of(ready_.begin(), ready_.end(), [&](const WarmGang& g) { return g.network == net; });
+      // A network being built has no container yet: leave networks alone while
+      // the builder works (the next reap takes a real leftover).
+      if (!held && building_key_.empty() && !networks_in_use.count(net)) (void)engine_->RemoveNetwork(net);
+    }
+  }
+  std::error_code ec;
+  if (!fs::is_directory(options_.dir, ec)) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!building_key_.empty()) return;
+  for (const fs::directory_entry& e : fs::directory_iterator(options_.dir, ec)) {
+    std::string name = e.path().filename().string();
+    if (!dirs_in_use.count(name) && !mine.count(name)) fs::remove_all(e.path(), ec);
+  }
+}
+
+}  // namespace ty::executor
