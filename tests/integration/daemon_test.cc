@@ -197,5 +197,33 @@ TEST_F(DaemonTest, RestartKeepsRecordsAndReattachesToRunningJobs) {
   EXPECT_EQ(lines, (std::vector<std::string>{"before", "after"}));
 }
 
+// Runs trainyardd with `args` (it must refuse them before serving) and returns
+// its exit status and output.
+std::pair<int, std::string> RunDaemonExpectingRefusal(const std::string& args) {
+  std::string cmd = std::string(TY_BINARY_DIR) + "/bin/trainyardd --listen 127.0.0.1:0 " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[512];
+  while (p != nullptr && fgets(buf, sizeof(buf), p) != nullptr) out += buf;
+  int status = p != nullptr ? pclose(p) : -1;
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+// --warm-pool / warm_pool take 0-256; anything else stops the daemon with a
+// message naming the setting.
+TEST(DaemonConfigTest, WarmPoolOutOfRangeIsRefused) {
+  auto dir = std::filesystem::temp_directory_path() / ("ty-cfg-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  auto [code, out] = RunDaemonExpectingRefusal("--data-dir " + dir.string() + " --warm-pool 300");
+  EXPECT_NE(code, 0);
+  EXPECT_NE(out.find("--warm-pool"), std::string::npos) << out;
+  std::ofstream(dir / "cfg.yaml") << "warm_pool: -1\n";
+  std::tie(code, out) = RunDaemonExpectingRefusal("--data-dir " + dir.string() + " --config " +
+                                                  (dir / "cfg.yaml").string());
+  EXPECT_NE(code, 0);
+  EXPECT_NE(out.find("warm_pool must be an integer from 0 to 256"), std::string::npos) << out;
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace ty::testing

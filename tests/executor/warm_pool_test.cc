@@ -1,0 +1,65 @@
+// Pure parts of the warm pool: which attempts share a gang, and replica names.
+#include "executor/warm_pool.h"
+
+#include <gtest/gtest.h>
+
+namespace ty::executor {
+namespace {
+
+AttemptSpec Shape(std::vector<std::string> images, bool own_network) {
+  AttemptSpec a;
+  a.job_uid = std::string(1, '1');  // Not a literal: GCC 12 misreports -Wrestrict on it.
+  if (own_network) a.network = "ty-1-1";
+  for (size_t i = 0; i < images.size(); ++i) {
+    ReplicaLaunch r;
+    r.pool = i == 0 ? 0 : 1;
+    r.index = i == 0 ? 0 : static_cast<int>(i - 1);
+    r.name = ReplicaName("1", 1, r.pool, r.index);
+    r.image = images[i];
+    r.mounts = {{"/data/buckets", "/gcs", false}};
+    a.replicas.push_back(r);
+  }
+  return a;
+}
+
+TEST(WarmPoolShapeTest, SameImagesMountsAndNetworkingShareAKey) {
+  AttemptSpec a = Shape({"img:1", "img:1"}, true);
+  AttemptSpec b = Shape({"img:1", "img:1"}, true);
+  b.job_uid = "2";  // Another job, other commands and environment: same shape.
+  b.replicas[0].command = {"python3", "-m", "trainer"};
+  b.replicas[1].env = {{"A", "b"}};
+  EXPECT_EQ(WarmPool::ShapeKey(a), WarmPool::ShapeKey(b));
+  EXPECT_NE(WarmPool::ShapeKey(a), WarmPool::ShapeKey(Shape({"img:1", "img:2"}, true)));
+  EXPECT_NE(WarmPool::ShapeKey(a), WarmPool::ShapeKey(Shape({"img:1", "img:1", "img:1"}, true)));
+  EXPECT_NE(WarmPool::ShapeKey(a), WarmPool::ShapeKey(Shape({"img:1", "img:1"}, false)));
+  AttemptSpec other_mount = Shape({"img:1", "img:1"}, true);
+  other_mount.replicas[1].mounts[0].read_only = true;
+  EXPECT_NE(WarmPool::ShapeKey(a), WarmPool::ShapeKey(other_mount));
+}
+
+TEST(WarmPoolShapeTest, GpusAndEmptyAttemptsAreNeverWarm) {
+  AttemptSpec gpu = Shape({"img:1", "img:1"}, true);
+  gpu.replicas[1].gpu_count = 1;
+  EXPECT_EQ(WarmPool::ShapeKey(gpu), "");
+  EXPECT_EQ(WarmPool::ShapeKey(AttemptSpec{}), "");
+}
+
+TEST(ReplicaNameTest, ParsesWhatReplicaNameMakes) {
+  std::string uid;
+  int attempt = 0, pool = 0, index = 0;
+  ASSERT_TRUE(ParseReplicaName(ReplicaName("1731234567890123456", 2, 3, 14), &uid, &attempt, &pool, &index));
+  EXPECT_EQ(uid, "1731234567890123456");
+  EXPECT_EQ(attempt, 2);
+  EXPECT_EQ(pool, 3);
+  EXPECT_EQ(index, 14);
+  // Uids with dashes (tests use any string) parse from the right.
+  ASSERT_TRUE(ParseReplicaName(ReplicaName("a-b", 1, 0, 0), &uid, &attempt, &pool, &index));
+  EXPECT_EQ(uid, "a-b");
+  for (const char* bad : {"", "ty-", "ty-1-1-0", "ty--1-0-0", "ty-1-1-0-x", "ty-1-1--0", "ty-sbx-0a1-0",
+                          "other-1-1-0-0"}) {
+    EXPECT_FALSE(ParseReplicaName(bad, &uid, &attempt, &pool, &index)) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace ty::executor
