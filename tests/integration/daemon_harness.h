@@ -73,16 +73,21 @@ inline bool EngineAnswers() {
   return Http("GET", "http://d/_ping", "", true, EngineSocket(), 3).status == 200;
 }
 
-// Containers the engine still has for a job (by Trainyard's label).
-inline size_t ContainersOfJob(const std::string& uid) {
-  std::string filters = "{\"label\":[\"trainyard.job=" + uid + "\"]}";
+// The engine's list of containers (all states) carrying every label filter
+// ("k" or "k=v"); not an array when the engine did not answer.
+inline nlohmann::json EngineContainers(const std::vector<std::string>& labels) {
+  std::string filters = nlohmann::json{{"label", labels}}.dump();
   CURL* c = curl_easy_init();
   char* enc = curl_easy_escape(c, filters.c_str(), 0);
   std::string url = std::string("http://d/v1.41/containers/json?all=true&filters=") + enc;
   curl_free(enc);
   curl_easy_cleanup(c);
-  HttpReply r = Http("GET", url, "", true, EngineSocket(), 10);
-  auto j = r.Json();
+  return Http("GET", url, "", true, EngineSocket(), 10).Json();
+}
+
+// Containers the engine still has for a job (by Trainyard's label).
+inline size_t ContainersOfJob(const std::string& uid) {
+  auto j = EngineContainers({"trainyard.job=" + uid});
   return j.is_array() ? j.size() : 999;
 }
 
@@ -200,13 +205,7 @@ class Daemon {
     std::ifstream id_file(data_dir_ + "/instance-id");
     std::string instance;
     id_file >> instance;
-    std::string filters = "{\"label\":[\"trainyard.sandbox\",\"trainyard.instance=" + instance + "\"]}";
-    CURL* c = curl_easy_init();
-    char* enc = curl_easy_escape(c, filters.c_str(), 0);
-    std::string url = std::string("http://d/v1.41/containers/json?all=true&filters=") + enc;
-    curl_free(enc);
-    curl_easy_cleanup(c);
-    auto list = Http("GET", url, "", true, EngineSocket(), 10).Json();
+    auto list = EngineContainers({"trainyard.sandbox", "trainyard.instance=" + instance});
     std::vector<std::string> out;
     if (!list.is_array()) return out;
     for (const auto& ctr : list) {
