@@ -146,10 +146,11 @@ void WarmPool::Refill(const AttemptSpec& attempt) {
     for (const WarmGang& g : ready_) {
       if (g.key == key) return;
     }
-    for (const AttemptSpec& w : wanted_) {
-      if (ShapeKey(w) == key) return;
+    for (const Wanted& w : wanted_) {
+      if (ShapeKey(w.shape) == key) return;
     }
-    wanted_.push_back(attempt);
+    wanted_.push_back({attempt, std::chrono::steady_clock::now() +
+                                    std::chrono::microseconds(options_.refill_delay)});
   }
   cv_.notify_all();
 }
@@ -185,10 +186,14 @@ void WarmPool::RunBuilder() {
     cv_.wait_for(lock, std::chrono::seconds(kExpiryCheckSeconds),
                  [&] { return stopping_ || !wanted_.empty(); });
     if (stopping_) break;
+    if (!wanted_.empty() && std::chrono::steady_clock::now() < wanted_.front().not_before) {
+      cv_.wait_until(lock, wanted_.front().not_before, [&] { return stopping_; });
+      if (stopping_) break;
+    }
     std::optional<AttemptSpec> shape;
     std::vector<WarmGang> victims;
     if (!wanted_.empty()) {
-      shape = std::move(wanted_.front());
+      shape = std::move(wanted_.front().shape);
       wanted_.pop_front();
       victims = EvictLocked(shape->replicas.size());
       building_key_ = ShapeKey(*shape);

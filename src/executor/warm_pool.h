@@ -37,6 +37,7 @@
 // Thread-safety: every method may be called from any thread.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -63,6 +64,9 @@ struct WarmPoolOptions {
   std::string init_path;      // The ty-sandbox-init binary.
   std::string instance;       // kLabelInstance value; "" = none.
   DurationMicros idle_ttl = 10LL * 60 * 1000000;
+  // A refill waits this long after the launch that asked for it, so the new gang's
+  // container starts do not compete for CPU with the replicas just started.
+  DurationMicros refill_delay = 500000;
   // false: Refill does nothing and only BuildNow fills the pool (tests that want
   // to know exactly which launches go warm).
   bool refill = true;
@@ -170,7 +174,11 @@ class WarmPool {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
-  std::deque<AttemptSpec> wanted_;   // Shapes to build, oldest first.
+  struct Wanted {
+    AttemptSpec shape;
+    std::chrono::steady_clock::time_point not_before;
+  };
+  std::deque<Wanted> wanted_;        // Shapes to build, oldest first.
   std::vector<WarmGang> ready_;
   std::string building_key_;         // The shape the builder works on now.
   uint64_t next_gang_ = 0;
