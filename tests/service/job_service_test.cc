@@ -1,6 +1,8 @@
 // The reconcile loop's decisions, driven through FakeExecutor.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "service/service_fixture.h"
 
 namespace ty::testing {
@@ -16,6 +18,15 @@ std::string EnvOf(const executor::ReplicaLaunch& r, const std::string& name) {
 }
 
 class JobServiceTest : public ServiceFixture {};
+
+// The job's `attempt` has started: the job is RUNNING from the previous attempt
+// already while a retry's replicas are still being launched, so the replicas
+// must be running too before a test may make one of them exit.
+bool AttemptRunning(const model::Job& j, int attempt) {
+  if (j.attempt != attempt || j.state != JobState::kRunning || j.replicas.empty()) return false;
+  return std::all_of(j.replicas.begin(), j.replicas.end(),
+                     [](const auto& r) { return r.state == model::ReplicaState::kRunning; });
+}
 
 TEST_F(JobServiceTest, SubmitAnswersQueuedThenRunsAndSucceedsOnPrimaryExit) {
   model::Job job = SubmitVertex(VertexBody());
@@ -93,7 +104,7 @@ TEST_F(JobServiceTest, AfterFiveRestartsTheWholeJobIsRetried) {
   }
   WaitFor(job, [&](const model::Job&) { return executor_->IsRunning(job.uid, 1, 0, 0); });
   executor_->Exit(job.uid, 1, 0, 0, 139, 11);
-  model::Job second = WaitFor(job, [](const model::Job& j) { return j.attempt == 2 && j.state == JobState::kRunning; });
+  model::Job second = WaitFor(job, [](const model::Job& j) { return AttemptRunning(j, 2); });
   ASSERT_EQ(second.attempt, 2);
   EXPECT_EQ(second.replicas[0].restarts, 0);
   EXPECT_EQ(second.replicas[0].handle, "ty-" + job.uid + "-2-0-0");
@@ -110,7 +121,7 @@ TEST_F(JobServiceTest, RestartJobOnWorkerRestartRestartsTheWholeAttempt) {
       "scheduling": {"restartJobOnWorkerRestart": true}})"));
   WaitForState(job, JobState::kRunning);
   executor_->Exit(job.uid, 1, 1, 1, 137, 9);
-  model::Job second = WaitFor(job, [](const model::Job& j) { return j.attempt == 2 && j.state == JobState::kRunning; });
+  model::Job second = WaitFor(job, [](const model::Job& j) { return AttemptRunning(j, 2); });
   ASSERT_EQ(second.attempt, 2);
   EXPECT_EQ(executor_->restart_calls(), 0);
   EXPECT_FALSE(executor_->IsRunning(job.uid, 1, 0, 0));  // The old attempt was stopped.
@@ -120,7 +131,7 @@ TEST_F(JobServiceTest, RestartJobOnWorkerRestartRestartsTheWholeAttempt) {
 TEST_F(JobServiceTest, RetriesStopAfterMaxAttempts) {
   model::Job job = SubmitVertex(VertexBody(R"({"scheduling": {"restartJobOnWorkerRestart": true}})"));
   for (int attempt = 1; attempt <= 3; ++attempt) {
-    WaitFor(job, [&](const model::Job& j) { return j.attempt == attempt && j.state == JobState::kRunning; });
+    WaitFor(job, [&](const model::Job& j) { return AttemptRunning(j, attempt); });
     executor_->Exit(job.uid, attempt, 0, 0, 139, 11);
   }
   model::Job done = WaitForState(job, JobState::kFailed);
