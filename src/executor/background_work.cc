@@ -1,5 +1,11 @@
 #include "executor/background_work.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <algorithm>
 #include <set>
 
@@ -196,6 +202,16 @@ void ForEachConcurrently(size_t n, const std::function<bool(size_t)>& fn) {
   for (size_t t = 1; t < std::min(n, kMaxLaunchThreads); ++t) threads.emplace_back(work);
   work();
   for (std::thread& t : threads) t.join();
+}
+
+Status WriteFileAtomically(const std::string& path, const std::string& data) {
+  std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Internal("cannot write " + tmp + ": " + std::strerror(errno));
+  bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size());
+  ok = ::close(fd) == 0 && ok;
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) return Internal("cannot write " + path);
+  return Status::Ok();
 }
 
 Status FirstError(const std::vector<Status>& results) {

@@ -129,6 +129,12 @@ inline constexpr size_t kMaxLaunchThreads = 8;
 // false no further i is begun; calls already under way finish.
 void ForEachConcurrently(size_t n, const std::function<bool(size_t)>& fn);
 
+// Writes `data` to `path` through a temporary file and a rename, so a reader (a
+// restarted daemon, a warm sandbox's init) sees the old file or the whole new one.
+// No fsync: these files matter to a daemon restarted on the same machine (the
+// page cache has them); after a machine crash what they describe is gone too.
+Status WriteFileAtomically(const std::string& path, const std::string& data);
+
 // The first failure in launch order, so the reported cause does not depend on
 // which thread lost a race.
 Status FirstError(const std::vector<Status>& results);

@@ -1,6 +1,5 @@
 #include "executor/container_executor.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,10 +32,6 @@ std::vector<std::string> AttemptFilters(const std::string& instance, const std::
                                  std::string(kLabelAttempt) + "=" + std::to_string(attempt)});
 }
 
-std::string LabelOr(const std::map<std::string, std::string>& labels, const char* key) {
-  auto it = labels.find(key);
-  return it == labels.end() ? std::string() : it->second;
-}
 
 }  // namespace
 
@@ -209,17 +204,17 @@ void ContainerExecutor::RunWatcher(const Watched& w) {
 // ---- Stop / Cleanup / Recover ---------------------------------------------
 
 Status ContainerExecutor::Stop(const std::string& job_uid, int attempt, DurationMicros grace) {
-  ASSIGN_OR_RETURN(std::vector<ContainerSummary> containers, ListReplicas(job_uid, attempt));
+  ASSIGN_OR_RETURN(std::vector<FoundReplica> replicas, ListReplicas(job_uid, attempt));
   int grace_s = static_cast<int>(std::max<DurationMicros>(1, (grace + 999999) / 1000000));
-  std::vector<Status> results(containers.size());
+  std::vector<Status> results(replicas.size());
   std::vector<std::thread> threads;
-  for (size_t i = 0; i < containers.size(); ++i) {
-    threads.emplace_back([&, i] { results[i] = engine_.StopContainer(containers[i].id, grace_s); });
+  for (size_t i = 0; i < replicas.size(); ++i) {
+    threads.emplace_back([&, i] { results[i] = engine_.StopContainer(replicas[i].container.id, grace_s); });
   }
   for (std::thread& t : threads) t.join();
   for (size_t i = 0; i < results.size(); ++i) {
     if (!results[i].ok() && results[i].code() != StatusCode::kNotFound) {
-      return results[i].WithContext("stop " + containers[i].name);
+      return results[i].WithContext("stop " + replicas[i].container.name);
     }
   }
   return Status::Ok();
@@ -231,12 +226,13 @@ Status ContainerExecutor::RestartReplica(const std::string& job_uid, int attempt
   const std::string name = ReplicaName(job_uid, attempt, pool, index);
   const std::string what = "restart " + name;
   // Listed with the instance label, so that only a replica of this daemon is found.
-  ASSIGN_OR_RETURN(std::vector<ContainerSummary> containers, ListReplicas(job_uid, attempt));
-  auto it = std::find_if(containers.begin(), containers.end(),
-                         [&](const ContainerSummary& c) { return c.name == name; });
-  if (it == containers.end()) return NotFound(what + ": no such replica");
-  const std::string task = TaskOf(*it);
-  Result<ContainerState> state = engine_.InspectContainer(it->id);
+  ASSIGN_OR_RETURN(std::vector<FoundReplica> replicas, ListReplicas(job_uid, attempt));
+  auto found = std::find_if(replicas.begin(), replicas.end(),
+                            [&](const FoundReplica& r) { return r.container.name == name; });
+  if (found == replicas.end()) return NotFound(what + ": no such replica");
+  const std::string& id = found->container.id;
+  const std::string& task = found->task;
+  Result<ContainerState> state = engine_.InspectContainer(id);
   if (!state.ok()) return state.status().WithContext(what);
   if (state->running) return FailedPrecondition(what + ": the replica is running");
   // Its previous watcher must have reported the previous end before the replica
@@ -249,20 +245,16 @@ Status ContainerExecutor::RestartReplica(const std::string& job_uid, int attempt
   // may have lines the sink lacks) and learn where it ended.
   LogCursor cursor;
   cursor.skip_until = options_.log_sink->LastEntryTime(job_uid, task);
-  Status read = CaptureLogs(it->id, job_uid, task, /*replica_done=*/true, &cursor);
+  Status read = CaptureLogs(id, job_uid, task, /*replica_done=*/true, &cursor);
   if (!read.ok()) return read.WithContext(what);
-  Result<SandboxClaim> claim = WarmPool::ReadClaim(it->labels, pool_->dir());
-  if (claim.ok() && !claim->hostname.empty()) {
-    RETURN_IF_ERROR(StartSandboxAgain(it->id, *claim).WithContext(what));
-  } else {
-    RETURN_IF_ERROR(engine_.StartContainer(it->id).WithContext(what));
-  }
+  Status started = found->claim ? pool_->StartAgain(id, *found->claim) : engine_.StartContainer(id);
+  RETURN_IF_ERROR(started.WithContext(what));
   Watched w{.job_uid = job_uid,
             .attempt = attempt,
             .pool = pool,
             .index = index,
             .name = name,
-            .container = it->id,
+            .container = id,
             .task = task,
             .skip_until = std::max(cursor.skip_until, cursor.last),
             .run_end = std::nullopt};
@@ -272,36 +264,37 @@ Status ContainerExecutor::RestartReplica(const std::string& job_uid, int attempt
 }
 
 Status ContainerExecutor::Cleanup(const std::string& job_uid, int attempt) {
-  ASSIGN_OR_RETURN(std::vector<ContainerSummary> containers, ListReplicas(job_uid, attempt));
+  ASSIGN_OR_RETURN(std::vector<FoundReplica> replicas, ListReplicas(job_uid, attempt));
+  auto remove_all = [&]() -> Status {
+    for (const FoundReplica& r : replicas) RETURN_IF_ERROR(engine_.RemoveContainer(r.container.id));
+    return Status::Ok();
+  };
   // The contract says the replicas exited; if one still runs, removing it is what
   // lets its watcher finish, so remove first and wait afterwards.
-  bool any_running = std::any_of(containers.begin(), containers.end(),
-                                 [](const ContainerSummary& c) { return c.state == "running"; });
-  if (any_running) {
-    for (const ContainerSummary& c : containers) RETURN_IF_ERROR(engine_.RemoveContainer(c.id));
-  }
+  bool any_running = std::any_of(replicas.begin(), replicas.end(),
+                                 [](const FoundReplica& r) { return r.container.state == "running"; });
+  if (any_running) RETURN_IF_ERROR(remove_all());
   // Wait for the attempt's watchers so that every line is in the sink before the
   // containers (and their logs) go.
   if (!work_.WaitForWatchers(job_uid, attempt)) {
     // A watcher that does not finish (an engine call that hangs): removing the
     // containers ends its reads; never wait forever.
-    for (const ContainerSummary& c : containers) RETURN_IF_ERROR(engine_.RemoveContainer(c.id));
+    RETURN_IF_ERROR(remove_all());
     if (!work_.WaitForWatchers(job_uid, attempt)) {
       return DeadlineExceeded("cleanup of " + job_uid + "/" + std::to_string(attempt) +
                               ": log capture did not finish after its replicas were removed");
     }
   }
-  for (const ContainerSummary& c : containers) RETURN_IF_ERROR(engine_.RemoveContainer(c.id));
+  RETURN_IF_ERROR(remove_all());
   ASSIGN_OR_RETURN(std::vector<std::string> networks,
                    engine_.ListNetworks(AttemptFilters(options_.instance, job_uid, attempt)));
   // Replicas that were warm sandboxes: their gang's network and directories.
   std::set<std::string> warm_networks;
-  for (const ContainerSummary& c : containers) {
-    Result<SandboxClaim> claim = WarmPool::ReadClaim(c.labels, pool_->dir());
-    if (!claim.ok()) continue;
-    if (!claim->network.empty()) warm_networks.insert(claim->network);
+  for (const FoundReplica& r : replicas) {
+    if (!r.claim) continue;
+    if (!r.claim->network.empty()) warm_networks.insert(r.claim->network);
     std::error_code ec;
-    std::filesystem::remove_all(claim->dir, ec);
+    std::filesystem::remove_all(r.claim->dir, ec);
   }
   networks.insert(networks.end(), warm_networks.begin(), warm_networks.end());
   for (const std::string& n : networks) RETURN_IF_ERROR(engine_.RemoveNetwork(n));
@@ -312,21 +305,24 @@ Result<std::vector<ObservedReplica>> ContainerExecutor::Recover() {
   std::lock_guard<std::mutex> recover_lock(recover_mu_);
   // A previous daemon's warm sandboxes that no attempt took are of no use.
   pool_->ReapLeftovers();
-  ASSIGN_OR_RETURN(std::vector<ContainerSummary> containers, ListReplicas("", 0));
+  ASSIGN_OR_RETURN(std::vector<FoundReplica> replicas, ListReplicas("", 0));
   std::vector<ObservedReplica> out;
-  for (const ContainerSummary& c : containers) {
+  for (const FoundReplica& r : replicas) {
+    const ContainerSummary& c = r.container;
     ObservedReplica o;
+    o.job_uid = r.job_uid;
+    o.attempt = r.attempt;
+    o.pool = r.pool;
+    o.index = r.index;
     o.name = c.name;
-    if (!ParseReplicaName(c.name, &o.job_uid, &o.attempt, &o.pool, &o.index)) continue;
     Result<ContainerState> state = engine_.InspectContainer(c.id);
     if (!state.ok()) {
       if (state.status().code() == StatusCode::kNotFound) continue;  // Removed meanwhile.
       return state.status().WithContext("recover " + c.name);
     }
     o.running = state->running;
-    std::string task = TaskOf(c);
-    Result<SandboxClaim> claim = WarmPool::ReadClaim(c.labels, pool_->dir());
-    if (claim.ok() && !WarmPool::Launched(claim->dir)) {
+    const std::string& task = r.task;
+    if (r.claim && !WarmPool::Launched(r.claim->dir)) {
       // A warm sandbox taken by a launch that never wrote its launch file: it
       // still waits, and never ran the replica.
       o.running = false;
@@ -365,60 +361,33 @@ Result<std::vector<ObservedReplica>> ContainerExecutor::Recover() {
   return out;
 }
 
-Status ContainerExecutor::StartSandboxAgain(const std::string& container, const SandboxClaim& claim) {
-  RETURN_IF_ERROR(WarmPool::HoldLaunch(claim.dir));
-  Status started = engine_.StartContainer(container);
-  if (started.ok()) {
-    Result<ContainerState> state = engine_.InspectContainer(container);
-    Sandbox box;
-    box.name = container;
-    struct stat st {};
-    if (state.ok() && state->pid > 0 &&
-        ::stat(("/proc/" + std::to_string(state->pid) + "/ns/uts").c_str(), &st) == 0) {
-      box.pid = state->pid;
-      box.uts_inode = st.st_ino;
-    }
-    Status named = WarmPool::SetHostname(box, claim.hostname);
-    if (!named.ok()) {
-      std::fprintf(stderr, "executor: host name of %s: %s\n", container.c_str(), named.message().c_str());
-    }
-  }
-  // Released even when the start failed: a later start must find it.
-  Status released = WarmPool::ReleaseLaunch(claim.dir);
-  return started.ok() ? released : started;
-}
-
 // ---- Lookup ------------------------------------------------------------------
 
-Result<std::vector<ContainerSummary>> ContainerExecutor::ListReplicas(const std::string& job_uid,
-                                                                      int attempt) {
+Result<std::vector<ContainerExecutor::FoundReplica>> ContainerExecutor::ListReplicas(
+    const std::string& job_uid, int attempt) {
   // One listing of this daemon's containers: a replica started cold carries its
-  // replica name; a warm sandbox keeps its own name and says in its claim which
-  // replica it became (WarmPool: renaming costs the engine ~2 ms per container,
-  // one at a time, which would be most of a warm gang's start).
+  // replica name and task label; a warm sandbox keeps its own name and says in its
+  // claim which replica it became (WarmPool: renaming costs the engine ~2 ms per
+  // container, one at a time, which would be most of a warm gang's start).
   ASSIGN_OR_RETURN(std::vector<ContainerSummary> listed,
                    engine_.ListContainers(OwnedFilters(options_.instance, {})));
-  std::vector<ContainerSummary> out;
+  std::vector<FoundReplica> out;
   for (ContainerSummary& c : listed) {
+    FoundReplica r;
+    r.task = c.Label(kLabelTask);
     if (c.labels.count(kLabelSandbox)) {
-      Result<SandboxClaim> claim = WarmPool::ReadClaim(c.labels, pool_->dir());
+      Result<SandboxClaim> claim = pool_->ReadClaim(c);
       if (!claim.ok()) continue;  // Not taken (yet).
       c.name = claim->replica;
+      r.task = claim->task;
+      r.claim = std::move(*claim);
     }
-    std::string uid;
-    int a = 0, pool = 0, index = 0;
-    if (!ParseReplicaName(c.name, &uid, &a, &pool, &index)) continue;
-    if (!job_uid.empty() && (uid != job_uid || a != attempt)) continue;
-    out.push_back(std::move(c));
+    if (!ParseReplicaName(c.name, &r.job_uid, &r.attempt, &r.pool, &r.index)) continue;
+    if (!job_uid.empty() && (r.job_uid != job_uid || r.attempt != attempt)) continue;
+    r.container = std::move(c);
+    out.push_back(std::move(r));
   }
   return out;
-}
-
-std::string ContainerExecutor::TaskOf(const ContainerSummary& c) const {
-  std::string task = LabelOr(c.labels, kLabelTask);
-  if (!task.empty()) return task;
-  Result<SandboxClaim> claim = WarmPool::ReadClaim(c.labels, pool_->dir());
-  return claim.ok() ? claim->task : std::string();
 }
 
 }  // namespace ty::executor

@@ -180,15 +180,18 @@ class ContainerExecutor : public Executor {
   // replica ran (an image changed, a claim could not be written), so a cold
   // launch may follow.
   Status LaunchWarm(const AttemptSpec& attempt, const WarmGang& gang, TimeMicros* image_ready_time);
-  // The replicas of this daemon: of one attempt, or all (job_uid ""), whether
-  // started cold or from a warm gang. `name` is the replica's name (ReplicaName)
-  // in both cases, `id` the container to address.
-  Result<std::vector<ContainerSummary>> ListReplicas(const std::string& job_uid, int attempt);
-  // RestartReplica of a replica that was a warm sandbox with a host name: starts
-  // it with its launch file held back until the host name is set again.
-  Status StartSandboxAgain(const std::string& container, const SandboxClaim& claim);
-  // A replica's log task: its label, or the claim of the warm sandbox it was.
-  std::string TaskOf(const ContainerSummary& c) const;
+  // A replica found on the engine, started cold or from a warm gang.
+  struct FoundReplica {
+    ContainerSummary container;  // `name`: the replica's name (ReplicaName); `id` to address.
+    std::string job_uid;         // Parsed from the replica's name.
+    int attempt = 0;
+    int pool = 0;
+    int index = 0;
+    std::string task;            // Its log task.
+    std::optional<SandboxClaim> claim;  // When it was a warm sandbox.
+  };
+  // The replicas of this daemon: of one attempt, or all (job_uid "").
+  Result<std::vector<FoundReplica>> ListReplicas(const std::string& job_uid, int attempt);
   // Makes every image of the attempt present (inspect, pull if missing).
   Status EnsureImages(const AttemptSpec& attempt);
   // Creates the attempt's network, if it has one, and picks the replicas' addresses

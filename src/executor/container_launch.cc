@@ -249,16 +249,7 @@ Status ContainerExecutor::LaunchWarm(const AttemptSpec& attempt, const WarmGang&
   // host names; nothing has run yet, so a failure can still fall back to cold.
   std::vector<Status> results(n);
   ForEachConcurrently(n, [&](size_t i) {
-    const ReplicaLaunch& r = attempt.replicas[i];
-    const Sandbox& box = gang.sandboxes[i];
-    results[i] = WarmPool::WriteClaim(box, r, gang.network, peers);
-    if (results[i].ok() && !r.hostname.empty()) {
-      // Best effort: without the privilege the sandbox's own name stays (warm_pool.h).
-      Status named = WarmPool::SetHostname(box, r.hostname);
-      if (!named.ok()) {
-        std::fprintf(stderr, "executor: host name of %s: %s\n", r.name.c_str(), named.message().c_str());
-      }
-    }
+    results[i] = WarmPool::Claim(gang.sandboxes[i], attempt.replicas[i], gang.network, peers);
     return results[i].ok();
   });
   std::map<std::string, ImageConfig> configs;

@@ -248,16 +248,15 @@ Status EngineClient::Ping() {
 }
 
 Result<bool> EngineClient::ImageExists(const std::string& image) {
-  // Image names keep their '/' in the path: the engines route /images/{name}/json
-  // on the whole remainder, and encoding '/' breaks podman's router.
-  ASSIGN_OR_RETURN(Response r, Call("GET", "/images/" + image + "/json", nullptr,
-                                    request_timeout_ms_, nullptr, nullptr));
-  if (r.status == 200) return true;
-  if (r.status == 404) return false;
-  return ErrorFrom(r, "inspect image " + image);
+  Result<ImageConfig> config = InspectImage(image);
+  if (config.ok()) return true;
+  if (config.status().code() == StatusCode::kNotFound) return false;
+  return config.status();
 }
 
 Result<ImageConfig> EngineClient::InspectImage(const std::string& image) {
+  // Image names keep their '/' in the path: the engines route /images/{name}/json
+  // on the whole remainder, and encoding '/' breaks podman's router.
   ASSIGN_OR_RETURN(Response r, Call("GET", "/images/" + image + "/json", nullptr,
                                     request_timeout_ms_, nullptr, nullptr));
   if (r.status != 200) return ErrorFrom(r, "inspect image " + image);

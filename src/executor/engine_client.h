@@ -63,6 +63,12 @@ struct ContainerSummary {
   std::string name;  // Without the leading '/'.
   std::string state;  // "created", "running", "exited", ...
   std::map<std::string, std::string> labels;
+
+  // The label's value; "" when it has none.
+  std::string Label(const char* key) const {
+    auto it = labels.find(key);
+    return it == labels.end() ? std::string() : it->second;
+  }
 };
 
 // One address range of a network, as the engine's IPAM chose it.

@@ -45,18 +45,6 @@ bool ReadFile(const std::string& path, std::string* out) {
   return true;
 }
 
-// Write-new-then-rename, so a reader never sees half a file.
-bool WriteFileAtomic(const std::string& path, const std::string& data) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return false;
-    out << data;
-    if (!out.flush()) return false;
-  }
-  return std::rename(tmp.c_str(), path.c_str()) == 0;
-}
-
 // Start time of `pid` in clock ticks since boot (/proc/<pid>/stat field 22), and
 // whether it is a zombie. False if there is no such process.
 bool ProcStat(int pid, unsigned long long* start_ticks, bool* zombie) {
@@ -180,7 +168,7 @@ void ProcessExecutor::RunLaunch(const AttemptSpec& attempt) {
                  {"command", r.command},      {"args", r.args},          {"env", env}};
     std::error_code ec;
     std::filesystem::create_directories(options_.state_dir + "/" + r.name, ec);
-    if (ec || !WriteFileAtomic(PathOf(r.name, ".json"), meta.dump())) {
+    if (ec || !internal::WriteFileAtomically(PathOf(r.name, ".json"), meta.dump()).ok()) {
       status = Internal("create replica " + r.name + ": cannot write to " + options_.state_dir +
                         (ec ? ": " + ec.message() : ""));
       break;
@@ -264,8 +252,9 @@ Status ProcessExecutor::Spawn(const AttemptSpec& attempt, const ReplicaLaunch& r
   out->pid = pid;
   bool zombie = false;
   ProcStat(pid, &out->start_ticks, &zombie);
-  if (!WriteFileAtomic(prefix + ".pid",
-                       std::to_string(pid) + " " + std::to_string(out->start_ticks) + "\n")) {
+  if (!internal::WriteFileAtomically(prefix + ".pid",
+                                     std::to_string(pid) + " " + std::to_string(out->start_ticks) + "\n")
+           .ok()) {
     kill(-pid, SIGKILL);
     return Internal("start replica " + r.name + ": cannot write " + prefix + ".pid");
   }
@@ -325,7 +314,7 @@ void ProcessExecutor::CaptureNew(const Replica& r, bool writer_gone, Capture* c)
   json j = {{"out_from", b.out_from}, {"out_to", b.out_to}, {"err_from", b.err_from},
             {"err_to", b.err_to},     {"t0", b.t0}};
   const std::string cursor_path = PathOf(r.name, ".cursor");
-  if (!WriteFileAtomic(cursor_path, j.dump())) {
+  if (!internal::WriteFileAtomically(cursor_path, j.dump()).ok()) {
     std::fprintf(stderr, "executor: cannot write %s\n", cursor_path.c_str());
   }
   AppendBatch(r, b, /*skip_until=*/0, c);

@@ -26,26 +26,13 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using internal::FirstError;
 using internal::ForEachConcurrently;
+using internal::WriteFileAtomically;
 
 constexpr char kInitInContainer[] = "/.trainyard/init";
 constexpr char kRunInContainer[] = "/.trainyard/run";
 constexpr char kSandboxPrefix[] = "ty-sbx-";
 // How often the builder looks for gangs past their idle time.
 constexpr int kExpiryCheckSeconds = 30;
-
-// Writes `data` to `path` through a temporary file and a rename, so a reader (the
-// sandbox's init, a restarted daemon) sees the old file or the whole new one.
-// No fsync: the files matter to a daemon restarted on the same machine (the page
-// cache has them); after a machine crash the sandboxes they describe are gone too.
-Status WriteFileAtomically(const std::string& path, const std::string& data) {
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Internal("cannot write " + tmp);
-  bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size());
-  ::close(fd);
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) return Internal("cannot write " + path);
-  return Status::Ok();
-}
 
 // Rewrites `path` in place: the file is bind-mounted into a container, which
 // keeps seeing the inode it mounted, so a rename would not reach it.
@@ -57,9 +44,16 @@ Status WriteFileInPlace(const std::string& path, const std::string& data) {
   return ok ? Status::Ok() : Internal("cannot write " + path);
 }
 
-std::string LabelOr(const std::map<std::string, std::string>& labels, const char* key) {
-  auto it = labels.find(key);
-  return it == labels.end() ? std::string() : it->second;
+// Where the sandbox's init runs now (host pid, UTS namespace inode), so that
+// SetHostname can later check it is still that process.
+void RecordProcess(EngineClient* engine, Sandbox* s) {
+  Result<ContainerState> state = engine->InspectContainer(s->id);
+  struct stat st {};
+  if (state.ok() && state->pid > 0 &&
+      ::stat(("/proc/" + std::to_string(state->pid) + "/ns/uts").c_str(), &st) == 0) {
+    s->pid = state->pid;
+    s->uts_inode = st.st_ino;
+  }
 }
 
 std::string NewGangId() {
@@ -147,10 +141,10 @@ void WarmPool::Refill(const AttemptSpec& attempt) {
       if (g.key == key) return;
     }
     for (const Wanted& w : wanted_) {
-      if (ShapeKey(w.shape) == key) return;
+      if (w.key == key) return;
     }
-    wanted_.push_back({attempt, std::chrono::steady_clock::now() +
-                                    std::chrono::microseconds(options_.refill_delay)});
+    wanted_.push_back({key, attempt,
+                       std::chrono::steady_clock::now() + std::chrono::microseconds(options_.refill_delay)});
   }
   cv_.notify_all();
 }
@@ -190,25 +184,24 @@ void WarmPool::RunBuilder() {
       cv_.wait_until(lock, wanted_.front().not_before, [&] { return stopping_; });
       if (stopping_) break;
     }
-    std::optional<AttemptSpec> shape;
-    std::vector<WarmGang> victims;
+    std::optional<Wanted> wanted;
     if (!wanted_.empty()) {
-      shape = std::move(wanted_.front().shape);
+      wanted = std::move(wanted_.front());
       wanted_.pop_front();
-      victims = EvictLocked(shape->replicas.size());
-      building_key_ = ShapeKey(*shape);
-    } else {
-      victims = EvictLocked(0);
+      building_key_ = wanted->key;
     }
+    std::vector<WarmGang> victims = EvictLocked(wanted ? wanted->shape.replicas.size() : 0);
     lock.unlock();
     ForEachConcurrently(victims.size(), [&](size_t i) {
       Discard(victims[i]);
       return true;
     });
-    Result<WarmGang> gang = shape ? Build(*shape) : Result<WarmGang>(NotFound("nothing wanted"));
-    if (shape && !gang.ok()) {
-      std::fprintf(stderr, "executor: warm pool: %s\n", gang.status().ToString().c_str());
+    if (!wanted) {  // Only the idle check was due.
+      lock.lock();
+      continue;
     }
+    Result<WarmGang> gang = Build(wanted->shape);
+    if (!gang.ok()) std::fprintf(stderr, "executor: warm pool: %s\n", gang.status().ToString().c_str());
     lock.lock();
     building_key_.clear();
     if (gang.ok()) {
@@ -328,14 +321,7 @@ Result<WarmGang> WarmPool::Build(const AttemptSpec& shape) {
   }
   // Where each init runs, for SetHostname at take time (off the start path).
   ForEachConcurrently(n, [&](size_t i) {
-    Sandbox& s = gang.sandboxes[i];
-    Result<ContainerState> state = engine_->InspectContainer(s.id);
-    struct stat st {};
-    if (state.ok() && state->pid > 0 &&
-        ::stat(("/proc/" + std::to_string(state->pid) + "/ns/uts").c_str(), &st) == 0) {
-      s.pid = state->pid;
-      s.uts_inode = st.st_ino;
-    }
+    RecordProcess(engine_, &gang.sandboxes[i]);
     return true;
   });
   gang.ready_time = clock_->Now();
@@ -357,9 +343,8 @@ void WarmPool::Discard(const WarmGang& gang) {
   }
 }
 
-Status WarmPool::WriteClaim(const Sandbox& sandbox, const ReplicaLaunch& replica,
-                            const std::string& network,
-                            const std::vector<std::pair<const ReplicaLaunch*, const Sandbox*>>& peers) {
+Status WarmPool::Claim(const Sandbox& sandbox, const ReplicaLaunch& replica, const std::string& network,
+                       const std::vector<std::pair<const ReplicaLaunch*, const Sandbox*>>& peers) {
   if (!network.empty()) {
     std::string hosts = "127.0.0.1\tlocalhost\n::1\tlocalhost\n";
     for (const auto& [peer, box] : peers) {
@@ -371,7 +356,37 @@ Status WarmPool::WriteClaim(const Sandbox& sandbox, const ReplicaLaunch& replica
                 {"network", network},
                 {"replica", replica.name},
                 {"hostname", replica.hostname}};
-  return WriteFileAtomically(sandbox.dir + "/claim.json", claim.dump());
+  RETURN_IF_ERROR(WriteFileAtomically(sandbox.dir + "/claim.json", claim.dump()));
+  NameOrSay(sandbox, replica.hostname);
+  return Status::Ok();
+}
+
+void WarmPool::NameOrSay(const Sandbox& sandbox, const std::string& hostname) {
+  if (hostname.empty()) return;
+  // Best effort: without the privilege the sandbox's own name stays (warm_pool.h).
+  Status named = SetHostname(sandbox, hostname);
+  if (!named.ok()) {
+    std::fprintf(stderr, "executor: host name %s for %s: %s\n", hostname.c_str(), sandbox.name.c_str(),
+                 named.message().c_str());
+  }
+}
+
+Status WarmPool::StartAgain(const std::string& container, const SandboxClaim& claim) {
+  if (claim.hostname.empty()) return engine_->StartContainer(container);
+  // A restart gets a new UTS namespace: the init waits (launch file held back)
+  // until the host name is set in it again.
+  RETURN_IF_ERROR(HoldLaunch(claim.dir));
+  Status started = engine_->StartContainer(container);
+  if (started.ok()) {
+    Sandbox box;
+    box.id = container;
+    box.name = container;
+    RecordProcess(engine_, &box);
+    NameOrSay(box, claim.hostname);
+  }
+  // Released even when the start failed: a later start must find it.
+  Status released = ReleaseLaunch(claim.dir);
+  return started.ok() ? released : started;
 }
 
 Status WarmPool::SetHostname(const Sandbox& sandbox, const std::string& hostname) {
@@ -418,12 +433,11 @@ Status WarmPool::WriteLaunch(const Sandbox& sandbox, const std::vector<std::stri
   return WriteFileAtomically(sandbox.dir + "/run/launch", data);
 }
 
-Result<SandboxClaim> WarmPool::ReadClaim(const std::map<std::string, std::string>& labels,
-                                         const std::string& dir_root) {
-  std::string name = LabelOr(labels, kLabelSandbox);
+Result<SandboxClaim> WarmPool::ReadClaim(const ContainerSummary& container) const {
+  std::string name = container.Label(kLabelSandbox);
   if (name.empty()) return NotFound("not a warm sandbox");
   SandboxClaim claim;
-  claim.dir = dir_root + "/" + name;
+  claim.dir = options_.dir + "/" + name;
   std::ifstream in(claim.dir + "/claim.json");
   if (!in) return NotFound("sandbox " + name + " holds no claim");
   json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
@@ -478,13 +492,13 @@ void WarmPool::ReapLeftovers() {
   std::set<std::string> dirs_in_use;
   std::vector<std::string> leftovers;
   for (const ContainerSummary& c : *containers) {
-    std::string sandbox = LabelOr(c.labels, kLabelSandbox);
-    bool unclaimed = !ReadClaim(c.labels, options_.dir).ok();
+    std::string sandbox = c.Label(kLabelSandbox);
+    bool unclaimed = !ReadClaim(c).ok();
     if (unclaimed && !mine.count(sandbox)) {
       leftovers.push_back(c.id);
       continue;
     }
-    networks_in_use.insert(LabelOr(c.labels, kLabelSandboxNetwork));
+    networks_in_use.insert(c.Label(kLabelSandboxNetwork));
     dirs_in_use.insert(sandbox);
   }
   ForEachConcurrently(leftovers.size(), [&](size_t i) {

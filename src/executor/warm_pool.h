@@ -128,30 +128,23 @@ class WarmPool {
   // taken and given up before it ran anything).
   void Discard(const WarmGang& gang);
 
-  // Writes the files that hand `sandbox` to `replica` (claim record and, on a
-  // networked gang, /etc/hosts). `peers`: every replica of the attempt with the
-  // gang's sandbox of the same position.
-  static Status WriteClaim(const Sandbox& sandbox, const ReplicaLaunch& replica,
-                           const std::string& network,
-                           const std::vector<std::pair<const ReplicaLaunch*, const Sandbox*>>& peers);
-  // Gives the sandbox the replica's host name (what `hostname` says inside), by
-  // entering its UTS namespace from a short-lived thread of this process. Needs
-  // CAP_SYS_ADMIN (a daemon running as root has it); refuses when the sandbox's
-  // process is no longer the one recorded at build time.
-  static Status SetHostname(const Sandbox& sandbox, const std::string& hostname);
+  // Hands `sandbox` to `replica`: writes its claim record and, on a networked
+  // gang, its /etc/hosts, and gives it the replica's host name (best effort).
+  // `peers`: every replica of the attempt with the gang's sandbox of the same
+  // position. Nothing runs until WriteLaunch.
+  static Status Claim(const Sandbox& sandbox, const ReplicaLaunch& replica, const std::string& network,
+                      const std::vector<std::pair<const ReplicaLaunch*, const Sandbox*>>& peers);
   // Writes the launch file the sandbox waits for; its init then runs `argv`.
   static Status WriteLaunch(const Sandbox& sandbox, const std::vector<std::string>& argv,
                             const std::vector<model::EnvVar>& env);
-  // What a taken sandbox recorded; NotFound when it holds no claim.
-  static Result<SandboxClaim> ReadClaim(const std::map<std::string, std::string>& labels,
-                                        const std::string& dir_root);
+  // What a taken sandbox recorded; NotFound when `container` is no sandbox of
+  // this pool's directory or holds no claim.
+  Result<SandboxClaim> ReadClaim(const ContainerSummary& container) const;
   // Whether a taken sandbox's launch file was written (its replica ran).
   static bool Launched(const std::string& sandbox_dir);
-  // Around a restart in place: HoldLaunch moves the launch file aside so the
-  // restarted init waits (while the executor sets the host name again: a restart
-  // gets a new UTS namespace); ReleaseLaunch puts it back and the replica runs.
-  static Status HoldLaunch(const std::string& sandbox_dir);
-  static Status ReleaseLaunch(const std::string& sandbox_dir);
+  // Starts a taken sandbox's container again (a restart in place) so that its
+  // replica runs under its host name again.
+  Status StartAgain(const std::string& container, const SandboxClaim& claim);
   const std::string& dir() const { return options_.dir; }
 
   // Removes the sandboxes and gang networks of this instance that no attempt
@@ -160,6 +153,17 @@ class WarmPool {
   void ReapLeftovers();
 
  private:
+  // Gives the sandbox the replica's host name (what `hostname` says inside), by
+  // entering its UTS namespace from a short-lived thread of this process. Needs
+  // CAP_SYS_ADMIN (a daemon running as root has it); refuses when the sandbox's
+  // process is no longer the one recorded (Sandbox::pid, uts_inode).
+  static Status SetHostname(const Sandbox& sandbox, const std::string& hostname);
+  // SetHostname, saying on stderr when it could not ("" = nothing to do).
+  static void NameOrSay(const Sandbox& sandbox, const std::string& hostname);
+  // Around StartAgain: HoldLaunch moves the launch file aside so the restarted
+  // init waits; ReleaseLaunch puts it back and the replica runs.
+  static Status HoldLaunch(const std::string& sandbox_dir);
+  static Status ReleaseLaunch(const std::string& sandbox_dir);
   void RunBuilder();
   Result<WarmGang> Build(const AttemptSpec& shape);
   // Drops gangs past idle_ttl and, to fit `incoming` more sandboxes, the oldest.
@@ -175,6 +179,7 @@ class WarmPool {
   std::condition_variable cv_;
   bool stopping_ = false;
   struct Wanted {
+    std::string key;  // ShapeKey(shape).
     AttemptSpec shape;
     std::chrono::steady_clock::time_point not_before;
   };
