@@ -276,10 +276,12 @@ class WarmContainerBackend : public ContainerBackend {
     o.sandbox_init = std::string(TY_BINARY_DIR) + "/bin/ty-sandbox-init";
     o.warm_refill = false;
     ASSIGN_OR_RETURN(auto ex, executor::ContainerExecutor::Create(o));
+    current_ = ex.get();
     return std::unique_ptr<executor::Executor>(std::make_unique<Warming>(std::move(ex)));
   }
   // Nothing of the job: no replica started cold, no sandbox that became one of
-  // its replicas, no gang network without a sandbox on it.
+  // its replicas, no sandbox besides those the pool holds ready, no gang network
+  // without a sandbox on it.
   bool Leftovers(const std::string& job_uid) override {
     if (ContainerBackend::Leftovers(job_uid)) return true;
     executor::EngineClient engine(EngineSocket());
@@ -287,14 +289,19 @@ class WarmContainerBackend : public ContainerBackend {
     auto networks = engine.ListNetworks({std::string(executor::kLabelInstance) + "=" + instance_});
     if (!mine.ok() || !networks.ok()) return true;
     std::set<std::string> used;
+    size_t sandboxes = 0;
     for (const auto& c : *mine) {
-      auto it = c.labels.find(executor::kLabelSandbox);
-      if (it == c.labels.end()) continue;
-      std::ifstream claim(dir_ + "/" + it->second + "/claim.json");
+      std::string sandbox = c.Label(executor::kLabelSandbox);
+      if (sandbox.empty()) continue;
+      ++sandboxes;
+      std::ifstream claim(dir_ + "/" + sandbox + "/claim.json");
       std::string text((std::istreambuf_iterator<char>(claim)), std::istreambuf_iterator<char>());
       if (text.find("ty-" + job_uid + "-") != std::string::npos) return true;
-      used.insert(c.labels.at(executor::kLabelSandboxNetwork));
+      used.insert(c.Label(executor::kLabelSandboxNetwork));
     }
+    // A sandbox whose claim is gone but whose container stayed would pass the
+    // check above: count them against what the pool holds.
+    if (current_ == nullptr || sandboxes != current_->WarmSandboxesForTest()) return true;
     for (const auto& n : *networks) {
       if (!used.count(n)) return true;
     }
@@ -316,6 +323,8 @@ class WarmContainerBackend : public ContainerBackend {
  private:
   std::string dir_;
   std::string instance_;
+  // The executor made last (the test's current one; Leftovers runs while it lives).
+  executor::ContainerExecutor* current_ = nullptr;
 };
 
 // A named backend maker: the name labels the parameterised tests (and keeps

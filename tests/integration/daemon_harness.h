@@ -174,6 +174,11 @@ class Daemon {
   // Warm pool (--warm-pool): sandboxes of this daemon not taken by any job, and
   // those that became replicas of job `uid` (their claim names its replicas).
   size_t WarmSandboxes() { return Sandboxes("").size(); }
+  // Every sandbox container of this daemon, taken or not.
+  size_t SandboxContainers() {
+    auto list = EngineContainers({"trainyard.sandbox", "trainyard.instance=" + Instance()});
+    return list.is_array() ? list.size() : 999;
+  }
   size_t WarmReplicasOf(const std::string& uid) { return Sandboxes("ty-" + uid + "-").size(); }
   const std::string& data_dir() const { return data_dir_; }
 
@@ -199,13 +204,16 @@ class Daemon {
   }
 
  private:
-  // Sandbox containers of this daemon whose claim.json contains `needle`; "" =
-  // those without a claim.
-  std::vector<std::string> Sandboxes(const std::string& needle) {
+  std::string Instance() const {
     std::ifstream id_file(data_dir_ + "/instance-id");
     std::string instance;
     id_file >> instance;
-    auto list = EngineContainers({"trainyard.sandbox", "trainyard.instance=" + instance});
+    return instance;
+  }
+  // Sandbox containers of this daemon whose claim.json contains `needle`; "" =
+  // those without a claim.
+  std::vector<std::string> Sandboxes(const std::string& needle) {
+    auto list = EngineContainers({"trainyard.sandbox", "trainyard.instance=" + Instance()});
     std::vector<std::string> out;
     if (!list.is_array()) return out;
     for (const auto& ctr : list) {
