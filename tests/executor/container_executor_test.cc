@@ -40,15 +40,7 @@ class ContainerExecutorTest : public ::testing::Test {
     ex_.reset();
     ContainerBackend().ForceClean(uid_);
     if (warm_) {
-      // Held in locals: a range-for over *Result() would outlive its temporary.
-      auto containers = engine_.ListContainers({InstanceLabel()});
-      if (containers.ok()) {
-        for (const auto& c : *containers) engine_.RemoveContainer(c.id).IgnoreError();
-      }
-      auto networks = engine_.ListNetworks({InstanceLabel()});
-      if (networks.ok()) {
-        for (const auto& n : *networks) engine_.RemoveNetwork(n).IgnoreError();
-      }
+      RemoveLabelled(InstanceLabel());
       std::error_code ec;
       std::filesystem::remove_all(sandbox_dir_, ec);
     }

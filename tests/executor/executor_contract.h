@@ -108,6 +108,20 @@ inline Result<std::unique_ptr<executor::ContainerExecutor>> NewContainerExecutor
   return ex;
 }
 
+// Removes every container, then every network, carrying `label` ("k=v"): what a
+// failed test left.
+inline void RemoveLabelled(const std::string& label) {
+  executor::EngineClient engine(EngineSocket());
+  auto containers = engine.ListContainers({label});
+  if (containers.ok()) {
+    for (const auto& c : *containers) engine.RemoveContainer(c.id).IgnoreError();
+  }
+  auto networks = engine.ListNetworks({label});
+  if (networks.ok()) {
+    for (const auto& n : *networks) engine.RemoveNetwork(n).IgnoreError();
+  }
+}
+
 // One backend of the contract suite.
 class Backend {
  public:
@@ -145,15 +159,7 @@ class ContainerBackend : public Backend {
     return !containers.ok() || !networks.ok() || !containers->empty() || !networks->empty();
   }
   void ForceClean(const std::string& job_uid) override {
-    executor::EngineClient engine(EngineSocket());
-    auto containers = engine.ListContainers({std::string(executor::kLabelJob) + "=" + job_uid});
-    if (containers.ok()) {
-      for (const auto& c : *containers) engine.RemoveContainer(c.id).IgnoreError();
-    }
-    auto networks = engine.ListNetworks({std::string(executor::kLabelJob) + "=" + job_uid});
-    if (networks.ok()) {
-      for (const auto& n : *networks) engine.RemoveNetwork(n).IgnoreError();
-    }
+    RemoveLabelled(std::string(executor::kLabelJob) + "=" + job_uid);
   }
 };
 
@@ -309,15 +315,7 @@ class WarmContainerBackend : public ContainerBackend {
   }
   void ForceClean(const std::string& job_uid) override {
     ContainerBackend::ForceClean(job_uid);
-    executor::EngineClient engine(EngineSocket());
-    auto mine = engine.ListContainers({std::string(executor::kLabelInstance) + "=" + instance_});
-    if (mine.ok()) {
-      for (const auto& c : *mine) engine.RemoveContainer(c.id).IgnoreError();
-    }
-    auto networks = engine.ListNetworks({std::string(executor::kLabelInstance) + "=" + instance_});
-    if (networks.ok()) {
-      for (const auto& n : *networks) engine.RemoveNetwork(n).IgnoreError();
-    }
+    RemoveLabelled(std::string(executor::kLabelInstance) + "=" + instance_);
   }
 
  private:
