@@ -108,7 +108,12 @@ Dispatch Route(service::JobService* service, const HttpRequest& request) {
   std::vector<std::string> seg = SplitPath(request.path);
   const std::string& method = request.method;
   if (seg.size() == 1 && seg[0] == "healthz" && method == "GET") {
-    return Respond(JsonResponse({{"status", "ok"}}));
+    // Still "ok": the daemon serves; stored jobs it had to fail are named so an
+    // operator sees them without reading the daemon's log.
+    nlohmann::json health = {{"status", "ok"}};
+    std::vector<std::string> problems = service->problems();
+    if (!problems.empty()) health["problems"] = problems;
+    return Respond(JsonResponse(health));
   }
   if (seg.size() < 4 || (seg[0] != "v1" && seg[0] != "ui") || seg[1] != "projects") {
     return Respond(NoRoute(request));

@@ -36,14 +36,34 @@ const char* ReplicaStateName(ReplicaState s) {
     case ReplicaState::kSucceeded: return "SUCCEEDED";
     case ReplicaState::kFailed: return "FAILED";
     case ReplicaState::kStopped: return "STOPPED";
+    case ReplicaState::kRestarting: return "RESTARTING";
   }
   return "PENDING";
 }
 
 std::optional<ReplicaState> ReplicaStateFromName(const std::string& name) {
   for (ReplicaState s : {ReplicaState::kPending, ReplicaState::kRunning, ReplicaState::kSucceeded,
-                         ReplicaState::kFailed, ReplicaState::kStopped}) {
+                         ReplicaState::kFailed, ReplicaState::kStopped,
+                         ReplicaState::kRestarting}) {
     if (name == ReplicaStateName(s)) return s;
+  }
+  return std::nullopt;
+}
+
+const char* EndingKindName(EndingKind k) {
+  switch (k) {
+    case EndingKind::kSucceed: return "SUCCEED";
+    case EndingKind::kFail: return "FAIL";
+    case EndingKind::kRetry: return "RETRY";
+    case EndingKind::kCancel: return "CANCEL";
+  }
+  return "FAIL";
+}
+
+std::optional<EndingKind> EndingKindFromName(const std::string& name) {
+  for (EndingKind k : {EndingKind::kSucceed, EndingKind::kFail, EndingKind::kRetry,
+                       EndingKind::kCancel}) {
+    if (name == EndingKindName(k)) return k;
   }
   return std::nullopt;
 }

@@ -43,6 +43,7 @@ enum class ReplicaState {
   kSucceeded,    // Exited 0.
   kFailed,       // Exited non-zero or killed.
   kStopped,      // Stopped by the service (cancel, job done, teardown).
+  kRestarting,   // Exited; a restart in place was decided and may be under way.
 };
 const char* ReplicaStateName(ReplicaState s);
 std::optional<ReplicaState> ReplicaStateFromName(const std::string& name);
@@ -68,6 +69,18 @@ struct JobError {
   std::string message;
 };
 
+// What the job becomes once every replica of the current attempt has exited: the
+// pending outcome of a stop in progress (job_machine.h). Committed before the stop
+// starts, so a restarted daemon finishes what was decided instead of guessing.
+enum class EndingKind {
+  kSucceed,  // The primary exited 0; the others are being stopped.
+  kFail,     // A replica failed for good; `error` says which and why.
+  kRetry,    // Start attempt + 1 once this one is down (`error`: why, if retries run out).
+  kCancel,   // A user, maxWaitTime or the timeout cancelled the job (`error`: which).
+};
+const char* EndingKindName(EndingKind k);
+std::optional<EndingKind> EndingKindFromName(const std::string& name);
+
 // Times of each phase, so a slow start can be explained (DESIGN.md "Job lifecycle").
 struct PhaseTimes {
   TimeMicros queued = 0;        // == create_time.
@@ -75,6 +88,15 @@ struct PhaseTimes {
   TimeMicros image_ready = 0;   // Images present (pulled if needed).
   TimeMicros all_running = 0;   // Every replica of the current attempt started.
   TimeMicros finished = 0;      // Terminal state reached.
+};
+
+struct Ending {
+  EndingKind kind = EndingKind::kFail;
+  std::optional<JobError> error;  // The job's error if it ends this way.
+  bool operator==(const Ending& o) const {
+    return kind == o.kind && error.has_value() == o.error.has_value() &&
+           (!error || (error->code == o.error->code && error->message == o.error->message));
+  }
 };
 
 struct Job {
@@ -102,6 +124,8 @@ struct Job {
   int attempt = 0;             // Current attempt, 1-based; 0 before the first launch.
   bool cancel_requested = false;
   std::vector<ReplicaRecord> replicas;  // Replicas of the current attempt.
+  // Set while the current attempt is being stopped: what happens once it is down.
+  std::optional<Ending> ending;
 
   // Public id: spec.job_id for ml v1, uid for Vertex.
   const std::string& public_id() const { return dialect == Dialect::kMlV1 ? spec.job_id : uid; }

@@ -1,14 +1,19 @@
-// JobService: the use cases (submit, get, list, cancel, delete, logs) and the one
-// reconcile loop that owns job state (DESIGN.md §2).
+// JobService: the use cases (submit, get, list, cancel, delete, logs) over one loop
+// core that owns job state (DESIGN.md §2): service/loop_core.h runs tasks, timers and
+// blocking work; service/job_controller.h turns inputs into decisions
+// (model/job_machine.h), commits them, then acts.
 //
 // Threading: API threads call the public methods. Mutations (Submit, Cancel, Delete)
-// are posted to the loop thread and wait for it, so the answer reflects a state that
-// is already committed to the store. Reads (Get, List) use an in-memory index the
-// loop updates after each commit. Blocking backend calls (executor Launch/Stop/
-// Cleanup) run on a small worker pool and post their results back to the loop.
+// run on the loop and wait for it, so the answer reflects a state that is already
+// committed to the store. Reads (Get, List) never wait for the loop: they use the
+// index the loop publishes after each commit. Blocking backend calls (executor
+// Launch/Stop/Cleanup) run on a small worker pool and post their results back.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -18,6 +23,9 @@
 #include "logs/log_store.h"
 #include "model/dialect.h"
 #include "model/job.h"
+#include "model/job_machine.h"
+#include "model/spec_limits.h"
+#include "service/job_controller.h"
 #include "store/job_store.h"
 
 namespace ty::service {
@@ -28,10 +36,16 @@ struct JobServiceOptions {
   std::string bucket_root;
   DurationMicros stop_grace = 10LL * 1000000;  // SIGTERM -> SIGKILL.
   int worker_threads = 4;
-  // Whole-job attempts for retryable failures (spec §9: up to 3).
-  int max_attempts = 3;
-  // In-place restarts of one replica before the whole job is retried (spec §9: 5).
-  int max_replica_restarts = 5;
+  // Whole-job attempts and in-place restarts (spec §9: 3 and 5).
+  model::JobPolicy policy;
+  // Bounds on accepted specs (400 at submit; stored jobs past them fail at start-up).
+  model::SpecLimits limits;
+  // Digits of new job ids; default: a random_device-seeded generator.
+  std::function<uint64_t()> random;
+  // Tests: run nothing until RunUntilIdleForTest() (deterministic with a ManualClock).
+  bool manual_loop_for_test = false;
+  // Crash-point tests: asked after every commit whether the "daemon" dies there.
+  std::function<AfterCommit()> after_commit_for_test;
 };
 
 // How a request names a job: ml v1 by (project, jobId); Vertex by
@@ -74,8 +88,13 @@ class JobService {
                                                     JobServiceOptions options);
   ~JobService();
 
-  // Loads every job from the store, recovers executor state, starts the loop.
+  // Loads every job from the store, recovers executor state, starts the loop. A
+  // stored job that cannot be run any more is failed and reported (problems()).
   Status Start();
+  // Why some stored jobs were failed at start-up (for /healthz); empty when none.
+  std::vector<std::string> problems() const;
+  // Manual loop only: runs everything due; returns how many tasks ran.
+  int RunUntilIdleForTest();
   // Stops the loop and the worker pool. Running replicas are left running: a
   // restarted daemon re-attaches to them (DESIGN.md §3).
   void Shutdown();
@@ -102,9 +121,18 @@ class JobService {
   bool WaitForLogs(const JobRef& ref, const std::string& cursor, int timeout_ms);
 
  private:
-  class Loop;
-  explicit JobService(std::unique_ptr<Loop> loop);
-  std::unique_ptr<Loop> loop_;
+  JobService(store::JobStore* store, executor::Executor* executor, logs::LogStore* logs,
+             const Clock* clock, JobServiceOptions options);
+  Result<std::string> ResolveUid(const JobRef& ref) const;
+
+  store::JobStore* const store_;
+  executor::Executor* const executor_;
+  logs::LogStore* const logs_;
+  const JobServiceOptions options_;
+  std::unique_ptr<LoopCore> core_;
+  std::unique_ptr<JobController> jobs_;
+  mutable std::mutex ops_mu_;
+  std::map<std::string, Operation> operations_;  // Guarded by ops_mu_.
 };
 
 }  // namespace ty::service

@@ -4,23 +4,6 @@
 
 namespace ty::service {
 
-std::vector<model::ReplicaRecord> NewReplicaRecords(const model::Job& job, int attempt) {
-  std::vector<model::ReplicaRecord> out;
-  for (int p = 0; p < static_cast<int>(job.spec.pools.size()); ++p) {
-    for (int i = 0; i < job.spec.pools[p].replica_count; ++i) {
-      model::ReplicaRecord r;
-      r.pool = p;
-      r.index = i;
-      r.attempt = attempt;
-      r.task_name = model::TaskName(job.dialect, p, i);
-      r.handle = executor::ReplicaName(job.uid, attempt, p, i);
-      r.state = model::ReplicaState::kPending;
-      out.push_back(std::move(r));
-    }
-  }
-  return out;
-}
-
 executor::AttemptSpec BuildAttemptSpec(const model::Job& job, const LaunchPlanOptions& options) {
   executor::AttemptSpec spec;
   spec.job_uid = job.uid;

@@ -19,9 +19,6 @@ struct LaunchPlanOptions {
 // REQUIRES: job.attempt >= 1 and job.replicas describe that attempt.
 executor::AttemptSpec BuildAttemptSpec(const model::Job& job, const LaunchPlanOptions& options);
 
-// Replica records (state PENDING) for attempt `attempt` of `job`.
-std::vector<model::ReplicaRecord> NewReplicaRecords(const model::Job& job, int attempt);
-
 // Buckets the job names (baseOutputDirectory, jobDir): created before launch so
 // replicas can write into them.
 std::vector<std::string> BucketsOf(const model::JobSpec& spec);

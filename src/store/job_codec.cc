@@ -15,6 +15,7 @@ std::optional<model::Dialect> DialectFromName(const std::string& name) {
 model::Job StoredCopy(const model::Job& job) {
   model::Job copy = job;
   copy.spec = model::JobSpec();
+  copy.spec.job_id = MlJobIdOf(job);
   return copy;
 }
 

@@ -16,7 +16,7 @@ const char* DialectName(model::Dialect d);
 std::optional<model::Dialect> DialectFromName(const std::string& name);
 
 // What a backend keeps of `job`: every field except `spec`, which is reset to its
-// default (the store persists `spec_json` only; see job_store.h).
+// default but for the ml v1 `job_id` (the store persists `spec_json`; job_store.h).
 model::Job StoredCopy(const model::Job& job);
 
 // The ml v1 user id a job is indexed under: `spec.job_id` for ml v1 jobs, empty for

@@ -31,8 +31,9 @@ class JobStore {
   // cancel flag, labels...) atomically. NotFound if absent.
   virtual Status UpdateJob(const model::Job& job) = 0;
 
-  // NotFound if absent. The returned job has `spec` default-constructed: callers
-  // rebuild it with model::ParseStoredSpec(job.dialect, job.spec_json).
+  // NotFound if absent. The returned job has `spec` default-constructed but for the
+  // ml v1 `spec.job_id`: callers rebuild it with model::ParseStoredSpec(job.dialect,
+  // job.spec_json).
   virtual Result<model::Job> GetJob(const std::string& uid) = 0;
 
   // ml v1 lookup by user id. NotFound if absent.

@@ -71,6 +71,13 @@ CREATE TABLE events (
   PRIMARY KEY (uid, seq)
 ) WITHOUT ROWID;
 )sql"},
+    // The pending outcome of a stop in progress (model::Job::ending), committed before
+    // the stop starts so a restarted daemon finishes what was decided.
+    {2, R"sql(
+ALTER TABLE jobs ADD COLUMN ending_kind TEXT;
+ALTER TABLE jobs ADD COLUMN ending_code INTEGER;
+ALTER TABLE jobs ADD COLUMN ending_message TEXT;
+)sql"},
 };
 
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == SqliteJobStore::kSchemaVersion,
@@ -108,7 +115,8 @@ Status JobNotFound(const std::string& uid) { return NotFound("job " + uid + " no
 constexpr char kJobColumns[] =
     "uid, dialect, project, location, job_id, spec_json, state, create_time, start_time, "
     "end_time, update_time, queued_time, admitted_time, image_ready_time, all_running_time, "
-    "finished_time, error_code, error_message, attempt, cancel_requested";
+    "finished_time, error_code, error_message, attempt, cancel_requested, ending_kind, "
+    "ending_code, ending_message";
 
 }  // namespace
 
@@ -302,7 +310,7 @@ Result<bool> SqliteJobStore::JobExists(const std::string& uid) {
 
 namespace {
 
-// Binds the job's mutable columns to parameters first..first+14 (state .. cancel flag).
+// Binds the job's mutable columns to parameters first..first+17 (spec .. ending).
 template <typename Stmt>
 void BindMutableColumns(Stmt& st, int first, const model::Job& job) {
   int i = first;
@@ -325,6 +333,19 @@ void BindMutableColumns(Stmt& st, int first, const model::Job& job) {
   }
   st.Bind(i++, static_cast<int64_t>(job.attempt));
   st.Bind(i++, static_cast<int64_t>(job.cancel_requested ? 1 : 0));
+  const std::optional<model::Ending>& e = job.ending;
+  const model::JobError* ending_error = e && e->error ? &*e->error : nullptr;
+  if (e) {
+    st.Bind(i++, model::EndingKindName(e->kind));
+  } else {
+    st.Bind(i++, std::optional<int64_t>());
+  }
+  st.Bind(i++, ending_error ? std::optional<int64_t>(ending_error->code) : std::nullopt);
+  if (ending_error) {
+    st.Bind(i++, ending_error->message);
+  } else {
+    st.Bind(i++, std::optional<int64_t>());
+  }
 }
 
 // Reads a row selected with kJobColumns. DataLoss for values this code cannot name.
@@ -340,7 +361,9 @@ Result<model::Job> ReadJobRow(const Stmt& st) {
   job.dialect = *dialect;
   job.project = st.Text(2);
   job.location = st.Text(3);
-  // Column 4 (job_id) lives in spec, which the store does not restore.
+  // The ml v1 id is the one part of `spec` the store restores: a job must stay
+  // reachable by its name even when its spec can no longer be parsed.
+  job.spec.job_id = st.Text(4);
   job.spec_json = st.Text(5);
   job.state = *state;
   job.create_time = st.Int(7);
@@ -355,6 +378,12 @@ Result<model::Job> ReadJobRow(const Stmt& st) {
   if (!st.IsNull(16)) job.error = model::JobError{static_cast<int>(st.Int(16)), st.Text(17)};
   job.attempt = static_cast<int>(st.Int(18));
   job.cancel_requested = st.Int(19) != 0;
+  if (!st.IsNull(20)) {
+    std::optional<model::EndingKind> kind = model::EndingKindFromName(st.Text(20));
+    if (!kind) return Status(StatusCode::kDataLoss, "job " + job.uid + ": unknown ending in store");
+    job.ending = model::Ending{*kind, std::nullopt};
+    if (!st.IsNull(21)) job.ending->error = model::JobError{static_cast<int>(st.Int(21)), st.Text(22)};
+  }
   return job;
 }
 
@@ -464,7 +493,7 @@ Status SqliteJobStore::CreateJob(const model::Job& job) {
   }
   {
     static const std::string kInsert = std::string("INSERT INTO jobs (") + kJobColumns +
-                                       ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+                                       ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     ASSIGN_OR_RETURN(Statement st, Prepare(kInsert.c_str()));
     st.Bind(1, job.uid)
         .Bind(2, internal::DialectName(job.dialect))
@@ -499,9 +528,10 @@ Status SqliteJobStore::UpdateJob(const model::Job& job) {
         Prepare("UPDATE jobs SET spec_json = ?, state = ?, create_time = ?, start_time = ?, "
                 "end_time = ?, update_time = ?, queued_time = ?, admitted_time = ?, "
                 "image_ready_time = ?, all_running_time = ?, finished_time = ?, error_code = ?, "
-                "error_message = ?, attempt = ?, cancel_requested = ? WHERE uid = ?"));
+                "error_message = ?, attempt = ?, cancel_requested = ?, ending_kind = ?, "
+                "ending_code = ?, ending_message = ? WHERE uid = ?"));
     BindMutableColumns(st, 1, job);
-    st.Bind(16, job.uid);
+    st.Bind(19, job.uid);
     RETURN_IF_ERROR(st.Run("update job " + job.uid));
   }
   RETURN_IF_ERROR(WriteReplicas(job));

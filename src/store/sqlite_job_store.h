@@ -4,7 +4,8 @@
 //
 //   jobs      uid PK | dialect | project | location | job_id | spec_json | state |
 //             create/start/end/update_time | phase times | error_code, error_message
-//             (both NULL = no error) | attempt | cancel_requested
+//             (both NULL = no error) | attempt | cancel_requested |
+//             ending_kind, ending_code, ending_message (v2; NULL = no stop pending)
 //             UNIQUE (dialect, project, job_id) WHERE dialect = 'ML_V1'
 //   replicas  (uid FK -> jobs ON DELETE CASCADE, pos) PK | pool | idx | attempt |
 //             task_name | handle | state | exit_code? | signal? | restarts | times
@@ -38,7 +39,7 @@ namespace ty::store {
 class SqliteJobStore : public JobStore {
  public:
   // The schema this code writes. Files at a higher version are refused.
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   // Opens (creating if missing) the database at `path`; ":memory:" gives a private
   // in-memory database (no WAL there). Applies pending migrations.

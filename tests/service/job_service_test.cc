@@ -56,7 +56,7 @@ TEST_F(JobServiceTest, NonZeroExitFailsWithTheSpecsMessageAndLastLogLines) {
   model::Job job = SubmitVertex(VertexBody());
   WaitForState(job, JobState::kRunning);
   logs::LogEntry line;
-  line.time = SystemClock::Get()->Now();
+  line.time = clock_.Now();
   line.task = "workerpool0-0";
   line.stream = logs::LogStream::kStderr;
   line.message = "ValueError: bad input";
@@ -182,16 +182,44 @@ TEST_F(JobServiceTest, LaunchFailureFailsTheJobWithTheReason) {
 }
 
 TEST_F(JobServiceTest, TimeoutCancelsARunningJob) {
-  model::Job job = SubmitVertex(VertexBody(R"({"scheduling": {"timeout": "1s"}})"));
-  WaitForState(job, JobState::kRunning);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  model::Job job = SubmitVertex(VertexBody(R"({"scheduling": {"timeout": "10s"}})"));
+  ASSERT_EQ(WaitForState(job, JobState::kRunning).state, JobState::kRunning);
+  clock_.Advance(9'999'999);
+  RunLoop();
+  EXPECT_EQ(Current(job).state, JobState::kRunning);  // Not a microsecond early.
+  clock_.Advance(1);
+  RunLoop();
   model::Job cur = Current(job);
-  while (cur.state != JobState::kCancelled && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    cur = Current(job);
-  }
   ASSERT_EQ(cur.state, JobState::kCancelled);
-  EXPECT_NE(cur.error->message.find("timeout of 1s"), std::string::npos);
+  EXPECT_NE(cur.error->message.find("timeout of 10s"), std::string::npos);
+  EXPECT_EQ(executor_->stop_calls(), 1);
+}
+
+TEST_F(JobServiceTest, MaxWaitCancelsAJobThatDidNotStartInTime) {
+  executor_->HoldLaunches(true);  // The launch never completes (e.g. a slow pull).
+  model::Job job = SubmitVertex(VertexBody(R"({"scheduling": {"maxWaitDuration": "60s"}})"));
+  EXPECT_EQ(WaitForState(job, JobState::kPreparing).state, JobState::kPreparing);
+  clock_.Advance(59'000'000);
+  RunLoop();
+  EXPECT_EQ(Current(job).state, JobState::kPreparing);
+  clock_.Advance(1'000'000);
+  RunLoop();
+  model::Job cur = Current(job);
+  EXPECT_EQ(cur.state, JobState::kCancelling);  // Waits for the launch to report.
+  executor_->CompleteHeldLaunch(job.uid, 1);   // It starts after all: stopped at once.
+  RunLoop();
+  cur = Current(job);
+  ASSERT_EQ(cur.state, JobState::kCancelled);
+  EXPECT_NE(cur.error->message.find("did not start within its maximum wait time"), std::string::npos);
+  EXPECT_EQ(executor_->stop_calls(), 1);
+}
+
+TEST_F(JobServiceTest, MaxWaitDoesNotFireOnceTheJobRuns) {
+  model::Job job = SubmitVertex(VertexBody(R"({"scheduling": {"maxWaitDuration": "60s"}})"));
+  ASSERT_EQ(WaitForState(job, JobState::kRunning).state, JobState::kRunning);
+  clock_.Advance(120'000'000);
+  RunLoop();
+  EXPECT_EQ(Current(job).state, JobState::kRunning);
 }
 
 TEST_F(JobServiceTest, PrimarySuccessStopsTheOtherReplicas) {

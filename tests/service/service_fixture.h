@@ -1,4 +1,6 @@
-// A JobService over MemoryJobStore + FakeExecutor + a real LogStore in a temp dir.
+// A JobService over MemoryJobStore + FakeExecutor + a real LogStore in a temp dir,
+// on a manual loop and a ManualClock: nothing happens until the test runs the loop
+// (WaitFor / RunLoop), and timers fire when the test advances the clock. No sleeps.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -11,6 +13,7 @@
 #include <thread>
 
 #include "fakes/fake_executor.h"
+#include "fakes/manual_clock.h"
 #include "logs/log_store.h"
 #include "model/dialect.h"
 #include "service/job_service.h"
@@ -38,11 +41,17 @@ class ServiceFixture : public ::testing::Test {
     service::JobServiceOptions options;
     options.bucket_root = (dir_ / "buckets").string();
     options.stop_grace = 1000000;
+    options.manual_loop_for_test = true;
+    uint64_t seq = 0;
+    options.random = [seq]() mutable { return ++seq; };
     service_ = std::move(service::JobService::Create(store_.get(), executor_.get(), logs_.get(),
-                                                     SystemClock::Get(), options)
+                                                     &clock_, options)
                              .value());
     ASSERT_TRUE(service_->Start().ok());
+    RunLoop();
   }
+  // Runs everything due on the loop (tasks, executor calls, due timers).
+  void RunLoop() { service_->RunUntilIdleForTest(); }
   void RestartService(std::unique_ptr<FakeExecutor> executor) {
     service_.reset();
     executor_ = std::move(executor);
@@ -62,7 +71,7 @@ class ServiceFixture : public ::testing::Test {
     EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
     auto job = service_->Submit(model::Dialect::kVertex, "p", "us-central1", std::move(parsed).value());
     EXPECT_TRUE(job.ok()) << job.status().ToString();
-    return job.value();
+    return job.value();  // QUEUED: the loop has not run yet.
   }
 
   service::JobRef Ref(const model::Job& job) const {
@@ -71,20 +80,17 @@ class ServiceFixture : public ::testing::Test {
 
   model::Job Current(const model::Job& job) { return service_->Get(Ref(job)).value(); }
 
-  // Polls until `pred` holds for the job or 5 s pass; returns the last view.
+  // Runs the loop until nothing is due and returns the job as it is then. `pred`
+  // states what the caller expects; the caller asserts on the returned view.
   model::Job WaitFor(const model::Job& job, const std::function<bool(const model::Job&)>& pred) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    model::Job cur = Current(job);
-    while (!pred(cur) && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      cur = Current(job);
-    }
-    return cur;
+    RunLoop();
+    return Current(job);
   }
   model::Job WaitForState(const model::Job& job, model::JobState state) {
     return WaitFor(job, [state](const model::Job& j) { return j.state == state; });
   }
 
+  ManualClock clock_;
   std::filesystem::path dir_;
   std::unique_ptr<store::MemoryJobStore> store_;
   std::unique_ptr<logs::LogStore> logs_;

@@ -255,7 +255,30 @@ TYPED_TEST_P(JobStoreContractTest, AppendEventToMissingJobIsNotFound) {
   EXPECT_EQ(this->store_->AppendEvent("999", {1, "state", "x"}).code(), StatusCode::kNotFound);
 }
 
+// The pending outcome of a stop is what a restarted daemon finishes: every kind, with
+// and without an error, and its clearing, must read back exactly.
+TYPED_TEST_P(JobStoreContractTest, PendingEndingRoundTripsAndClears) {
+  model::Job job = FullJob("601");
+  job.ending.reset();
+  ASSERT_TRUE(this->store_->CreateJob(job).ok());
+  for (model::EndingKind kind : {model::EndingKind::kSucceed, model::EndingKind::kFail,
+                                 model::EndingKind::kRetry, model::EndingKind::kCancel}) {
+    job.ending = model::Ending{kind, std::nullopt};
+    if (kind != model::EndingKind::kSucceed) job.ending->error = model::JobError{1, "why"};
+    ASSERT_TRUE(this->store_->UpdateJob(job).ok());
+    Result<model::Job> got = this->store_->GetJob("601");
+    ASSERT_TRUE(got.ok());
+    ASSERT_TRUE(got->ending.has_value());
+    EXPECT_EQ(got->ending->kind, kind);
+    EXPECT_TRUE(*got->ending == *job.ending);
+  }
+  job.ending.reset();
+  ASSERT_TRUE(this->store_->UpdateJob(job).ok());
+  EXPECT_FALSE(this->store_->GetJob("601")->ending.has_value());
+}
+
 REGISTER_TYPED_TEST_SUITE_P(JobStoreContractTest, CreateGetRoundTripsEveryField,
+                            PendingEndingRoundTripsAndClears,
                             RoundTripsDefaultsAndEmptyOptionals, DuplicateUidIsAlreadyExists,
                             MlJobIdIsUniquePerProject, FindMlJob,
                             UpdateJobReplacesStateReplicasAndError, UpdateKeepsIdentity,

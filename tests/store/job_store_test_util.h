@@ -31,6 +31,7 @@ inline model::Job FullJob(const std::string& uid, model::Dialect dialect = model
   job.error = model::JobError{13, "workerpool0-0 exited with 3\nlast lines: \xff\xfe"};
   job.attempt = 2;
   job.cancel_requested = true;
+  job.ending = model::Ending{model::EndingKind::kRetry, model::JobError{3, "worker died"}};
   model::ReplicaRecord r0;
   r0.pool = 0;
   r0.index = 0;
@@ -103,10 +104,11 @@ inline void ExpectStoredJob(const model::Job& want, const model::Job& got) {
   }
   EXPECT_EQ(got.attempt, want.attempt);
   EXPECT_EQ(got.cancel_requested, want.cancel_requested);
+  EXPECT_EQ(got.ending == want.ending, true);
   ASSERT_EQ(got.replicas.size(), want.replicas.size());
   for (size_t i = 0; i < want.replicas.size(); ++i) ExpectSameReplica(want.replicas[i], got.replicas[i]);
-  // spec is not persisted.
-  EXPECT_EQ(got.spec.job_id, "");
+  // spec is not persisted, but for the ml v1 id (a job stays reachable by name).
+  EXPECT_EQ(got.spec.job_id, want.dialect == model::Dialect::kMlV1 ? want.spec.job_id : "");
   EXPECT_EQ(got.spec.display_name, "");
   EXPECT_TRUE(got.spec.pools.empty());
 }

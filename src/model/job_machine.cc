@@ -1,0 +1,527 @@
+#include "model/job_machine.h"
+
+#include <algorithm>
+
+namespace ty::model {
+namespace {
+
+const char* SignalName(int sig) {
+  switch (sig) {
+    case 1: return "SIGHUP";
+    case 2: return "SIGINT";
+    case 6: return "SIGABRT";
+    case 9: return "SIGKILL";
+    case 11: return "SIGSEGV";
+    case 15: return "SIGTERM";
+    default: return "signal";
+  }
+}
+
+bool IsPrimary(const ReplicaRecord& r) { return r.pool == 0 && r.index == 0; }
+
+bool ReplicaDone(const ReplicaRecord& r) {
+  return r.state == ReplicaState::kSucceeded || r.state == ReplicaState::kFailed ||
+         r.state == ReplicaState::kStopped;
+}
+
+bool ReplicaLive(const ReplicaRecord& r) {
+  return r.state == ReplicaState::kRunning || r.state == ReplicaState::kRestarting;
+}
+
+bool IsExecutorInput(InputKind k) {
+  return k == InputKind::kAttemptStarted || k == InputKind::kLaunchFailed ||
+         k == InputKind::kReplicaExited || k == InputKind::kReplicaRestarted ||
+         k == InputKind::kRestartFailed;
+}
+
+std::vector<ReplicaRecord> NewReplicaRecords(const Job& job, int attempt) {
+  std::vector<ReplicaRecord> out;
+  for (int p = 0; p < static_cast<int>(job.spec.pools.size()); ++p) {
+    for (int i = 0; i < job.spec.pools[p].replica_count; ++i) {
+      ReplicaRecord r;
+      r.pool = p;
+      r.index = i;
+      r.attempt = attempt;
+      r.task_name = TaskName(job.dialect, p, i);
+      r.state = ReplicaState::kPending;
+      out.push_back(std::move(r));
+    }
+  }
+  return out;
+}
+
+// One decision under construction. Each handler mutates the record, notes history
+// and appends actions; `Decision::changed` is set by every mutation that must be
+// committed before the actions run.
+class Machine {
+ public:
+  Machine(const Job& job, const JobPolicy& policy, TimeMicros now)
+      : policy_(policy), now_(now) {
+    d_.job = job;
+  }
+  Decision Take() { return std::move(d_); }
+
+  void Apply(const JobInput& in);
+
+ private:
+  Job& job() { return d_.job; }
+
+  void Changed(const std::string& kind = "", const std::string& message = "") {
+    d_.changed = true;
+    job().update_time = now_;
+    if (!message.empty()) d_.history.push_back(JobEvent{now_, kind, message});
+  }
+  void Log(std::string message, std::string severity = "INFO") {
+    JobAction a;
+    a.kind = ActionKind::kLog;
+    a.message = std::move(message);
+    a.severity = std::move(severity);
+    d_.actions.push_back(std::move(a));
+  }
+  void Act(ActionKind kind, int pool = -1, int index = -1) {
+    JobAction a;
+    a.kind = kind;
+    a.attempt = job().attempt;
+    a.pool = pool;
+    a.index = index;
+    if (kind == ActionKind::kStop) {
+      if (stop_requested_) return;  // One stop per decision is enough.
+      stop_requested_ = true;
+    }
+    d_.actions.push_back(std::move(a));
+  }
+  void ArmTimer(TimerKind timer, TimeMicros at) {
+    JobAction a;
+    a.kind = ActionKind::kArmTimer;
+    a.timer = timer;
+    a.at = at;
+    d_.actions.push_back(std::move(a));
+  }
+
+  ReplicaRecord* FindReplica(int pool, int index) {
+    for (auto& r : job().replicas) {
+      if (r.pool == pool && r.index == index) return &r;
+    }
+    return nullptr;
+  }
+  bool AnyLive() {
+    return std::any_of(job().replicas.begin(), job().replicas.end(), ReplicaLive);
+  }
+  bool AnyPending() {
+    return std::any_of(job().replicas.begin(), job().replicas.end(),
+                       [](const ReplicaRecord& r) { return r.state == ReplicaState::kPending; });
+  }
+
+  void Submitted();
+  void Admitted();
+  void StartAttempt(int attempt);
+  void AttemptStarted(const JobInput& in);
+  void LaunchFailed(const JobInput& in);
+  void ReplicaExited(const JobInput& in);
+  void ReplicaRestarted(const JobInput& in);
+  void RestartFailed(const JobInput& in);
+  void Cancel(const std::string& reason);
+  void TimerFired(TimerKind timer);
+  void Recovered(const std::vector<ObservedReplicaState>& observed);
+  void RecoverPendingLaunch(const std::vector<ObservedReplicaState>& observed);
+
+  void RestartInPlace(ReplicaRecord& rec);
+  void RetryOrFail(JobError error);
+  void BeginEnding(Ending ending, const std::string& why);
+  void MaybeFinish();
+  void Finish(JobState state, std::optional<JobError> error);
+  void ArmTimers();
+  std::string FailureMessage(const ReplicaRecord& r, const JobInput& in);
+
+  Decision d_;
+  const JobPolicy& policy_;
+  const TimeMicros now_;
+  bool stop_requested_ = false;
+};
+
+void Machine::Apply(const JobInput& in) {
+  if (IsTerminal(job().state)) return;
+  if (IsExecutorInput(in.kind) && in.attempt != job().attempt) return;  // A stale attempt.
+  switch (in.kind) {
+    case InputKind::kSubmitted: return Submitted();
+    case InputKind::kAdmitted: return Admitted();
+    case InputKind::kAttemptStarted: return AttemptStarted(in);
+    case InputKind::kLaunchFailed: return LaunchFailed(in);
+    case InputKind::kReplicaExited: return ReplicaExited(in);
+    case InputKind::kReplicaRestarted: return ReplicaRestarted(in);
+    case InputKind::kRestartFailed: return RestartFailed(in);
+    case InputKind::kCancel: return Cancel(in.message);
+    case InputKind::kTimerFired: return TimerFired(in.timer);
+    case InputKind::kRecovered: return Recovered(in.observed);
+  }
+}
+
+void Machine::Submitted() {
+  if (job().state != JobState::kQueued || job().attempt != 0) return;
+  job().create_time = job().phases.queued = now_;
+  Changed("state", "Job is queued.");
+  Log("Validating job requirements...");
+  Log("Job creation request has been successfully validated.");
+  Log("Job " + job().public_id() + " is queued.");
+  ArmTimers();
+  Act(ActionKind::kRequestAdmission);
+}
+
+void Machine::Admitted() {
+  if (job().state != JobState::kQueued) return;
+  job().state = JobState::kPreparing;
+  job().phases.admitted = now_;
+  Changed("state", "Job is preparing.");
+  Log("Waiting for job to be provisioned.");
+  StartAttempt(1);
+}
+
+void Machine::StartAttempt(int attempt) {
+  job().attempt = attempt;
+  job().replicas = NewReplicaRecords(job(), attempt);
+  job().ending.reset();
+  stop_requested_ = false;  // Stops named the previous attempt.
+  Changed("attempt", "Attempt " + std::to_string(attempt) + " is starting.");
+  Log("Waiting for training program to start.");
+  Act(ActionKind::kLaunch);
+}
+
+void Machine::AttemptStarted(const JobInput& in) {
+  if (!AnyPending()) return;  // Already started (e.g. replayed after a restart).
+  for (auto& r : job().replicas) {
+    if (r.state != ReplicaState::kPending) continue;
+    r.state = ReplicaState::kRunning;
+    r.start_time = now_;
+  }
+  job().phases.image_ready = in.image_ready_time ? in.image_ready_time : now_;
+  job().phases.all_running = now_;
+  if (job().ending) {
+    // Cancelled while the launch was in flight: stop what just started.
+    Changed("state", "Replicas started while stopping.");
+    Act(ActionKind::kStop);
+    return;
+  }
+  job().state = JobState::kRunning;
+  const bool first_start = job().start_time == 0;
+  if (first_start) job().start_time = now_;
+  // The executor may say how it started them (e.g. from warm sandboxes).
+  const std::string running =
+      in.message.empty() ? "Job is running." : "Job is running (replicas " + in.message + ").";
+  Changed("state", running);
+  Log(running);
+  if (first_start) ArmTimers();
+}
+
+void Machine::LaunchFailed(const JobInput& in) {
+  for (auto& r : job().replicas) {
+    if (r.state == ReplicaState::kPending) r.state = ReplicaState::kStopped;
+  }
+  if (job().ending) {
+    Changed();
+    MaybeFinish();
+    return;
+  }
+  Log("Could not start the training program: " + in.message, "ERROR");
+  Finish(JobState::kFailed, JobError{kErrorCodeLaunchFailed, in.message});
+}
+
+std::string Machine::FailureMessage(const ReplicaRecord& r, const JobInput& in) {
+  std::string name =
+      ReplicaDisplayName(job().dialect, r.pool, r.index, job().spec.use_chief_in_tf_config);
+  std::string code = std::to_string(in.exit_code);
+  std::string msg;
+  if (in.oom_killed) {
+    msg = "The replica " + name + " ran out of memory and exited with a non-zero status of " +
+          code + ".";
+  } else {
+    msg = "The replica " + name + " exited with a non-zero status of " + code + ".";
+    if (in.signal) {
+      msg += " Termination reason: killed by signal " + std::to_string(*in.signal) + " (" +
+             SignalName(*in.signal) + ").";
+    } else {
+      msg += " Termination reason: Error.";
+    }
+  }
+  if (!in.log_tail.empty()) {
+    msg += "\nLast log lines of " + r.task_name + ":";
+    for (const std::string& line : in.log_tail) msg += "\n" + line;
+  }
+  return msg;
+}
+
+void Machine::ReplicaExited(const JobInput& in) {
+  ReplicaRecord* rec = FindReplica(in.pool, in.index);
+  if (rec == nullptr || ReplicaDone(*rec)) return;
+  rec->exit_code = in.exit_code;
+  rec->signal = in.signal;
+  rec->end_time = now_;
+  const bool stopping = job().ending.has_value();
+  if (in.exit_code == 0) {
+    rec->state = ReplicaState::kSucceeded;
+  } else {
+    rec->state = stopping ? ReplicaState::kStopped : ReplicaState::kFailed;
+  }
+  Changed("replica", rec->task_name + " exited with status " + std::to_string(in.exit_code));
+  if (stopping) return MaybeFinish();
+  if (in.exit_code == 0) {
+    // The primary's success is the job's success; the others are shut down.
+    if (IsPrimary(*rec)) return BeginEnding(Ending{EndingKind::kSucceed, std::nullopt},
+                                            "the primary replica succeeded");
+    return MaybeFinish();
+  }
+  // spec §9: exits 1-127 are the user's code failing: permanent. A death by a signal
+  // the service did not send (128+N, covering 134/139) may be transient: restart the
+  // replica in place, then retry the whole job. restartJobOnWorkerRestart turns every
+  // restart into a whole-job restart; disableRetries fails at once.
+  const std::string message = FailureMessage(*rec, in);
+  Log(message, "ERROR");
+  const bool retryable = in.signal.has_value() && !in.oom_killed;
+  const Scheduling& sched = job().spec.scheduling;
+  if (retryable && !sched.disable_retries && !sched.restart_job_on_worker_restart &&
+      rec->restarts < policy_.max_replica_restarts) {
+    return RestartInPlace(*rec);
+  }
+  JobError error{kErrorCodeUserFailure, message};
+  if (retryable) return RetryOrFail(std::move(error));
+  BeginEnding(Ending{EndingKind::kFail, std::move(error)}, rec->task_name + " failed");
+}
+
+void Machine::RestartInPlace(ReplicaRecord& rec) {
+  rec.restarts += 1;
+  rec.state = ReplicaState::kRestarting;
+  const std::string count = "(restart " + std::to_string(rec.restarts) + " of " +
+                            std::to_string(policy_.max_replica_restarts) + ").";
+  Changed("restart", rec.task_name + " restarted in place " + count);
+  Log("Restarting replica " + rec.task_name + " " + count);
+  Act(ActionKind::kRestartReplica, rec.pool, rec.index);
+}
+
+void Machine::ReplicaRestarted(const JobInput& in) {
+  ReplicaRecord* rec = FindReplica(in.pool, in.index);
+  if (rec == nullptr || rec->state != ReplicaState::kRestarting) return;
+  rec->state = ReplicaState::kRunning;
+  rec->start_time = now_;
+  rec->end_time = 0;
+  rec->exit_code.reset();
+  rec->signal.reset();
+  Changed();
+  // An ending decided while it was coming back: it must go down with the others.
+  if (job().ending) Act(ActionKind::kStop);
+}
+
+void Machine::RestartFailed(const JobInput& in) {
+  ReplicaRecord* rec = FindReplica(in.pool, in.index);
+  if (rec == nullptr || rec->state != ReplicaState::kRestarting) return;
+  rec->state = ReplicaState::kFailed;  // It is not coming back in place.
+  rec->end_time = now_;
+  Changed("replica", rec->task_name + " could not be restarted in place: " + in.message);
+  if (job().ending) return MaybeFinish();
+  Log("Could not restart the replica in place: " + in.message, "ERROR");
+  RetryOrFail(JobError{kErrorCodeInternal, in.message});
+}
+
+void Machine::RetryOrFail(JobError error) {
+  if (job().spec.scheduling.disable_retries || job().attempt >= policy_.max_attempts) {
+    return BeginEnding(Ending{EndingKind::kFail, std::move(error)}, "the job failed");
+  }
+  Log("Retrying the job (attempt " + std::to_string(job().attempt + 1) + " of " +
+      std::to_string(policy_.max_attempts) + ").");
+  BeginEnding(Ending{EndingKind::kRetry, std::move(error)}, "the job is retried");
+}
+
+void Machine::BeginEnding(Ending ending, const std::string& why) {
+  job().ending = std::move(ending);
+  Changed("ending", "Stopping attempt " + std::to_string(job().attempt) + ": " + why + ".");
+  if (AnyLive()) Act(ActionKind::kStop);
+  MaybeFinish();
+}
+
+void Machine::MaybeFinish() {
+  if (IsTerminal(job().state)) return;
+  for (const auto& r : job().replicas) {
+    if (!ReplicaDone(r)) return;
+  }
+  if (!job().ending) {
+    // Every replica ended but none decided the outcome. Unreachable with a primary in
+    // pool 0; guarded so a job never hangs.
+    return Finish(JobState::kFailed,
+                  JobError{kErrorCodeInternal,
+                           "All replicas exited without the primary replica finishing."});
+  }
+  Ending ending = *job().ending;
+  switch (ending.kind) {
+    case EndingKind::kRetry:
+      Act(ActionKind::kCleanup);  // Names the attempt that ended.
+      return StartAttempt(job().attempt + 1);
+    case EndingKind::kSucceed: return Finish(JobState::kSucceeded, std::nullopt);
+    case EndingKind::kFail: return Finish(JobState::kFailed, ending.error);
+    case EndingKind::kCancel: return Finish(JobState::kCancelled, ending.error);
+  }
+}
+
+void Machine::Finish(JobState state, std::optional<JobError> error) {
+  job().state = state;
+  job().error = std::move(error);
+  job().end_time = job().phases.finished = now_;
+  for (auto& r : job().replicas) {
+    if (!ReplicaDone(r)) r.state = ReplicaState::kStopped;
+  }
+  job().ending.reset();
+  Changed("state", std::string("Job ") + JobStateName(state) + ".");
+  Log("Tearing down training program.");
+  if (state == JobState::kSucceeded) {
+    Log("Job completed successfully.");
+  } else if (state == JobState::kCancelled) {
+    Log("Job was cancelled.");
+  } else {
+    Log("Job failed.", "ERROR");
+  }
+  if (job().attempt > 0) Act(ActionKind::kCleanup);
+}
+
+void Machine::Cancel(const std::string& reason) {
+  const std::string why = reason.empty() ? "Job was cancelled by a user request." : reason;
+  if (job().ending && job().ending->kind != EndingKind::kRetry) return;  // Already decided.
+  job().cancel_requested = true;
+  if (job().state == JobState::kQueued) {
+    return Finish(JobState::kCancelled, JobError{kErrorCodeCancelled, why});
+  }
+  job().state = JobState::kCancelling;
+  job().ending = Ending{EndingKind::kCancel, JobError{kErrorCodeCancelled, why}};
+  Changed("state", "Job is cancelling: " + why);
+  Log(why);
+  // A launch still in flight is stopped when its kAttemptStarted arrives.
+  if (AnyLive()) Act(ActionKind::kStop);
+  MaybeFinish();
+}
+
+void Machine::TimerFired(TimerKind timer) {
+  const Job& j = job();
+  const Scheduling& s = j.spec.scheduling;
+  if (timer == TimerKind::kMaxWait) {
+    bool waiting = j.state == JobState::kQueued || j.state == JobState::kPreparing;
+    if (waiting && j.start_time == 0 && s.max_wait > 0 && now_ >= j.create_time + s.max_wait) {
+      Cancel("Job was cancelled: it did not start within its maximum wait time.");
+    }
+    return;
+  }
+  if (j.start_time > 0 && s.timeout > 0 && now_ >= j.start_time + s.timeout) {
+    // Counted from entering RUNNING (ml v1 maxRunningTime; Vertex timeout); a job past
+    // it is cancelled, as Vertex was observed to do.
+    Cancel("Job was cancelled: it exceeded its timeout of " + FormatDuration(s.timeout) + ".");
+  }
+}
+
+void Machine::ArmTimers() {
+  const Job& j = job();
+  const Scheduling& s = j.spec.scheduling;
+  if (s.max_wait > 0 && j.start_time == 0) ArmTimer(TimerKind::kMaxWait, j.create_time + s.max_wait);
+  if (s.timeout > 0 && j.start_time > 0) ArmTimer(TimerKind::kTimeout, j.start_time + s.timeout);
+}
+
+const ObservedReplicaState* FindObserved(const std::vector<ObservedReplicaState>& observed,
+                                         const ReplicaRecord& r) {
+  for (const auto& o : observed) {
+    if (o.pool == r.pool && o.index == r.index) return &o;
+  }
+  return nullptr;
+}
+
+void Machine::Recovered(const std::vector<ObservedReplicaState>& observed) {
+  if (job().state == JobState::kQueued) {
+    ArmTimers();
+    return Act(ActionKind::kRequestAdmission);
+  }
+  if (job().state == JobState::kCancelling && !job().ending) {
+    // A record written before endings were stored: CANCELLING meant a user cancel.
+    job().ending = Ending{EndingKind::kCancel,
+                          JobError{kErrorCodeCancelled, "Job was cancelled by a user request."}};
+    Changed();
+  }
+  ArmTimers();
+  if (AnyPending()) return RecoverPendingLaunch(observed);
+  Log("Trainyard restarted; re-attached to the running job.");
+  // Replay what happened to each replica while no daemon watched.
+  for (size_t i = 0; i < job().replicas.size(); ++i) {
+    ReplicaRecord r = job().replicas[i];
+    if (!ReplicaLive(r)) continue;
+    const ObservedReplicaState* o = FindObserved(observed, r);
+    if (o != nullptr && o->running) {
+      if (r.state == ReplicaState::kRestarting) {
+        JobInput back;
+        back.pool = r.pool;
+        back.index = r.index;
+        ReplicaRestarted(back);
+      }
+      continue;
+    }
+    if (r.state == ReplicaState::kRestarting && !job().ending) {
+      // The restart was decided and committed; whether it ran is unknown: do it (again).
+      Act(ActionKind::kRestartReplica, r.pool, r.index);
+      continue;
+    }
+    JobInput exited;
+    exited.kind = InputKind::kReplicaExited;
+    exited.pool = r.pool;
+    exited.index = r.index;
+    if (r.state == ReplicaState::kRestarting) job().replicas[i].state = ReplicaState::kRunning;
+    if (o != nullptr) {
+      exited.exit_code = o->exit_code;
+      exited.signal = o->signal;
+      exited.oom_killed = o->oom_killed;
+    } else {
+      exited.exit_code = 137;  // Gone without a trace while we were down: killed.
+      exited.signal = 9;
+    }
+    ReplicaExited(exited);
+    if (IsTerminal(job().state) || AnyPending()) return;  // Finished, or a new attempt.
+  }
+  if (job().ending && AnyLive()) Act(ActionKind::kStop);
+  MaybeFinish();
+}
+
+void Machine::RecoverPendingLaunch(const std::vector<ObservedReplicaState>& observed) {
+  const auto& replicas = job().replicas;
+  bool all_running = !replicas.empty();
+  for (const auto& r : replicas) {
+    const ObservedReplicaState* o = FindObserved(observed, r);
+    all_running = all_running && o != nullptr && o->running;
+  }
+  if (all_running) {
+    JobInput started;
+    started.kind = InputKind::kAttemptStarted;
+    started.attempt = job().attempt;
+    return AttemptStarted(started);
+  }
+  if (job().ending) {
+    // Cancelled while launching and the launch never completed: nothing to stop.
+    if (!observed.empty()) Act(ActionKind::kCleanup);
+    for (auto& r : job().replicas) {
+      if (r.state == ReplicaState::kPending) r.state = ReplicaState::kStopped;
+    }
+    Changed();
+    return MaybeFinish();
+  }
+  if (observed.empty()) {
+    // Nothing of the attempt exists: its launch never ran. Run it now.
+    Log("The launch of attempt " + std::to_string(job().attempt) +
+        " was interrupted by a restart; launching it.");
+    return Act(ActionKind::kLaunch);
+  }
+  // Partly created: remove it and start afresh under a new attempt (new names).
+  Log("The launch of attempt " + std::to_string(job().attempt) +
+      " was interrupted by a restart; relaunching.");
+  Act(ActionKind::kStop);
+  Act(ActionKind::kCleanup);
+  StartAttempt(job().attempt + 1);
+}
+
+}  // namespace
+
+Decision Decide(const Job& job, const JobInput& input, const JobPolicy& policy, TimeMicros now) {
+  Machine machine(job, policy, now);
+  machine.Apply(input);
+  return machine.Take();
+}
+
+}  // namespace ty::model

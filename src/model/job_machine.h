@@ -1,0 +1,128 @@
+// The job state machine as one pure function (DESIGN.md §2, STYLE.md §6.11):
+//
+//   Decide(job record, input, policy, now) -> (new record, history, actions)
+//
+// Inputs are what can happen to a job: it was submitted or admitted, the executor
+// started its attempt, failed to launch it, saw a replica exit or restarted one, a
+// user cancelled it, a timer fired, or the daemon restarted and observed what the
+// executor still has. Actions are the side effects the caller performs *after*
+// committing the new record: launch, stop, restart a replica, clean up an attempt,
+// arm a timer, ask for admission, write a service log line.
+//
+// Every pending outcome lives in the record, never in memory only: a stop in
+// progress carries `Job::ending` (succeed / fail with this error / retry as the
+// next attempt / cancel), a restart in place marks its replica RESTARTING. So the
+// daemon can die between any commit and its actions, and `Decide(record,
+// kRecovered{observed})` finishes exactly what was decided (crash-point tests in
+// tests/service/crash_points_test.cc prove it for every commit).
+//
+//   QUEUED --admitted--> PREPARING --attempt started--> RUNNING --primary exits 0------+
+//     |                     |  launch failed -> FAILED    |  replica exits 1-127 ----+ |
+//     |                     |                             |  signal death: restart   | |
+//     |                     |                             |  in place, then retry    | |
+//     |  cancel / maxWait   |  cancel / maxWait           |  cancel / timeout        v v
+//     +--> CANCELLED        +--> CANCELLING <-------------+            (ending set: stop
+//                                   | all replicas down                 the attempt; when
+//                                   v                                   all are down:)
+//                                CANCELLED              SUCCEEDED | FAILED | next attempt
+//
+// Pure: no I/O, no clock, no threads; thread-safe.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/time.h"
+#include "model/job.h"
+
+namespace ty::model {
+
+struct JobPolicy {
+  int max_attempts = 3;          // Whole-job attempts (spec §9).
+  int max_replica_restarts = 5;  // In-place restarts of one replica per attempt (spec §9).
+};
+
+enum class TimerKind {
+  kMaxWait,  // Not RUNNING by create_time + maxWaitTime: cancelled.
+  kTimeout,  // Still running at start_time + timeout: cancelled.
+};
+
+// What a replica of the current attempt looks like on the executor after a restart.
+struct ObservedReplicaState {
+  int pool = 0;
+  int index = 0;
+  bool running = false;
+  int exit_code = 0;           // When !running.
+  std::optional<int> signal;   // When !running.
+  bool oom_killed = false;
+};
+
+enum class InputKind {
+  kSubmitted,          // Just created, QUEUED: log it, arm maxWait, ask for admission.
+  kAdmitted,           // Start attempt 1.
+  kAttemptStarted,     // Executor: every replica of `attempt` runs.
+  kLaunchFailed,       // Executor: `attempt` could not start (`message`); nothing left.
+  kReplicaExited,      // Executor: replica (pool, index) of `attempt` ended.
+  kReplicaRestarted,   // Executor: the restart in place of (pool, index) succeeded.
+  kRestartFailed,      // Executor: it could not (`message`).
+  kCancel,             // A user asked (`message`: the reason logged and returned).
+  kTimerFired,         // `timer` is due.
+  kRecovered,          // Daemon start: `observed` = what exists of the current attempt.
+};
+
+struct JobInput {
+  InputKind kind = InputKind::kSubmitted;
+  int attempt = 0;                 // Executor inputs: the attempt they concern.
+  int pool = -1;                   // Replica inputs.
+  int index = -1;
+  int exit_code = 0;               // kReplicaExited.
+  std::optional<int> signal;       // kReplicaExited: died of this signal.
+  bool oom_killed = false;         // kReplicaExited.
+  TimeMicros image_ready_time = 0; // kAttemptStarted.
+  std::string message;             // Launch/restart failure, how it started, cancel reason.
+  std::vector<std::string> log_tail;  // kReplicaExited: the replica's last log lines.
+  TimerKind timer = TimerKind::kTimeout;             // kTimerFired.
+  std::vector<ObservedReplicaState> observed;         // kRecovered.
+};
+
+enum class ActionKind {
+  kRequestAdmission,  // Queue the job for admission (a kAdmitted input follows).
+  kLaunch,            // Launch `attempt` (every replica of the record, gang start).
+  kStop,              // Stop every replica of `attempt` (SIGTERM, SIGKILL after grace).
+  kRestartReplica,    // Restart (pool, index) of `attempt` in place.
+  kCleanup,           // Remove what is left of `attempt`.
+  kArmTimer,          // Deliver kTimerFired{timer} at `at`.
+  kLog,               // Write `message` to the job's service log with `severity`.
+};
+
+struct JobAction {
+  ActionKind kind = ActionKind::kLog;
+  int attempt = 0;
+  int pool = -1;
+  int index = -1;
+  TimerKind timer = TimerKind::kTimeout;
+  TimeMicros at = 0;
+  std::string message;
+  std::string severity = "INFO";
+};
+
+struct Decision {
+  Job job;                         // The new record.
+  bool changed = false;            // Commit `job` (and `history`) before any action.
+  std::vector<JobEvent> history;   // Lines for the job's event history.
+  std::vector<JobAction> actions;  // In order.
+};
+
+// REQUIRES: job.spec is the job's parsed spec (pool sizes drive replica records).
+// Inputs that no longer apply (a stale attempt, a terminal job, a timer whose
+// condition passed) return `changed == false` and no actions.
+Decision Decide(const Job& job, const JobInput& input, const JobPolicy& policy, TimeMicros now);
+
+// Error codes the machine sets (google.rpc.Code numbers).
+inline constexpr int kErrorCodeCancelled = 1;
+inline constexpr int kErrorCodeUserFailure = 3;  // Vertex reports user-code failures so.
+inline constexpr int kErrorCodeLaunchFailed = 9;
+inline constexpr int kErrorCodeInternal = 13;
+
+}  // namespace ty::model

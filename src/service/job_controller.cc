@@ -1,0 +1,402 @@
+#include "service/job_controller.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <tuple>
+
+#include "model/dialect.h"
+#include "service/launch_plan.h"
+
+namespace ty::service {
+namespace {
+
+constexpr size_t kErrorLogLines = 10;
+
+bool UidLess(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return a.size() < b.size();
+  return a < b;
+}
+
+model::JobInput InputOf(const executor::ExecutorEvent& event) {
+  model::JobInput in;
+  in.attempt = event.attempt;
+  in.pool = event.pool;
+  in.index = event.index;
+  in.message = event.message;
+  switch (event.kind) {
+    case executor::ExecutorEventKind::kAttemptStarted:
+      in.kind = model::InputKind::kAttemptStarted;
+      in.image_ready_time = event.image_ready_time;
+      break;
+    case executor::ExecutorEventKind::kLaunchFailed:
+      in.kind = model::InputKind::kLaunchFailed;
+      break;
+    case executor::ExecutorEventKind::kReplicaExited:
+      in.kind = model::InputKind::kReplicaExited;
+      in.exit_code = event.exit_code;
+      in.signal = event.signal;
+      in.oom_killed = event.oom_killed;
+      break;
+  }
+  return in;
+}
+
+}  // namespace
+
+JobController::JobController(LoopCore* core, store::JobStore* store, executor::Executor* executor,
+                             logs::LogStore* logs, ControllerOptions options)
+    : core_(core), store_(store), executor_(executor), logs_(logs), options_(std::move(options)) {}
+
+void JobController::AssertOnLoop() const {
+  if (!core_->OnLoopThread()) {
+    spdlog::critical("job controller called off the loop thread");
+    std::abort();
+  }
+}
+
+model::Job* JobController::Find(const std::string& uid) {
+  auto it = live_.find(uid);
+  return it == live_.end() ? nullptr : &it->second;
+}
+
+std::string JobController::NewUid() {
+  // 19 digits like Google's ids: milliseconds since the epoch, then 6 random digits.
+  // Time-first keeps ids growing with creation (List pages by uid); the random part
+  // keeps two daemons sharing one container engine from minting the same id (and so
+  // the same container names and labels) in the same millisecond.
+  uint64_t candidate =
+      static_cast<uint64_t>(core_->clock()->Now() / 1000) * 1000000 + options_.random() % 1000000;
+  if (!last_uid_.empty() && candidate <= std::stoull(last_uid_)) candidate = std::stoull(last_uid_) + 1;
+  last_uid_ = std::to_string(candidate);
+  return last_uid_;
+}
+
+// ---------------------------------------------------------------------------
+// Start-up
+
+void JobController::FailUnreadable(model::Job job, const std::string& why) {
+  const std::string message = "Internal error: the stored job can no longer be run: " + why;
+  spdlog::error("job {}: {}", job.uid, message);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    problems_.push_back("job " + job.uid + ": " + why);
+  }
+  TimeMicros now = core_->clock()->Now();
+  job.state = model::JobState::kFailed;
+  job.error = model::JobError{model::kErrorCodeInternal, message};
+  job.end_time = job.phases.finished = job.update_time = now;
+  job.ending.reset();
+  for (auto& r : job.replicas) {
+    if (r.state == model::ReplicaState::kRunning || r.state == model::ReplicaState::kPending ||
+        r.state == model::ReplicaState::kRestarting) {
+      r.state = model::ReplicaState::kStopped;
+    }
+  }
+  // Whatever it left on the executor is removed as a stale attempt by Recover.
+  Status s = store_->UpdateJob(job);
+  if (!s.ok()) spdlog::error("job {}: could not record the failure: {}", job.uid, s.ToString());
+  store_->AppendEvent(job.uid, {now, "state", "Job FAILED: " + message}).IgnoreError();
+  ServiceLog(job.uid, message, "ERROR");
+  Publish(job);
+}
+
+Status JobController::Load() {
+  ASSIGN_OR_RETURN(std::vector<model::Job> stored, store_->ListJobs());
+  for (auto& job : stored) {
+    if (last_uid_.empty() || UidLess(last_uid_, job.uid)) last_uid_ = job.uid;
+    Result<model::JobSpec> spec = model::ParseStoredSpec(job.dialect, job.spec_json);
+    if (spec.ok()) {
+      job.spec = std::move(spec).value();
+      job.spec.dialect = job.dialect;
+    }
+    if (model::IsTerminal(job.state)) {
+      // Finished jobs are only read back; a rule tightened since must not hide them.
+      Publish(job);
+      continue;
+    }
+    if (!spec.ok()) {
+      FailUnreadable(std::move(job), "its spec does not validate any more (" +
+                                         spec.status().message() + ")");
+      continue;
+    }
+    Status limits = model::CheckSpecLimits(job.spec, options_.limits);
+    if (!limits.ok()) {
+      FailUnreadable(std::move(job), "it exceeds this server's limits (" + limits.message() + ")");
+      continue;
+    }
+    Publish(job);
+    live_[job.uid] = std::move(job);
+  }
+  return Status::Ok();
+}
+
+void JobController::Recover(const std::vector<executor::ObservedReplica>& observed) {
+  AssertOnLoop();
+  using Attempt = std::pair<std::string, int>;
+  std::map<Attempt, std::vector<model::ObservedReplicaState>> by_attempt;
+  for (const auto& o : observed) {
+    model::ObservedReplicaState s;
+    s.pool = o.pool;
+    s.index = o.index;
+    s.running = o.running;
+    s.exit_code = o.exit_code;
+    s.signal = o.signal;
+    s.oom_killed = o.oom_killed;
+    by_attempt[{o.job_uid, o.attempt}].push_back(s);
+  }
+  std::set<Attempt> in_use;
+  std::vector<std::string> uids;
+  for (const auto& [uid, job] : live_) {
+    uids.push_back(uid);
+    in_use.insert({uid, job.attempt});
+  }
+  // Leftovers of finished jobs or superseded attempts.
+  for (const auto& [attempt, replicas] : by_attempt) {
+    if (in_use.count(attempt)) continue;
+    const auto [uid, n] = attempt;
+    core_->Blocking([this, uid = uid, n = n] {
+      executor_->Stop(uid, n, options_.stop_grace).IgnoreError();
+      executor_->Cleanup(uid, n).IgnoreError();
+    });
+  }
+  for (const std::string& uid : uids) {
+    model::Job* job = Find(uid);
+    if (job == nullptr) continue;
+    model::JobInput in;
+    in.kind = model::InputKind::kRecovered;
+    in.attempt = job->attempt;
+    in.observed = by_attempt[{uid, job->attempt}];
+    Feed(uid, std::move(in));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Inputs
+
+Result<model::Job> JobController::Submit(model::Job job) {
+  AssertOnLoop();
+  job.uid = NewUid();
+  job.state = model::JobState::kQueued;
+  model::JobInput in;
+  in.kind = model::InputKind::kSubmitted;
+  model::Decision d = model::Decide(job, in, options_.policy, core_->clock()->Now());
+  model::Job created = d.job;
+  Status s = Apply(std::move(d), /*create=*/true);
+  if (s.code() == StatusCode::kAlreadyExists && job.dialect == model::Dialect::kMlV1) {
+    return AlreadyExists("Field: job.job_id Error: A job with this id already exists.")
+        .WithField("job.job_id");
+  }
+  RETURN_IF_ERROR(s);
+  return created;
+}
+
+Status JobController::Cancel(const std::string& uid, const std::string& reason) {
+  AssertOnLoop();
+  if (Find(uid) == nullptr) {
+    return Get(uid) ? Status::Ok() : NotFound("job " + uid + " does not exist.");
+  }
+  model::JobInput in;
+  in.kind = model::InputKind::kCancel;
+  in.message = reason;
+  Feed(uid, std::move(in));
+  return Status::Ok();
+}
+
+Status JobController::Delete(const std::string& uid) {
+  AssertOnLoop();
+  std::optional<model::Job> job = Get(uid);
+  if (!job) return NotFound("job " + uid + " does not exist.");
+  if (!model::IsTerminal(job->state)) {
+    return FailedPrecondition("The CustomJob " + job->ResourceName() + " is in state " +
+                              model::StateWireName(job->dialect, job->state) +
+                              "; only a finished job can be deleted. Cancel it first.");
+  }
+  RETURN_IF_ERROR(store_->DeleteJob(uid));
+  logs_->Delete(uid).IgnoreError();
+  std::lock_guard<std::mutex> lock(mu_);
+  jobs_.erase(uid);
+  return Status::Ok();
+}
+
+void JobController::OnExecutorEvent(const executor::ExecutorEvent& event) {
+  core_->Post([this, event] {
+    model::JobInput in = InputOf(event);
+    if (in.kind == model::InputKind::kReplicaExited && event.exit_code != 0) {
+      // The failure message quotes the replica's last lines: read them here, at the
+      // edge, so the decision stays pure.
+      if (const model::Job* job = Find(event.job_uid)) {
+        for (const auto& r : job->replicas) {
+          if (r.pool != event.pool || r.index != event.index) continue;
+          for (const auto& e : logs_->Tail(job->uid, r.task_name, kErrorLogLines)) {
+            in.log_tail.push_back(e.message);
+          }
+        }
+      }
+    }
+    Feed(event.job_uid, std::move(in));
+  });
+}
+
+void JobController::Feed(const std::string& uid, model::JobInput input) {
+  AssertOnLoop();
+  model::Job* job = Find(uid);
+  if (job == nullptr) return;
+  Apply(model::Decide(*job, input, options_.policy, core_->clock()->Now()), /*create=*/false)
+      .IgnoreError();  // Logged inside; nothing acted on.
+}
+
+// ---------------------------------------------------------------------------
+// Commit, then act
+
+Status JobController::Apply(model::Decision d, bool create) {
+  AssertOnLoop();
+  model::Job& job = d.job;
+  AfterCommit after = AfterCommit::kContinue;
+  if (d.changed) {
+    for (auto& r : job.replicas) {
+      if (r.handle.empty()) r.handle = executor::ReplicaName(job.uid, r.attempt, r.pool, r.index);
+    }
+    Status s = create ? store_->CreateJob(job) : store_->UpdateJob(job);
+    if (!s.ok()) {
+      // The record on disk is the truth: without it no side effect may start.
+      if (s.code() != StatusCode::kAlreadyExists) {
+        spdlog::error("job {}: store write failed: {}", job.uid, s.ToString());
+      }
+      return s;
+    }
+    for (const model::JobEvent& e : d.history) store_->AppendEvent(job.uid, e).IgnoreError();
+    Publish(job);
+    if (model::IsTerminal(job.state)) {
+      live_.erase(job.uid);
+    } else {
+      live_[job.uid] = job;
+    }
+    if (options_.after_commit_for_test) after = options_.after_commit_for_test();
+  }
+  if (after == AfterCommit::kCrashBeforeActions) {
+    core_->Halt();
+    return Status::Ok();
+  }
+  for (const model::JobAction& a : d.actions) Perform(job, a);
+  if (after == AfterCommit::kCrashAfterActions) core_->HaltAfterQueuedBlockingWork();
+  return Status::Ok();
+}
+
+void JobController::Perform(const model::Job& job, const model::JobAction& a) {
+  const std::string uid = job.uid;
+  const int attempt = a.attempt;
+  switch (a.kind) {
+    case model::ActionKind::kLog:
+      return ServiceLog(uid, a.message, a.severity);
+    case model::ActionKind::kRequestAdmission:
+      // Admission is immediate until the scheduler (next issue) decides it.
+      return core_->Post([this, uid] { Feed(uid, model::JobInput{model::InputKind::kAdmitted}); });
+    case model::ActionKind::kArmTimer:
+      return core_->At(a.at, [this, uid, timer = a.timer] {
+        model::JobInput in;
+        in.kind = model::InputKind::kTimerFired;
+        in.timer = timer;
+        Feed(uid, std::move(in));
+      });
+    case model::ActionKind::kLaunch:
+      return Launch(job);
+    case model::ActionKind::kStop:
+      return core_->Blocking([this, uid, attempt] {
+        Status s = executor_->Stop(uid, attempt, options_.stop_grace);
+        if (!s.ok()) spdlog::warn("job {} attempt {}: stop failed: {}", uid, attempt, s.ToString());
+      });
+    case model::ActionKind::kCleanup:
+      return core_->Blocking([this, uid, attempt] {
+        Status s = executor_->Cleanup(uid, attempt);
+        if (!s.ok()) spdlog::warn("job {} attempt {}: cleanup failed: {}", uid, attempt, s.ToString());
+      });
+    case model::ActionKind::kRestartReplica:
+      return core_->Blocking([this, uid, attempt, pool = a.pool, index = a.index] {
+        Status s = executor_->RestartReplica(uid, attempt, pool, index);
+        model::JobInput in;
+        in.kind = s.ok() ? model::InputKind::kReplicaRestarted : model::InputKind::kRestartFailed;
+        in.attempt = attempt;
+        in.pool = pool;
+        in.index = index;
+        in.message = s.message();
+        core_->Post([this, uid, in] { Feed(uid, in); });
+      });
+  }
+}
+
+void JobController::Launch(const model::Job& job) {
+  executor::AttemptSpec spec = BuildAttemptSpec(job, LaunchPlanOptions{options_.bucket_root});
+  std::vector<std::string> buckets = BucketsOf(job.spec);
+  core_->Blocking([this, spec = std::move(spec), buckets = std::move(buckets)] {
+    if (!options_.bucket_root.empty()) {
+      // Off the loop: the bucket root may be a slow shared filesystem.
+      std::error_code ec;
+      std::filesystem::create_directories(options_.bucket_root, ec);
+      for (const auto& b : buckets) {
+        std::filesystem::create_directories(std::filesystem::path(options_.bucket_root) / b, ec);
+      }
+    }
+    Status s = executor_->Launch(spec);
+    if (s.ok()) return;
+    model::JobInput in;
+    in.kind = model::InputKind::kLaunchFailed;
+    in.attempt = spec.attempt;
+    in.message = s.message();
+    core_->Post([this, uid = spec.job_uid, in] { Feed(uid, in); });
+  });
+}
+
+void JobController::ServiceLog(const std::string& uid, const std::string& message,
+                               const std::string& severity) {
+  logs::LogEntry entry;
+  entry.time = core_->clock()->Now();
+  entry.task = "service";
+  entry.stream = logs::LogStream::kService;
+  entry.severity = severity;
+  entry.message = message;
+  logs_->Append(uid, entry);
+}
+
+// ---------------------------------------------------------------------------
+// Published state
+
+void JobController::Publish(const model::Job& job) {
+  std::lock_guard<std::mutex> lock(mu_);
+  jobs_[job.uid] = job;
+}
+
+std::optional<model::Job> JobController::Get(const std::string& uid) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(uid);
+  if (it == jobs_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::string> JobController::FindMl(const std::string& project,
+                                                 const std::string& job_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [uid, job] : jobs_) {
+    if (job.dialect == model::Dialect::kMlV1 && job.project == project &&
+        job.spec.job_id == job_id) {
+      return uid;
+    }
+  }
+  return std::nullopt;
+}
+
+void JobController::ForEachNewestFirst(const std::function<bool(const model::Job&)>& visit) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = jobs_.rbegin(); it != jobs_.rend(); ++it) {
+    if (!visit(it->second)) return;
+  }
+}
+
+std::vector<std::string> JobController::problems() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return problems_;
+}
+
+}  // namespace ty::service

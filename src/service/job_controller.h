@@ -1,0 +1,100 @@
+// Internal to service/: the job controller, the one place that turns what happens
+// to a job into committed records and side effects (DESIGN.md §2):
+//
+//   input -> model::Decide (pure) -> commit record + history -> publish -> actions
+//
+// It runs on the LoopCore's loop (every method below "loop thread" asserts it);
+// executor calls run as blocking work and come back as inputs. Admission and
+// studies (later issues) are controllers beside it on the same core.
+//
+// Published state (the jobs API threads read) is guarded by `mu_`.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "executor/executor.h"
+#include "logs/log_store.h"
+#include "model/job.h"
+#include "model/job_machine.h"
+#include "model/spec_limits.h"
+#include "service/loop_core.h"
+#include "store/job_store.h"
+
+namespace ty::service {
+
+// What a crash-point test does after a commit (JobServiceOptions::after_commit_for_test).
+enum class AfterCommit { kContinue, kCrashBeforeActions, kCrashAfterActions };
+
+struct ControllerOptions {
+  model::JobPolicy policy;
+  model::SpecLimits limits;
+  DurationMicros stop_grace = 10LL * 1000000;
+  std::string bucket_root;
+  std::function<uint64_t()> random;  // Id digits; required.
+  std::function<AfterCommit()> after_commit_for_test;
+};
+
+class JobController {
+ public:
+  JobController(LoopCore* core, store::JobStore* store, executor::Executor* executor,
+                logs::LogStore* logs, ControllerOptions options);
+
+  // Start-up, before the loop runs: reads every stored job. A job whose spec cannot
+  // be read or exceeds today's limits is failed (never run) and listed in
+  // problems(); it never stops the daemon. Errors only when the store cannot be read.
+  Status Load();
+  // Loop thread: reconcile records with what the executor still has.
+  void Recover(const std::vector<executor::ObservedReplica>& observed);
+
+  // Loop thread. AlreadyExists for a duplicate ml v1 job id.
+  Result<model::Job> Submit(model::Job job);
+  // Loop thread. NotFound for an unknown uid; OK for a finished job.
+  Status Cancel(const std::string& uid, const std::string& reason);
+  // Loop thread. FailedPrecondition unless finished.
+  Status Delete(const std::string& uid);
+  // Any thread: posts the event to the loop.
+  void OnExecutorEvent(const executor::ExecutorEvent& event);
+
+  // --- Published state (any thread).
+  std::optional<model::Job> Get(const std::string& uid) const;
+  std::optional<std::string> FindMl(const std::string& project, const std::string& job_id) const;
+  // Visits jobs newest first until `visit` returns false.
+  void ForEachNewestFirst(const std::function<bool(const model::Job&)>& visit) const;
+  std::vector<std::string> problems() const;
+
+ private:
+  void Feed(const std::string& uid, model::JobInput input);
+  Status Apply(model::Decision decision, bool create);
+  void Perform(const model::Job& job, const model::JobAction& action);
+  void Launch(const model::Job& job);
+  void Publish(const model::Job& job);
+  void ServiceLog(const std::string& uid, const std::string& message, const std::string& severity);
+  void FailUnreadable(model::Job job, const std::string& why);
+  model::Job* Find(const std::string& uid);  // Loop thread; null if absent.
+  std::string NewUid();
+  void AssertOnLoop() const;
+
+  LoopCore* const core_;
+  store::JobStore* const store_;
+  executor::Executor* const executor_;
+  logs::LogStore* const logs_;
+  const ControllerOptions options_;
+
+  // Loop-thread only: every job that is not finished, with its parsed spec.
+  std::map<std::string, model::Job> live_;
+  std::string last_uid_;
+
+  // Published: written on the loop after each commit, read by API threads.
+  mutable std::mutex mu_;
+  // uid -> job. Guarded by mu_. Iteration order is creation order because every
+  // uid the service mints has 19 digits (NewUid), so text order is numeric order.
+  std::map<std::string, model::Job> jobs_;
+  std::vector<std::string> problems_;  // Guarded by mu_.
+};
+
+}  // namespace ty::service

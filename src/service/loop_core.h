@@ -1,0 +1,106 @@
+// LoopCore: the small core every controller runs on (DESIGN.md §2). One loop owns
+// all job state: tasks (requests, executor events, timers) run one at a time on it;
+// blocking backend calls run as "blocking work" off the loop and post results back.
+//
+// Two modes, same semantics:
+//  - kThreaded (the daemon): a loop thread, a worker pool for blocking work, timers
+//    on the injected Clock (waits are capped at 1 s, so a clock jump or a manual
+//    clock never delays a timer for long).
+//  - kManual (tests): nothing runs until the test calls RunUntilIdle() on its own
+//    thread, which then is the loop thread; blocking work runs there too, in order.
+//    With a ManualClock this makes every scenario deterministic. Halt() drops all
+//    queued work, as a killed daemon would (crash-point tests).
+//
+// Thread-safety: Post/At/Blocking/Call from any thread. Loop-only code asserts
+// OnLoopThread().
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "common/status.h"
+#include "common/time.h"
+#include "service/worker_pool.h"
+
+namespace ty::service {
+
+class LoopCore {
+ public:
+  enum class Mode { kThreaded, kManual };
+
+  LoopCore(const Clock* clock, Mode mode, int worker_threads);
+  ~LoopCore();  // Shutdown().
+
+  // kThreaded: starts the loop thread and the worker pool. kManual: no-op.
+  void Start();
+  // Stops the loop; queued tasks are dropped, blocking work drains for up to 5 s.
+  void Shutdown();
+
+  void Post(std::function<void()> task);
+  void At(TimeMicros when, std::function<void()> task);
+  // Runs `work` off the loop (worker pool), or queued for RunUntilIdle (manual).
+  void Blocking(std::function<void()> work);
+  // Runs `task` on the loop and returns its result; in manual mode runs it at once
+  // (the caller is the loop thread). Unavailable once shut down.
+  template <typename T>
+  T Call(std::function<T()> task);
+
+  bool OnLoopThread() const;
+  bool draining() const;
+  const Clock* clock() const { return clock_; }
+
+  // --- Manual mode.
+  // Runs tasks, blocking work and due timers until none is left; returns how many ran.
+  int RunUntilIdle();
+  // Drops every queued task, blocking work and timer, and ignores all later posts:
+  // the daemon "died" here.
+  void Halt();
+  // Like Halt(), but blocking work already queued still runs in RunUntilIdle (its
+  // results are dropped): the daemon died right after starting those side effects.
+  void HaltAfterQueuedBlockingWork();
+  bool halted() const;
+
+ private:
+  void RunThread();
+  bool PopReady(std::function<void()>* task);  // REQUIRES: mu_ held.
+
+  const Clock* const clock_;
+  const Mode mode_;
+  const int worker_threads_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> tasks_;                  // Guarded by mu_.
+  std::deque<std::function<void()>> blocking_;               // Manual mode. Guarded by mu_.
+  std::multimap<TimeMicros, std::function<void()>> timers_;  // Guarded by mu_.
+  bool stopping_ = false;                                    // Guarded by mu_.
+  bool draining_ = false;  // HaltAfterQueuedBlockingWork. Guarded by mu_.
+  std::thread thread_;
+  std::thread::id loop_thread_id_;
+  std::unique_ptr<WorkerPool> workers_;
+};
+
+template <typename T>
+T LoopCore::Call(std::function<T()> task) {
+  if (mode_ == Mode::kManual) {
+    if (halted() || draining()) return T(Unavailable("the service is shutting down"));
+    return task();
+  }
+  auto promise = std::make_shared<std::promise<T>>();
+  std::future<T> future = promise->get_future();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return T(Unavailable("the service is shutting down"));
+    tasks_.push_back([promise, task = std::move(task)] { promise->set_value(task()); });
+  }
+  cv_.notify_one();
+  return future.get();
+}
+
+}  // namespace ty::service
