@@ -157,7 +157,8 @@ void Machine::Apply(const JobInput& in) {
 }
 
 void Machine::Submitted() {
-  if (job().state != JobState::kQueued || job().attempt != 0) return;
+  // Once only: a record that was queued already is not queued again.
+  if (job().state != JobState::kQueued || job().phases.queued != 0) return;
   job().create_time = job().phases.queued = now_;
   Changed("state", "Job is queued.");
   Log("Validating job requirements...");

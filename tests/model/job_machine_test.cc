@@ -1,0 +1,335 @@
+// Table tests of the pure job state machine: every state (with and without a
+// pending ending) against every input, then the rules that decide outcomes.
+#include "model/job_machine.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "model/dialect.h"
+
+namespace ty::model {
+namespace {
+
+constexpr TimeMicros kNow = 1'000'000'000;
+
+Job TwoReplicaJob() {
+  auto parsed = ParseVertexCustomJob(nlohmann::json::parse(R"({"displayName": "t", "jobSpec": {
+    "workerPoolSpecs": [
+      {"machineSpec": {"machineType": "n1-standard-4"}, "replicaCount": "1",
+       "containerSpec": {"imageUri": "img", "command": ["train"]}},
+      {"machineSpec": {"machineType": "n1-standard-4"}, "replicaCount": "1",
+       "containerSpec": {"imageUri": "img", "command": ["train"]}}],
+    "scheduling": {"timeout": "100s", "maxWaitDuration": "50s"}}})"));
+  EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
+  Job job;
+  job.uid = "1";
+  job.project = "p";
+  job.location = "l";
+  job.spec = parsed->spec;
+  job.create_time = kNow - 10;
+  return job;
+}
+
+Decision Step(const Job& job, const JobInput& in, TimeMicros now = kNow) {
+  return Decide(job, in, JobPolicy{}, now);
+}
+
+JobInput Input(InputKind kind, int attempt = 1, int pool = -1, int index = -1) {
+  JobInput in;
+  in.kind = kind;
+  in.attempt = attempt;
+  in.pool = pool;
+  in.index = index;
+  return in;
+}
+
+// A job driven into each state through the machine itself.
+enum class Setup { kQueued, kPreparing, kRunning, kStopping, kCancelling, kSucceeded, kFailed, kCancelled };
+
+Job JobIn(Setup setup) {
+  Job job = Step(TwoReplicaJob(), Input(InputKind::kSubmitted)).job;
+  if (setup == Setup::kQueued) return job;
+  if (setup == Setup::kCancelled) return Step(job, Input(InputKind::kCancel)).job;
+  job = Step(job, Input(InputKind::kAdmitted)).job;
+  if (setup == Setup::kPreparing) return job;
+  job = Step(job, Input(InputKind::kAttemptStarted)).job;
+  if (setup == Setup::kRunning) return job;
+  if (setup == Setup::kCancelling) return Step(job, Input(InputKind::kCancel)).job;
+  JobInput primary_ok = Input(InputKind::kReplicaExited, 1, 0, 0);
+  job = Step(job, primary_ok).job;
+  if (setup == Setup::kStopping) return job;  // Primary succeeded; worker being stopped.
+  if (setup == Setup::kSucceeded) return Step(job, Input(InputKind::kReplicaExited, 1, 1, 0)).job;
+  JobInput fail = Input(InputKind::kLaunchFailed);
+  fail.message = "image pull failed";
+  Job preparing = JobIn(Setup::kPreparing);
+  return Step(preparing, fail).job;  // kFailed
+}
+
+std::vector<ActionKind> Kinds(const Decision& d, bool with_logs = false) {
+  std::vector<ActionKind> out;
+  for (const auto& a : d.actions) {
+    if (with_logs || a.kind != ActionKind::kLog) out.push_back(a.kind);
+  }
+  return out;
+}
+
+TEST(JobMachineSetupTest, EachSetupIsTheStateItNames) {
+  EXPECT_EQ(JobIn(Setup::kQueued).state, JobState::kQueued);
+  EXPECT_EQ(JobIn(Setup::kPreparing).state, JobState::kPreparing);
+  EXPECT_EQ(JobIn(Setup::kRunning).state, JobState::kRunning);
+  Job stopping = JobIn(Setup::kStopping);
+  EXPECT_EQ(stopping.state, JobState::kRunning);
+  ASSERT_TRUE(stopping.ending.has_value());
+  EXPECT_EQ(stopping.ending->kind, EndingKind::kSucceed);
+  EXPECT_EQ(JobIn(Setup::kCancelling).state, JobState::kCancelling);
+  EXPECT_EQ(JobIn(Setup::kSucceeded).state, JobState::kSucceeded);
+  EXPECT_EQ(JobIn(Setup::kFailed).state, JobState::kFailed);
+  EXPECT_EQ(JobIn(Setup::kCancelled).state, JobState::kCancelled);
+}
+
+struct Row {
+  Setup setup;
+  JobInput input;
+  JobState want_state;
+  std::optional<EndingKind> want_ending;
+  std::vector<ActionKind> want_actions;  // Without kLog.
+};
+
+const char* SetupName(Setup s) {
+  switch (s) {
+    case Setup::kQueued: return "QUEUED";
+    case Setup::kPreparing: return "PREPARING";
+    case Setup::kRunning: return "RUNNING";
+    case Setup::kStopping: return "RUNNING+ending";
+    case Setup::kCancelling: return "CANCELLING";
+    case Setup::kSucceeded: return "SUCCEEDED";
+    case Setup::kFailed: return "FAILED";
+    case Setup::kCancelled: return "CANCELLED";
+  }
+  return "?";
+}
+
+JobInput Exit(int pool, int code, std::optional<int> signal = std::nullopt) {
+  JobInput in = Input(InputKind::kReplicaExited, 1, pool, 0);
+  in.exit_code = code;
+  in.signal = signal;
+  return in;
+}
+JobInput Timer(TimerKind t) {
+  JobInput in = Input(InputKind::kTimerFired);
+  in.timer = t;
+  return in;
+}
+JobInput Observed(bool primary_running, bool worker_running) {
+  JobInput in = Input(InputKind::kRecovered);
+  in.observed = {{0, 0, primary_running, primary_running ? 0 : 137, std::nullopt, false},
+                 {1, 0, worker_running, worker_running ? 0 : 137, std::nullopt, false}};
+  if (!worker_running) in.observed[1].signal = 9;
+  return in;
+}
+
+using A = ActionKind;
+using S = JobState;
+using E = EndingKind;
+
+// The whole table: every setup x every input kind.
+std::vector<Row> Table() {
+  const JobInput submitted = Input(InputKind::kSubmitted);
+  const JobInput admitted = Input(InputKind::kAdmitted);
+  const JobInput started = Input(InputKind::kAttemptStarted);
+  const JobInput launch_failed = Input(InputKind::kLaunchFailed);
+  const JobInput primary_ok = Exit(0, 0);
+  const JobInput worker_exit1 = Exit(1, 1);
+  const JobInput worker_killed = Exit(1, 137, 9);
+  const JobInput restarted = Input(InputKind::kReplicaRestarted, 1, 1, 0);
+  const JobInput restart_failed = Input(InputKind::kRestartFailed, 1, 1, 0);
+  const JobInput cancel = Input(InputKind::kCancel);
+  const JobInput max_wait = Timer(TimerKind::kMaxWait);
+  const JobInput timeout = Timer(TimerKind::kTimeout);
+  const JobInput all_running = Observed(true, true);
+  const JobInput worker_gone = Observed(true, false);
+  std::vector<Row> t = {
+      // QUEUED
+      {Setup::kQueued, submitted, S::kQueued, {}, {}},
+      {Setup::kQueued, admitted, S::kPreparing, {}, {A::kLaunch}},
+      {Setup::kQueued, started, S::kQueued, {}, {}},
+      {Setup::kQueued, launch_failed, S::kQueued, {}, {}},
+      {Setup::kQueued, primary_ok, S::kQueued, {}, {}},
+      {Setup::kQueued, restarted, S::kQueued, {}, {}},
+      {Setup::kQueued, restart_failed, S::kQueued, {}, {}},
+      {Setup::kQueued, cancel, S::kCancelled, {}, {}},
+      {Setup::kQueued, max_wait, S::kQueued, {}, {}},  // Not due yet (kNow < create + 50 s).
+      {Setup::kQueued, timeout, S::kQueued, {}, {}},
+      {Setup::kQueued, all_running, S::kQueued, {}, {A::kArmTimer, A::kRequestAdmission}},
+      // PREPARING
+      {Setup::kPreparing, submitted, S::kPreparing, {}, {}},
+      {Setup::kPreparing, admitted, S::kPreparing, {}, {}},
+      {Setup::kPreparing, started, S::kRunning, {}, {A::kArmTimer}},
+      {Setup::kPreparing, launch_failed, S::kFailed, {}, {A::kCleanup}},
+      {Setup::kPreparing, primary_ok, S::kPreparing, E::kSucceed, {}},
+      {Setup::kPreparing, restarted, S::kPreparing, {}, {}},
+      {Setup::kPreparing, cancel, S::kCancelling, E::kCancel, {}},
+      {Setup::kPreparing, max_wait, S::kPreparing, {}, {}},
+      {Setup::kPreparing, timeout, S::kPreparing, {}, {}},
+      {Setup::kPreparing, all_running, S::kRunning, {}, {A::kArmTimer, A::kArmTimer}},
+      {Setup::kPreparing, worker_gone, S::kPreparing, {}, {A::kArmTimer, A::kStop, A::kCleanup, A::kLaunch}},
+      // RUNNING
+      {Setup::kRunning, submitted, S::kRunning, {}, {}},
+      {Setup::kRunning, admitted, S::kRunning, {}, {}},
+      {Setup::kRunning, started, S::kRunning, {}, {}},
+      {Setup::kRunning, launch_failed, S::kFailed, {}, {A::kCleanup}},
+      {Setup::kRunning, primary_ok, S::kRunning, E::kSucceed, {A::kStop}},
+      {Setup::kRunning, worker_exit1, S::kRunning, E::kFail, {A::kStop}},
+      {Setup::kRunning, worker_killed, S::kRunning, {}, {A::kRestartReplica}},
+      {Setup::kRunning, restarted, S::kRunning, {}, {}},
+      {Setup::kRunning, restart_failed, S::kRunning, {}, {}},
+      {Setup::kRunning, cancel, S::kCancelling, E::kCancel, {A::kStop}},
+      {Setup::kRunning, max_wait, S::kRunning, {}, {}},
+      {Setup::kRunning, timeout, S::kRunning, {}, {}},
+      {Setup::kRunning, all_running, S::kRunning, {}, {A::kArmTimer}},
+      {Setup::kRunning, worker_gone, S::kRunning, {}, {A::kArmTimer, A::kRestartReplica}},
+      // RUNNING with a pending ending (primary succeeded, worker being stopped)
+      {Setup::kStopping, admitted, S::kRunning, E::kSucceed, {}},
+      {Setup::kStopping, launch_failed, S::kRunning, E::kSucceed, {}},
+      {Setup::kStopping, worker_killed, S::kSucceeded, {}, {A::kCleanup}},
+      {Setup::kStopping, worker_exit1, S::kSucceeded, {}, {A::kCleanup}},
+      {Setup::kStopping, restarted, S::kRunning, E::kSucceed, {}},
+      {Setup::kStopping, cancel, S::kRunning, E::kSucceed, {}},
+      {Setup::kStopping, timeout, S::kRunning, E::kSucceed, {}},
+      {Setup::kStopping, all_running, S::kRunning, E::kSucceed, {A::kArmTimer, A::kStop}},
+      {Setup::kStopping, worker_gone, S::kSucceeded, {}, {A::kArmTimer, A::kCleanup}},
+      // CANCELLING
+      {Setup::kCancelling, submitted, S::kCancelling, E::kCancel, {}},
+      {Setup::kCancelling, primary_ok, S::kCancelling, E::kCancel, {}},
+      {Setup::kCancelling, worker_killed, S::kCancelling, E::kCancel, {}},
+      {Setup::kCancelling, cancel, S::kCancelling, E::kCancel, {}},
+      {Setup::kCancelling, timeout, S::kCancelling, E::kCancel, {}},
+      {Setup::kCancelling, all_running, S::kCancelling, E::kCancel, {A::kArmTimer, A::kStop}},
+      {Setup::kCancelling, worker_gone, S::kCancelling, E::kCancel, {A::kArmTimer, A::kStop}},
+  };
+  // Terminal states ignore every input.
+  for (Setup terminal : {Setup::kSucceeded, Setup::kFailed, Setup::kCancelled}) {
+    S state = terminal == Setup::kSucceeded ? S::kSucceeded
+              : terminal == Setup::kFailed  ? S::kFailed
+                                            : S::kCancelled;
+    for (const JobInput& in : {submitted, admitted, started, launch_failed, primary_ok, worker_killed,
+                               restarted, restart_failed, cancel, max_wait, timeout, all_running}) {
+      t.push_back({terminal, in, state, {}, {}});
+    }
+  }
+  return t;
+}
+
+TEST(JobMachineTableTest, EveryStateAgainstEveryInput) {
+  for (const Row& row : Table()) {
+    Job job = JobIn(row.setup);
+    Decision d = Step(job, row.input);
+    std::string where = std::string(SetupName(row.setup)) + " + input " +
+                        std::to_string(static_cast<int>(row.input.kind)) + " (pool " +
+                        std::to_string(row.input.pool) + ")";
+    EXPECT_EQ(JobStateName(d.job.state), std::string(JobStateName(row.want_state))) << where;
+    EXPECT_EQ(d.job.ending.has_value(), row.want_ending.has_value()) << where;
+    if (d.job.ending && row.want_ending) EXPECT_EQ(d.job.ending->kind, *row.want_ending) << where;
+    EXPECT_EQ(Kinds(d), row.want_actions) << where;
+    // A decision that acts on the world has changed the record first.
+    if (!row.want_actions.empty() && row.want_actions != std::vector<A>{A::kArmTimer}) {
+      bool only_recovery = row.input.kind == InputKind::kRecovered;
+      if (!only_recovery) EXPECT_TRUE(d.changed) << where;
+    }
+  }
+}
+
+TEST(JobMachineTest, StaleAttemptInputsAreIgnored) {
+  Job job = JobIn(Setup::kRunning);
+  Decision d = Step(job, Input(InputKind::kReplicaExited, /*attempt=*/7, 0, 0));
+  EXPECT_FALSE(d.changed);
+  EXPECT_TRUE(d.actions.empty());
+}
+
+TEST(JobMachineTest, FailureMessageNamesTheReplicaAndQuotesItsLastLines) {
+  JobInput exit = Exit(1, 3);
+  exit.log_tail = {"Traceback", "ValueError: bad"};
+  Decision d = Step(JobIn(Setup::kRunning), exit);
+  ASSERT_TRUE(d.job.ending && d.job.ending->error);
+  EXPECT_EQ(d.job.ending->error->code, kErrorCodeUserFailure);
+  EXPECT_EQ(d.job.ending->error->message,
+            "The replica workerpool1-0 exited with a non-zero status of 3. Termination reason: "
+            "Error.\nLast log lines of workerpool1-0:\nTraceback\nValueError: bad");
+}
+
+TEST(JobMachineTest, RestartInPlaceIsCommittedAsRestartingBeforeItRuns) {
+  Decision d = Step(JobIn(Setup::kRunning), Exit(1, 137, 9));
+  ASSERT_TRUE(d.changed);
+  EXPECT_EQ(d.job.replicas[1].state, ReplicaState::kRestarting);
+  EXPECT_EQ(d.job.replicas[1].restarts, 1);
+  Decision back = Step(d.job, Input(InputKind::kReplicaRestarted, 1, 1, 0));
+  EXPECT_EQ(back.job.replicas[1].state, ReplicaState::kRunning);
+  // Recovery of a restart that may not have run: it is issued again, not counted again.
+  Decision replay = Step(d.job, Observed(true, false));
+  EXPECT_EQ(Kinds(replay), (std::vector<A>{A::kArmTimer, A::kRestartReplica}));
+  EXPECT_EQ(replay.job.replicas[1].restarts, 1);
+}
+
+TEST(JobMachineTest, RetryEndingStartsTheNextAttemptOnceAllAreDown) {
+  Job job = JobIn(Setup::kRunning);
+  job.spec.scheduling.restart_job_on_worker_restart = true;
+  Decision d = Step(job, Exit(1, 137, 9));
+  ASSERT_TRUE(d.job.ending);
+  EXPECT_EQ(d.job.ending->kind, EndingKind::kRetry);
+  EXPECT_EQ(Kinds(d), std::vector<A>{A::kStop});
+  JobInput primary_stopped = Exit(0, 143, 15);
+  Decision next = Step(d.job, primary_stopped);
+  EXPECT_EQ(next.job.attempt, 2);
+  EXPECT_FALSE(next.job.ending);
+  EXPECT_EQ(Kinds(next), (std::vector<A>{A::kCleanup, A::kLaunch}));
+  EXPECT_EQ(next.actions.front().attempt, 1);  // Cleanup names the attempt that ended.
+}
+
+TEST(JobMachineTest, LastAttemptFailsInsteadOfRetrying) {
+  Job job = JobIn(Setup::kRunning);
+  job.spec.scheduling.restart_job_on_worker_restart = true;
+  job.attempt = 3;
+  for (auto& r : job.replicas) r.attempt = 3;
+  JobInput killed = Exit(1, 137, 9);
+  killed.attempt = 3;
+  Decision d = Step(job, killed);
+  ASSERT_TRUE(d.job.ending);
+  EXPECT_EQ(d.job.ending->kind, EndingKind::kFail);
+}
+
+TEST(JobMachineTest, TimersFireOnlyWhenDue) {
+  Job preparing = JobIn(Setup::kPreparing);
+  TimeMicros due = preparing.create_time + 50'000'000;
+  EXPECT_FALSE(Step(preparing, Timer(TimerKind::kMaxWait), due - 1).changed);
+  Decision d = Step(preparing, Timer(TimerKind::kMaxWait), due);
+  EXPECT_EQ(d.job.state, JobState::kCancelling);
+  Job running = JobIn(Setup::kRunning);
+  EXPECT_FALSE(Step(running, Timer(TimerKind::kTimeout), running.start_time + 100'000'000 - 1).changed);
+  Decision t = Step(running, Timer(TimerKind::kTimeout), running.start_time + 100'000'000);
+  EXPECT_EQ(t.job.state, JobState::kCancelling);
+  EXPECT_NE(t.job.ending->error->message.find("timeout of 100s"), std::string::npos);
+}
+
+TEST(JobMachineTest, RecoveringAStoppingJobStopsAgainAndNeverRestarts) {
+  // The original hole: a restart during the stop grace after the primary succeeded.
+  Job stopping = JobIn(Setup::kStopping);
+  Decision d = Step(stopping, Observed(false, true));
+  EXPECT_EQ(d.job.state, JobState::kRunning);
+  EXPECT_EQ(Kinds(d), (std::vector<A>{A::kArmTimer, A::kStop}));
+  Decision killed = Step(d.job, Exit(1, 137, 9));
+  EXPECT_EQ(killed.job.state, JobState::kSucceeded);
+  EXPECT_EQ(killed.job.replicas[1].restarts, 0);
+}
+
+TEST(JobMachineTest, RecordsWrittenBeforeEndingsRecoverACancelAsAUserCancel) {
+  Job old = JobIn(Setup::kCancelling);
+  old.ending.reset();  // Schema v1 had no ending column.
+  Decision d = Step(old, Observed(true, true));
+  ASSERT_TRUE(d.job.ending);
+  EXPECT_EQ(d.job.ending->kind, EndingKind::kCancel);
+  EXPECT_EQ(Kinds(d), (std::vector<A>{A::kArmTimer, A::kStop}));
+}
+
+}  // namespace
+}  // namespace ty::model
