@@ -11,12 +11,14 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <tuple>
 
 #include "api/api_server.h"
 #include "executor/container_executor.h"
 #include "executor/process_executor.h"
 #include "format/yaml_json.h"
 #include "logs/log_store.h"
+#include "model/spec_limits.h"
 #include "service/job_service.h"
 #include "store/sqlite_job_store.h"
 
@@ -31,6 +33,7 @@ struct DaemonConfig {
   std::string bucket_root;   // Default <data_dir>/buckets.
   double stop_grace_seconds = 10;
   int warm_pool = 0;  // Containers started ahead of demand (executor/warm_pool.h); 0 = none.
+  ty::model::SpecLimits limits;  // Bounds on accepted specs (model/spec_limits.h).
 };
 
 std::string DefaultDataDir() {
@@ -50,7 +53,8 @@ ty::Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI
     return ty::Status::Ok();
   };
   static const char* kKnown[] = {"listen", "port_file", "data_dir", "executor", "engine_socket",
-                                 "bucket_root", "stop_grace_seconds", "warm_pool"};
+                                 "bucket_root", "stop_grace_seconds", "warm_pool",
+                                 "max_replicas_per_pool", "max_replicas_per_job"};
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     if (std::find(std::begin(kKnown), std::end(kKnown), it.key()) == std::end(kKnown)) {
       return ty::InvalidArgument("config " + path + ": unknown key \"" + it.key() + "\"");
@@ -72,6 +76,16 @@ ty::Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI
       return ty::InvalidArgument("config: warm_pool must be an integer from 0 to 256");
     }
     cfg.warm_pool = doc["warm_pool"].get<int>();
+  }
+  for (auto [key, flag, out] : {std::tuple{"max_replicas_per_pool", "--max-replicas-per-pool",
+                                           &cfg.limits.max_replicas_per_pool},
+                                std::tuple{"max_replicas_per_job", "--max-replicas-per-job",
+                                           &cfg.limits.max_replicas_per_job}}) {
+    if (!doc.contains(key) || app.count(flag) > 0) continue;
+    if (!doc[key].is_number_integer() || doc[key].get<int64_t>() < 1) {
+      return ty::InvalidArgument(std::string("config: ") + key + " must be an integer of at least 1");
+    }
+    *out = doc[key].get<int64_t>();
   }
   return ty::Status::Ok();
 }
@@ -138,7 +152,13 @@ int main(int argc, char** argv) {
                  "Containers to keep started ahead of demand for job shapes seen before, so their next "
                  "attempts start without the engine's create/start (container executor; 0 = off)")
       ->check(CLI::Range(0, 256));
-  app.add_option("--config", config_path, "YAML file with the same keys (listen, data_dir, executor, engine_socket, bucket_root, port_file, stop_grace_seconds, warm_pool)");
+  app.add_option("--max-replicas-per-pool", cfg.limits.max_replicas_per_pool,
+                 "Largest replica count of one worker pool a job may ask for (default 1024)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-replicas-per-job", cfg.limits.max_replicas_per_job,
+                 "Largest total replica count of a job (default 1024)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--config", config_path, "YAML file with the same keys (listen, data_dir, executor, engine_socket, bucket_root, port_file, stop_grace_seconds, warm_pool, max_replicas_per_pool, max_replicas_per_job)");
   CLI11_PARSE(app, argc, argv);
 
   if (!config_path.empty()) {
@@ -200,6 +220,7 @@ int main(int argc, char** argv) {
   ty::service::JobServiceOptions so;
   so.bucket_root = cfg.bucket_root;
   so.stop_grace = static_cast<ty::DurationMicros>(cfg.stop_grace_seconds * 1e6);
+  so.limits = cfg.limits;
   auto service = ty::service::JobService::Create(store->get(), executor.get(), logs->get(),
                                                  ty::SystemClock::Get(), so);
   if (!service.ok()) return Fail(service.status());

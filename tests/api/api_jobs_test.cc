@@ -259,7 +259,9 @@ TEST_F(ApiJobsTest, DetailsShowReplicasRestartsAndEvents) {
   json details;
   for (int i = 0; i < 200; ++i) {
     details = Get("/v1/" + name + "/details").json();
-    if (details["replicas"][0].value("restarts", 0) == 1) break;
+    // RESTARTING while the restart in place is under way, then RUNNING again.
+    const json& r = details["replicas"][0];
+    if (r.value("restarts", 0) == 1 && r.value("state", "") == "RUNNING") break;
     usleep(10000);
   }
   EXPECT_EQ(details["attempt"], 1);

@@ -4,6 +4,9 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <chrono>
+#include <fstream>
+#include <map>
 #include <random>
 #include <string>
 
@@ -134,6 +137,76 @@ TEST_F(ApiRobustnessTest, ServerStopsWithAnOpenIdleConnection) {
   server_->Stop();
   server_.reset();
   ::close(fd);
+}
+
+}  // namespace
+}  // namespace ty::api
+
+namespace ty::api {
+namespace {
+
+long RssKb() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return -1;
+}
+
+class ApiLimitsTest : public ApiFixture {};
+
+// The request that once took a host to 10 GB: a pool of 10^12 replicas. Every size
+// that drives allocation is refused at the door, naming the field, at once.
+TEST_F(ApiLimitsTest, OversizedSpecsAre400NamingTheFieldAndAllocateNothing) {
+  auto vertex = [](const std::string& pools, const std::string& extra = "") {
+    return R"({"displayName":"x",)" + extra + R"("jobSpec":{"workerPoolSpecs":[)" + pools + "]}}";
+  };
+  auto pool = [](const std::string& count, const std::string& container = R"({"imageUri":"img"})") {
+    return R"({"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":")" + count +
+           R"(","containerSpec":)" + container + "}";
+  };
+  nlohmann::json args = std::vector<std::string>(5000, "x");
+  nlohmann::json labels = nlohmann::json::object();
+  for (int i = 0; i < 100; ++i) labels["k" + std::to_string(i)] = "v";
+  struct Case {
+    std::string path;
+    std::string body;
+    std::string field;
+  };
+  const std::string vertex_path = "/v1/projects/p/locations/l/customJobs";
+  std::vector<Case> cases = {
+      {vertex_path, vertex(pool("1") + "," + pool("1000000000000")),
+       "jobSpec.workerPoolSpecs[1].replicaCount"},
+      {vertex_path, vertex(pool("1") + "," + pool("1000") + "," + pool("1000")),
+       "jobSpec.workerPoolSpecs[2].replicaCount"},
+      {vertex_path, vertex(pool("1", R"({"imageUri":"img","args":)" + args.dump() + "}")),
+       "jobSpec.workerPoolSpecs[0].containerSpec.args"},
+      {vertex_path,
+       vertex(pool("1", R"({"imageUri":"img","env":[{"name":"A","value":")" +
+                            std::string(200000, 'v') + R"("}]})")),
+       "jobSpec.workerPoolSpecs[0].containerSpec.env"},
+      {vertex_path, vertex(pool("1"), R"("labels":)" + labels.dump() + ","), "labels"},
+      {"/v1/projects/p/jobs",
+       R"({"jobId":"huge","trainingInput":{"region":"r","scaleTier":"CUSTOM",
+         "masterType":"n1-standard-4","masterConfig":{"imageUri":"img"},
+         "workerType":"n1-standard-4","workerCount":"1000000000000"}})",
+       "trainingInput.workerCount"},
+  };
+  long before = RssKb();
+  for (const Case& c : cases) {
+    auto start = std::chrono::steady_clock::now();
+    Reply r = Post(c.path, c.body);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(r.status, 400) << c.field << ": " << r.body;
+    EXPECT_LT(seconds, 1.0) << c.field;
+    nlohmann::json error = r.json()["error"];
+    EXPECT_EQ(error["details"][0]["fieldViolations"][0]["field"], c.field) << r.body;
+  }
+  EXPECT_LT(RssKb() - before, 20 * 1024) << "memory grew by more than 20 MB";
+  Reply list = Get(vertex_path);
+  EXPECT_EQ(list.status, 200);
+  EXPECT_FALSE(list.json().contains("customJobs")) << "nothing may be stored: " << list.body;
 }
 
 }  // namespace

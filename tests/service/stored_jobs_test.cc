@@ -1,0 +1,78 @@
+// Start-up with stored jobs that can no longer run: a spec that no longer validates
+// and one past today's size limits are failed with an internal error and reported,
+// never run, and never stop the daemon from serving the others.
+#include <gtest/gtest.h>
+
+#include "service/service_fixture.h"
+
+namespace ty::testing {
+namespace {
+
+using model::JobState;
+
+class StoredJobsTest : public ServiceFixture {
+ protected:
+  // A stored, still-queued job with the given canonical spec.
+  model::Job Plant(const std::string& uid, const std::string& spec_json) {
+    model::Job job;
+    job.uid = uid;
+    job.dialect = model::Dialect::kVertex;
+    job.project = "p";
+    job.location = "us-central1";
+    job.spec_json = spec_json;
+    job.state = JobState::kQueued;
+    job.create_time = job.update_time = job.phases.queued = clock_.Now();
+    EXPECT_TRUE(store_->CreateJob(job).ok());
+    return job;
+  }
+  static std::string Pools(const std::string& second_count) {
+    return R"({"displayName":"t","jobSpec":{"workerPoolSpecs":[
+      {"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1","containerSpec":{"imageUri":"img"}},
+      {"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":")" +
+           second_count + R"(","containerSpec":{"imageUri":"img"}}]}})";
+  }
+};
+
+TEST_F(StoredJobsTest, UnreadableAndOversizedJobsAreFailedAndTheOthersRun) {
+  model::Job good = Plant("1000000000000000001", Pools("2"));
+  model::Job invalid = Plant("1000000000000000002",
+                             R"({"displayName":"t","jobSpec":{"workerPoolSpecs":[{"bogus":1}]}})");
+  model::Job huge = Plant("1000000000000000003", Pools("1000000000000"));
+  RestartService(std::make_unique<FakeExecutor>());
+
+  model::Job g = Current(good);
+  EXPECT_EQ(g.state, JobState::kRunning);  // Served and run.
+  model::Job i = Current(invalid);
+  ASSERT_EQ(i.state, JobState::kFailed);
+  EXPECT_EQ(i.error->code, 13);
+  EXPECT_NE(i.error->message.find("Internal error: the stored job can no longer be run"), std::string::npos);
+  EXPECT_NE(i.error->message.find("workerPoolSpecs[0]"), std::string::npos) << i.error->message;
+  model::Job h = Current(huge);
+  ASSERT_EQ(h.state, JobState::kFailed);
+  EXPECT_NE(h.error->message.find("jobSpec.workerPoolSpecs[1].replicaCount"), std::string::npos)
+      << h.error->message;
+  // Only the good job was launched; the failures are reported for /healthz.
+  ASSERT_EQ(executor_->launches().size(), 1u);
+  EXPECT_EQ(executor_->launches()[0].job_uid, good.uid);
+  std::vector<std::string> problems = service_->problems();
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_NE(problems[0].find(invalid.uid), std::string::npos);
+  // The failure is durable: the next start does not report it again as new work.
+  EXPECT_EQ(store_->GetJob(huge.uid)->state, JobState::kFailed);
+  RestartService(std::make_unique<FakeExecutor>());
+  EXPECT_TRUE(service_->problems().empty());
+  EXPECT_EQ(Current(huge).state, JobState::kFailed);
+}
+
+TEST_F(StoredJobsTest, AFinishedJobWithAnUnreadableSpecIsStillServed) {
+  model::Job old = Plant("1000000000000000004", R"({"displayName":"t","jobSpec":{"gone":true}})");
+  old.state = JobState::kSucceeded;
+  old.end_time = clock_.Now();
+  ASSERT_TRUE(store_->UpdateJob(old).ok());
+  RestartService(std::make_unique<FakeExecutor>());
+  EXPECT_EQ(Current(old).state, JobState::kSucceeded);
+  EXPECT_TRUE(service_->problems().empty());
+}
+
+}  // namespace
+}  // namespace ty::testing
