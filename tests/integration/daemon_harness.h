@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -103,6 +104,12 @@ inline size_t ContainersOfJobAfterCleanup(const std::string& uid, int timeout_s 
   return n;
 }
 
+// The id at the end of a job resource's `name`.
+inline std::string IdOf(const nlohmann::json& job) {
+  std::string name = job.value("name", "");
+  return name.substr(name.rfind('/') + 1);
+}
+
 class Daemon {
  public:
   explicit Daemon(std::vector<std::string> extra_args = {}) {
@@ -123,8 +130,11 @@ class Daemon {
     std::filesystem::remove(port_file);
     std::vector<std::string> args = {std::string(TY_BINARY_DIR) + "/bin/trainyardd",
                                      "--listen", "127.0.0.1:0", "--port-file", port_file,
-                                     "--data-dir", data_dir_, "--engine-socket", EngineSocket(),
-                                     "--stop-grace", "2"};
+                                     "--data-dir", data_dir_, "--engine-socket", EngineSocket()};
+    // A short grace keeps tests fast unless a test asks for its own.
+    if (std::find(extra_args.begin(), extra_args.end(), "--stop-grace") == extra_args.end()) {
+      args.insert(args.end(), {"--stop-grace", "2"});
+    }
     args.insert(args.end(), extra_args.begin(), extra_args.end());
     std::string log = (dir_ / "daemon.log").string();
     pid_ = fork();
@@ -159,6 +169,14 @@ class Daemon {
   void Stop() {
     if (pid_ <= 0) return;
     kill(pid_, SIGTERM);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+  // kill -9: the daemon dies between two instructions, nothing is flushed or stopped.
+  void Kill() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
     int status = 0;
     waitpid(pid_, &status, 0);
     pid_ = -1;

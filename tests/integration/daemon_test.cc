@@ -22,11 +22,6 @@ std::string VertexJob(const std::string& script, const std::string& extra = "") 
   return body.dump();
 }
 
-std::string IdOf(const nlohmann::json& job) {
-  std::string name = job.value("name", "");
-  return name.substr(name.rfind('/') + 1);
-}
-
 class DaemonTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {

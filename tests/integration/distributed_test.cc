@@ -103,11 +103,6 @@ bool ImageExists(const std::string& image) {
   return Http("GET", "http://d/v1.41/images/" + image + "/json", "", true, EngineSocket(), 10).status == 200;
 }
 
-std::string IdOf(const nlohmann::json& job) {
-  std::string name = job.value("name", "");
-  return name.substr(name.rfind('/') + 1);
-}
-
 nlohmann::json Pool(int replicas, const std::string& image, nlohmann::json command,
                     nlohmann::json args = nullptr) {
   nlohmann::json container = {{"imageUri", image}, {"command", std::move(command)}};
