@@ -68,6 +68,11 @@ std::optional<EndingKind> EndingKindFromName(const std::string& name) {
   return std::nullopt;
 }
 
+bool UidLess(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return a.size() < b.size();
+  return a < b;
+}
+
 std::string Job::ResourceName() const {
   if (dialect == Dialect::kMlV1) return "projects/" + project + "/jobs/" + spec.job_id;
   return "projects/" + project + "/locations/" + location + "/customJobs/" + uid;

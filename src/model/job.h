@@ -140,6 +140,9 @@ struct JobEvent {
   std::string message;  // Human text: "Job is running.", "workerpool1-0 exited with 3".
 };
 
+// Job uids are decimal strings; this compares them as numbers.
+bool UidLess(const std::string& a, const std::string& b);
+
 // Task name of a replica in the job's dialect:
 //   Vertex: workerpool{pool}-{index};  ml v1: master-replica-0, worker-replica-N,
 //   ps-replica-N, evaluator-replica-N.

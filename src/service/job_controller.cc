@@ -15,11 +15,6 @@ namespace {
 
 constexpr size_t kErrorLogLines = 10;
 
-bool UidLess(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return a.size() < b.size();
-  return a < b;
-}
-
 model::JobInput InputOf(const executor::ExecutorEvent& event) {
   model::JobInput in;
   in.attempt = event.attempt;
@@ -106,7 +101,7 @@ void JobController::FailUnreadable(model::Job job, const std::string& why) {
 Status JobController::Load() {
   ASSIGN_OR_RETURN(std::vector<model::Job> stored, store_->ListJobs());
   for (auto& job : stored) {
-    if (last_uid_.empty() || UidLess(last_uid_, job.uid)) last_uid_ = job.uid;
+    if (last_uid_.empty() || model::UidLess(last_uid_, job.uid)) last_uid_ = job.uid;
     Result<model::JobSpec> spec = model::ParseStoredSpec(job.dialect, job.spec_json);
     if (spec.ok()) {
       job.spec = std::move(spec).value();

@@ -20,12 +20,6 @@ Status CheckVertexId(const std::string& id) {
   return Status::Ok();
 }
 
-// uids are decimal strings; compare them as numbers.
-bool UidLess(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return a.size() < b.size();
-  return a < b;
-}
-
 bool InScope(const model::Job& job, model::Dialect dialect, const std::string& project,
              const std::string& location) {
   if (job.dialect != dialect || job.project != project) return false;
@@ -136,7 +130,7 @@ Result<ListResponse> JobService::List(const ListRequest& request) {
   ListResponse response;
   // Newest first: uids grow with creation time.
   jobs_->ForEachNewestFirst([&](const model::Job& job) {
-    if (!token.empty() && !UidLess(job.uid, token)) return true;
+    if (!token.empty() && !model::UidLess(job.uid, token)) return true;
     if (!InScope(job, request.dialect, request.project, request.location)) return true;
     if (!filter.Matches(job)) return true;
     if (static_cast<int>(response.jobs.size()) == page_size) {

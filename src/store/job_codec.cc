@@ -23,4 +23,6 @@ std::string MlJobIdOf(const model::Job& job) {
   return job.dialect == model::Dialect::kMlV1 ? job.spec.job_id : std::string();
 }
 
+Status JobNotFound(const std::string& uid) { return NotFound("job " + uid + " not found"); }
+
 }  // namespace ty::store::internal

@@ -23,4 +23,7 @@ model::Job StoredCopy(const model::Job& job);
 // Vertex jobs (they never collide on job_id).
 std::string MlJobIdOf(const model::Job& job);
 
+// The NotFound both backends answer for an absent uid.
+Status JobNotFound(const std::string& uid);
+
 }  // namespace ty::store::internal

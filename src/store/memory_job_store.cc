@@ -8,7 +8,6 @@ namespace ty::store {
 
 namespace {
 
-Status JobNotFound(const std::string& uid) { return NotFound("job " + uid + " not found"); }
 
 }  // namespace
 
@@ -27,7 +26,7 @@ Status MemoryJobStore::CreateJob(const model::Job& job) {
 Status MemoryJobStore::UpdateJob(const model::Job& job) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = jobs_.find(job.uid);
-  if (it == jobs_.end()) return JobNotFound(job.uid);
+  if (it == jobs_.end()) return internal::JobNotFound(job.uid);
   Record& rec = it->second;
   // Identity is fixed at creation: a caller holding a job read back from the store
   // (spec not rebuilt) has an empty spec.job_id, which means "unchanged".
@@ -43,7 +42,7 @@ Status MemoryJobStore::UpdateJob(const model::Job& job) {
 Result<model::Job> MemoryJobStore::GetJob(const std::string& uid) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = jobs_.find(uid);
-  if (it == jobs_.end()) return JobNotFound(uid);
+  if (it == jobs_.end()) return internal::JobNotFound(uid);
   return it->second.job;
 }
 
@@ -72,7 +71,7 @@ Result<std::vector<model::Job>> MemoryJobStore::ListJobs() {
 Status MemoryJobStore::DeleteJob(const std::string& uid) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = jobs_.find(uid);
-  if (it == jobs_.end()) return JobNotFound(uid);
+  if (it == jobs_.end()) return internal::JobNotFound(uid);
   if (it->second.job.dialect == model::Dialect::kMlV1) {
     ml_index_.erase({it->second.job.project, it->second.ml_job_id});
   }
@@ -83,7 +82,7 @@ Status MemoryJobStore::DeleteJob(const std::string& uid) {
 Status MemoryJobStore::AppendEvent(const std::string& uid, const model::JobEvent& event) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = jobs_.find(uid);
-  if (it == jobs_.end()) return JobNotFound(uid);
+  if (it == jobs_.end()) return internal::JobNotFound(uid);
   it->second.events.push_back(event);
   return Status::Ok();
 }
@@ -91,7 +90,7 @@ Status MemoryJobStore::AppendEvent(const std::string& uid, const model::JobEvent
 Result<std::vector<model::JobEvent>> MemoryJobStore::ListEvents(const std::string& uid) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = jobs_.find(uid);
-  if (it == jobs_.end()) return JobNotFound(uid);
+  if (it == jobs_.end()) return internal::JobNotFound(uid);
   return it->second.events;
 }
 

@@ -110,7 +110,6 @@ Status SqlError(sqlite3* db, int rc, const std::string& what) {
   }
 }
 
-Status JobNotFound(const std::string& uid) { return NotFound("job " + uid + " not found"); }
 
 constexpr char kJobColumns[] =
     "uid, dialect, project, location, job_id, spec_json, state, create_time, start_time, "
@@ -515,7 +514,7 @@ Status SqliteJobStore::UpdateJob(const model::Job& job) {
                      Prepare("SELECT dialect, project, location, job_id FROM jobs WHERE uid = ?"));
     st.Bind(1, job.uid);
     ASSIGN_OR_RETURN(bool row, st.Step("read job " + job.uid));
-    if (!row) return JobNotFound(job.uid);
+    if (!row) return internal::JobNotFound(job.uid);
     const std::string ml_id = internal::MlJobIdOf(job);
     if (st.Text(0) != internal::DialectName(job.dialect) || st.Text(1) != job.project ||
         st.Text(2) != job.location || (!ml_id.empty() && ml_id != st.Text(3))) {
@@ -545,7 +544,7 @@ Result<model::Job> SqliteJobStore::GetJob(const std::string& uid) {
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*this, /*write=*/false));
   Result<model::Job> job = LoadJob(kSelect.c_str(), uid, nullptr);
   if (!job.ok()) {
-    return job.status().code() == StatusCode::kNotFound ? JobNotFound(uid) : job.status();
+    return job.status().code() == StatusCode::kNotFound ? internal::JobNotFound(uid) : job.status();
   }
   RETURN_IF_ERROR(txn.Commit());
   return job;
@@ -611,7 +610,7 @@ Status SqliteJobStore::DeleteJob(const std::string& uid) {
   ASSIGN_OR_RETURN(Statement st, Prepare("DELETE FROM jobs WHERE uid = ?"));
   st.Bind(1, uid);
   RETURN_IF_ERROR(st.Run("delete job " + uid));
-  if (sqlite3_changes(db_) == 0) return JobNotFound(uid);
+  if (sqlite3_changes(db_) == 0) return internal::JobNotFound(uid);
   return txn.Commit();
 }
 
@@ -619,7 +618,7 @@ Status SqliteJobStore::AppendEvent(const std::string& uid, const model::JobEvent
   std::lock_guard<std::mutex> lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*this, /*write=*/true));
   ASSIGN_OR_RETURN(bool exists, JobExists(uid));
-  if (!exists) return JobNotFound(uid);
+  if (!exists) return internal::JobNotFound(uid);
   {
     ASSIGN_OR_RETURN(Statement st,
                      Prepare("INSERT INTO events (uid, seq, time, kind, message) VALUES (?1, "
@@ -635,7 +634,7 @@ Result<std::vector<model::JobEvent>> SqliteJobStore::ListEvents(const std::strin
   std::lock_guard<std::mutex> lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*this, /*write=*/false));
   ASSIGN_OR_RETURN(bool exists, JobExists(uid));
-  if (!exists) return JobNotFound(uid);
+  if (!exists) return internal::JobNotFound(uid);
   std::vector<model::JobEvent> events;
   {
     ASSIGN_OR_RETURN(Statement st,
