@@ -48,7 +48,7 @@ ContainerExecutor::ContainerExecutor(Options options)
   w.instance = options_.instance;
   w.clock = clock_;
   w.refill = options_.warm_refill;
-  pool_ = std::make_unique<WarmPool>(&engine_, w);
+  warm_ = std::make_unique<WarmPool>(&engine_, w);
 }
 
 Result<std::unique_ptr<ContainerExecutor>> ContainerExecutor::Create(Options options) {
@@ -247,7 +247,7 @@ Status ContainerExecutor::RestartReplica(const std::string& job_uid, int attempt
   cursor.skip_until = options_.log_sink->LastEntryTime(job_uid, task);
   Status read = CaptureLogs(id, job_uid, task, /*replica_done=*/true, &cursor);
   if (!read.ok()) return read.WithContext(what);
-  Status started = found->claim ? pool_->StartAgain(id, *found->claim) : engine_.StartContainer(id);
+  Status started = found->claim ? warm_->StartAgain(id, *found->claim) : engine_.StartContainer(id);
   RETURN_IF_ERROR(started.WithContext(what));
   Watched w{.job_uid = job_uid,
             .attempt = attempt,
@@ -304,7 +304,7 @@ Status ContainerExecutor::Cleanup(const std::string& job_uid, int attempt) {
 Result<std::vector<ObservedReplica>> ContainerExecutor::Recover() {
   std::lock_guard<std::mutex> recover_lock(recover_mu_);
   // A previous daemon's warm sandboxes that no attempt took are of no use.
-  pool_->ReapLeftovers();
+  warm_->ReapLeftovers();
   ASSIGN_OR_RETURN(std::vector<FoundReplica> replicas, ListReplicas("", 0));
   std::vector<ObservedReplica> out;
   for (const FoundReplica& r : replicas) {
@@ -376,7 +376,7 @@ Result<std::vector<ContainerExecutor::FoundReplica>> ContainerExecutor::ListRepl
     FoundReplica r;
     r.task = c.Label(kLabelTask);
     if (c.labels.count(kLabelSandbox)) {
-      Result<SandboxClaim> claim = pool_->ReadClaim(c);
+      Result<SandboxClaim> claim = warm_->ReadClaim(c);
       if (!claim.ok()) continue;  // Not taken (yet).
       c.name = claim->replica;
       r.task = claim->task;

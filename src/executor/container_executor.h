@@ -108,8 +108,8 @@ class ContainerExecutor : public Executor {
 
   // Warm pool hooks for tests: make a gang of the attempt's shape ready now; how
   // many sandboxes are ready.
-  Status PrewarmForTest(const AttemptSpec& attempt) { return pool_->BuildNow(attempt); }
-  size_t WarmSandboxesForTest() { return pool_->ReadySandboxes(); }
+  Status PrewarmForTest(const AttemptSpec& attempt) { return warm_->BuildNow(attempt); }
+  size_t WarmSandboxesForTest() { return warm_->ReadySandboxes(); }
 
   // The request body of `POST /containers/create` for `replica`; exposed so tests
   // can check the Docker semantics of command/args/env/mounts/GPUs. `addresses`:
@@ -213,7 +213,7 @@ class ContainerExecutor : public Executor {
   Options options_;
   const Clock* clock_;
   EngineClient engine_;
-  std::unique_ptr<WarmPool> pool_;  // Uses engine_; always there, maybe disabled.
+  std::unique_ptr<WarmPool> warm_;  // Uses engine_; always there, maybe disabled. ("pool" means a worker pool.)
 
   // Serializes Recover() and RestartReplica(): two log catch-ups of one exited
   // replica at once would both append its missing lines, and a restart racing

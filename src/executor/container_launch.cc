@@ -162,7 +162,7 @@ void ContainerExecutor::RunLaunch(const AttemptSpec& attempt) {
   if (!s.ok()) return;
   // The next attempt of this shape finds a warm gang (made in the background,
   // after this launch so that it does not compete with it).
-  pool_->Refill(attempt);
+  warm_->Refill(attempt);
   for (size_t i = 0; i < attempt.replicas.size(); ++i) {
     const ReplicaLaunch& r = attempt.replicas[i];
     StartWatcher({.job_uid = attempt.job_uid,
@@ -230,7 +230,7 @@ Status ContainerExecutor::LaunchWarm(const AttemptSpec& attempt, const WarmGang&
                                      TimeMicros* image_ready) {
   const size_t n = attempt.replicas.size();
   auto give_up = [&](Status why) {
-    pool_->Discard(gang);
+    warm_->Discard(gang);
     return why;
   };
   // The sandboxes run the image a name stood for when they were made; a name
@@ -298,7 +298,7 @@ Status ContainerExecutor::LaunchWarm(const AttemptSpec& attempt, const WarmGang&
 Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, TimeMicros* image_ready,
                                          std::vector<std::string>* containers, bool* warm) {
   const size_t n = attempt.replicas.size();
-  if (std::optional<WarmGang> gang = pool_->Take(attempt)) {
+  if (std::optional<WarmGang> gang = warm_->Take(attempt)) {
     Status launched = LaunchWarm(attempt, *gang, image_ready);
     if (launched.code() != StatusCode::kAborted) {
       for (const Sandbox& box : gang->sandboxes) containers->push_back(box.id);

@@ -1,0 +1,59 @@
+// Fills a data directory's store with N finished Vertex jobs through the JobStore
+// API (bench/store_scale drives it): each job has one replica, three events, a label
+// `team` cycling over 10 values and a realistic canonical spec.
+//
+// usage: store_scale_fill DATA_DIR N
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "store/sqlite_job_store.h"
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: %s DATA_DIR N\n", argv[0]);
+    return 2;
+  }
+  const std::string dir = argv[1];
+  const long n = std::atol(argv[2]);
+  std::filesystem::create_directories(dir);
+  auto store = ty::store::SqliteJobStore::Open(dir + "/trainyard.db");
+  if (!store.ok()) {
+    std::fprintf(stderr, "%s\n", store.status().ToString().c_str());
+    return 1;
+  }
+  const ty::TimeMicros t0 = 1'700'000'000'000'000;
+  for (long i = 0; i < n; ++i) {
+    ty::model::Job job;
+    job.uid = std::to_string(1'700'000'000'000'000'000LL + i * 1000);
+    job.dialect = ty::model::Dialect::kVertex;
+    job.project = "bench";
+    job.location = "local";
+    const std::string team = "t" + std::to_string(i % 10);
+    job.spec_json =
+        R"({"displayName":"job-)" + std::to_string(i) + R"(","jobSpec":{"workerPoolSpecs":[{"machineSpec":)"
+        R"({"machineType":"n1-standard-4"},"replicaCount":"1","containerSpec":{"imageUri":)"
+        R"("localhost/trainyard/busybox:latest","command":["sh","-c","echo hello"]}}]},"labels":{"team":")" +
+        team + R"("}})";
+    job.state = i % 7 == 0 ? ty::model::JobState::kFailed : ty::model::JobState::kSucceeded;
+    job.create_time = job.phases.queued = t0 + i * 1000;
+    job.start_time = job.phases.all_running = job.create_time + 100;
+    job.end_time = job.update_time = job.phases.finished = job.create_time + 900;
+    job.attempt = 1;
+    ty::model::ReplicaRecord r;
+    r.task_name = "workerpool0-0";
+    r.handle = "ty-" + job.uid + "-1-0-0";
+    r.state = ty::model::ReplicaState::kSucceeded;
+    r.exit_code = 0;
+    job.replicas.push_back(r);
+    if (ty::Status s = (*store)->CreateJob(job); !s.ok()) {
+      std::fprintf(stderr, "%s\n", s.ToString().c_str());
+      return 1;
+    }
+    for (const char* e : {"Job is queued.", "Job is running.", "Job SUCCEEDED."}) {
+      (*store)->AppendEvent(job.uid, {job.create_time, "state", e}).IgnoreError();
+    }
+  }
+  return 0;
+}
