@@ -36,6 +36,9 @@ int main(int argc, char** argv) {
         R"({"machineType":"n1-standard-4"},"replicaCount":"1","containerSpec":{"imageUri":)"
         R"("localhost/trainyard/busybox:latest","command":["sh","-c","echo hello"]}}]},"labels":{"team":")" +
         team + R"("}})";
+    // What the service sets at submit from the parsed spec: the list fields.
+    job.spec.display_name = "job-" + std::to_string(i);
+    job.spec.labels = {{"team", team}};
     job.state = i % 7 == 0 ? ty::model::JobState::kFailed : ty::model::JobState::kSucceeded;
     job.create_time = job.phases.queued = t0 + i * 1000;
     job.start_time = job.phases.all_running = job.create_time + 100;

@@ -151,19 +151,4 @@ Result<HttpResponse> CurlHttpClient::StreamLines(
   return response;
 }
 
-std::string UrlEncode(std::string_view value) {
-  static const char* kHex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : value) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
-}
-
 }  // namespace ty::cli

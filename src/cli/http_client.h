@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/files.h"  // UrlEncode
 #include "common/status.h"
 
 namespace ty::cli {
@@ -54,7 +55,5 @@ class CurlHttpClient : public HttpClient {
   void* curl_;  // CURL*; kept opaque so callers need no curl header.
 };
 
-// Percent-encodes a query value (RFC 3986 unreserved set kept; space as %20).
-std::string UrlEncode(std::string_view value);
 
 }  // namespace ty::cli

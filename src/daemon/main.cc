@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "api/api_server.h"
+#include "common/files.h"
 #include "executor/container_executor.h"
 #include "executor/process_executor.h"
 #include "format/yaml_json.h"
@@ -90,22 +91,6 @@ ty::Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI
   return ty::Status::Ok();
 }
 
-// Writes `content` to `path` through a temporary file and a rename, so a reader
-// (a test waiting for the port file, a later start reading the instance id) never
-// sees a half-written file.
-ty::Status WriteFileAtomically(const std::string& path, const std::string& content) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << content;
-    if (!out) return ty::Internal("cannot write " + tmp);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return ty::Internal("cannot rename " + tmp + ": " + ec.message());
-  return ty::Status::Ok();
-}
-
 // A random id for this data dir, made on first start and kept: it labels every
 // container so daemons sharing one engine never touch each other's replicas.
 ty::Result<std::string> InstanceId(const std::string& data_dir) {
@@ -118,7 +103,7 @@ ty::Result<std::string> InstanceId(const std::string& data_dir) {
   std::random_device rd;
   char buf[17];
   snprintf(buf, sizeof(buf), "%08x%08x", rd(), rd());
-  RETURN_IF_ERROR(WriteFileAtomically(path, std::string(buf) + "\n"));
+  RETURN_IF_ERROR(ty::WriteFileAtomically(path, std::string(buf) + "\n"));
   return std::string(buf);
 }
 
@@ -205,12 +190,14 @@ int main(int argc, char** argv) {
     o.warm_sandboxes = cfg.warm_pool;
     o.sandbox_dir = cfg.data_dir + "/sandboxes";
     o.sandbox_init = ExecutableDir() + "/ty-sandbox-init";
+    o.bucket_root = cfg.bucket_root;
     auto e = ty::executor::ContainerExecutor::Create(o);
     if (!e.ok()) return Fail(e.status());
     executor = std::move(e).value();
   } else {
     ty::executor::ProcessExecutor::Options o;
     o.state_dir = cfg.data_dir + "/processes";
+    o.bucket_root = cfg.bucket_root;
     o.log_sink = logs->get();
     auto e = ty::executor::ProcessExecutor::Create(o);
     if (!e.ok()) return Fail(e.status());
@@ -218,7 +205,6 @@ int main(int argc, char** argv) {
   }
 
   ty::service::JobServiceOptions so;
-  so.bucket_root = cfg.bucket_root;
   so.stop_grace = static_cast<ty::DurationMicros>(cfg.stop_grace_seconds * 1e6);
   so.limits = cfg.limits;
   auto service = ty::service::JobService::Create(store->get(), executor.get(), logs->get(),
@@ -234,7 +220,7 @@ int main(int argc, char** argv) {
   auto bound = (*api)->Start();
   if (!bound.ok()) return Fail(bound.status());
   if (!cfg.port_file.empty()) {
-    if (ty::Status s = WriteFileAtomically(cfg.port_file, std::to_string(*bound) + "\n"); !s.ok()) {
+    if (ty::Status s = ty::WriteFileAtomically(cfg.port_file, std::to_string(*bound) + "\n"); !s.ok()) {
       return Fail(s);
     }
   }

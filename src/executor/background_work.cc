@@ -1,5 +1,7 @@
 #include "executor/background_work.h"
 
+#include <filesystem>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -139,6 +141,18 @@ void BackgroundWork::Shutdown() {
   for (auto& [name, w] : watchers) w->thread.join();
 }
 
+Status EnsureBucketDirs(const std::string& bucket_root, const std::vector<std::string>& buckets) {
+  if (bucket_root.empty()) return Status::Ok();
+  std::error_code ec;
+  std::filesystem::create_directories(bucket_root, ec);
+  for (const std::string& b : buckets) {
+    if (ec) break;
+    std::filesystem::create_directories(std::filesystem::path(bucket_root) / b, ec);
+  }
+  if (ec) return Unavailable("cannot make the bucket directories under " + bucket_root + ": " + ec.message());
+  return Status::Ok();
+}
+
 Status ValidateAttempt(const AttemptSpec& attempt,
                        const std::function<Status(const ReplicaLaunch&)>& check_replica) {
   if (attempt.job_uid.empty()) return InvalidArgument("launch: job_uid is empty");
@@ -202,16 +216,6 @@ void ForEachConcurrently(size_t n, const std::function<bool(size_t)>& fn) {
   for (size_t t = 1; t < std::min(n, kMaxLaunchThreads); ++t) threads.emplace_back(work);
   work();
   for (std::thread& t : threads) t.join();
-}
-
-Status WriteFileAtomically(const std::string& path, const std::string& data) {
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Internal("cannot write " + tmp + ": " + std::strerror(errno));
-  bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size());
-  ok = ::close(fd) == 0 && ok;
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) return Internal("cannot write " + path);
-  return Status::Ok();
 }
 
 Status FirstError(const std::vector<Status>& results) {

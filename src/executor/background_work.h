@@ -105,6 +105,11 @@ class BackgroundWork {
 Status ValidateAttempt(const AttemptSpec& attempt,
                        const std::function<Status(const ReplicaLaunch&)>& check_replica);
 
+// Makes <bucket_root>/<bucket> for every bucket (nothing when `bucket_root` is
+// empty), so replicas can write into the buckets their job names. Unavailable when
+// a directory cannot be made.
+Status EnsureBucketDirs(const std::string& bucket_root, const std::vector<std::string>& buckets);
+
 // kAttemptStarted (with `image_ready_time`) when `launched` is OK, else
 // kLaunchFailed with its message.
 ExecutorEvent LaunchOutcomeEvent(const AttemptSpec& attempt, const Status& launched,
@@ -129,11 +134,6 @@ inline constexpr size_t kMaxLaunchThreads = 8;
 // false no further i is begun; calls already under way finish.
 void ForEachConcurrently(size_t n, const std::function<bool(size_t)>& fn);
 
-// Writes `data` to `path` through a temporary file and a rename, so a reader (a
-// restarted daemon, a warm sandbox's init) sees the old file or the whole new one.
-// No fsync: these files matter to a daemon restarted on the same machine (the
-// page cache has them); after a machine crash what they describe is gone too.
-Status WriteFileAtomically(const std::string& path, const std::string& data);
 
 // The first failure in launch order, so the reported cause does not depend on
 // which thread lost a race.

@@ -87,7 +87,15 @@ class ContainerExecutor : public Executor {
     std::string sandbox_dir;
     std::string sandbox_init;
     bool warm_refill = true;  // WarmPoolOptions::refill.
+    // Host directory with one directory per bucket, mounted at /gcs in every
+    // replica (kReplicaBucketRoot); "" = no buckets.
+    std::string bucket_root;
   };
+
+  // Where replicas see the buckets, as on Vertex.
+  static constexpr char kReplicaBucketRoot[] = "/gcs";
+  // The engine network of an attempt whose replicas talk (AttemptSpec::peers_talk).
+  static std::string AttemptNetworkName(const std::string& job_uid, int attempt);
 
   // Unavailable when the engine does not answer on `engine_socket`;
   // InvalidArgument without a log sink.
@@ -101,6 +109,7 @@ class ContainerExecutor : public Executor {
   // previous watcher, which may be the caller); FailedPrecondition if it is.
   Status RestartReplica(const std::string& job_uid, int attempt, int pool, int index) override;
   Status Cleanup(const std::string& job_uid, int attempt) override;
+  std::string ReplicaBucketRoot() const override;
   // A replica that was created but never started is reported not running with
   // exit_code -1. The log of every exited replica is complete in the sink when
   // this returns.
@@ -108,7 +117,7 @@ class ContainerExecutor : public Executor {
 
   // Warm pool hooks for tests: make a gang of the attempt's shape ready now; how
   // many sandboxes are ready.
-  Status PrewarmForTest(const AttemptSpec& attempt) { return warm_->BuildNow(attempt); }
+  Status PrewarmForTest(const AttemptSpec& attempt) { return warm_->BuildNow(WithEngineParts(attempt)); }
   size_t WarmSandboxesForTest() { return warm_->ReadySandboxes(); }
 
   // The request body of `POST /containers/create` for `replica`; exposed so tests
@@ -131,6 +140,8 @@ class ContainerExecutor : public Executor {
                                                                   size_t count);
 
  private:
+  // The attempt as this engine runs it: the daemon's instance label, the bucket mount.
+  AttemptSpec WithEngineParts(const AttemptSpec& attempt) const;
   // One line as capture numbered it.
   struct LogLine {
     TimeMicros time = 0;

@@ -3,6 +3,7 @@
 #include "executor/container_executor.h"
 
 #include <arpa/inet.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <atomic>
@@ -109,12 +110,15 @@ std::string ContainerExecutor::CreateBodyForTest(const AttemptSpec& attempt, con
     binds.push_back(m.host_path + ":" + m.container_path + (m.read_only ? ":ro" : ""));
   }
   host["Binds"] = binds;
-  if (r.gpu_count > 0) {
+  // The engine can give NVIDIA GPUs (CDI / nvidia runtime); other accelerator types
+  // (TPUs) have no device here and run without one.
+  if (r.accelerator_count > 0 && r.accelerator_type.rfind("NVIDIA", 0) == 0) {
     host["DeviceRequests"] = json::array(
-        {{{"Driver", "nvidia"}, {"Count", r.gpu_count}, {"Capabilities", {{"gpu"}}}}});
+        {{{"Driver", "nvidia"}, {"Count", r.accelerator_count}, {"Capabilities", {{"gpu"}}}}});
   }
-  if (!attempt.network.empty()) {
-    host["NetworkMode"] = attempt.network;
+  if (attempt.peers_talk) {
+    const std::string network = AttemptNetworkName(attempt.job_uid, attempt.attempt);
+    host["NetworkMode"] = network;
     json endpoint;
     json aliases = json::array();
     if (!r.hostname.empty()) aliases.push_back(r.hostname);
@@ -131,7 +135,7 @@ std::string ContainerExecutor::CreateBodyForTest(const AttemptSpec& attempt, con
       }
       host["ExtraHosts"] = extra_hosts;
     }
-    body["NetworkingConfig"]["EndpointsConfig"][attempt.network] = endpoint;
+    body["NetworkingConfig"]["EndpointsConfig"][network] = endpoint;
   }
   body["HostConfig"] = host;
   return body.dump();
@@ -143,12 +147,37 @@ Status ContainerExecutor::Launch(const AttemptSpec& attempt) {
     if (r.image.empty()) return InvalidArgument("launch: replica " + r.name + " has no image");
     return Status::Ok();
   }));
-  AttemptSpec owned = attempt;
-  if (!options_.instance.empty()) owned.labels[kLabelInstance] = options_.instance;
+  AttemptSpec owned = WithEngineParts(attempt);
   return work_.StartLaunch([this, owned] { RunLaunch(owned); });
 }
 
+AttemptSpec ContainerExecutor::WithEngineParts(const AttemptSpec& attempt) const {
+  AttemptSpec owned = attempt;
+  if (!options_.instance.empty()) owned.labels[kLabelInstance] = options_.instance;
+  // Buckets: every replica sees the bucket root at /gcs (as on Vertex). The mount is
+  // part of the attempt from here on, so warm gangs are shaped with it.
+  if (!options_.bucket_root.empty()) {
+    for (ReplicaLaunch& r : owned.replicas) {
+      r.mounts.push_back({options_.bucket_root, kReplicaBucketRoot, false});
+    }
+  }
+  return owned;
+}
+
+std::string ContainerExecutor::AttemptNetworkName(const std::string& job_uid, int attempt) {
+  return "ty-" + job_uid + "-" + std::to_string(attempt);
+}
+
+std::string ContainerExecutor::ReplicaBucketRoot() const {
+  return options_.bucket_root.empty() ? "" : kReplicaBucketRoot;
+}
+
 void ContainerExecutor::RunLaunch(const AttemptSpec& attempt) {
+  // Off the caller's thread: the bucket root may be a slow shared filesystem.
+  if (Status s = internal::EnsureBucketDirs(options_.bucket_root, attempt.buckets); !s.ok()) {
+    work_.Emit(internal::LaunchOutcomeEvent(attempt, s, 0, Now()));
+    return;
+  }
   TimeMicros image_ready = 0;
   std::vector<std::string> containers;
   bool warm = false;
@@ -198,17 +227,18 @@ Status ContainerExecutor::EnsureImages(const AttemptSpec& attempt) {
 
 Status ContainerExecutor::CreateNetwork(const AttemptSpec& attempt, std::string* created,
                                         std::vector<std::string>* addresses) {
-  if (attempt.network.empty()) return Status::Ok();
-  Status s = engine_.CreateNetwork(attempt.network, AttemptLabels(attempt));
+  if (!attempt.peers_talk) return Status::Ok();
+  const std::string network = AttemptNetworkName(attempt.job_uid, attempt.attempt);
+  Status s = engine_.CreateNetwork(network, AttemptLabels(attempt));
   if (s.ok()) {
-    *created = attempt.network;
+    *created = network;
   } else if (s.code() != StatusCode::kAlreadyExists) {
-    return Unavailable("create network " + attempt.network + ": " + s.message());
+    return Unavailable("create network " + network + ": " + s.message());
   }
   // The engine chose a free subnet; only now can addresses in it be picked.
-  Result<std::vector<NetworkSubnet>> subnets = engine_.NetworkSubnets(attempt.network);
+  Result<std::vector<NetworkSubnet>> subnets = engine_.NetworkSubnets(network);
   if (!subnets.ok()) {
-    return Unavailable("inspect network " + attempt.network + ": " + subnets.status().message());
+    return Unavailable("inspect network " + network + ": " + subnets.status().message());
   }
   for (const NetworkSubnet& subnet : *subnets) {
     Result<std::vector<std::string>> picked =
@@ -219,8 +249,8 @@ Status ContainerExecutor::CreateNetwork(const AttemptSpec& attempt, std::string*
     }
     if (picked.status().code() == StatusCode::kResourceExhausted) {
       // Peers still find each other through the engine's DNS, only less reliably.
-      std::fprintf(stderr, "executor: %s: %s; replicas resolve peers through DNS only\n",
-                   attempt.network.c_str(), picked.status().message().c_str());
+      spdlog::warn("executor: {}: {}; replicas resolve peers through DNS only", network,
+                   picked.status().message());
     }
   }
   return Status::Ok();
@@ -305,15 +335,15 @@ Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, TimeMicros*
       *warm = launched.ok();
       return launched;
     }
-    std::fprintf(stderr, "executor: %s; launching %s/%d cold\n", launched.message().c_str(),
-                 attempt.job_uid.c_str(), attempt.attempt);
+    spdlog::info("executor: {}; launching {}/{} cold", launched.message(), attempt.job_uid,
+                 attempt.attempt);
   }
   // The network does not depend on the images: create it while they are checked
   // (or pulled), so a gang launch pays for the slower of the two only.
   std::string network;  // Set only when this launch created it, so only then removed.
   std::vector<std::string> addresses;
   std::future<Status> network_ready;
-  if (!attempt.network.empty()) {
+  if (attempt.peers_talk) {
     network_ready = std::async(std::launch::async,
                                [&] { return CreateNetwork(attempt, &network, &addresses); });
   }
@@ -366,16 +396,16 @@ Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, TimeMicros*
 
 void ContainerExecutor::RemoveAll(const std::vector<std::string>& containers,
                                   const std::string& network) {
-  // Force-removal kills running ones first; failures here cannot be reported
-  // anywhere better than stderr, and Cleanup() retries by label.
+  // Force-removal kills running ones first; failures here are only logged:
+  // Cleanup() retries by label.
   ForEachConcurrently(containers.size(), [&](size_t i) {
     Status s = engine_.RemoveContainer(containers[i]);
-    if (!s.ok()) std::fprintf(stderr, "executor: %s\n", s.ToString().c_str());
+    if (!s.ok()) spdlog::warn("executor: {}", s.ToString());
     return true;
   });
   if (!network.empty()) {
     Status s = engine_.RemoveNetwork(network);
-    if (!s.ok()) std::fprintf(stderr, "executor: %s\n", s.ToString().c_str());
+    if (!s.ok()) spdlog::warn("executor: {}", s.ToString());
   }
 }
 

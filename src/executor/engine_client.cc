@@ -75,20 +75,6 @@ void SplitImageRef(const std::string& image, std::string* from, std::string* tag
 
 }  // namespace
 
-std::string UrlEncode(std::string_view s) {
-  static const char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
-}
 
 // ---- LogDemuxer -------------------------------------------------------------
 

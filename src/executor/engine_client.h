@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/files.h"  // UrlEncode
 #include "common/status.h"
 
 namespace ty::executor {
@@ -168,7 +169,5 @@ class EngineClient {
   int request_timeout_ms_;
 };
 
-// Percent-encodes for a URL query value or path segment.
-std::string UrlEncode(std::string_view s);
 
 }  // namespace ty::executor

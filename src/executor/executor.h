@@ -37,6 +37,7 @@
 
 namespace ty::executor {
 
+// An extra host path for one replica (the executor adds its own, e.g. buckets).
 struct Mount {
   std::string host_path;
   std::string container_path;
@@ -55,15 +56,24 @@ struct ReplicaLaunch {
   std::vector<std::string> command;
   std::vector<std::string> args;
   std::vector<model::EnvVar> env;  // Full environment the service computed.
-  std::vector<Mount> mounts;
+  std::vector<Mount> mounts;       // Extra; buckets are the executor's (AttemptSpec).
+  // What the machine spec asks for ("NVIDIA_TESLA_T4" x 2); the executor decides
+  // what it can give (the container engine: NVIDIA device requests).
   std::string accelerator_type;    // "" = none.
-  int gpu_count = 0;
+  int accelerator_count = 0;
 };
 
+// What an attempt needs, not how to provide it: the executor picks networks, mount
+// points and device requests (DESIGN.md decision 3).
 struct AttemptSpec {
   std::string job_uid;
   int attempt = 1;
-  std::string network;  // Engine network to create for the attempt; "" = default network.
+  // Replicas must reach each other by host name (multi-replica jobs); the container
+  // engine gives the attempt a network of its own.
+  bool peers_talk = false;
+  // Buckets the job names: they exist before any replica starts. Every bucket is
+  // visible to replicas under Executor::ReplicaBucketRoot().
+  std::vector<std::string> buckets;
   std::map<std::string, std::string> labels;  // Put on every replica (and the network).
   std::vector<ReplicaLaunch> replicas;
 };
@@ -122,6 +132,11 @@ class Executor {
   virtual Status Cleanup(const std::string& job_uid, int attempt) = 0;
   // Every replica this executor created that still exists on the backend.
   virtual Result<std::vector<ObservedReplica>> Recover() = 0;
+
+  // Where replicas see bucket B: "<root>/B" ("/gcs" in containers, as on Vertex; the
+  // host's bucket directory for local processes). The runtime environment maps
+  // gs:// paths with it. "" = buckets are not reachable as files.
+  virtual std::string ReplicaBucketRoot() const = 0;
 };
 
 // Labels every replica carries so Recover() can find it.

@@ -1,5 +1,9 @@
 #include "executor/process_executor.h"
 
+#include "common/files.h"
+
+#include <spdlog/spdlog.h>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -158,8 +162,9 @@ Status ProcessExecutor::Launch(const AttemptSpec& attempt) {
 
 void ProcessExecutor::RunLaunch(const AttemptSpec& attempt) {
   // "Create" every replica (meta file, working directory, fresh output files)...
-  Status status;
+  Status status = internal::EnsureBucketDirs(options_.bucket_root, attempt.buckets);
   for (const ReplicaLaunch& r : attempt.replicas) {
+    if (!status.ok()) break;
     RemoveFiles(r.name);  // Leftovers of an earlier run of the same name.
     json env = json::array();
     for (const auto& e : r.env) env.push_back({e.name, e.value});
@@ -168,7 +173,7 @@ void ProcessExecutor::RunLaunch(const AttemptSpec& attempt) {
                  {"command", r.command},      {"args", r.args},          {"env", env}};
     std::error_code ec;
     std::filesystem::create_directories(options_.state_dir + "/" + r.name, ec);
-    if (ec || !internal::WriteFileAtomically(PathOf(r.name, ".json"), meta.dump()).ok()) {
+    if (ec || !WriteFileAtomically(PathOf(r.name, ".json"), meta.dump()).ok()) {
       status = Internal("create replica " + r.name + ": cannot write to " + options_.state_dir +
                         (ec ? ": " + ec.message() : ""));
       break;
@@ -252,7 +257,7 @@ Status ProcessExecutor::Spawn(const AttemptSpec& attempt, const ReplicaLaunch& r
   out->pid = pid;
   bool zombie = false;
   ProcStat(pid, &out->start_ticks, &zombie);
-  if (!internal::WriteFileAtomically(prefix + ".pid",
+  if (!WriteFileAtomically(prefix + ".pid",
                                      std::to_string(pid) + " " + std::to_string(out->start_ticks) + "\n")
            .ok()) {
     kill(-pid, SIGKILL);
@@ -314,8 +319,8 @@ void ProcessExecutor::CaptureNew(const Replica& r, bool writer_gone, Capture* c)
   json j = {{"out_from", b.out_from}, {"out_to", b.out_to}, {"err_from", b.err_from},
             {"err_to", b.err_to},     {"t0", b.t0}};
   const std::string cursor_path = PathOf(r.name, ".cursor");
-  if (!internal::WriteFileAtomically(cursor_path, j.dump()).ok()) {
-    std::fprintf(stderr, "executor: cannot write %s\n", cursor_path.c_str());
+  if (!WriteFileAtomically(cursor_path, j.dump()).ok()) {
+    spdlog::warn("executor: cannot write {}", cursor_path);
   }
   AppendBatch(r, b, /*skip_until=*/0, c);
 }

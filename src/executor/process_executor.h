@@ -59,6 +59,9 @@ class ProcessExecutor : public Executor {
     std::string state_dir;              // Required; created if missing.
     logs::LogSink* log_sink = nullptr;  // Required; borrowed.
     const Clock* clock = nullptr;       // nullptr = SystemClock.
+    // Host directory with one directory per bucket. Processes see it as it is:
+    // ReplicaBucketRoot() is this path, so gs://B/x reaches them as <root>/B/x.
+    std::string bucket_root;
   };
 
   // InvalidArgument without state_dir or sink; Internal if state_dir cannot be made.
@@ -74,6 +77,7 @@ class ProcessExecutor : public Executor {
   // for a replica launched before the meta file recorded its command.
   Status RestartReplica(const std::string& job_uid, int attempt, int pool, int index) override;
   Status Cleanup(const std::string& job_uid, int attempt) override;
+  std::string ReplicaBucketRoot() const override { return options_.bucket_root; }
   // A replica whose wrapper vanished without writing its status (SIGKILL) is
   // reported with exit code 137 (signal 9); one with no pid file with -1.
   Result<std::vector<ObservedReplica>> Recover() override;

@@ -1,5 +1,9 @@
 #include "executor/warm_pool.h"
 
+#include <spdlog/spdlog.h>
+
+#include "common/files.h"
+
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/stat.h>
@@ -26,7 +30,6 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using internal::FirstError;
 using internal::ForEachConcurrently;
-using internal::WriteFileAtomically;
 
 constexpr char kInitInContainer[] = "/.trainyard/init";
 constexpr char kRunInContainer[] = "/.trainyard/run";
@@ -93,9 +96,9 @@ WarmPool::~WarmPool() {
 std::string WarmPool::ShapeKey(const AttemptSpec& attempt) {
   if (attempt.replicas.empty()) return "";
   std::ostringstream key;
-  key << (attempt.network.empty() ? "default" : "own-network") << '\n';
+  key << (attempt.peers_talk ? "own-network" : "default") << '\n';
   for (const ReplicaLaunch& r : attempt.replicas) {
-    if (r.gpu_count > 0) return "";
+    if (r.accelerator_count > 0) return "";
     key << r.image;
     for (const Mount& m : r.mounts) {
       key << '\t' << m.host_path << ':' << m.container_path << (m.read_only ? ":ro" : "");
@@ -201,7 +204,7 @@ void WarmPool::RunBuilder() {
       continue;
     }
     Result<WarmGang> gang = Build(wanted->shape);
-    if (!gang.ok()) std::fprintf(stderr, "executor: warm pool: %s\n", gang.status().ToString().c_str());
+    if (!gang.ok()) spdlog::warn("warm pool: {}", gang.status().ToString());
     lock.lock();
     building_key_.clear();
     if (gang.ok()) {
@@ -230,7 +233,7 @@ Result<WarmGang> WarmPool::Build(const AttemptSpec& shape) {
   std::map<std::string, std::string> labels;
   if (!options_.instance.empty()) labels[kLabelInstance] = options_.instance;
   std::vector<std::string> addresses;
-  if (!shape.network.empty()) {
+  if (shape.peers_talk) {
     gang.network = kSandboxPrefix + gang.id;
     std::map<std::string, std::string> net_labels = labels;
     net_labels[kLabelSandbox] = gang.network;
@@ -332,14 +335,14 @@ void WarmPool::Discard(const WarmGang& gang) {
   ForEachConcurrently(gang.sandboxes.size(), [&](size_t i) {
     const Sandbox& s = gang.sandboxes[i];
     Status st = engine_->RemoveContainer(s.id.empty() ? s.name : s.id);
-    if (!st.ok()) std::fprintf(stderr, "executor: warm pool: %s\n", st.ToString().c_str());
+    if (!st.ok()) spdlog::warn("warm pool: {}", st.ToString());
     std::error_code ec;
     fs::remove_all(s.dir, ec);
     return true;
   });
   if (!gang.network.empty()) {
     Status st = engine_->RemoveNetwork(gang.network);
-    if (!st.ok()) std::fprintf(stderr, "executor: warm pool: %s\n", st.ToString().c_str());
+    if (!st.ok()) spdlog::warn("warm pool: {}", st.ToString());
   }
 }
 
@@ -366,8 +369,7 @@ void WarmPool::NameOrSay(const Sandbox& sandbox, const std::string& hostname) {
   // Best effort: without the privilege the sandbox's own name stays (warm_pool.h).
   Status named = SetHostname(sandbox, hostname);
   if (!named.ok()) {
-    std::fprintf(stderr, "executor: host name %s for %s: %s\n", hostname.c_str(), sandbox.name.c_str(),
-                 named.message().c_str());
+    spdlog::warn("warm pool: host name {} for {}: {}", hostname, sandbox.name, named.message());
   }
 }
 
@@ -478,7 +480,7 @@ void WarmPool::ReapLeftovers() {
                                       std::string(kLabelInstance) + "=" + options_.instance};
   Result<std::vector<ContainerSummary>> containers = engine_->ListContainers(filters);
   if (!containers.ok()) {
-    std::fprintf(stderr, "executor: warm pool: %s\n", containers.status().ToString().c_str());
+    spdlog::warn("warm pool: {}", containers.status().ToString());
     return;
   }
   std::set<std::string> mine;  // Gangs this pool holds or builds: not leftovers.

@@ -212,7 +212,7 @@ ReplicaRuntime BuildReplicaRuntime(const Job& job, int pool, int index,
   if (options.trial_id) env.push_back({"CLOUD_ML_TRIAL_ID", *options.trial_id});
 
   // Output directories (spec §6); kept as gs:// URIs as on Vertex; replicas reach
-  // them through /gcs/BUCKET.
+  // them through <bucket root>/BUCKET (/gcs in containers).
   if (!spec.base_output_directory.empty()) {
     std::string base = spec.base_output_directory;
     if (options.trial_id) base += *options.trial_id + "/";
@@ -245,11 +245,12 @@ ReplicaRuntime BuildReplicaRuntime(const Job& job, int pool, int index,
     const PythonPackageSpec& pkg = *wp.python_package;
     rt.image = pkg.executor_image_uri;
     // The prebuilt-image runner: `python3 -m MODULE ARGS` with the packages (resolved
-    // to /gcs paths) importable; wheels and zips are importable from PYTHONPATH.
+    // under the executor's bucket root) importable; wheels and zips are importable
+    // from PYTHONPATH.
     std::string pythonpath;
     for (const auto& uri : pkg.package_uris) {
       auto split = SplitGcsUri(uri);
-      std::string path = split ? "/gcs/" + split->first + "/" + split->second : uri;
+      std::string path = split ? options.bucket_root + "/" + split->first + "/" + split->second : uri;
       pythonpath += (pythonpath.empty() ? "" : ":") + path;
     }
     if (!pythonpath.empty()) Set(env, "PYTHONPATH", pythonpath);

@@ -32,6 +32,9 @@ struct ReplicaRuntime {
 
 struct RuntimeOptions {
   std::optional<std::string> trial_id;  // Tuning trials only (later issues).
+  // Where the replica sees bucket B as "<bucket_root>/B": a property of the executor
+  // (executor::Executor::ReplicaBucketRoot; "/gcs" in containers, as on Vertex).
+  std::string bucket_root = "/gcs";
 };
 
 // REQUIRES: job.spec parsed; 0 <= pool < job.spec.pools.size(); index < replica_count.

@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <set>
 #include <tuple>
 
@@ -95,28 +94,21 @@ void JobController::FailUnreadable(model::Job job, const std::string& why) {
   if (!s.ok()) spdlog::error("job {}: could not record the failure: {}", job.uid, s.ToString());
   store_->AppendEvent(job.uid, {now, "state", "Job FAILED: " + message}).IgnoreError();
   ServiceLog(job.uid, message, "ERROR");
-  Publish(job);
 }
 
 Status JobController::Load() {
-  ASSIGN_OR_RETURN(std::vector<model::Job> stored, store_->ListJobs());
+  // Only jobs that are not finished: the history stays in the store (bounded memory).
+  ASSIGN_OR_RETURN(std::vector<model::Job> stored, store_->ListLiveJobs());
+  ASSIGN_OR_RETURN(last_uid_, store_->LastUid());
   for (auto& job : stored) {
-    if (last_uid_.empty() || model::UidLess(last_uid_, job.uid)) last_uid_ = job.uid;
     Result<model::JobSpec> spec = model::ParseStoredSpec(job.dialect, job.spec_json);
-    if (spec.ok()) {
-      job.spec = std::move(spec).value();
-      job.spec.dialect = job.dialect;
-    }
-    if (model::IsTerminal(job.state)) {
-      // Finished jobs are only read back; a rule tightened since must not hide them.
-      Publish(job);
-      continue;
-    }
     if (!spec.ok()) {
       FailUnreadable(std::move(job), "its spec does not validate any more (" +
                                          spec.status().message() + ")");
       continue;
     }
+    job.spec = std::move(spec).value();
+    job.spec.dialect = job.dialect;
     Status limits = model::CheckSpecLimits(job.spec, options_.limits);
     if (!limits.ok()) {
       FailUnreadable(std::move(job), "it exceeds this server's limits (" + limits.message() + ")");
@@ -191,7 +183,12 @@ Result<model::Job> JobController::Submit(model::Job job) {
 Status JobController::Cancel(const std::string& uid, const std::string& reason) {
   AssertOnLoop();
   if (Find(uid) == nullptr) {
-    return Get(uid) ? Status::Ok() : NotFound("job " + uid + " does not exist.");
+    // Finished (cancel is then a no-op, as gcloud documents) or unknown.
+    Result<model::Job> stored = store_->GetJob(uid);
+    if (stored.ok()) return Status::Ok();
+    return stored.status().code() == StatusCode::kNotFound
+               ? NotFound("job " + uid + " does not exist.")
+               : stored.status();
   }
   model::JobInput in;
   in.kind = model::InputKind::kCancel;
@@ -202,17 +199,15 @@ Status JobController::Cancel(const std::string& uid, const std::string& reason) 
 
 Status JobController::Delete(const std::string& uid) {
   AssertOnLoop();
-  std::optional<model::Job> job = Get(uid);
-  if (!job) return NotFound("job " + uid + " does not exist.");
-  if (!model::IsTerminal(job->state)) {
+  if (const model::Job* job = Find(uid)) {
     return FailedPrecondition("The CustomJob " + job->ResourceName() + " is in state " +
                               model::StateWireName(job->dialect, job->state) +
                               "; only a finished job can be deleted. Cancel it first.");
   }
-  RETURN_IF_ERROR(store_->DeleteJob(uid));
+  Status s = store_->DeleteJob(uid);
+  if (s.code() == StatusCode::kNotFound) return NotFound("job " + uid + " does not exist.");
+  RETURN_IF_ERROR(s);
   logs_->Delete(uid).IgnoreError();
-  std::lock_guard<std::mutex> lock(mu_);
-  jobs_.erase(uid);
   return Status::Ok();
 }
 
@@ -263,6 +258,8 @@ Status JobController::Apply(model::Decision d, bool create) {
       return s;
     }
     for (const model::JobEvent& e : d.history) store_->AppendEvent(job.uid, e).IgnoreError();
+    // A finished job leaves memory: from now on it is read from the store, which
+    // already has this final record.
     Publish(job);
     if (model::IsTerminal(job.state)) {
       live_.erase(job.uid);
@@ -323,17 +320,8 @@ void JobController::Perform(const model::Job& job, const model::JobAction& a) {
 }
 
 void JobController::Launch(const model::Job& job) {
-  executor::AttemptSpec spec = BuildAttemptSpec(job, LaunchPlanOptions{options_.bucket_root});
-  std::vector<std::string> buckets = BucketsOf(job.spec);
-  core_->Blocking([this, spec = std::move(spec), buckets = std::move(buckets)] {
-    if (!options_.bucket_root.empty()) {
-      // Off the loop: the bucket root may be a slow shared filesystem.
-      std::error_code ec;
-      std::filesystem::create_directories(options_.bucket_root, ec);
-      for (const auto& b : buckets) {
-        std::filesystem::create_directories(std::filesystem::path(options_.bucket_root) / b, ec);
-      }
-    }
+  executor::AttemptSpec spec = BuildAttemptSpec(job, executor_->ReplicaBucketRoot());
+  core_->Blocking([this, spec = std::move(spec)] {
     Status s = executor_->Launch(spec);
     if (s.ok()) return;
     model::JobInput in;
@@ -360,18 +348,22 @@ void JobController::ServiceLog(const std::string& uid, const std::string& messag
 
 void JobController::Publish(const model::Job& job) {
   std::lock_guard<std::mutex> lock(mu_);
-  jobs_[job.uid] = job;
+  if (model::IsTerminal(job.state)) {
+    jobs_.erase(job.uid);
+  } else {
+    jobs_[job.uid] = job;
+  }
 }
 
-std::optional<model::Job> JobController::Get(const std::string& uid) const {
+std::optional<model::Job> JobController::GetLive(const std::string& uid) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = jobs_.find(uid);
   if (it == jobs_.end()) return std::nullopt;
   return it->second;
 }
 
-std::optional<std::string> JobController::FindMl(const std::string& project,
-                                                 const std::string& job_id) const {
+std::optional<std::string> JobController::FindLiveMl(const std::string& project,
+                                                     const std::string& job_id) const {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [uid, job] : jobs_) {
     if (job.dialect == model::Dialect::kMlV1 && job.project == project &&
@@ -380,13 +372,6 @@ std::optional<std::string> JobController::FindMl(const std::string& project,
     }
   }
   return std::nullopt;
-}
-
-void JobController::ForEachNewestFirst(const std::function<bool(const model::Job&)>& visit) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto it = jobs_.rbegin(); it != jobs_.rend(); ++it) {
-    if (!visit(it->second)) return;
-  }
 }
 
 std::vector<std::string> JobController::problems() const {

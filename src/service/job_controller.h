@@ -34,7 +34,6 @@ struct ControllerOptions {
   model::JobPolicy policy;
   model::SpecLimits limits;
   DurationMicros stop_grace = 10LL * 1000000;
-  std::string bucket_root;
   std::function<uint64_t()> random;  // Id digits; required.
   std::function<AfterCommit()> after_commit_for_test;
 };
@@ -44,9 +43,10 @@ class JobController {
   JobController(LoopCore* core, store::JobStore* store, executor::Executor* executor,
                 logs::LogStore* logs, ControllerOptions options);
 
-  // Start-up, before the loop runs: reads every stored job. A job whose spec cannot
-  // be read or exceeds today's limits is failed (never run) and listed in
-  // problems(); it never stops the daemon. Errors only when the store cannot be read.
+  // Start-up, before the loop runs: reads the stored jobs that are not finished (the
+  // history stays in the store). A job whose spec cannot be read or exceeds today's
+  // limits is failed (never run) and listed in problems(); it never stops the
+  // daemon. Errors only when the store cannot be read.
   Status Load();
   // Loop thread: reconcile records with what the executor still has.
   void Recover(const std::vector<executor::ObservedReplica>& observed);
@@ -60,11 +60,10 @@ class JobController {
   // Any thread: posts the event to the loop.
   void OnExecutorEvent(const executor::ExecutorEvent& event);
 
-  // --- Published state (any thread).
-  std::optional<model::Job> Get(const std::string& uid) const;
-  std::optional<std::string> FindMl(const std::string& project, const std::string& job_id) const;
-  // Visits jobs newest first until `visit` returns false.
-  void ForEachNewestFirst(const std::function<bool(const model::Job&)>& visit) const;
+  // --- Published state (any thread): jobs that are not finished. A finished job is
+  // removed once its final record is committed; readers then find it in the store.
+  std::optional<model::Job> GetLive(const std::string& uid) const;
+  std::optional<std::string> FindLiveMl(const std::string& project, const std::string& job_id) const;
   std::vector<std::string> problems() const;
 
  private:
@@ -91,9 +90,7 @@ class JobController {
 
   // Published: written on the loop after each commit, read by API threads.
   mutable std::mutex mu_;
-  // uid -> job. Guarded by mu_. Iteration order is creation order because every
-  // uid the service mints has 19 digits (NewUid), so text order is numeric order.
-  std::map<std::string, model::Job> jobs_;
+  std::map<std::string, model::Job> jobs_;  // Live jobs by uid. Guarded by mu_.
   std::vector<std::string> problems_;  // Guarded by mu_.
 };
 

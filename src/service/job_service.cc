@@ -43,7 +43,6 @@ JobService::JobService(store::JobStore* store, executor::Executor* executor, log
   c.policy = options_.policy;
   c.limits = options_.limits;
   c.stop_grace = options_.stop_grace;
-  c.bucket_root = options_.bucket_root;
   c.random = options_.random ? options_.random : DefaultRandom();
   c.after_commit_for_test = options_.after_commit_for_test;
   jobs_ = std::make_unique<JobController>(core_.get(), store, executor, logs, std::move(c));
@@ -96,24 +95,43 @@ Result<model::Job> JobService::Submit(model::Dialect dialect, const std::string&
       [this, job = std::move(job)]() mutable { return jobs_->Submit(std::move(job)); });
 }
 
+Result<model::Job> JobService::Lookup(const std::string& uid) const {
+  if (std::optional<model::Job> live = jobs_->GetLive(uid)) return *live;
+  ASSIGN_OR_RETURN(model::Job job, store_->GetJob(uid));
+  // Best effort: a finished job whose spec no longer parses is still shown (the
+  // store kept its list fields and its wire JSON, which is what renders).
+  Result<model::JobSpec> spec = model::ParseStoredSpec(job.dialect, job.spec_json);
+  if (spec.ok()) {
+    job.spec = std::move(spec).value();
+    job.spec.dialect = job.dialect;
+  }
+  return job;
+}
+
 Result<std::string> JobService::ResolveUid(const JobRef& ref) const {
   if (ref.dialect == model::Dialect::kVertex) {
     RETURN_IF_ERROR(CheckVertexId(ref.id));
-    std::optional<model::Job> job = jobs_->Get(ref.id);
-    if (job && InScope(*job, ref.dialect, ref.project, ref.location)) return ref.id;
+    Result<model::Job> job = Lookup(ref.id);
+    if (job.ok() && InScope(*job, ref.dialect, ref.project, ref.location)) return ref.id;
+    if (!job.ok() && job.status().code() != StatusCode::kNotFound) return job.status();
     return NotFound("CustomJob projects/" + ref.project + "/locations/" + ref.location +
                     "/customJobs/" + ref.id + " does not exist.");
   }
-  if (std::optional<std::string> uid = jobs_->FindMl(ref.project, ref.id)) return *uid;
+  if (std::optional<std::string> uid = jobs_->FindLiveMl(ref.project, ref.id)) return *uid;
+  Result<model::Job> stored = store_->FindMlJob(ref.project, ref.id);
+  if (stored.ok()) return stored->uid;
+  if (stored.status().code() != StatusCode::kNotFound) return stored.status();
   return NotFound("Field: name Error: The job projects/" + ref.project + "/jobs/" + ref.id +
                   " does not exist.");
 }
 
 Result<model::Job> JobService::Get(const JobRef& ref) {
   ASSIGN_OR_RETURN(std::string uid, ResolveUid(ref));
-  std::optional<model::Job> job = jobs_->Get(uid);
-  if (!job) return NotFound("job " + ref.id + " does not exist.");
-  return *job;
+  Result<model::Job> job = Lookup(uid);
+  if (!job.ok() && job.status().code() == StatusCode::kNotFound) {
+    return NotFound("job " + ref.id + " does not exist.");
+  }
+  return job;
 }
 
 Result<ListResponse> JobService::List(const ListRequest& request) {
@@ -124,23 +142,33 @@ Result<ListResponse> JobService::List(const ListRequest& request) {
   page_size = std::min(page_size, request.dialect == model::Dialect::kMlV1 ? 100 : 1000);
   const std::string& token = request.page_token;
   if (!token.empty() &&
-      !std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      (token.size() > 19 ||
+       !std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; }))) {
     return InvalidArgument("Invalid pageToken \"" + token + "\"");
   }
+  // Newest first, straight from the store (its scope index): memory stays bounded
+  // however long the history. The store has every committed record, live ones too.
+  // Filters run here, over batches, until the page is full or the scope exhausted.
   ListResponse response;
-  // Newest first: uids grow with creation time.
-  jobs_->ForEachNewestFirst([&](const model::Job& job) {
-    if (!token.empty() && !model::UidLess(job.uid, token)) return true;
-    if (!InScope(job, request.dialect, request.project, request.location)) return true;
-    if (!filter.Matches(job)) return true;
-    if (static_cast<int>(response.jobs.size()) == page_size) {
-      response.next_page_token = response.jobs.back().uid;
-      return false;
+  store::JobStore::PageQuery query;
+  query.dialect = request.dialect;
+  query.project = request.project;
+  query.location = request.location;
+  query.before_uid = token;
+  query.limit = std::max<size_t>(256, static_cast<size_t>(page_size) + 1);
+  for (;;) {
+    ASSIGN_OR_RETURN(std::vector<model::Job> batch, store_->ListJobsPage(query));
+    for (model::Job& job : batch) {
+      if (!filter.Matches(job)) continue;
+      if (static_cast<int>(response.jobs.size()) == page_size) {
+        response.next_page_token = response.jobs.back().uid;
+        return response;
+      }
+      response.jobs.push_back(std::move(job));
     }
-    response.jobs.push_back(job);
-    return true;
-  });
-  return response;
+    if (batch.size() < query.limit) return response;
+    query.before_uid = batch.back().uid;
+  }
 }
 
 Status JobService::Cancel(const JobRef& ref) {
@@ -151,12 +179,12 @@ Status JobService::Cancel(const JobRef& ref) {
 
 Result<Operation> JobService::Delete(const JobRef& ref) {
   ASSIGN_OR_RETURN(std::string uid, ResolveUid(ref));
-  std::optional<model::Job> job = jobs_->Get(uid);
+  Result<model::Job> job = Lookup(uid);
   RETURN_IF_ERROR(core_->Call<Status>([this, uid] { return jobs_->Delete(uid); }));
   TimeMicros now = core_->clock()->Now();
   Operation op;
   // One delete per job, so the job id names it.
-  op.name = "projects/" + ref.project + "/locations/" + (job ? job->location : ref.location) +
+  op.name = "projects/" + ref.project + "/locations/" + (job.ok() ? job->location : ref.location) +
             "/operations/" + uid;
   op.create_time = op.update_time = now;
   op.done = true;

@@ -31,9 +31,6 @@
 namespace ty::service {
 
 struct JobServiceOptions {
-  // Host directory holding one directory per bucket: gs://B/x is <bucket_root>/B/x,
-  // seen by replicas at /gcs/B/x.
-  std::string bucket_root;
   DurationMicros stop_grace = 10LL * 1000000;  // SIGTERM -> SIGKILL.
   int worker_threads = 4;
   // Whole-job attempts and in-place restarts (spec §9: 3 and 5).
@@ -124,6 +121,8 @@ class JobService {
   JobService(store::JobStore* store, executor::Executor* executor, logs::LogStore* logs,
              const Clock* clock, JobServiceOptions options);
   Result<std::string> ResolveUid(const JobRef& ref) const;
+  // A live job from memory, else the stored record (NotFound if neither).
+  Result<model::Job> Lookup(const std::string& uid) const;
 
   store::JobStore* const store_;
   executor::Executor* const executor_;

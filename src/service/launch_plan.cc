@@ -4,19 +4,19 @@
 
 namespace ty::service {
 
-executor::AttemptSpec BuildAttemptSpec(const model::Job& job, const LaunchPlanOptions& options) {
+executor::AttemptSpec BuildAttemptSpec(const model::Job& job, const std::string& replica_bucket_root) {
   executor::AttemptSpec spec;
   spec.job_uid = job.uid;
   spec.attempt = job.attempt;
-  // Multi-replica attempts get their own network so replicas find each other by
-  // host name; a single replica needs none.
-  if (model::TotalReplicas(job.spec) > 1) {
-    spec.network = "ty-" + job.uid + "-" + std::to_string(job.attempt);
-  }
+  // Intents only; the executor decides how (a network of the attempt's own, mounts).
+  spec.peers_talk = model::TotalReplicas(job.spec) > 1;
+  spec.buckets = BucketsOf(job.spec);
   spec.labels[executor::kLabelJob] = job.uid;
   spec.labels[executor::kLabelAttempt] = std::to_string(job.attempt);
+  model::RuntimeOptions runtime;
+  runtime.bucket_root = replica_bucket_root;
   for (const auto& r : job.replicas) {
-    model::ReplicaRuntime rt = model::BuildReplicaRuntime(job, r.pool, r.index);
+    model::ReplicaRuntime rt = model::BuildReplicaRuntime(job, r.pool, r.index, runtime);
     executor::ReplicaLaunch launch;
     launch.pool = r.pool;
     launch.index = r.index;
@@ -27,12 +27,9 @@ executor::AttemptSpec BuildAttemptSpec(const model::Job& job, const LaunchPlanOp
     launch.command = rt.command;
     launch.args = rt.args;
     launch.env = rt.env;
-    if (!options.bucket_root.empty()) {
-      launch.mounts.push_back({options.bucket_root, "/gcs", false});
-    }
     const model::MachineSpec& machine = job.spec.pools[r.pool].machine;
     launch.accelerator_type = machine.accelerator_type;
-    if (machine.accelerator_type.rfind("NVIDIA", 0) == 0) launch.gpu_count = machine.accelerator_count;
+    launch.accelerator_count = machine.accelerator_type.empty() ? 0 : machine.accelerator_count;
     spec.replicas.push_back(std::move(launch));
   }
   return spec;

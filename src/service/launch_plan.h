@@ -1,7 +1,7 @@
 // Turns a job's current attempt into the executor's AttemptSpec: per replica its
 // deterministic name, task name, host name, image, command line, environment
-// (model/runtime_env.h) and the /gcs bucket mount. Pure apart from nothing: the
-// caller creates the bucket directories.
+// (model/runtime_env.h) and accelerators; for the attempt, whether peers talk and
+// which buckets it needs. Intents only: networks and mounts are the executor's. Pure.
 #pragma once
 
 #include <string>
@@ -12,12 +12,9 @@
 
 namespace ty::service {
 
-struct LaunchPlanOptions {
-  std::string bucket_root;  // Host directory mounted at /gcs.
-};
-
 // REQUIRES: job.attempt >= 1 and job.replicas describe that attempt.
-executor::AttemptSpec BuildAttemptSpec(const model::Job& job, const LaunchPlanOptions& options);
+// `replica_bucket_root`: where the executor shows replicas the buckets.
+executor::AttemptSpec BuildAttemptSpec(const model::Job& job, const std::string& replica_bucket_root);
 
 // Buckets the job names (baseOutputDirectory, jobDir): created before launch so
 // replicas can write into them.

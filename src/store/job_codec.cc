@@ -1,5 +1,7 @@
 #include "store/job_codec.h"
 
+#include <nlohmann/json.hpp>
+
 namespace ty::store::internal {
 
 const char* DialectName(model::Dialect d) {
@@ -16,11 +18,38 @@ model::Job StoredCopy(const model::Job& job) {
   model::Job copy = job;
   copy.spec = model::JobSpec();
   copy.spec.job_id = MlJobIdOf(job);
+  copy.spec.display_name = job.spec.display_name;
+  copy.spec.labels = job.spec.labels;
   return copy;
 }
 
 std::string MlJobIdOf(const model::Job& job) {
   return job.dialect == model::Dialect::kMlV1 ? job.spec.job_id : std::string();
+}
+
+std::string LabelsToJson(const std::map<std::string, std::string>& labels) {
+  return nlohmann::json(labels).dump();
+}
+
+std::map<std::string, std::string> LabelsFromJson(const std::string& text) {
+  std::map<std::string, std::string> out;
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return out;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it.value().is_string()) out[it.key()] = it.value().get<std::string>();
+  }
+  return out;
+}
+
+int64_t UidNumber(const std::string& uid) {
+  if (uid.empty() || uid.size() > 18 + 1) return 0;
+  int64_t n = 0;
+  for (char c : uid) {
+    if (c < '0' || c > '9') return 0;
+    if (n > (INT64_MAX - (c - '0')) / 10) return 0;
+    n = n * 10 + (c - '0');
+  }
+  return n;
 }
 
 Status JobNotFound(const std::string& uid) { return NotFound("job " + uid + " not found"); }

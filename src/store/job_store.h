@@ -31,17 +31,36 @@ class JobStore {
   // cancel flag, labels...) atomically. NotFound if absent.
   virtual Status UpdateJob(const model::Job& job) = 0;
 
-  // NotFound if absent. The returned job has `spec` default-constructed but for the
-  // ml v1 `spec.job_id`: callers rebuild it with model::ParseStoredSpec(job.dialect,
-  // job.spec_json).
+  // NotFound if absent. The returned job's `spec` holds only the list fields (job_id,
+  // display_name, labels, kept from CreateJob): callers rebuild the rest with
+  // model::ParseStoredSpec(job.dialect, job.spec_json).
   virtual Result<model::Job> GetJob(const std::string& uid) = 0;
 
   // ml v1 lookup by user id. NotFound if absent.
   virtual Result<model::Job> FindMlJob(const std::string& project, const std::string& job_id) = 0;
 
-  // Every job, oldest first (by create_time, then uid). Used at start-up to rebuild
-  // the in-memory index; `spec` is not filled (see GetJob).
+  // Every job, oldest first (by create_time, then uid); `spec` as in GetJob.
   virtual Result<std::vector<model::Job>> ListJobs() = 0;
+
+  // Every job not in a terminal state, oldest first, with replicas: what the service
+  // keeps in memory (finished jobs are read back from the store when asked for).
+  virtual Result<std::vector<model::Job>> ListLiveJobs() = 0;
+
+  // One page of a scope's jobs, newest first by uid as a number, for List: at most
+  // `limit` jobs whose uid is below `before_uid` (when not empty). Replicas are not
+  // loaded. Like every read, `spec` holds only the list fields (job_id, display_name,
+  // labels); the rest is in `spec_json`.
+  struct PageQuery {
+    model::Dialect dialect = model::Dialect::kVertex;
+    std::string project;
+    std::string location;    // Ignored for ml v1.
+    std::string before_uid;  // Decimal; "" = from the newest.
+    size_t limit = 100;
+  };
+  virtual Result<std::vector<model::Job>> ListJobsPage(const PageQuery& query) = 0;
+
+  // The largest uid ever stored ("" when none): new uids must sort after it.
+  virtual Result<std::string> LastUid() = 0;
 
   // Removes the job, its replicas and its events. NotFound if absent.
   virtual Status DeleteJob(const std::string& uid) = 0;

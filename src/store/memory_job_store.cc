@@ -35,7 +35,9 @@ Status MemoryJobStore::UpdateJob(const model::Job& job) {
       job.location != rec.job.location || (!ml_id.empty() && ml_id != rec.ml_job_id)) {
     return InvalidArgument("UpdateJob cannot change the identity of job " + job.uid);
   }
+  model::JobSpec kept = std::move(rec.job.spec);  // List fields are fixed at creation.
   rec.job = internal::StoredCopy(job);
+  rec.job.spec = std::move(kept);
   return Status::Ok();
 }
 
@@ -66,6 +68,44 @@ Result<std::vector<model::Job>> MemoryJobStore::ListJobs() {
     return a.create_time != b.create_time ? a.create_time < b.create_time : a.uid < b.uid;
   });
   return out;
+}
+
+Result<std::vector<model::Job>> MemoryJobStore::ListLiveJobs() {
+  ASSIGN_OR_RETURN(std::vector<model::Job> all, ListJobs());
+  std::vector<model::Job> out;
+  for (auto& job : all) {
+    if (!model::IsTerminal(job.state)) out.push_back(std::move(job));
+  }
+  return out;
+}
+
+Result<std::vector<model::Job>> MemoryJobStore::ListJobsPage(const PageQuery& query) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<const model::Job*> in_scope;
+  for (const auto& [uid, rec] : jobs_) {
+    const model::Job& j = rec.job;
+    if (j.dialect != query.dialect || j.project != query.project) continue;
+    if (query.dialect == model::Dialect::kVertex && j.location != query.location) continue;
+    if (!query.before_uid.empty() && !model::UidLess(j.uid, query.before_uid)) continue;
+    in_scope.push_back(&j);
+  }
+  std::sort(in_scope.begin(), in_scope.end(),
+            [](const model::Job* a, const model::Job* b) { return model::UidLess(b->uid, a->uid); });
+  std::vector<model::Job> out;
+  for (size_t i = 0; i < in_scope.size() && i < query.limit; ++i) {
+    out.push_back(*in_scope[i]);
+    out.back().replicas.clear();
+  }
+  return out;
+}
+
+Result<std::string> MemoryJobStore::LastUid() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string last;
+  for (const auto& [uid, rec] : jobs_) {
+    if (last.empty() || model::UidLess(last, uid)) last = uid;
+  }
+  return last;
 }
 
 Status MemoryJobStore::DeleteJob(const std::string& uid) {

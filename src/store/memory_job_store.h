@@ -30,6 +30,9 @@ class MemoryJobStore : public JobStore {
   Result<model::Job> GetJob(const std::string& uid) override;
   Result<model::Job> FindMlJob(const std::string& project, const std::string& job_id) override;
   Result<std::vector<model::Job>> ListJobs() override;
+  Result<std::vector<model::Job>> ListLiveJobs() override;
+  Result<std::vector<model::Job>> ListJobsPage(const PageQuery& query) override;
+  Result<std::string> LastUid() override;
   Status DeleteJob(const std::string& uid) override;
   Status AppendEvent(const std::string& uid, const model::JobEvent& event) override;
   Result<std::vector<model::JobEvent>> ListEvents(const std::string& uid) override;

@@ -78,6 +78,22 @@ ALTER TABLE jobs ADD COLUMN ending_kind TEXT;
 ALTER TABLE jobs ADD COLUMN ending_code INTEGER;
 ALTER TABLE jobs ADD COLUMN ending_message TEXT;
 )sql"},
+    // List fields, so List pages and filters from the store instead of from memory:
+    // the uid as a number (pages go by it, newest first) and what filters read.
+    {3, R"sql(
+ALTER TABLE jobs ADD COLUMN uid_num INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN display_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN labels_json TEXT NOT NULL DEFAULT '{}';
+UPDATE jobs SET
+  uid_num = CAST(uid AS INTEGER),
+  display_name = CASE WHEN json_valid(spec_json)
+                      THEN COALESCE(json_extract(spec_json, '$.displayName'), '') ELSE '' END,
+  labels_json = CASE WHEN json_valid(spec_json) AND json_type(spec_json, '$.labels') = 'object'
+                     THEN json_extract(spec_json, '$.labels') ELSE '{}' END;
+CREATE INDEX jobs_by_scope ON jobs (dialect, project, location, uid_num);
+CREATE INDEX jobs_live ON jobs (state)
+  WHERE state NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED');
+)sql"},
 };
 
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == SqliteJobStore::kSchemaVersion,
@@ -115,7 +131,7 @@ constexpr char kJobColumns[] =
     "uid, dialect, project, location, job_id, spec_json, state, create_time, start_time, "
     "end_time, update_time, queued_time, admitted_time, image_ready_time, all_running_time, "
     "finished_time, error_code, error_message, attempt, cancel_requested, ending_kind, "
-    "ending_code, ending_message";
+    "ending_code, ending_message, uid_num, display_name, labels_json";
 
 }  // namespace
 
@@ -383,6 +399,9 @@ Result<model::Job> ReadJobRow(const Stmt& st) {
     job.ending = model::Ending{*kind, std::nullopt};
     if (!st.IsNull(21)) job.ending->error = model::JobError{static_cast<int>(st.Int(21)), st.Text(22)};
   }
+  // Column 23 (uid_num) is the uid again.
+  job.spec.display_name = st.Text(24);
+  job.spec.labels = internal::LabelsFromJson(st.Text(25));
   return job;
 }
 
@@ -492,7 +511,7 @@ Status SqliteJobStore::CreateJob(const model::Job& job) {
   }
   {
     static const std::string kInsert = std::string("INSERT INTO jobs (") + kJobColumns +
-                                       ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+                                       ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     ASSIGN_OR_RETURN(Statement st, Prepare(kInsert.c_str()));
     st.Bind(1, job.uid)
         .Bind(2, internal::DialectName(job.dialect))
@@ -500,6 +519,9 @@ Status SqliteJobStore::CreateJob(const model::Job& job) {
         .Bind(4, job.location)
         .Bind(5, ml_id);
     BindMutableColumns(st, 6, job);
+    st.Bind(24, internal::UidNumber(job.uid))
+        .Bind(25, job.spec.display_name)
+        .Bind(26, internal::LabelsToJson(job.spec.labels));
     RETURN_IF_ERROR(st.Run("insert job " + job.uid));
   }
   RETURN_IF_ERROR(WriteReplicas(job));
@@ -567,40 +589,73 @@ Result<model::Job> SqliteJobStore::FindMlJob(const std::string& project,
 }
 
 Result<std::vector<model::Job>> SqliteJobStore::ListJobs() {
-  static const std::string kSelectJobs =
-      std::string("SELECT ") + kJobColumns + " FROM jobs ORDER BY create_time, uid";
-  static const std::string kSelectReplicas =
-      std::string("SELECT uid, ") + kReplicaColumns + " FROM replicas ORDER BY uid, pos";
+  return ListWhere("ORDER BY create_time, uid", /*replicas=*/true);
+}
+
+Result<std::vector<model::Job>> SqliteJobStore::ListLiveJobs() {
+  // Served by the partial index jobs_live: start-up never reads the history.
+  return ListWhere(
+      "WHERE state NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED') ORDER BY create_time, uid",
+      /*replicas=*/true);
+}
+
+Result<std::vector<model::Job>> SqliteJobStore::ListWhere(const std::string& where_and_order,
+                                                          bool replicas) {
+  const std::string select = std::string("SELECT ") + kJobColumns + " FROM jobs " + where_and_order;
   std::lock_guard<std::mutex> lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*this, /*write=*/false));
   std::vector<model::Job> jobs;
-  std::map<std::string, size_t> by_uid;
   {
-    ASSIGN_OR_RETURN(Statement st, Prepare(kSelectJobs.c_str()));
+    ASSIGN_OR_RETURN(Statement st, Prepare(select.c_str()));
     while (true) {
       ASSIGN_OR_RETURN(bool row, st.Step("list jobs"));
       if (!row) break;
       ASSIGN_OR_RETURN(model::Job job, ReadJobRow(st));
-      by_uid[job.uid] = jobs.size();
       jobs.push_back(std::move(job));
     }
   }
+  if (replicas) {
+    for (model::Job& job : jobs) RETURN_IF_ERROR(LoadReplicas(job));
+  }
+  RETURN_IF_ERROR(txn.Commit());
+  return jobs;
+}
+
+Result<std::vector<model::Job>> SqliteJobStore::ListJobsPage(const PageQuery& query) {
+  // jobs_by_scope serves both the range and the order; LIMIT stops the walk.
+  static const std::string kSelect =
+      std::string("SELECT ") + kJobColumns +
+      " FROM jobs WHERE dialect = ? AND project = ? AND location = ? AND uid_num < ? "
+      "ORDER BY uid_num DESC LIMIT ?";
+  // ml v1 jobs are stored with an empty location.
+  const std::string location = query.dialect == model::Dialect::kMlV1 ? "" : query.location;
+  int64_t before = query.before_uid.empty() ? INT64_MAX : internal::UidNumber(query.before_uid);
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*this, /*write=*/false));
+  std::vector<model::Job> jobs;
   {
-    // One pass over all replicas instead of one query per job: start-up reads
-    // every job, and there may be thousands.
-    ASSIGN_OR_RETURN(Statement st, Prepare(kSelectReplicas.c_str()));
+    ASSIGN_OR_RETURN(Statement st, Prepare(kSelect.c_str()));
+    st.Bind(1, internal::DialectName(query.dialect))
+        .Bind(2, query.project)
+        .Bind(3, location)
+        .Bind(4, before)
+        .Bind(5, static_cast<int64_t>(query.limit));
     while (true) {
-      ASSIGN_OR_RETURN(bool row, st.Step("list replicas"));
+      ASSIGN_OR_RETURN(bool row, st.Step("list a page of jobs"));
       if (!row) break;
-      std::string uid = st.Text(0);
-      auto it = by_uid.find(uid);
-      if (it == by_uid.end()) continue;  // Impossible with foreign keys on.
-      ASSIGN_OR_RETURN(model::ReplicaRecord r, ReadReplicaRow(st, 1, uid));
-      jobs[it->second].replicas.push_back(std::move(r));
+      ASSIGN_OR_RETURN(model::Job job, ReadJobRow(st));
+      jobs.push_back(std::move(job));
     }
   }
   RETURN_IF_ERROR(txn.Commit());
   return jobs;
+}
+
+Result<std::string> SqliteJobStore::LastUid() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSIGN_OR_RETURN(Statement st, Prepare("SELECT uid FROM jobs ORDER BY uid_num DESC LIMIT 1"));
+  ASSIGN_OR_RETURN(bool row, st.Step("read the last uid"));
+  return row ? st.Text(0) : std::string();
 }
 
 Status SqliteJobStore::DeleteJob(const std::string& uid) {

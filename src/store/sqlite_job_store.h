@@ -5,7 +5,10 @@
 //   jobs      uid PK | dialect | project | location | job_id | spec_json | state |
 //             create/start/end/update_time | phase times | error_code, error_message
 //             (both NULL = no error) | attempt | cancel_requested |
-//             ending_kind, ending_code, ending_message (v2; NULL = no stop pending)
+//             ending_kind, ending_code, ending_message (v2; NULL = no stop pending) |
+//             uid_num (uid as a number), display_name, labels_json (v3: list fields)
+//             INDEX (dialect, project, location, uid_num): List pages by scope
+//             INDEX (state) WHERE not terminal: start-up loads live jobs only
 //             UNIQUE (dialect, project, job_id) WHERE dialect = 'ML_V1'
 //   replicas  (uid FK -> jobs ON DELETE CASCADE, pos) PK | pool | idx | attempt |
 //             task_name | handle | state | exit_code? | signal? | restarts | times
@@ -39,7 +42,7 @@ namespace ty::store {
 class SqliteJobStore : public JobStore {
  public:
   // The schema this code writes. Files at a higher version are refused.
-  static constexpr int kSchemaVersion = 2;
+  static constexpr int kSchemaVersion = 3;
 
   // Opens (creating if missing) the database at `path`; ":memory:" gives a private
   // in-memory database (no WAL there). Applies pending migrations.
@@ -60,6 +63,9 @@ class SqliteJobStore : public JobStore {
   Result<model::Job> GetJob(const std::string& uid) override;
   Result<model::Job> FindMlJob(const std::string& project, const std::string& job_id) override;
   Result<std::vector<model::Job>> ListJobs() override;
+  Result<std::vector<model::Job>> ListLiveJobs() override;
+  Result<std::vector<model::Job>> ListJobsPage(const PageQuery& query) override;
+  Result<std::string> LastUid() override;
   Status DeleteJob(const std::string& uid) override;
   Status AppendEvent(const std::string& uid, const model::JobEvent& event) override;
   Result<std::vector<model::JobEvent>> ListEvents(const std::string& uid) override;
@@ -81,6 +87,7 @@ class SqliteJobStore : public JobStore {
   Result<bool> JobExists(const std::string& uid);
   Result<model::Job> LoadJob(const char* sql, const std::string& key1, const std::string* key2);
   Status LoadReplicas(model::Job& job);
+  Result<std::vector<model::Job>> ListWhere(const std::string& where_and_order, bool replicas);
   Status WriteReplicas(const model::Job& job);
 
   std::mutex mu_;

@@ -43,7 +43,6 @@ class ApiFixture : public ::testing::Test {
     std::filesystem::create_directories(dir_);
     logs_ = std::move(logs::LogStore::Create((dir_ / "logs").string()).value());
     service::JobServiceOptions options;
-    options.bucket_root = (dir_ / "buckets").string();
     options.stop_grace = 1000000;
     auto service = service::JobService::Create(&store_, &executor_, logs_.get(),
                                                SystemClock::Get(), options);

@@ -85,7 +85,7 @@ class ContainerExecutorTest : public ::testing::Test {
   // Several replicas on the attempt's own network, as the service launches them.
   AttemptSpec NetworkedAttempt(std::vector<ReplicaLaunch> replicas) {
     AttemptSpec a = Attempt(std::move(replicas));
-    a.network = "ty-" + uid_ + "-1";
+    a.peers_talk = true;
     return a;
   }
   // Launches `a` and waits for kAttemptStarted.
@@ -145,7 +145,7 @@ TEST(ContainerExecutorBodyTest, FollowsDockerCommandSemantics) {
   AttemptSpec a;
   a.job_uid = "u";
   a.attempt = 2;
-  a.network = "net";
+  a.peers_talk = true;
   a.labels = {{"user", "x"}};
   ReplicaLaunch r;
   r.name = "ty-u-2-1-0";
@@ -155,7 +155,8 @@ TEST(ContainerExecutorBodyTest, FollowsDockerCommandSemantics) {
   r.image = "img";
   r.command = {"python3", "-m", "trainer"};
   r.mounts = {{"/data/b", "/gcs/b", false}, {"/data/c", "/gcs/c", true}};
-  r.gpu_count = 2;
+  r.accelerator_type = "NVIDIA_TESLA_T4";
+  r.accelerator_count = 2;
   auto body = nlohmann::json::parse(executor::ContainerExecutor::CreateBodyForTest(a, r));
   EXPECT_EQ(body["Entrypoint"], nlohmann::json({"python3", "-m", "trainer"}));
   EXPECT_EQ(body["Cmd"], nlohmann::json::array());  // Command runs alone.
@@ -167,12 +168,17 @@ TEST(ContainerExecutorBodyTest, FollowsDockerCommandSemantics) {
   EXPECT_EQ(body["Labels"]["user"], "x");
   EXPECT_EQ(body["HostConfig"]["Binds"], nlohmann::json({"/data/b:/gcs/b", "/data/c:/gcs/c:ro"}));
   EXPECT_EQ(body["HostConfig"]["DeviceRequests"][0]["Count"], 2);
-  EXPECT_EQ(body["HostConfig"]["NetworkMode"], "net");
-  EXPECT_EQ(body["NetworkingConfig"]["EndpointsConfig"]["net"]["Aliases"][0], "workerpool1-0");
+  EXPECT_EQ(body["HostConfig"]["NetworkMode"], "ty-u-2");  // The executor names it.
+  EXPECT_EQ(body["NetworkingConfig"]["EndpointsConfig"]["ty-u-2"]["Aliases"][0], "workerpool1-0");
+
+  // Accelerators the engine cannot give (TPUs) ask for no device.
+  r.accelerator_type = "TPU_V2";
+  body = nlohmann::json::parse(executor::ContainerExecutor::CreateBodyForTest(a, r));
+  EXPECT_FALSE(body["HostConfig"].contains("DeviceRequests"));
 
   r.command.clear();
   r.args = {"--epochs", "3"};
-  r.gpu_count = 0;
+  r.accelerator_count = 0;
   body = nlohmann::json::parse(executor::ContainerExecutor::CreateBodyForTest(a, r));
   EXPECT_FALSE(body.contains("Entrypoint"));  // The image's ENTRYPOINT stays.
   EXPECT_EQ(body["Cmd"], nlohmann::json({"--epochs", "3"}));
@@ -185,7 +191,7 @@ TEST(ContainerExecutorBodyTest, FollowsDockerCommandSemantics) {
 TEST(ContainerExecutorBodyTest, PinsAddressesAndListsEveryPeerInHosts) {
   AttemptSpec a;
   a.job_uid = "u";
-  a.network = "net";
+  a.peers_talk = true;
   for (int i = 0; i < 3; ++i) {
     ReplicaLaunch r;
     r.name = "ty-u-1-0-" + std::to_string(i);
@@ -196,7 +202,7 @@ TEST(ContainerExecutorBodyTest, PinsAddressesAndListsEveryPeerInHosts) {
   std::vector<std::string> addresses = {"10.89.3.2", "10.89.3.3", "10.89.3.4"};
   auto body = nlohmann::json::parse(
       executor::ContainerExecutor::CreateBodyForTest(a, a.replicas[1], addresses));
-  const auto& endpoint = body["NetworkingConfig"]["EndpointsConfig"]["net"];
+  const auto& endpoint = body["NetworkingConfig"]["EndpointsConfig"]["ty-u-1"];
   EXPECT_EQ(endpoint["IPAMConfig"]["IPv4Address"], "10.89.3.3");
   // The MAC follows the address, so a restart in place keeps it (ARP caches of peers).
   EXPECT_EQ(endpoint["MacAddress"], "02:42:0a:59:03:03");
@@ -207,7 +213,7 @@ TEST(ContainerExecutorBodyTest, PinsAddressesAndListsEveryPeerInHosts) {
 
   // Without addresses (a subnet too small) the engine picks and DNS alone remains.
   body = nlohmann::json::parse(executor::ContainerExecutor::CreateBodyForTest(a, a.replicas[1]));
-  EXPECT_FALSE(body["NetworkingConfig"]["EndpointsConfig"]["net"].contains("IPAMConfig"));
+  EXPECT_FALSE(body["NetworkingConfig"]["EndpointsConfig"]["ty-u-1"].contains("IPAMConfig"));
   EXPECT_FALSE(body["HostConfig"].contains("ExtraHosts"));
 }
 
@@ -273,7 +279,7 @@ TEST_F(ContainerExecutorTest, FailedCreateRemovesEarlierReplicas) {
   EXPECT_EQ(launched->kind, ExecutorEventKind::kLaunchFailed);
   EXPECT_THAT(launched->message, HasSubstr(a.replicas[1].name));
   EXPECT_EQ(engine_.InspectContainer(a.replicas[0].name).status().code(), StatusCode::kNotFound);
-  EXPECT_FALSE(*engine_.NetworkExists(a.network));
+  EXPECT_FALSE(*engine_.NetworkExists(executor::ContainerExecutor::AttemptNetworkName(a.job_uid, a.attempt)));
   EXPECT_EQ(NetworksLeft(), 0u);
   EXPECT_FALSE(ContainerBackend().Leftovers(uid_));
 }
@@ -293,7 +299,7 @@ void ContainerExecutorTest::ReplicasReachEachOtherByHostname() {
   for (const auto& e : exits) EXPECT_EQ(e.exit_code, 0) << "pool " << e.pool;
   EXPECT_THAT(sink_.Messages(uid_, "workerpool0-0"), ::testing::Contains("ping"));
   ASSERT_TRUE(ex_->Cleanup(uid_, 1).ok());
-  EXPECT_FALSE(*engine_.NetworkExists(a.network));
+  EXPECT_FALSE(*engine_.NetworkExists(executor::ContainerExecutor::AttemptNetworkName(a.job_uid, a.attempt)));
   EXPECT_EQ(NetworksLeft(), 0u);
 }
 TEST_F(ContainerExecutorTest, ReplicasReachEachOtherByHostname) { ReplicasReachEachOtherByHostname(); }
@@ -386,7 +392,7 @@ void ContainerExecutorTest::PeersResolveFromHostsAtFixedAddressesAtOnce() {
         << host;
   }
   ASSERT_TRUE(ex_->Cleanup(uid_, 1).ok());
-  EXPECT_FALSE(*engine_.NetworkExists(a.network));
+  EXPECT_FALSE(*engine_.NetworkExists(executor::ContainerExecutor::AttemptNetworkName(a.job_uid, a.attempt)));
   EXPECT_EQ(NetworksLeft(), 0u);
 }
 TEST_F(ContainerExecutorTest, PeersResolveFromHostsAtFixedAddressesAtOnce) { PeersResolveFromHostsAtFixedAddressesAtOnce(); }
@@ -422,7 +428,7 @@ void ContainerExecutorTest::RestartedReplicaIsReachableByItsHostnameAgain() {
   EXPECT_THAT(sink_.Messages(uid_, "workerpool0-0"), ::testing::ElementsAre("served"));
   EXPECT_THAT(sink_.Messages(uid_, "workerpool1-0"), ::testing::ElementsAre("got pong"));
   ASSERT_TRUE(ex_->Cleanup(uid_, 1).ok());
-  EXPECT_FALSE(*engine_.NetworkExists(a.network));
+  EXPECT_FALSE(*engine_.NetworkExists(executor::ContainerExecutor::AttemptNetworkName(a.job_uid, a.attempt)));
   EXPECT_EQ(NetworksLeft(), 0u);
 }
 TEST_F(ContainerExecutorTest, RestartedReplicaIsReachableByItsHostnameAgain) { RestartedReplicaIsReachableByItsHostnameAgain(); }
@@ -708,7 +714,7 @@ TEST_F(WarmContainerExecutorTest, ALaunchRefillsThePoolForItsShape) {
 
   std::string second_uid = UniqueJobUid();
   AttemptSpec second = TestAttempt(second_uid, {TestReplica(second_uid, 0, 0), TestReplica(second_uid, 1, 0)});
-  second.network = "ty-" + second_uid + "-1";
+  second.peers_talk = true;
   for (ReplicaLaunch& r : second.replicas) {
     r.image = kTestImage;
     r.command = {"/bin/sh", "-c", "echo second"};

@@ -267,6 +267,7 @@ class WarmContainerBackend : public ContainerBackend {
     }
     Status Cleanup(const std::string& uid, int attempt) override { return ex_->Cleanup(uid, attempt); }
     Result<std::vector<executor::ObservedReplica>> Recover() override { return ex_->Recover(); }
+    std::string ReplicaBucketRoot() const override { return ex_->ReplicaBucketRoot(); }
 
    private:
     std::unique_ptr<executor::ContainerExecutor> ex_;

@@ -153,7 +153,7 @@ TEST_P(ExecutorContractTest, StopSendsTermBeforeKill) {
 
 TEST_P(ExecutorContractTest, CleanupLeavesNothingAndIsIdempotent) {
   AttemptSpec a = Attempt({Replica(0, 0, "echo x"), Replica(1, 0, "exec sleep 1000")});
-  if (backend_->NeedsEngine()) a.network = "ty-" + uid_ + "-1";
+  a.peers_talk = true;
   LaunchAndWaitStarted(a);
   events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1);
   ASSERT_TRUE(backend_->Leftovers(uid_));
@@ -280,7 +280,7 @@ TEST_P(ExecutorContractTest, RestartOfAnUnknownReplicaIsNotFound) {
 TEST_P(ExecutorContractTest, StopAndCleanupEndARestartedReplica) {
   AttemptSpec a = Attempt({Replica(
       0, 0, "if [ -f ran ]; then echo again; exec sleep 1000; fi; touch ran; exit 1")});
-  if (backend_->NeedsEngine()) a.network = "ty-" + uid_ + "-1";
+  a.peers_talk = true;
   LaunchAndWaitStarted(a);
   ASSERT_EQ(events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1).size(), 1u);
   ASSERT_TRUE(ex_->RestartReplica(uid_, 1, 0, 0).ok());

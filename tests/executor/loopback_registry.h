@@ -131,8 +131,8 @@ inline Status PushImage(const std::string& engine_socket, const std::string& sou
   ASSIGN_OR_RETURN(internal::HttpAnswer tagged,
                    internal::EngineCall(engine_socket, "POST",
                                         "/images/" + source + "/tag?repo=" +
-                                            executor::UrlEncode(repo) +
-                                            "&tag=" + executor::UrlEncode(tag)));
+                                            ty::UrlEncode(repo) +
+                                            "&tag=" + ty::UrlEncode(tag)));
   if (tagged.status != 201 && tagged.status != 200) {
     return Internal("tag " + source + " as " + target + ": HTTP " +
                     std::to_string(tagged.status) + ": " + tagged.body);
@@ -143,7 +143,7 @@ inline Status PushImage(const std::string& engine_socket, const std::string& sou
   ASSIGN_OR_RETURN(internal::HttpAnswer pushed,
                    internal::EngineCall(engine_socket, "POST",
                                         "/images/" + repo + "/push?tag=" +
-                                            executor::UrlEncode(tag) + "&tlsVerify=false"));
+                                            ty::UrlEncode(tag) + "&tlsVerify=false"));
   Status untagged = UntagImage(engine_socket, target);
   if (pushed.status != 200 || pushed.body.find("\"error\"") != std::string::npos) {
     return Internal("push " + target + ": HTTP " + std::to_string(pushed.status) + ": " +

@@ -9,7 +9,7 @@ namespace {
 AttemptSpec Shape(std::vector<std::string> images, bool own_network) {
   AttemptSpec a;
   a.job_uid = std::string(1, '1');  // Not a literal: GCC 12 misreports -Wrestrict on it.
-  if (own_network) a.network = "ty-1-1";
+  a.peers_talk = own_network;
   for (size_t i = 0; i < images.size(); ++i) {
     ReplicaLaunch r;
     r.pool = i == 0 ? 0 : 1;
@@ -39,7 +39,8 @@ TEST(WarmPoolShapeTest, SameImagesMountsAndNetworkingShareAKey) {
 
 TEST(WarmPoolShapeTest, GpusAndEmptyAttemptsAreNeverWarm) {
   AttemptSpec gpu = Shape({"img:1", "img:1"}, true);
-  gpu.replicas[1].gpu_count = 1;
+  gpu.replicas[1].accelerator_type = "NVIDIA_TESLA_T4";
+  gpu.replicas[1].accelerator_count = 1;
   EXPECT_EQ(WarmPool::ShapeKey(gpu), "");
   EXPECT_EQ(WarmPool::ShapeKey(AttemptSpec{}), "");
 }

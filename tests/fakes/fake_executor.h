@@ -24,6 +24,7 @@ class FakeExecutor : public executor::Executor {
   Status RestartReplica(const std::string& job_uid, int attempt, int pool, int index) override;
   Status Cleanup(const std::string& job_uid, int attempt) override;
   Result<std::vector<executor::ObservedReplica>> Recover() override;
+  std::string ReplicaBucketRoot() const override { return bucket_root_; }
 
   // Test controls.
   void FailNextLaunch(std::string message);          // Next Launch reports kLaunchFailed.
@@ -33,6 +34,7 @@ class FakeExecutor : public executor::Executor {
   void Exit(const std::string& job_uid, int attempt, int pool, int index, int exit_code,
             std::optional<int> signal = std::nullopt);
   void SetRecovered(std::vector<executor::ObservedReplica> replicas);
+  void SetReplicaBucketRoot(std::string root) { bucket_root_ = std::move(root); }
 
   std::vector<executor::AttemptSpec> launches() const;
   std::optional<executor::AttemptSpec> LastLaunchOf(const std::string& job_uid) const;
@@ -54,6 +56,7 @@ class FakeExecutor : public executor::Executor {
   int stop_calls_ = 0;
   int restart_calls_ = 0;
   std::vector<executor::ObservedReplica> recovered_;
+  std::string bucket_root_ = "/gcs";
 };
 
 }  // namespace ty::testing

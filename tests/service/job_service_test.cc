@@ -236,7 +236,7 @@ TEST_F(JobServiceTest, PrimarySuccessStopsTheOtherReplicas) {
   EXPECT_FALSE(executor_->IsRunning(job.uid, 1, 1, 1));
   auto launch = executor_->LastLaunchOf(job.uid);
   ASSERT_TRUE(launch.has_value());
-  EXPECT_EQ(launch->network, "ty-" + job.uid + "-1");
+  EXPECT_TRUE(launch->peers_talk);  // The executor names the network.
   EXPECT_EQ(launch->replicas.size(), 3u);
 }
 
@@ -259,9 +259,23 @@ TEST_F(JobServiceTest, VertexSingleReplicaEnvironment) {
   EXPECT_EQ(cs["task"]["type"], "workerpool0");
   EXPECT_EQ(cs["task"]["index"], 0);
   EXPECT_EQ(cs["environment"], "cloud");
-  ASSERT_EQ(r.mounts.size(), 1u);
-  EXPECT_EQ(r.mounts[0].container_path, "/gcs");
-  EXPECT_TRUE(std::filesystem::is_directory(dir_ / "buckets" / "bkt"));
+  // Intents, not container details: the bucket the job names, no mounts, no network.
+  EXPECT_EQ(launch->buckets, std::vector<std::string>{"bkt"});
+  EXPECT_FALSE(launch->peers_talk);
+  EXPECT_TRUE(r.mounts.empty());
+}
+
+// Where replicas see buckets is the executor's: the runtime environment asks it.
+TEST_F(JobServiceTest, PythonPackagesResolveUnderTheExecutorsBucketRoot) {
+  executor_->SetReplicaBucketRoot("/srv/trainyard/buckets");
+  model::Job job = SubmitVertex(nlohmann::json::parse(R"({"displayName": "pkg", "jobSpec": {
+    "workerPoolSpecs": [{"machineSpec": {"machineType": "n1-standard-4"}, "replicaCount": "1",
+      "pythonPackageSpec": {"executorImageUri": "img", "pythonModule": "trainer.task",
+        "packageUris": ["gs://code/trainer-0.1.tar.gz"]}}]}})"));
+  ASSERT_EQ(WaitForState(job, JobState::kRunning).state, JobState::kRunning);
+  auto launch = executor_->LastLaunchOf(job.uid);
+  ASSERT_TRUE(launch.has_value());
+  EXPECT_EQ(EnvOf(launch->replicas[0], "PYTHONPATH"), "/srv/trainyard/buckets/code/trainer-0.1.tar.gz");
 }
 
 TEST_F(JobServiceTest, MlJobGetsTfConfigAndJobDirArgs) {

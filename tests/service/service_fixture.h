@@ -39,7 +39,6 @@ class ServiceFixture : public ::testing::Test {
 
   void StartService() {
     service::JobServiceOptions options;
-    options.bucket_root = (dir_ / "buckets").string();
     options.stop_grace = 1000000;
     options.manual_loop_for_test = true;
     uint64_t seq = 0;

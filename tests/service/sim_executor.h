@@ -112,6 +112,8 @@ class SimExecutor : public executor::Executor {
     return out;
   }
 
+  std::string ReplicaBucketRoot() const override { return "/gcs"; }
+
   // Starts replicas whose launch is due and ends runs whose time has come.
   void Tick() {
     std::vector<executor::ExecutorEvent> events;

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -277,7 +279,65 @@ TYPED_TEST_P(JobStoreContractTest, PendingEndingRoundTripsAndClears) {
   EXPECT_FALSE(this->store_->GetJob("601")->ending.has_value());
 }
 
+// List pages come newest first by uid as a number, within one scope, below a token.
+TYPED_TEST_P(JobStoreContractTest, ListJobsPageNewestFirstWithinScope) {
+  for (const char* uid : {"8", "9", "10", "11", "12"}) {
+    ASSERT_TRUE(this->store_->CreateJob(FullJob(uid)).ok());
+  }
+  model::Job other_location = FullJob("13");
+  other_location.location = "europe-west4";
+  ASSERT_TRUE(this->store_->CreateJob(other_location).ok());
+  ASSERT_TRUE(this->store_->CreateJob(FullJob("14", model::Dialect::kMlV1, "proj", "ml_job")).ok());
+  ASSERT_TRUE(this->store_->CreateJob(FullJob("15", model::Dialect::kVertex, "other")).ok());
+  auto uids = [&](const JobStore::PageQuery& q) {
+    std::vector<std::string> out;
+    Result<std::vector<model::Job>> page = this->store_->ListJobsPage(q);
+    EXPECT_TRUE(page.ok()) << page.status().ToString();
+    for (const auto& j : *page) {
+      out.push_back(j.uid);
+      EXPECT_TRUE(j.replicas.empty());
+      EXPECT_EQ(j.spec.labels.at("team"), "vision");  // List fields come along.
+    }
+    return out;
+  };
+  JobStore::PageQuery q;
+  q.project = "proj";
+  q.location = "us-central1";
+  q.limit = 3;
+  EXPECT_EQ(uids(q), (std::vector<std::string>{"12", "11", "10"}));
+  q.before_uid = "10";
+  EXPECT_EQ(uids(q), (std::vector<std::string>{"9", "8"}));
+  q = {};
+  q.dialect = model::Dialect::kMlV1;
+  q.project = "proj";
+  EXPECT_EQ(uids(q), (std::vector<std::string>{"14"}));
+}
+
+// Start-up reads only unfinished jobs, with their replicas; new ids go after the last.
+TYPED_TEST_P(JobStoreContractTest, LiveJobsAndLastUid) {
+  EXPECT_EQ(*this->store_->LastUid(), "");
+  for (auto [uid, state] : {std::pair{"20", model::JobState::kSucceeded},
+                            std::pair{"3", model::JobState::kRunning},
+                            std::pair{"100", model::JobState::kFailed},
+                            std::pair{"21", model::JobState::kCancelling},
+                            std::pair{"22", model::JobState::kCancelled},
+                            std::pair{"23", model::JobState::kQueued}}) {
+    model::Job job = FullJob(uid);
+    job.state = state;
+    ASSERT_TRUE(this->store_->CreateJob(job).ok());
+  }
+  Result<std::vector<model::Job>> live = this->store_->ListLiveJobs();
+  ASSERT_TRUE(live.ok());
+  std::vector<std::string> uids;
+  for (const auto& j : *live) uids.push_back(j.uid);
+  std::sort(uids.begin(), uids.end());
+  EXPECT_EQ(uids, (std::vector<std::string>{"21", "23", "3"}));
+  EXPECT_EQ((*live)[0].replicas.size(), FullJob("3").replicas.size());
+  EXPECT_EQ(*this->store_->LastUid(), "100");
+}
+
 REGISTER_TYPED_TEST_SUITE_P(JobStoreContractTest, CreateGetRoundTripsEveryField,
+                            ListJobsPageNewestFirstWithinScope, LiveJobsAndLastUid,
                             PendingEndingRoundTripsAndClears,
                             RoundTripsDefaultsAndEmptyOptionals, DuplicateUidIsAlreadyExists,
                             MlJobIdIsUniquePerProject, FindMlJob,

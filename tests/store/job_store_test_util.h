@@ -20,7 +20,8 @@ inline model::Job FullJob(const std::string& uid, model::Dialect dialect = model
   job.location = dialect == model::Dialect::kVertex ? "us-central1" : "";
   job.spec.dialect = dialect;
   job.spec.job_id = job_id;
-  job.spec.display_name = "not persisted";
+  job.spec.display_name = "kept as a list field";
+  job.spec.labels = {{"team", "vision"}, {"env", "prod"}};
   job.spec_json = R"({"displayName":"d","jobSpec":{"workerPoolSpecs":[]}})" + uid;
   job.state = model::JobState::kRunning;
   job.create_time = 1000;
@@ -107,9 +108,10 @@ inline void ExpectStoredJob(const model::Job& want, const model::Job& got) {
   EXPECT_EQ(got.ending == want.ending, true);
   ASSERT_EQ(got.replicas.size(), want.replicas.size());
   for (size_t i = 0; i < want.replicas.size(); ++i) ExpectSameReplica(want.replicas[i], got.replicas[i]);
-  // spec is not persisted, but for the ml v1 id (a job stays reachable by name).
+  // spec is not persisted, but for the list fields (the ml v1 id, display name, labels).
   EXPECT_EQ(got.spec.job_id, want.dialect == model::Dialect::kMlV1 ? want.spec.job_id : "");
-  EXPECT_EQ(got.spec.display_name, "");
+  EXPECT_EQ(got.spec.display_name, want.spec.display_name);
+  EXPECT_EQ(got.spec.labels, want.spec.labels);
   EXPECT_TRUE(got.spec.pools.empty());
 }
 

@@ -213,3 +213,56 @@ TEST_F(SqliteJobStoreTest, ConcurrentUpdatesThroughSeparateConnectionsStayConsis
 
 }  // namespace
 }  // namespace ty::store
+
+namespace ty::store::testing {
+namespace {
+
+// A file written by schema v2 (before the list fields) is migrated: the new columns
+// are filled from each job's wire JSON, so old jobs list and filter like new ones.
+TEST(SqliteMigrationTest, Version3BackfillsListFieldsFromTheStoredSpec) {
+  std::string path = (std::filesystem::temp_directory_path() /
+                      ("ty-migrate-" + std::to_string(::getpid()) + ".db")).string();
+  std::filesystem::remove(path);
+  {
+    auto store = SqliteJobStore::Open(path);
+    ASSERT_TRUE(store.ok());
+    model::Job job = FullJob("1700000000000000001");
+    job.spec_json = R"({"displayName":"old job","labels":{"team":"nlp"},"jobSpec":{}})";
+    ASSERT_TRUE((*store)->CreateJob(job).ok());
+    model::Job broken = FullJob("1700000000000000002");
+    broken.spec_json = "not json";
+    ASSERT_TRUE((*store)->CreateJob(broken).ok());
+  }
+  {
+    // Back to what v2 had: no list fields.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    for (const char* sql : {"DROP INDEX jobs_by_scope", "DROP INDEX jobs_live",
+                            "ALTER TABLE jobs DROP COLUMN uid_num",
+                            "ALTER TABLE jobs DROP COLUMN display_name",
+                            "ALTER TABLE jobs DROP COLUMN labels_json", "PRAGMA user_version = 2"}) {
+      ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+    }
+    sqlite3_close(db);
+  }
+  auto store = SqliteJobStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  Result<model::Job> job = (*store)->GetJob("1700000000000000001");
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->spec.display_name, "old job");
+  EXPECT_EQ(job->spec.labels.at("team"), "nlp");
+  Result<model::Job> broken = (*store)->GetJob("1700000000000000002");
+  ASSERT_TRUE(broken.ok());
+  EXPECT_TRUE(broken->spec.labels.empty());
+  JobStore::PageQuery q;
+  q.project = "proj";
+  q.location = "us-central1";
+  Result<std::vector<model::Job>> page = (*store)->ListJobsPage(q);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->size(), 2u);
+  EXPECT_EQ((*page)[0].uid, "1700000000000000002");
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace ty::store::testing

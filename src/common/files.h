@@ -1,0 +1,20 @@
+// Small helpers every module needs, in one place: durable file replacement and URL
+// encoding. std and POSIX only; thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace ty {
+
+// Writes `data` to `path` through `path`.tmp and a rename, so a reader never sees a
+// half-written file (LevelDB's CURRENT, STYLE.md §6.5). Internal on any failure.
+Status WriteFileAtomically(const std::string& path, const std::string& data);
+
+// Percent-encodes everything but RFC 3986 unreserved characters, for one path
+// segment or query value.
+std::string UrlEncode(std::string_view value);
+
+}  // namespace ty

@@ -1,0 +1,32 @@
+#include "common/files.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace ty {
+namespace {
+
+TEST(FilesTest, UrlEncodeKeepsOnlyUnreservedCharacters) {
+  EXPECT_EQ(UrlEncode("a-b_c.d~e"), "a-b_c.d~e");
+  EXPECT_EQ(UrlEncode("a b/c?d=é"), "a%20b%2Fc%3Fd%3D%C3%A9");
+}
+
+TEST(FilesTest, WriteFileAtomicallyReplacesWholeAndLeavesNoTemporary) {
+  auto dir = std::filesystem::temp_directory_path() / ("ty-files-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "port").string();
+  ASSERT_TRUE(WriteFileAtomically(path, "a much longer first content\n").ok());
+  ASSERT_TRUE(WriteFileAtomically(path, "8080\n").ok());
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "8080\n");
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  EXPECT_EQ(WriteFileAtomically((dir / "missing" / "x").string(), "x").code(), StatusCode::kInternal);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ty
