@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
     job.location = "local";
     const std::string team = "t" + std::to_string(i % 10);
     job.spec_json =
-        R"({"displayName":"job-)" + std::to_string(i) + R"(","jobSpec":{"workerPoolSpecs":[{"machineSpec":)"
+        R"({"displayName":"job-)" + std::to_string(i) +
+        R"(","jobSpec":{"workerPoolSpecs":[{"machineSpec":)"
         R"({"machineType":"n1-standard-4"},"replicaCount":"1","containerSpec":{"imageUri":)"
         R"("localhost/trainyard/busybox:latest","command":["sh","-c","echo hello"]}}]},"labels":{"team":")" +
         team + R"("}})";

@@ -65,7 +65,12 @@ struct Parser {
           i += 4;
           continue;
         }  // Not needed for host names.
-        c = e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == 'b' ? '\b' : e == 'f' ? '\f' : e;
+        c = e == 'n'   ? '\n'
+            : e == 't' ? '\t'
+            : e == 'r' ? '\r'
+            : e == 'b' ? '\b'
+            : e == 'f' ? '\f'
+                       : e;
       }
       out += c;
     }

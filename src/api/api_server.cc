@@ -1,16 +1,15 @@
 // ApiServer: the listener and the io threads; connections are HttpSession.
 #include "api/api_server.h"
 
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/strand.hpp>
 #include <memory>
 #include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
-
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/strand.hpp>
 
 #include "api/handlers.h"
 #include "api/http_session.h"
@@ -90,18 +89,16 @@ class ApiServer::Impl {
 
  private:
   void Accept() {
-    acceptor_->async_accept(net::make_strand(*ioc_),
-                            [this](boost::system::error_code ec, tcp::socket socket) {
-                             if (!acceptor_->is_open()) return;
-                             if (!ec) {
-                               std::make_shared<internal::HttpSession>(std::move(socket),
-                                                                       &router_, &limits_)
-                                   ->Run();
-                             }
-                             // Transient failures (EMFILE, aborted handshakes) must not
-                             // stop the listener.
-                             Accept();
-                           });
+    acceptor_->async_accept(
+        net::make_strand(*ioc_), [this](boost::system::error_code ec, tcp::socket socket) {
+          if (!acceptor_->is_open()) return;
+          if (!ec) {
+            std::make_shared<internal::HttpSession>(std::move(socket), &router_, &limits_)->Run();
+          }
+          // Transient failures (EMFILE, aborted handshakes) must not
+          // stop the listener.
+          Accept();
+        });
   }
 
   // Declaration order is destruction order reversed: sessions die with ioc_, and
@@ -119,7 +116,7 @@ class ApiServer::Impl {
 };
 
 Result<std::unique_ptr<ApiServer>> ApiServer::Create(service::JobService* service,
-                                                      Options options) {
+                                                     Options options) {
   if (service == nullptr) return InvalidArgument("API server needs a JobService");
   if (options.threads < 1) return InvalidArgument("API server threads must be >= 1");
   if (options.port < 0 || options.port > 65535) {

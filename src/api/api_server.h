@@ -27,9 +27,9 @@ namespace ty::api {
 class ApiServer {
  public:
   struct Options {
-    std::string host = "127.0.0.1";  // Numeric address or a resolvable name.
-    int port = 8080;                 // 0 = pick a free port (tests).
-    size_t max_body_bytes = 4 << 20; // Larger bodies answer 413.
+    std::string host = "127.0.0.1";   // Numeric address or a resolvable name.
+    int port = 8080;                  // 0 = pick a free port (tests).
+    size_t max_body_bytes = 4 << 20;  // Larger bodies answer 413.
     int threads = 2;
   };
 

@@ -5,9 +5,8 @@
 // never throws for bad input; thread-safe like Router.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 
 #include "api/handlers.h"
 #include "api/http_types.h"

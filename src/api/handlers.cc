@@ -2,10 +2,9 @@
 #include "api/handlers.h"
 
 #include <exception>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "api/endpoints.h"
 #include "api/http_status.h"
@@ -45,8 +44,8 @@ Result<nlohmann::json> BodyObject(const HttpRequest& request) {
   } catch (const nlohmann::json::exception& e) {
     // Drop nlohmann's "[json.exception.parse_error.101] " tag; keep its position text.
     std::string detail = e.what();
-    if (size_t tag_end = detail.find("] "); detail.rfind("[json.", 0) == 0 &&
-                                            tag_end != std::string::npos) {
+    if (size_t tag_end = detail.find("] ");
+        detail.rfind("[json.", 0) == 0 && tag_end != std::string::npos) {
       detail = detail.substr(tag_end + 2);
     }
     return InvalidArgument("Invalid JSON payload received. " + detail);
@@ -66,8 +65,8 @@ using internal::Call;
 using model::Dialect;
 
 HttpResponse NoRoute(const HttpRequest& request) {
-  return ErrorResponse(NotFound("No method " + request.method + " " + request.path +
-                                " on this server."));
+  return ErrorResponse(
+      NotFound("No method " + request.method + " " + request.path + " on this server."));
 }
 
 // The last segment may carry a custom verb: "123:cancel" -> ("123", "cancel"). Only
@@ -127,8 +126,7 @@ Dispatch Route(service::JobService* service, const HttpRequest& request) {
   // Operations, under /v1 and /ui (GAPIC polls /ui/..., client-wire.md §2):
   //   projects/p/locations/l/operations/o, projects/p/locations/l/customJobs/j/operations/o.
   if (verb.empty() && method == "GET" && n >= 7 && seg[3] == "locations" &&
-      seg[n - 2] == "operations" &&
-      (n == 7 || (n == 9 && seg[5] == "customJobs"))) {
+      seg[n - 2] == "operations" && (n == 7 || (n == 9 && seg[5] == "customJobs"))) {
     return Respond(internal::GetOperation(call, Join(seg, 1)));
   }
   if (ui) return Respond(NoRoute(request));

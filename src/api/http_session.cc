@@ -1,9 +1,8 @@
 // HttpSession: request reading, dispatch, response writing and closing.
 #include "api/http_session.h"
 
-#include <utility>
-
 #include <boost/asio/dispatch.hpp>
+#include <utility>
 
 #include "api/http_status.h"
 #include "api/query.h"
@@ -32,10 +31,9 @@ void HttpSession::ReadHeader() {
   parser_->body_limit(limits_->max_body_bytes);
   // One deadline for the whole request: a client dribbling bytes is cut too.
   stream_.expires_after(limits_->read_timeout);
-  http::async_read_header(stream_, buffer_, *parser_,
-                          [self = shared_from_this()](error_code ec, std::size_t) {
-                            self->OnHeader(ec);
-                          });
+  http::async_read_header(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](error_code ec, std::size_t) { self->OnHeader(ec); });
 }
 
 void HttpSession::OnHeader(error_code ec) {
@@ -48,11 +46,10 @@ void HttpSession::OnHeader(error_code ec) {
   // curl and others wait (up to a second) for this before sending a large body.
   if (beast::iequals(req[http::field::expect], "100-continue") && !parser_->is_done()) {
     continue_ = {http::status::continue_, req.version()};
-    http::async_write(stream_, continue_,
-                      [self = shared_from_this()](error_code ec, std::size_t) {
-                        if (ec) return self->CloseNow();
-                        self->ReadBody();
-                      });
+    http::async_write(stream_, continue_, [self = shared_from_this()](error_code ec, std::size_t) {
+      if (ec) return self->CloseNow();
+      self->ReadBody();
+    });
     return;
   }
   ReadBody();
@@ -79,17 +76,16 @@ void HttpSession::OnReadError(error_code ec) {
   // cannot be trusted to start at a request boundary.
   if (ec == http::error::body_limit) {
     return Write(ErrorResponse(InvalidArgument("Request payload size exceeds the limit: " +
-                                               std::to_string(limits_->max_body_bytes) +
-                                               " bytes."),
+                                               std::to_string(limits_->max_body_bytes) + " bytes."),
                                413),
                  false);
   }
   if (ec == http::error::header_limit) {
-    return Write(ErrorResponse(InvalidArgument("Request headers exceed the limit: " +
-                                               std::to_string(limits_->max_header_bytes) +
-                                               " bytes."),
-                               431),
-                 false);
+    return Write(
+        ErrorResponse(InvalidArgument("Request headers exceed the limit: " +
+                                      std::to_string(limits_->max_header_bytes) + " bytes."),
+                      431),
+        false);
   }
   Write(ErrorResponse(InvalidArgument("Malformed HTTP request: " + ec.message())), false);
 }
@@ -144,11 +140,11 @@ void HttpSession::CloseGracefully() {
 // unread input makes the kernel send a reset, which can destroy the answer in flight.
 void HttpSession::Drain(bool first) {
   if (first) stream_.expires_after(limits_->linger);
-  stream_.async_read_some(net::buffer(peek_), [self = shared_from_this()](error_code ec,
-                                                                          std::size_t) {
-    if (ec) return self->CloseNow();
-    self->Drain(false);
-  });
+  stream_.async_read_some(net::buffer(peek_),
+                          [self = shared_from_this()](error_code ec, std::size_t) {
+                            if (ec) return self->CloseNow();
+                            self->Drain(false);
+                          });
 }
 
 void HttpSession::CloseNow() {

@@ -24,15 +24,14 @@
 // long as an operation holds its shared_ptr.
 #pragma once
 
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <chrono>
 #include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
-
-#include <boost/asio/steady_timer.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 
 #include "api/handlers.h"
 #include "api/http_types.h"
@@ -93,10 +92,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   boost::beast::http::response<boost::beast::http::empty_body> stream_header_;
   std::optional<boost::beast::http::response_serializer<boost::beast::http::empty_body>>
       stream_serializer_;
-  std::string chunk_;            // Bytes of the chunk being written.
+  std::string chunk_;  // Bytes of the chunk being written.
   boost::asio::steady_timer timer_;
-  char peek_[512];               // Discarded input: the peer watch and the drain.
-  bool watching_ = false;        // A peer-watch read is pending.
+  char peek_[512];         // Discarded input: the peer watch and the drain.
+  bool watching_ = false;  // A peer-watch read is pending.
   bool peer_gone_ = false;
   bool finishing_ = false;
 };

@@ -13,10 +13,10 @@ namespace ty::api {
 inline constexpr char kJsonContentType[] = "application/json; charset=UTF-8";
 
 struct HttpRequest {
-  std::string method;  // Upper case: "GET", "POST", "DELETE", ...
-  std::string path;    // Raw path, still percent-encoded, without the query.
+  std::string method;                        // Upper case: "GET", "POST", "DELETE", ...
+  std::string path;                          // Raw path, still percent-encoded, without the query.
   std::map<std::string, std::string> query;  // Decoded names and values; last one wins.
-  std::string body;    // Empty for a bodiless request.
+  std::string body;                          // Empty for a bodiless request.
 };
 
 struct HttpResponse {

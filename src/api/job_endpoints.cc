@@ -1,8 +1,7 @@
 // Job endpoints of both dialects: create, get, list, cancel, delete, operations.
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "api/endpoints.h"
 #include "api/http_status.h"

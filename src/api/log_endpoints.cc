@@ -8,9 +8,8 @@
 // entry also carries `cursor`, the position just after it, so a client that loses
 // the connection resumes exactly where it stopped.
 #include <algorithm>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "api/endpoints.h"
 #include "api/http_status.h"
@@ -35,9 +34,7 @@ nlohmann::json RenderEntry(const logs::LogEntry& entry) {
   return out;
 }
 
-std::string ErrorLine(const Status& status) {
-  return ErrorResponse(status).body + "\n";
-}
+std::string ErrorLine(const Status& status) { return ErrorResponse(status).body + "\n"; }
 
 }  // namespace
 
@@ -57,8 +54,8 @@ Dispatch ReadLogs(const Call& call, const service::JobRef& ref) {
   const std::string cursor = Param(call.request, "cursor");
 
   // Also validates the job and the cursor before a follow stream commits to 200.
-  Result<logs::LogPage> page = call.service->ReadLogs(ref, cursor, task,
-                                                      follow == "true" ? 1 : *page_size);
+  Result<logs::LogPage> page =
+      call.service->ReadLogs(ref, cursor, task, follow == "true" ? 1 : *page_size);
   if (!page.ok()) return fail(page.status());
   if (follow == "true") {
     LogFollow stream;

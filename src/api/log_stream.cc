@@ -30,31 +30,30 @@ void HttpSession::StartFollow(LogFollow follow) {
   stream_.expires_never();
   WatchPeer();
   stream_.expires_after(limits_->write_timeout);
-  http::async_write_header(stream_, *stream_serializer_,
-                           [self = shared_from_this()](error_code ec, std::size_t) {
-                             self->OnChunkWritten(ec);
-                           });
+  http::async_write_header(
+      stream_, *stream_serializer_,
+      [self = shared_from_this()](error_code ec, std::size_t) { self->OnChunkWritten(ec); });
 }
 
 void HttpSession::WatchPeer() {
   watching_ = true;
-  stream_.async_read_some(net::buffer(peek_), [self = shared_from_this()](error_code ec,
-                                                                          std::size_t) {
-    self->watching_ = false;
-    if (self->closed_) return;
-    if (self->finishing_) {
-      // Cancelled by FinishFollow: now wait for the peer to close, briefly.
-      return self->Drain(true);
-    }
-    if (ec) {
-      self->peer_gone_ = true;
-      self->timer_.cancel();  // Wakes Pump if it is waiting; a pending write fails alone.
-      return;
-    }
-    // A client may send bytes (e.g. a pipelined request); they are ignored.
-    self->stream_.expires_never();
-    self->WatchPeer();
-  });
+  stream_.async_read_some(
+      net::buffer(peek_), [self = shared_from_this()](error_code ec, std::size_t) {
+        self->watching_ = false;
+        if (self->closed_) return;
+        if (self->finishing_) {
+          // Cancelled by FinishFollow: now wait for the peer to close, briefly.
+          return self->Drain(true);
+        }
+        if (ec) {
+          self->peer_gone_ = true;
+          self->timer_.cancel();  // Wakes Pump if it is waiting; a pending write fails alone.
+          return;
+        }
+        // A client may send bytes (e.g. a pipelined request); they are ignored.
+        self->stream_.expires_never();
+        self->WatchPeer();
+      });
 }
 
 void HttpSession::OnChunkWritten(error_code ec) {
@@ -68,10 +67,9 @@ void HttpSession::Pump() {
   if (!chunk.data.empty()) {
     chunk_ = std::move(chunk.data);
     stream_.expires_after(limits_->write_timeout);
-    net::async_write(stream_, http::make_chunk(net::buffer(chunk_)),
-                     [self = shared_from_this()](error_code ec, std::size_t) {
-                       self->OnChunkWritten(ec);
-                     });
+    net::async_write(
+        stream_, http::make_chunk(net::buffer(chunk_)),
+        [self = shared_from_this()](error_code ec, std::size_t) { self->OnChunkWritten(ec); });
     return;
   }
   if (follow_->done) {

@@ -31,17 +31,28 @@ namespace {
 
 StatusCode CodeForHttp(long status) {
   switch (status) {
-    case 400: return StatusCode::kInvalidArgument;
-    case 401: return StatusCode::kUnauthenticated;
-    case 403: return StatusCode::kPermissionDenied;
-    case 404: return StatusCode::kNotFound;
-    case 409: return StatusCode::kAlreadyExists;
-    case 429: return StatusCode::kResourceExhausted;
-    case 499: return StatusCode::kCancelled;
-    case 501: return StatusCode::kUnimplemented;
-    case 503: return StatusCode::kUnavailable;
-    case 504: return StatusCode::kDeadlineExceeded;
-    default: return status >= 500 ? StatusCode::kInternal : StatusCode::kUnknown;
+    case 400:
+      return StatusCode::kInvalidArgument;
+    case 401:
+      return StatusCode::kUnauthenticated;
+    case 403:
+      return StatusCode::kPermissionDenied;
+    case 404:
+      return StatusCode::kNotFound;
+    case 409:
+      return StatusCode::kAlreadyExists;
+    case 429:
+      return StatusCode::kResourceExhausted;
+    case 499:
+      return StatusCode::kCancelled;
+    case 501:
+      return StatusCode::kUnimplemented;
+    case 503:
+      return StatusCode::kUnavailable;
+    case 504:
+      return StatusCode::kDeadlineExceeded;
+    default:
+      return status >= 500 ? StatusCode::kInternal : StatusCode::kUnknown;
   }
 }
 
@@ -50,15 +61,19 @@ StatusCode CodeForHttp(long status) {
 Result<nlohmann::json> CallApi(Runtime& rt, const std::string& method, const std::string& path,
                                const nlohmann::json* body, long* http_status) {
   if (http_status) *http_status = 0;
-  Result<HttpResponse> response = rt.http->Send(method, rt.Endpoint() + path, body ? body->dump() : "");
+  Result<HttpResponse> response =
+      rt.http->Send(method, rt.Endpoint() + path, body ? body->dump() : "");
   if (!response.ok()) return response.status();
   if (http_status) *http_status = response->status;
   if (response->status < 200 || response->status >= 300) {
-    return Status(CodeForHttp(response->status), ServerErrorMessage(response->status, response->body));
+    return Status(CodeForHttp(response->status),
+                  ServerErrorMessage(response->status, response->body));
   }
   if (response->body.empty()) return nlohmann::json::object();
-  nlohmann::json parsed = nlohmann::json::parse(response->body, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) return Internal("the server answered with invalid JSON: " + response->body.substr(0, 200));
+  nlohmann::json parsed =
+      nlohmann::json::parse(response->body, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded())
+    return Internal("the server answered with invalid JSON: " + response->body.substr(0, 200));
   return parsed;
 }
 
@@ -114,8 +129,9 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     const char* v = std::getenv(name.c_str());
     return v ? std::optional<std::string>(v) : std::nullopt;
   };
-  rt.sleep_ms = env.sleep_ms ? env.sleep_ms
-                             : [](int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
+  rt.sleep_ms = env.sleep_ms ? env.sleep_ms : [](int ms) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  };
   std::unique_ptr<CurlHttpClient> owned_http;
   if (env.http) {
     rt.http = env.http;
@@ -138,15 +154,18 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
   }
   args = internal::NormalizeEmptyValues(args);
 
-  CLI::App app{"trainyard: command-line client of the Trainyard training service "
-               "(gcloud ai custom-jobs / ai-platform jobs compatible)", "trainyard"};
+  CLI::App app{
+      "trainyard: command-line client of the Trainyard training service "
+      "(gcloud ai custom-jobs / ai-platform jobs compatible)",
+      "trainyard"};
   // Global flags may follow the subcommand (`trainyard ai custom-jobs list --format=json`).
   app.fallthrough();
   app.require_subcommand(1);
   app.add_option("--format", rt.flags.format, "Output format: yaml (default) or json.");
   app.add_option("--api-endpoint", rt.flags.api_endpoint,
                  "Base URL of trainyardd (default: $TRAINYARD_API or http://127.0.0.1:8080).");
-  app.add_option("--project", rt.flags.project, "Project (default: $TRAINYARD_PROJECT or `local`).");
+  app.add_option("--project", rt.flags.project,
+                 "Project (default: $TRAINYARD_PROJECT or `local`).");
 
   internal::Selection selection;
   CLI::App* ai = app.add_subcommand("ai", "Vertex AI style commands.");

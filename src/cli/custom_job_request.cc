@@ -13,23 +13,43 @@ namespace {
 constexpr char kFlag[] = "--worker-pool-spec";
 
 const std::vector<std::string>& KnownKeys() {
-  static const std::vector<std::string> keys = {
-      "accelerator-count", "accelerator-type", "container-image-uri", "executor-image-uri",
-      "extra-dirs",        "extra-packages",   "local-package-path",  "machine-type",
-      "output-image-uri",  "python-module",    "replica-count",       "requirements",
-      "script"};
+  static const std::vector<std::string> keys = {"accelerator-count",
+                                                "accelerator-type",
+                                                "container-image-uri",
+                                                "executor-image-uri",
+                                                "extra-dirs",
+                                                "extra-packages",
+                                                "local-package-path",
+                                                "machine-type",
+                                                "output-image-uri",
+                                                "python-module",
+                                                "replica-count",
+                                                "requirements",
+                                                "script"};
   return keys;
 }
 
 // MachineSpec.AcceleratorType names gcloud offers (NVIDIA* and TPU*), sorted.
 const std::vector<std::string>& AcceleratorTypes() {
   static const std::vector<std::string> types = [] {
-    std::vector<std::string> t = {
-        "NVIDIA_TESLA_K80", "NVIDIA_TESLA_P100", "NVIDIA_TESLA_V100", "NVIDIA_TESLA_P4",
-        "NVIDIA_TESLA_T4",  "NVIDIA_TESLA_A100", "NVIDIA_A100_80GB",  "NVIDIA_L4",
-        "NVIDIA_H100_80GB", "NVIDIA_H100_MEGA_80GB", "NVIDIA_H200_141GB", "NVIDIA_B200",
-        "NVIDIA_GB200",     "NVIDIA_RTX_PRO_6000", "TPU_V2", "TPU_V3", "TPU_V4_POD",
-        "TPU_V5_LITEPOD"};
+    std::vector<std::string> t = {"NVIDIA_TESLA_K80",
+                                  "NVIDIA_TESLA_P100",
+                                  "NVIDIA_TESLA_V100",
+                                  "NVIDIA_TESLA_P4",
+                                  "NVIDIA_TESLA_T4",
+                                  "NVIDIA_TESLA_A100",
+                                  "NVIDIA_A100_80GB",
+                                  "NVIDIA_L4",
+                                  "NVIDIA_H100_80GB",
+                                  "NVIDIA_H100_MEGA_80GB",
+                                  "NVIDIA_H200_141GB",
+                                  "NVIDIA_B200",
+                                  "NVIDIA_GB200",
+                                  "NVIDIA_RTX_PRO_6000",
+                                  "TPU_V2",
+                                  "TPU_V3",
+                                  "TPU_V4_POD",
+                                  "TPU_V5_LITEPOD"};
     std::sort(t.begin(), t.end());
     return t;
   }();
@@ -48,7 +68,8 @@ Status ValidateSpecKeys(const std::map<std::string, std::string>& spec) {
     return InvalidFlag(kFlag, "Key [machine-type] required in dict arg but not provided.");
   }
   if (spec.count("accelerator-count") && !spec.count("accelerator-type")) {
-    return InvalidFlag(kFlag, "Key [accelerator-type] required as [accelerator-count] is specified.");
+    return InvalidFlag(kFlag,
+                       "Key [accelerator-type] required as [accelerator-count] is specified.");
   }
   if (auto it = spec.find("accelerator-type"); it != spec.end() && !it->second.empty()) {
     const auto& valid = AcceleratorTypes();
@@ -66,10 +87,12 @@ Status ValidateSpecKeys(const std::map<std::string, std::string>& spec) {
   bool container = spec.count("container-image-uri");
   bool module = spec.count("python-module");
   if (executor + container != 1) {
-    return InvalidFlag(kFlag, "Exactly one of keys [executor-image-uri, container-image-uri] is required.");
+    return InvalidFlag(
+        kFlag, "Exactly one of keys [executor-image-uri, container-image-uri] is required.");
   }
   if (container && module) {
-    return InvalidFlag(kFlag, "Key [python-module] is not allowed together with key [container-image-uri].");
+    return InvalidFlag(
+        kFlag, "Key [python-module] is not allowed together with key [container-image-uri].");
   }
   if (executor && !module) return InvalidFlag(kFlag, "Key [python-module] is required.");
   std::vector<std::string> unexpected;
@@ -113,7 +136,8 @@ bool NonEmptyString(const nlohmann::json& obj, const char* key) {
 Status ValidateConfigPools(const nlohmann::json& spec) {
   auto pools = spec.find("workerPoolSpecs");
   if (pools == spec.end() || !pools->is_array() || pools->empty()) {
-    return InvalidFlag("--config", "At least one [workerPoolSpecs] is required in the YAML config file.");
+    return InvalidFlag("--config",
+                       "At least one [workerPoolSpecs] is required in the YAML config file.");
   }
   for (const nlohmann::json& pool : *pools) {
     bool package = false, container = false;
@@ -145,13 +169,14 @@ nlohmann::json StringArray(const std::vector<std::string>& items) {
 Result<nlohmann::json> ParseWorkerPoolSpec(const std::string& value) {
   if (value.empty()) return nlohmann::json::object();
   auto pairs = ParseDict(value);
-  if (!pairs.ok()) return Status(InvalidArgument("argument --worker-pool-spec: " + pairs.status().message()));
+  if (!pairs.ok())
+    return Status(InvalidArgument("argument --worker-pool-spec: " + pairs.status().message()));
   std::map<std::string, std::string> spec;
   for (const auto& [k, v] : *pairs) {
     const auto& known = KnownKeys();
     if (std::find(known.begin(), known.end(), k) == known.end()) {
-      return Status(InvalidArgument("argument --worker-pool-spec: valid keys are [" + Join(known, ", ") +
-                                    "]; received: " + k));
+      return Status(InvalidArgument("argument --worker-pool-spec: valid keys are [" +
+                                    Join(known, ", ") + "]; received: " + k));
     }
     spec[k] = v;
   }
@@ -164,8 +189,10 @@ Result<nlohmann::json> ParseWorkerPoolSpec(const std::string& value) {
     if (auto c = spec.find("accelerator-count"); c != spec.end()) {
       std::optional<int64_t> n = ParseInt(c->second);
       if (!n || *n < 1) {
-        return Status(InvalidArgument("argument --worker-pool-spec: Value of [accelerator-count] must be "
-                                      "a positive integer; received: " + c->second));
+        return Status(
+            InvalidArgument("argument --worker-pool-spec: Value of [accelerator-count] must be "
+                            "a positive integer; received: " +
+                            c->second));
       }
       count = *n;
     }
@@ -177,8 +204,10 @@ Result<nlohmann::json> ParseWorkerPoolSpec(const std::string& value) {
   if (auto it = spec.find("replica-count"); it != spec.end()) {
     std::optional<int64_t> n = ParseInt(it->second);
     if (!n || *n < 1) {
-      return Status(InvalidArgument("argument --worker-pool-spec: Value of [replica-count] must be a "
-                                    "positive integer; received: " + it->second));
+      return Status(
+          InvalidArgument("argument --worker-pool-spec: Value of [replica-count] must be a "
+                          "positive integer; received: " +
+                          it->second));
     }
     replicas = *n;
   }
@@ -197,13 +226,15 @@ Result<nlohmann::json> BuildCustomJob(const CustomJobFlags& flags) {
     return Status(InvalidArgument("argument --display-name: Must be specified."));
   }
   if (flags.worker_pool_specs.empty() && !flags.config) {
-    return Status(InvalidArgument(
-        "argument (--config=CONFIG --worker-pool-spec=[WORKER_POOL_SPEC,...]): Must be specified."));
+    return Status(
+        InvalidArgument("argument (--config=CONFIG --worker-pool-spec=[WORKER_POOL_SPEC,...]): "
+                        "Must be specified."));
   }
   nlohmann::json spec = nlohmann::json::object();
   if (flags.config) {
     if (!flags.config->is_object()) {
-      return Status(InvalidFlag("--config", "the file must hold a CustomJobSpec (a YAML mapping)."));
+      return Status(
+          InvalidFlag("--config", "the file must hold a CustomJobSpec (a YAML mapping)."));
     }
     RETURN_IF_ERROR(CheckCamelCase(*flags.config, ""));
     spec = *flags.config;
@@ -211,7 +242,8 @@ Result<nlohmann::json> BuildCustomJob(const CustomJobFlags& flags) {
 
   if (!flags.worker_pool_specs.empty()) {
     if (flags.worker_pool_specs.front().empty()) {
-      return Status(InvalidFlag(kFlag, "Empty value is not allowed for the first `--worker-pool-spec` flag."));
+      return Status(InvalidFlag(
+          kFlag, "Empty value is not allowed for the first `--worker-pool-spec` flag."));
     }
     nlohmann::json pools = nlohmann::json::array();
     for (const std::string& value : flags.worker_pool_specs) {

@@ -27,8 +27,9 @@ void PrintEndpoint(Runtime& rt) { *rt.err << "Using endpoint [" << rt.Endpoint()
 Result<std::string> ResolveJobName(Runtime& rt, const CustomJobsState& st) {
   if (st.query.job.rfind("projects/", 0) == 0) return st.query.job;
   if (st.region.empty()) {
-    return Status(InvalidArgument("argument --region: Must be specified when JOB is not a full "
-                                  "resource name (projects/P/locations/R/customJobs/ID)."));
+    return Status(
+        InvalidArgument("argument --region: Must be specified when JOB is not a full "
+                        "resource name (projects/P/locations/R/customJobs/ID)."));
   }
   return "projects/" + rt.Project() + "/locations/" + st.region + "/customJobs/" + st.query.job;
 }
@@ -48,7 +49,8 @@ int Create(Runtime& rt, CustomJobsState& st, const std::string& path) {
   if (Status s = RequireRegion(st); !s.ok()) return ReportError(rt, path, s);
   if (st.config_path) {
     Result<nlohmann::json> config = format::ReadYamlOrJsonFile(*st.config_path);
-    if (!config.ok()) return ReportError(rt, path, InvalidFlag("--config", config.status().message()));
+    if (!config.ok())
+      return ReportError(rt, path, InvalidFlag("--config", config.status().message()));
     st.create.config = *config;
   }
   Result<nlohmann::json> body = BuildCustomJob(st.create);
@@ -108,21 +110,28 @@ CLI::App* AddCommand(CLI::App& group, const std::string& name, const std::string
 
 std::shared_ptr<void> RegisterCustomJobs(CLI::App& ai, Selection* selection) {
   auto st = std::make_shared<CustomJobsState>();
-  CLI::App* group = ai.add_subcommand("custom-jobs", "Create and manage Vertex AI style custom jobs.");
+  CLI::App* group =
+      ai.add_subcommand("custom-jobs", "Create and manage Vertex AI style custom jobs.");
   group->require_subcommand(1);
 
-  CLI::App* create = AddCommand(*group, "create", "Create a new custom job.", selection, st, Create);
+  CLI::App* create =
+      AddCommand(*group, "create", "Create a new custom job.", selection, st, Create);
   create->add_option("--region", st->region, "Region (location) of the job.");
   create->add_option("--display-name", st->create.display_name, "Display name of the job.");
-  create->add_option("--worker-pool-spec", st->create.worker_pool_specs,
-                     "KEY=VALUE,... for one worker pool; repeat per pool; empty = placeholder pool.")
+  create
+      ->add_option("--worker-pool-spec", st->create.worker_pool_specs,
+                   "KEY=VALUE,... for one worker pool; repeat per pool; empty = placeholder pool.")
       ->allow_extra_args(false);
   create->add_option_function<std::string>(
-      "--config", [st](const std::string& v) { st->config_path = v; }, "YAML/JSON CustomJobSpec file.");
-  create->add_option("--args", st->create.args, "Comma-separated args for every pool; repeat to append.")
+      "--config", [st](const std::string& v) { st->config_path = v; },
+      "YAML/JSON CustomJobSpec file.");
+  create
+      ->add_option("--args", st->create.args,
+                   "Comma-separated args for every pool; repeat to append.")
       ->allow_extra_args(false);
   create->add_option_function<std::string>(
-      "--command", [st](const std::string& v) { st->create.command = v; }, "Comma-separated command.");
+      "--command", [st](const std::string& v) { st->create.command = v; },
+      "Comma-separated command.");
   create->add_option_function<std::string>(
       "--python-package-uris", [st](const std::string& v) { st->create.python_package_uris = v; },
       "Comma-separated package URIs for every python package pool.");
@@ -130,13 +139,16 @@ std::shared_ptr<void> RegisterCustomJobs(CLI::App& ai, Selection* selection) {
       "--labels", [st](const std::string& v) { st->create.labels = v; }, "KEY=VALUE,... labels.");
   create->add_option_function<std::string>(
       "--service-account", [st](const std::string& v) { st->create.service_account = v; });
-  create->add_option_function<std::string>("--network", [st](const std::string& v) { st->create.network = v; });
-  create->add_option_function<std::string>(
-      "--persistent-resource-id", [st](const std::string& v) { st->create.persistent_resource_id = v; });
+  create->add_option_function<std::string>("--network",
+                                           [st](const std::string& v) { st->create.network = v; });
+  create->add_option_function<std::string>("--persistent-resource-id", [st](const std::string& v) {
+    st->create.persistent_resource_id = v;
+  });
   create->add_flag("--enable-web-access", st->create.enable_web_access);
   create->add_flag("--enable-dashboard-access", st->create.enable_dashboard_access);
 
-  CLI::App* describe = AddCommand(*group, "describe", "Describe a custom job.", selection, st, Describe);
+  CLI::App* describe =
+      AddCommand(*group, "describe", "Describe a custom job.", selection, st, Describe);
   describe->add_option("JOB", st->query.job, "Numeric id or full resource name.")->required();
   describe->add_option("--region", st->region);
 
@@ -146,15 +158,19 @@ std::shared_ptr<void> RegisterCustomJobs(CLI::App& ai, Selection* selection) {
   list->add_option("--limit", st->query.limit, "Maximum number of jobs to list.");
   list->add_option("--page-size", st->query.page_size, "Jobs per page requested from the server.");
 
-  CLI::App* cancel = AddCommand(*group, "cancel", "Cancel a running custom job.", selection, st, Cancel);
+  CLI::App* cancel =
+      AddCommand(*group, "cancel", "Cancel a running custom job.", selection, st, Cancel);
   cancel->add_option("JOB", st->query.job)->required();
   cancel->add_option("--region", st->region);
 
-  CLI::App* logs = AddCommand(*group, "stream-logs", "Stream the logs of a custom job.", selection, st, StreamLogs);
+  CLI::App* logs = AddCommand(*group, "stream-logs", "Stream the logs of a custom job.", selection,
+                              st, StreamLogs);
   logs->add_option("JOB", st->query.job)->required();
   logs->add_option("--region", st->region);
-  logs->add_option("--task-name", st->query.task_name, "Only this task's logs (e.g. workerpool0-0).");
-  logs->add_option("--polling-interval", st->query.polling_interval_s, "Seconds between reconnect attempts (max).");
+  logs->add_option("--task-name", st->query.task_name,
+                   "Only this task's logs (e.g. workerpool0-0).");
+  logs->add_option("--polling-interval", st->query.polling_interval_s,
+                   "Seconds between reconnect attempts (max).");
   logs->add_flag("--allow-multiline-logs", st->query.allow_multiline);
   return st;
 }

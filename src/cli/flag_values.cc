@@ -41,7 +41,8 @@ Result<std::vector<std::pair<std::string, std::string>>> ParseDict(const std::st
 
 Result<nlohmann::json> ParseLabels(const std::string& flag, const std::string& value) {
   auto pairs = ParseDict(value);
-  if (!pairs.ok()) return Status(InvalidArgument("argument " + flag + ": " + pairs.status().message()));
+  if (!pairs.ok())
+    return Status(InvalidArgument("argument " + flag + ": " + pairs.status().message()));
   nlohmann::json labels = nlohmann::json::object();
   for (const auto& [k, v] : *pairs) labels[k] = v;
   return labels;

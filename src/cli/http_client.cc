@@ -28,7 +28,7 @@ struct StreamState {
   std::string error_body;  // Whole body when the status is not 2xx.
   bool status_known = false;
   bool ok_status = false;
-  bool stopped = false;    // `on_line` asked to stop.
+  bool stopped = false;  // `on_line` asked to stop.
 };
 
 size_t StreamWrite(char* data, size_t size, size_t nmemb, void* user) {

@@ -17,8 +17,8 @@
 namespace ty::cli {
 
 struct HttpResponse {
-  long status = 0;    // HTTP status code.
-  std::string body;   // Whole body (JSON for this API).
+  long status = 0;   // HTTP status code.
+  std::string body;  // Whole body (JSON for this API).
 };
 
 class HttpClient {
@@ -48,12 +48,11 @@ class CurlHttpClient : public HttpClient {
 
   Result<HttpResponse> Send(const std::string& method, const std::string& url,
                             const std::string& body) override;
-  Result<HttpResponse> StreamLines(
-      const std::string& url, const std::function<bool(std::string_view)>& on_line) override;
+  Result<HttpResponse> StreamLines(const std::string& url,
+                                   const std::function<bool(std::string_view)>& on_line) override;
 
  private:
   void* curl_;  // CURL*; kept opaque so callers need no curl header.
 };
-
 
 }  // namespace ty::cli

@@ -5,14 +5,12 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "cli/output.h"
@@ -42,7 +40,9 @@ CLI::App* AddJobCommand(CLI::App& parent, const std::string& name, const std::st
   CLI::App* cmd = parent.add_subcommand(name, help);
   cmd->callback([selection, state, fn, command_path, accepts_user_args] {
     selection->command_path = command_path;
-    selection->run = [state, fn, command_path](Runtime& rt) { return fn(rt, *state, command_path); };
+    selection->run = [state, fn, command_path](Runtime& rt) {
+      return fn(rt, *state, command_path);
+    };
     selection->accepts_user_args = accepts_user_args;
   });
   return cmd;

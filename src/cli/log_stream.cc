@@ -8,7 +8,7 @@ namespace ty::cli {
 namespace {
 
 Status HttpError(const HttpResponse& r) {
-  StatusCode code = r.status == 404 ? StatusCode::kNotFound
+  StatusCode code = r.status == 404   ? StatusCode::kNotFound
                     : r.status == 400 ? StatusCode::kInvalidArgument
                                       : StatusCode::kInternal;
   return Status(code, ServerErrorMessage(r.status, r.body));
@@ -18,7 +18,8 @@ Status HttpError(const HttpResponse& r) {
 
 bool JobIsDone(const nlohmann::json& job) {
   if (!job.is_object()) return false;
-  if (auto it = job.find("endTime"); it != job.end() && it->is_string() && !it->get<std::string>().empty()) {
+  if (auto it = job.find("endTime");
+      it != job.end() && it->is_string() && !it->get<std::string>().empty()) {
     return true;
   }
   auto state = job.find("state");
@@ -46,12 +47,14 @@ Result<nlohmann::json> FollowJobLogs(HttpClient& http, const LogFollowOptions& o
       ever_connected = true;
       if (!record.is_object()) return true;  // Not a record (a heartbeat, say): skip.
       if (auto e = record.find("error"); e != record.end() && e->is_object()) {
-        stream_error = Unavailable("log stream ended with an error: " + e->value("message", std::string("unknown")));
+        stream_error = Unavailable("log stream ended with an error: " +
+                                   e->value("message", std::string("unknown")));
         return false;
       }
       out << FormatLogRecord(record, options.dialect, options.allow_multiline);
       out.flush();
-      if (auto c = record.find("cursor"); c != record.end() && c->is_string()) cursor = c->get<std::string>();
+      if (auto c = record.find("cursor"); c != record.end() && c->is_string())
+        cursor = c->get<std::string>();
       return true;
     });
     if (stream_error) return *stream_error;

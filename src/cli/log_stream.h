@@ -7,10 +7,9 @@
 #pragma once
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "cli/http_client.h"
 #include "cli/output.h"
@@ -24,7 +23,7 @@ struct LogFollowOptions {
   std::string task;      // Only this task's lines when non-empty.
   LogDialect dialect = LogDialect::kVertex;
   bool allow_multiline = false;
-  int polling_interval_s = 60;  // Upper bound of the wait between reconnects.
+  int polling_interval_s = 60;        // Upper bound of the wait between reconnects.
   int max_consecutive_failures = 10;  // Transport failures in a row before giving up.
 };
 

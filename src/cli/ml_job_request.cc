@@ -13,7 +13,8 @@ namespace {
 // "count": "1"}; gcloud upper-cases and turns '-' into '_'.
 Result<nlohmann::json> ParseAccelerator(const std::string& flag, const std::string& value) {
   auto pairs = ParseDict(value);
-  if (!pairs.ok()) return Status(InvalidArgument("argument " + flag + ": " + pairs.status().message()));
+  if (!pairs.ok())
+    return Status(InvalidArgument("argument " + flag + ": " + pairs.status().message()));
   std::string type, count;
   for (const auto& [k, v] : *pairs) {
     if (k == "type") {
@@ -21,23 +22,29 @@ Result<nlohmann::json> ParseAccelerator(const std::string& flag, const std::stri
     } else if (k == "count") {
       count = v;
     } else {
-      return Status(InvalidArgument("argument " + flag + ": valid keys are [count, type]; received: " + k));
+      return Status(
+          InvalidArgument("argument " + flag + ": valid keys are [count, type]; received: " + k));
     }
   }
   if (type.empty()) {
-    return Status(InvalidArgument("argument " + flag + ": Key [type] required in dict arg but not provided"));
+    return Status(
+        InvalidArgument("argument " + flag + ": Key [type] required in dict arg but not provided"));
   }
   if (count.empty()) {
-    return Status(InvalidArgument("argument " + flag + ": Key [count] required in dict arg but not provided"));
+    return Status(InvalidArgument("argument " + flag +
+                                  ": Key [count] required in dict arg but not provided"));
   }
   std::optional<int64_t> n = ParseInt(count);
-  if (!n || *n <= 0) return Status(InvalidFlag(flag, "The count of the accelerator must be greater than 0."));
-  for (char& c : type) c = (c == '-') ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (!n || *n <= 0)
+    return Status(InvalidFlag(flag, "The count of the accelerator must be greater than 0."));
+  for (char& c : type)
+    c = (c == '-') ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return nlohmann::json{{"type", type}, {"count", std::to_string(*n)}};
 }
 
 std::string TierName(std::string tier) {
-  for (char& c : tier) c = (c == '-') ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (char& c : tier)
+    c = (c == '-') ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return tier;
 }
 
@@ -53,23 +60,28 @@ Result<nlohmann::json> BuildMlJob(const MlSubmitFlags& flags) {
     return Status(InvalidArgument("Only one of --master-image-uri, --runtime-version can be set."));
   }
   if (flags.worker_machine_type.has_value() != flags.worker_count.has_value()) {
-    return Status(InvalidArgument("argument --worker-count --worker-machine-type: Both must be specified."));
+    return Status(
+        InvalidArgument("argument --worker-count --worker-machine-type: Both must be specified."));
   }
   if (flags.parameter_server_machine_type.has_value() != flags.parameter_server_count.has_value()) {
-    return Status(InvalidArgument(
-        "argument --parameter-server-count --parameter-server-machine-type: Both must be specified."));
+    return Status(
+        InvalidArgument("argument --parameter-server-count --parameter-server-machine-type: Both "
+                        "must be specified."));
   }
   if (flags.worker_count && *flags.worker_count < 1) {
-    return Status(InvalidFlag("--worker-count", "Value must be greater than or equal to 1; received: " +
-                                                     std::to_string(*flags.worker_count)));
+    return Status(
+        InvalidFlag("--worker-count", "Value must be greater than or equal to 1; received: " +
+                                          std::to_string(*flags.worker_count)));
   }
   if (flags.parameter_server_count && *flags.parameter_server_count < 1) {
-    return Status(InvalidFlag("--parameter-server-count", "Value must be greater than or equal to 1; received: " +
-                                                               std::to_string(*flags.parameter_server_count)));
+    return Status(InvalidFlag("--parameter-server-count",
+                              "Value must be greater than or equal to 1; received: " +
+                                  std::to_string(*flags.parameter_server_count)));
   }
-  static const std::vector<std::string> kTiers = {"basic", "standard-1", "premium-1", "basic-gpu",
-                                                  "basic-tpu", "custom"};
-  if (flags.scale_tier && std::find(kTiers.begin(), kTiers.end(), *flags.scale_tier) == kTiers.end()) {
+  static const std::vector<std::string> kTiers = {"basic",     "standard-1", "premium-1",
+                                                  "basic-gpu", "basic-tpu",  "custom"};
+  if (flags.scale_tier &&
+      std::find(kTiers.begin(), kTiers.end(), *flags.scale_tier) == kTiers.end()) {
     return Status(InvalidArgument("argument --scale-tier: Invalid choice: '" + *flags.scale_tier +
                                   "'. Valid choices are [basic, basic-gpu, basic-tpu, custom, "
                                   "premium-1, standard-1]."));
@@ -96,8 +108,10 @@ Result<nlohmann::json> BuildMlJob(const MlSubmitFlags& flags) {
     nlohmann::json uris = nlohmann::json::array();
     for (const std::string& p : SplitList(*flags.packages)) {
       if (p.rfind("gs://", 0) != 0) {
-        return Status(InvalidFlag("--packages", "[" + p + "] is a local file; trainyard has no uploader: "
-                                               "copy it into a bucket and pass its gs:// URI."));
+        return Status(
+            InvalidFlag("--packages", "[" + p +
+                                          "] is a local file; trainyard has no uploader: "
+                                          "copy it into a bucket and pass its gs:// URI."));
       }
       uris.push_back(p);
     }
@@ -130,8 +144,9 @@ Result<nlohmann::json> BuildMlJob(const MlSubmitFlags& flags) {
     input["parameterServerConfig"]["imageUri"] = *flags.parameter_server_image_uri;
   }
   if (flags.parameter_server_accelerator) {
-    ASSIGN_OR_RETURN(input["parameterServerConfig"]["acceleratorConfig"],
-                     ParseAccelerator("--parameter-server-accelerator", *flags.parameter_server_accelerator));
+    ASSIGN_OR_RETURN(
+        input["parameterServerConfig"]["acceleratorConfig"],
+        ParseAccelerator("--parameter-server-accelerator", *flags.parameter_server_accelerator));
   }
   if (flags.use_chief_in_tf_config) {
     if (*flags.use_chief_in_tf_config != "true" && *flags.use_chief_in_tf_config != "false") {
@@ -145,18 +160,22 @@ Result<nlohmann::json> BuildMlJob(const MlSubmitFlags& flags) {
   if (!flags.user_args.empty()) input["args"] = flags.user_args;
 
   if (!HasString(input, "region")) {
-    return Status(InvalidArgument(
-        "The required property [region] is not currently set.\n"
-        "It can be set on a per-command basis by re-running your command with the [--region] flag."));
+    return Status(
+        InvalidArgument("The required property [region] is not currently set.\n"
+                        "It can be set on a per-command basis by re-running your command with the "
+                        "[--region] flag."));
   }
-  if (HasString(input, "scaleTier") && input["scaleTier"] == "CUSTOM" && !HasString(input, "masterType")) {
-    return Status(InvalidArgument("--master-machine-type is required if scale-tier is set to CUSTOM."));
+  if (HasString(input, "scaleTier") && input["scaleTier"] == "CUSTOM" &&
+      !HasString(input, "masterType")) {
+    return Status(
+        InvalidArgument("--master-machine-type is required if scale-tier is set to CUSTOM."));
   }
   bool has_packages = input.contains("packageUris") && input["packageUris"].is_array() &&
                       !input["packageUris"].empty();
   bool has_image = input.contains("masterConfig") && input["masterConfig"].is_object() &&
                    HasString(input["masterConfig"], "imageUri");
-  if (!has_packages && !has_image) return Status(InvalidArgument("Non-custom jobs must have packages."));
+  if (!has_packages && !has_image)
+    return Status(InvalidArgument("Non-custom jobs must have packages."));
   return job;
 }
 

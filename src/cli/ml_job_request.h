@@ -4,11 +4,10 @@
 // args after `--` replace the config's `trainingInput.args`. Pure; thread-safe.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/status.h"
 
@@ -19,9 +18,10 @@ struct MlSubmitFlags {
   std::optional<nlohmann::json> config;  // Job read from --config.
   std::optional<std::string> region;
   std::optional<std::string> module_name;
-  std::optional<std::string> packages;   // gs:// URIs only (no uploader here).
+  std::optional<std::string> packages;  // gs:// URIs only (no uploader here).
   std::optional<std::string> job_dir;
-  std::optional<std::string> scale_tier;  // basic, standard-1, premium-1, basic-gpu, basic-tpu, custom
+  std::optional<std::string>
+      scale_tier;  // basic, standard-1, premium-1, basic-gpu, basic-tpu, custom
   std::optional<std::string> runtime_version;
   std::optional<std::string> python_version;
   std::optional<std::string> master_machine_type;

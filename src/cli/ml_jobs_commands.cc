@@ -33,12 +33,14 @@ std::string CollectionPath(Runtime& rt) { return "/v1/projects/" + rt.Project() 
 
 int Submit(Runtime& rt, MlJobsState& st, const std::string& path) {
   if (st.stream_logs && st.async) {
-    return ReportError(rt, path, InvalidArgument("argument --async: At most one of --async | --stream-logs "
-                                                 "may be specified."));
+    return ReportError(rt, path,
+                       InvalidArgument("argument --async: At most one of --async | --stream-logs "
+                                       "may be specified."));
   }
   if (st.config_path) {
     Result<nlohmann::json> config = format::ReadYamlOrJsonFile(*st.config_path);
-    if (!config.ok()) return ReportError(rt, path, InvalidFlag("--config", config.status().message()));
+    if (!config.ok())
+      return ReportError(rt, path, InvalidFlag("--config", config.status().message()));
     st.submit.config = *config;
   }
   st.submit.user_args = rt.user_args;
@@ -48,9 +50,10 @@ int Submit(Runtime& rt, MlJobsState& st, const std::string& path) {
   Result<nlohmann::json> created = CallApi(rt, "POST", CollectionPath(rt), &*body, &http_status);
   if (!created.ok()) {
     if (http_status == 409) {
-      return ReportError(rt, path, Status(created.status().code(),
-                                          "Resource in projects [" + rt.Project() +
-                                              "] is the subject of a conflict: " + created.status().message()));
+      return ReportError(rt, path,
+                         Status(created.status().code(), "Resource in projects [" + rt.Project() +
+                                                             "] is the subject of a conflict: " +
+                                                             created.status().message()));
     }
     return ReportError(rt, path, created.status());
   }
@@ -62,7 +65,8 @@ int Submit(Runtime& rt, MlJobsState& st, const std::string& path) {
     return 0;
   }
   // With --stream-logs gcloud writes the log lines to stderr and the final job to stdout.
-  Result<nlohmann::json> final_job = FollowJob(rt, JobPath(rt, id), LogDialect::kMl, "", 60, false, *rt.err);
+  Result<nlohmann::json> final_job =
+      FollowJob(rt, JobPath(rt, id), LogDialect::kMl, "", 60, false, *rt.err);
   if (!final_job.ok()) return ReportError(rt, path, final_job.status());
   *rt.out << SubmitSummary(*final_job);
   return final_job->value("state", std::string()) == "SUCCEEDED" ? 0 : 1;
@@ -97,7 +101,8 @@ CLI::App* AddCommand(CLI::App& parent, const std::string& name, const std::strin
 // only when given, per gcloud's precedence).
 void OptString(CLI::App* cmd, const std::string& name, std::optional<std::string>* target,
                const std::string& help = "") {
-  cmd->add_option_function<std::string>(name, [target](const std::string& v) { *target = v; }, help);
+  cmd->add_option_function<std::string>(
+      name, [target](const std::string& v) { *target = v; }, help);
 }
 
 }  // namespace
@@ -105,13 +110,15 @@ void OptString(CLI::App* cmd, const std::string& name, std::optional<std::string
 std::shared_ptr<void> RegisterMlJobs(CLI::App& ai_platform, Selection* selection) {
   auto st = std::make_shared<MlJobsState>();
   MlSubmitFlags& f = st->submit;
-  CLI::App* group = ai_platform.add_subcommand("jobs", "Submit and manage AI Platform style training jobs.");
+  CLI::App* group =
+      ai_platform.add_subcommand("jobs", "Submit and manage AI Platform style training jobs.");
   group->require_subcommand(1);
 
   CLI::App* submit = group->add_subcommand("submit", "Submit a job.");
   submit->require_subcommand(1);
   CLI::App* training = AddCommand(*submit, "training", "submit.training",
-                                  "Submit a training job; args after `--` go to the trainer.", selection, st, Submit);
+                                  "Submit a training job; args after `--` go to the trainer.",
+                                  selection, st, Submit);
   training->add_option("JOB", f.job_id, "Job id (letters, digits, underscores).")->required();
   training->add_option_function<std::string>(
       "--config", [st](const std::string& v) { st->config_path = v; }, "YAML/JSON Job file.");
@@ -119,29 +126,33 @@ std::shared_ptr<void> RegisterMlJobs(CLI::App& ai_platform, Selection* selection
   OptString(training, "--module-name", &f.module_name);
   OptString(training, "--packages", &f.packages, "Comma-separated gs:// package URIs.");
   OptString(training, "--job-dir", &f.job_dir, "gs:// output directory, passed as --job-dir.");
-  OptString(training, "--scale-tier", &f.scale_tier, "basic|standard-1|premium-1|basic-gpu|basic-tpu|custom");
+  OptString(training, "--scale-tier", &f.scale_tier,
+            "basic|standard-1|premium-1|basic-gpu|basic-tpu|custom");
   OptString(training, "--runtime-version", &f.runtime_version);
   OptString(training, "--python-version", &f.python_version);
   OptString(training, "--master-machine-type", &f.master_machine_type);
   OptString(training, "--master-accelerator", &f.master_accelerator, "type=TYPE,count=N");
   OptString(training, "--master-image-uri", &f.master_image_uri, "Container image of the master.");
   OptString(training, "--worker-machine-type", &f.worker_machine_type);
-  training->add_option_function<int64_t>("--worker-count", [st](int64_t v) { st->submit.worker_count = v; });
+  training->add_option_function<int64_t>("--worker-count",
+                                         [st](int64_t v) { st->submit.worker_count = v; });
   OptString(training, "--worker-accelerator", &f.worker_accelerator);
   OptString(training, "--worker-image-uri", &f.worker_image_uri);
   OptString(training, "--parameter-server-machine-type", &f.parameter_server_machine_type);
-  training->add_option_function<int64_t>("--parameter-server-count",
-                                         [st](int64_t v) { st->submit.parameter_server_count = v; });
+  training->add_option_function<int64_t>(
+      "--parameter-server-count", [st](int64_t v) { st->submit.parameter_server_count = v; });
   OptString(training, "--parameter-server-accelerator", &f.parameter_server_accelerator);
   OptString(training, "--parameter-server-image-uri", &f.parameter_server_image_uri);
   OptString(training, "--use-chief-in-tf-config", &f.use_chief_in_tf_config);
   OptString(training, "--service-account", &f.service_account);
   OptString(training, "--labels", &f.labels, "KEY=VALUE,... labels.");
   training->add_flag("--enable-web-access", f.enable_web_access);
-  training->add_flag("--stream-logs", st->stream_logs, "Stream logs until the job ends; exit 1 unless it succeeds.");
+  training->add_flag("--stream-logs", st->stream_logs,
+                     "Stream logs until the job ends; exit 1 unless it succeeds.");
   training->add_flag("--async", st->async, "Deprecated no-op (asynchronous is the default).");
 
-  CLI::App* describe = AddCommand(*group, "describe", "describe", "Describe a job.", selection, st, Describe);
+  CLI::App* describe =
+      AddCommand(*group, "describe", "describe", "Describe a job.", selection, st, Describe);
   describe->add_option("JOB", st->query.job)->required();
 
   CLI::App* list = AddCommand(*group, "list", "list", "List jobs.", selection, st, List);
@@ -152,9 +163,11 @@ std::shared_ptr<void> RegisterMlJobs(CLI::App& ai_platform, Selection* selection
   CLI::App* cancel = AddCommand(*group, "cancel", "cancel", "Cancel a job.", selection, st, Cancel);
   cancel->add_option("JOB", st->query.job)->required();
 
-  CLI::App* logs = AddCommand(*group, "stream-logs", "stream-logs", "Stream the logs of a job.", selection, st, StreamLogs);
+  CLI::App* logs = AddCommand(*group, "stream-logs", "stream-logs", "Stream the logs of a job.",
+                              selection, st, StreamLogs);
   logs->add_option("JOB", st->query.job)->required();
-  logs->add_option("--task-name", st->query.task_name, "Only this task's logs (e.g. master-replica-0).");
+  logs->add_option("--task-name", st->query.task_name,
+                   "Only this task's logs (e.g. master-replica-0).");
   logs->add_option("--polling-interval", st->query.polling_interval_s);
   logs->add_flag("--allow-multiline-logs", st->query.allow_multiline);
   return st;

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <array>
-#include <optional>
 #include <ctime>
+#include <optional>
 #include <sstream>
 
 #include "common/time.h"
@@ -50,8 +50,8 @@ std::string FormatLogRecord(const nlohmann::json& record, LogDialect dialect,
   if (severity.empty()) severity = "DEFAULT";
   std::string task = StringField(record, "taskName");
   if (task.empty()) task = "unknown_task";
-  std::string prefix = severity + "\t" + FormatLocalLogTime(StringField(record, "timestamp")) +
-                       "\t" + task + "\t";
+  std::string prefix =
+      severity + "\t" + FormatLocalLogTime(StringField(record, "timestamp")) + "\t" + task + "\t";
   // Trial ids only exist for tuning trials; plain jobs print an empty column.
   if (dialect == LogDialect::kMl) prefix += StringField(record, "trialId") + "\t";
   std::string message = StringField(record, "message");
@@ -76,7 +76,8 @@ std::string FormatMlJobTable(const std::vector<nlohmann::json>& jobs) {
     // `jobId.basename()`: a full name prints as its last segment.
     if (size_t slash = id.rfind('/'); slash != std::string::npos) id = id.substr(slash + 1);
     std::string created = StringField(job, "createTime");
-    rows.push_back({id, StringField(job, "state"), created.empty() ? "" : FormatLocalDate(created)});
+    rows.push_back(
+        {id, StringField(job, "state"), created.empty() ? "" : FormatLocalDate(created)});
   }
   size_t w0 = 0, w1 = 0;
   for (const auto& r : rows) {

@@ -29,8 +29,7 @@ std::string FormatLocalDate(const std::string& rfc3339);
 // severity, message, cursor}) -> printed lines (one per line of `message`, unless
 // `allow_multiline`), each ending in '\n'. Missing severity prints DEFAULT, missing
 // task `unknown_task`.
-std::string FormatLogRecord(const nlohmann::json& record, LogDialect dialect,
-                            bool allow_multiline);
+std::string FormatLogRecord(const nlohmann::json& record, LogDialect dialect, bool allow_multiline);
 
 // `table(jobId, state:label=STATUS, createTime.date(tz=LOCAL):label=CREATED)`: columns
 // padded to the widest cell plus two spaces, the last column unpadded. An empty list

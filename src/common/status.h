@@ -74,15 +74,25 @@ class [[nodiscard]] Status {
   std::string field_;
 };
 
-inline Status InvalidArgument(std::string m) { return Status(StatusCode::kInvalidArgument, std::move(m)); }
+inline Status InvalidArgument(std::string m) {
+  return Status(StatusCode::kInvalidArgument, std::move(m));
+}
 inline Status NotFound(std::string m) { return Status(StatusCode::kNotFound, std::move(m)); }
-inline Status AlreadyExists(std::string m) { return Status(StatusCode::kAlreadyExists, std::move(m)); }
-inline Status FailedPrecondition(std::string m) { return Status(StatusCode::kFailedPrecondition, std::move(m)); }
+inline Status AlreadyExists(std::string m) {
+  return Status(StatusCode::kAlreadyExists, std::move(m));
+}
+inline Status FailedPrecondition(std::string m) {
+  return Status(StatusCode::kFailedPrecondition, std::move(m));
+}
 inline Status Internal(std::string m) { return Status(StatusCode::kInternal, std::move(m)); }
 inline Status Unavailable(std::string m) { return Status(StatusCode::kUnavailable, std::move(m)); }
-inline Status DeadlineExceeded(std::string m) { return Status(StatusCode::kDeadlineExceeded, std::move(m)); }
+inline Status DeadlineExceeded(std::string m) {
+  return Status(StatusCode::kDeadlineExceeded, std::move(m));
+}
 inline Status Cancelled(std::string m) { return Status(StatusCode::kCancelled, std::move(m)); }
-inline Status ResourceExhausted(std::string m) { return Status(StatusCode::kResourceExhausted, std::move(m)); }
+inline Status ResourceExhausted(std::string m) {
+  return Status(StatusCode::kResourceExhausted, std::move(m));
+}
 inline Status Aborted(std::string m) { return Status(StatusCode::kAborted, std::move(m)); }
 
 // A validation failure of one request field: message "Field: <path> Error: <rule>"
@@ -94,8 +104,8 @@ inline Status FieldError(const std::string& path, const std::string& rule) {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
-  Result(Status status) : v_(std::move(status)) {   // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design
+  Result(Status status) : v_(std::move(status)) {  // NOLINT: implicit by design
     assert(!std::get<Status>(v_).ok() && "Result built from an OK Status");
   }
 
@@ -120,10 +130,10 @@ class [[nodiscard]] Result {
 #define TY_CONCAT_INNER(a, b) a##b
 #define TY_CONCAT(a, b) TY_CONCAT_INNER(a, b)
 
-#define RETURN_IF_ERROR(expr)                 \
-  do {                                        \
-    ::ty::Status ty_status_ = (expr);         \
-    if (!ty_status_.ok()) return ty_status_;  \
+#define RETURN_IF_ERROR(expr)                \
+  do {                                       \
+    ::ty::Status ty_status_ = (expr);        \
+    if (!ty_status_.ok()) return ty_status_; \
   } while (0)
 
 #define ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
@@ -131,4 +141,5 @@ class [[nodiscard]] Result {
   if (!tmp.ok()) return tmp.status();         \
   lhs = std::move(tmp).value()
 
-#define ASSIGN_OR_RETURN(lhs, expr) ASSIGN_OR_RETURN_IMPL(TY_CONCAT(ty_result_, __LINE__), lhs, expr)
+#define ASSIGN_OR_RETURN(lhs, expr) \
+  ASSIGN_OR_RETURN_IMPL(TY_CONCAT(ty_result_, __LINE__), lhs, expr)

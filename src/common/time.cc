@@ -72,7 +72,9 @@ bool Expect(std::string_view s, size_t& i, char c) {
 }  // namespace
 
 Result<TimeMicros> ParseRfc3339(std::string_view s) {
-  auto bad = [&] { return InvalidArgument("invalid RFC 3339 timestamp \"" + std::string(s) + "\""); };
+  auto bad = [&] {
+    return InvalidArgument("invalid RFC 3339 timestamp \"" + std::string(s) + "\"");
+  };
   size_t i = 0;
   int year, month, day, hour, minute, second;
   if (!ReadDigits(s, i, 4, year) || !Expect(s, i, '-') || !ReadDigits(s, i, 2, month) ||

@@ -11,7 +11,7 @@
 
 namespace ty {
 
-using TimeMicros = int64_t;        // 0 means "unset".
+using TimeMicros = int64_t;  // 0 means "unset".
 using DurationMicros = int64_t;
 
 class Clock {

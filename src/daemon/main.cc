@@ -31,14 +31,15 @@ struct DaemonConfig {
   std::string data_dir;
   std::string executor = "container";
   std::string engine_socket = "/run/podman/podman.sock";
-  std::string bucket_root;   // Default <data_dir>/buckets.
+  std::string bucket_root;  // Default <data_dir>/buckets.
   double stop_grace_seconds = 10;
   int warm_pool = 0;  // Containers started ahead of demand (executor/warm_pool.h); 0 = none.
   ty::model::SpecLimits limits;  // Bounds on accepted specs (model/spec_limits.h).
 };
 
 std::string DefaultDataDir() {
-  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) return std::string(xdg) + "/trainyard";
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/trainyard";
   const char* home = std::getenv("HOME");
   return std::string(home && *home ? home : "/root") + "/.local/share/trainyard";
 }
@@ -49,13 +50,21 @@ ty::Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI
   if (!doc.is_object()) return ty::InvalidArgument("config " + path + ": expected a mapping");
   auto str = [&](const char* key, const char* flag, std::string& out) -> ty::Status {
     if (!doc.contains(key)) return ty::Status::Ok();
-    if (!doc[key].is_string()) return ty::InvalidArgument("config " + path + ": " + key + " must be a string");
+    if (!doc[key].is_string())
+      return ty::InvalidArgument("config " + path + ": " + key + " must be a string");
     if (app.count(flag) == 0) out = doc[key].get<std::string>();
     return ty::Status::Ok();
   };
-  static const char* kKnown[] = {"listen", "port_file", "data_dir", "executor", "engine_socket",
-                                 "bucket_root", "stop_grace_seconds", "warm_pool",
-                                 "max_replicas_per_pool", "max_replicas_per_job"};
+  static const char* kKnown[] = {"listen",
+                                 "port_file",
+                                 "data_dir",
+                                 "executor",
+                                 "engine_socket",
+                                 "bucket_root",
+                                 "stop_grace_seconds",
+                                 "warm_pool",
+                                 "max_replicas_per_pool",
+                                 "max_replicas_per_job"};
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     if (std::find(std::begin(kKnown), std::end(kKnown), it.key()) == std::end(kKnown)) {
       return ty::InvalidArgument("config " + path + ": unknown key \"" + it.key() + "\"");
@@ -68,7 +77,8 @@ ty::Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI
   RETURN_IF_ERROR(str("engine_socket", "--engine-socket", cfg.engine_socket));
   RETURN_IF_ERROR(str("bucket_root", "--bucket-root", cfg.bucket_root));
   if (doc.contains("stop_grace_seconds") && app.count("--stop-grace") == 0) {
-    if (!doc["stop_grace_seconds"].is_number()) return ty::InvalidArgument("config: stop_grace_seconds must be a number");
+    if (!doc["stop_grace_seconds"].is_number())
+      return ty::InvalidArgument("config: stop_grace_seconds must be a number");
     cfg.stop_grace_seconds = doc["stop_grace_seconds"].get<double>();
   }
   if (doc.contains("warm_pool") && app.count("--warm-pool") == 0) {
@@ -84,7 +94,8 @@ ty::Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI
                                            &cfg.limits.max_replicas_per_job}}) {
     if (!doc.contains(key) || app.count(flag) > 0) continue;
     if (!doc[key].is_number_integer() || doc[key].get<int64_t>() < 1) {
-      return ty::InvalidArgument(std::string("config: ") + key + " must be an integer of at least 1");
+      return ty::InvalidArgument(std::string("config: ") + key +
+                                 " must be an integer of at least 1");
     }
     *out = doc[key].get<int64_t>();
   }
@@ -124,18 +135,26 @@ int Fail(const ty::Status& s) {
 int main(int argc, char** argv) {
   DaemonConfig cfg;
   std::string config_path;
-  CLI::App app{"trainyardd: self-hosted training jobs (Vertex AI custom jobs / AI Platform Training API)"};
-  app.add_option("--listen", cfg.listen, "HOST:PORT to serve the REST API on; port 0 picks a free one");
+  CLI::App app{
+      "trainyardd: self-hosted training jobs (Vertex AI custom jobs / AI Platform Training API)"};
+  app.add_option("--listen", cfg.listen,
+                 "HOST:PORT to serve the REST API on; port 0 picks a free one");
   app.add_option("--port-file", cfg.port_file, "Write the bound port here (useful with port 0)");
-  app.add_option("--data-dir", cfg.data_dir, "Where the database, logs and buckets live (default ~/.local/share/trainyard)");
+  app.add_option("--data-dir", cfg.data_dir,
+                 "Where the database, logs and buckets live (default ~/.local/share/trainyard)");
   app.add_option("--executor", cfg.executor, "container (podman/Docker Engine API) or process")
       ->check(CLI::IsMember({"container", "process"}));
-  app.add_option("--engine-socket", cfg.engine_socket, "Docker Engine API unix socket (podman or Docker)");
-  app.add_option("--bucket-root", cfg.bucket_root, "Host directory holding one directory per gs:// bucket (default <data-dir>/buckets)");
-  app.add_option("--stop-grace", cfg.stop_grace_seconds, "Seconds between SIGTERM and SIGKILL when stopping replicas");
-  app.add_option("--warm-pool", cfg.warm_pool,
-                 "Containers to keep started ahead of demand for job shapes seen before, so their next "
-                 "attempts start without the engine's create/start (container executor; 0 = off)")
+  app.add_option("--engine-socket", cfg.engine_socket,
+                 "Docker Engine API unix socket (podman or Docker)");
+  app.add_option(
+      "--bucket-root", cfg.bucket_root,
+      "Host directory holding one directory per gs:// bucket (default <data-dir>/buckets)");
+  app.add_option("--stop-grace", cfg.stop_grace_seconds,
+                 "Seconds between SIGTERM and SIGKILL when stopping replicas");
+  app.add_option(
+         "--warm-pool", cfg.warm_pool,
+         "Containers to keep started ahead of demand for job shapes seen before, so their next "
+         "attempts start without the engine's create/start (container executor; 0 = off)")
       ->check(CLI::Range(0, 256));
   app.add_option("--max-replicas-per-pool", cfg.limits.max_replicas_per_pool,
                  "Largest replica count of one worker pool a job may ask for (default 1024)")
@@ -143,7 +162,10 @@ int main(int argc, char** argv) {
   app.add_option("--max-replicas-per-job", cfg.limits.max_replicas_per_job,
                  "Largest total replica count of a job (default 1024)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--config", config_path, "YAML file with the same keys (listen, data_dir, executor, engine_socket, bucket_root, port_file, stop_grace_seconds, warm_pool, max_replicas_per_pool, max_replicas_per_job)");
+  app.add_option(
+      "--config", config_path,
+      "YAML file with the same keys (listen, data_dir, executor, engine_socket, bucket_root, "
+      "port_file, stop_grace_seconds, warm_pool, max_replicas_per_pool, max_replicas_per_job)");
   CLI11_PARSE(app, argc, argv);
 
   if (!config_path.empty()) {
@@ -220,7 +242,8 @@ int main(int argc, char** argv) {
   auto bound = (*api)->Start();
   if (!bound.ok()) return Fail(bound.status());
   if (!cfg.port_file.empty()) {
-    if (ty::Status s = ty::WriteFileAtomically(cfg.port_file, std::to_string(*bound) + "\n"); !s.ok()) {
+    if (ty::Status s = ty::WriteFileAtomically(cfg.port_file, std::to_string(*bound) + "\n");
+        !s.ok()) {
       return Fail(s);
     }
   }

@@ -1,14 +1,12 @@
 #include "executor/background_work.h"
 
-#include <filesystem>
-
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-
-#include <algorithm>
+#include <filesystem>
 #include <set>
 
 namespace ty::executor::internal {
@@ -149,7 +147,9 @@ Status EnsureBucketDirs(const std::string& bucket_root, const std::vector<std::s
     if (ec) break;
     std::filesystem::create_directories(std::filesystem::path(bucket_root) / b, ec);
   }
-  if (ec) return Unavailable("cannot make the bucket directories under " + bucket_root + ": " + ec.message());
+  if (ec)
+    return Unavailable("cannot make the bucket directories under " + bucket_root + ": " +
+                       ec.message());
   return Status::Ok();
 }
 

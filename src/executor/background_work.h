@@ -91,11 +91,11 @@ class BackgroundWork {
 
   std::atomic<bool> shutting_down_{false};
   mutable std::mutex mu_;
-  std::condition_variable cv_;  // Signalled when a watcher finishes or shutdown begins.
-  EventCallback callback_;                                     // GUARDED_BY(mu_)
-  uint64_t next_launch_id_ = 0;                                // GUARDED_BY(mu_)
-  std::map<uint64_t, std::thread> launch_threads_;             // GUARDED_BY(mu_)
-  std::vector<uint64_t> finished_launches_;                    // Joinable now. GUARDED_BY(mu_)
+  std::condition_variable cv_;   // Signalled when a watcher finishes or shutdown begins.
+  EventCallback callback_;       // GUARDED_BY(mu_)
+  uint64_t next_launch_id_ = 0;  // GUARDED_BY(mu_)
+  std::map<uint64_t, std::thread> launch_threads_;            // GUARDED_BY(mu_)
+  std::vector<uint64_t> finished_launches_;                   // Joinable now. GUARDED_BY(mu_)
   std::map<std::string, std::unique_ptr<Watcher>> watchers_;  // By replica name. GUARDED_BY(mu_)
 };
 
@@ -133,7 +133,6 @@ inline constexpr size_t kMaxLaunchThreads = 8;
 // caller's among them) and returns when all calls have. Once a call returns
 // false no further i is begun; calls already under way finish.
 void ForEachConcurrently(size_t n, const std::function<bool(size_t)>& fn);
-
 
 // The first failure in launch order, so the reported cause does not depend on
 // which thread lost a race.

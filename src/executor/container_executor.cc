@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <cstdio>
+#include <filesystem>
 #include <set>
 #include <string_view>
 #include <thread>
@@ -27,11 +27,11 @@ std::vector<std::string> OwnedFilters(const std::string& instance, std::vector<s
   return extra;
 }
 
-std::vector<std::string> AttemptFilters(const std::string& instance, const std::string& uid, int attempt) {
+std::vector<std::string> AttemptFilters(const std::string& instance, const std::string& uid,
+                                        int attempt) {
   return OwnedFilters(instance, {std::string(kLabelJob) + "=" + uid,
                                  std::string(kLabelAttempt) + "=" + std::to_string(attempt)});
 }
-
 
 }  // namespace
 
@@ -55,8 +55,9 @@ Result<std::unique_ptr<ContainerExecutor>> ContainerExecutor::Create(Options opt
   if (options.log_sink == nullptr) return InvalidArgument("ContainerExecutor needs a log sink");
   if (options.warm_sandboxes > 0) {
     if (options.sandbox_dir.empty() || ::access(options.sandbox_init.c_str(), X_OK) != 0) {
-      return InvalidArgument("a warm pool needs a sandbox directory and the ty-sandbox-init binary (\"" +
-                             options.sandbox_init + "\" is not executable)");
+      return InvalidArgument(
+          "a warm pool needs a sandbox directory and the ty-sandbox-init binary (\"" +
+          options.sandbox_init + "\" is not executable)");
     }
     std::error_code ec;
     std::filesystem::create_directories(options.sandbox_dir, ec);
@@ -65,9 +66,9 @@ Result<std::unique_ptr<ContainerExecutor>> ContainerExecutor::Create(Options opt
   std::unique_ptr<ContainerExecutor> ex(new ContainerExecutor(std::move(options)));
   Status ping = ex->engine_.Ping();
   if (!ping.ok()) {
-    return Unavailable("container engine does not answer on " + ex->options_.engine_socket +
-                       " (is `podman system service` running? see scripts/setup): " +
-                       ping.message());
+    return Unavailable(
+        "container engine does not answer on " + ex->options_.engine_socket +
+        " (is `podman system service` running? see scripts/setup): " + ping.message());
   }
   return ex;
 }
@@ -97,12 +98,13 @@ Status ContainerExecutor::CaptureLogs(const std::string& container, const std::s
   // such fragment in a second that is skipped whole, and the numbering of the last
   // line's second restarts at its first line, as in the first read.
   cursor->skip_until = std::max(cursor->skip_until, cursor->last);
-  int64_t since_s = cursor->skip_until > 0 ? std::max<int64_t>(cursor->skip_until / 1000000 - 1, 1) : 0;
+  int64_t since_s =
+      cursor->skip_until > 0 ? std::max<int64_t>(cursor->skip_until / 1000000 - 1, 1) : 0;
   cursor->last = since_s > 0 ? since_s * 1000000 - 1 : 0;
   // A restarted replica's previous end, when this read covers its slot (a read
   // from a later second gets a joined line's tail as a line of its own).
-  RunEnd* end = cursor->run_end && cursor->last < cursor->run_end->line.time ? &*cursor->run_end
-                                                                              : nullptr;
+  RunEnd* end =
+      cursor->run_end && cursor->last < cursor->run_end->line.time ? &*cursor->run_end : nullptr;
   bool fragment_split = false;
   auto on_line = [&](int stream, std::string_view line) {
     TimeMicros t = Now();
@@ -121,8 +123,8 @@ Status ContainerExecutor::CaptureLogs(const std::string& container, const std::s
         // The slot holds the previous run's last line unchanged only if that
         // line was whole; otherwise it holds a newer line, or is empty because
         // the fragment waits for its stream's next "\n".
-        bool whole = t == end->line.time && stream == end->line.stream &&
-                     message == end->line.message;
+        bool whole =
+            t == end->line.time && stream == end->line.stream && message == end->line.message;
         end->kind = whole ? RunEnd::Kind::kWhole : RunEnd::Kind::kFragment;
       }
       if (end->kind == RunEnd::Kind::kFragment) {
@@ -196,7 +198,8 @@ void ContainerExecutor::RunWatcher(const Watched& w) {
     exit_code = last_state->exit_code;
     oom_killed = last_state->oom_killed;
   }
-  ExecutorEvent e = internal::ReplicaExitedEvent(w.job_uid, w.attempt, w.pool, w.index, exit_code, Now());
+  ExecutorEvent e =
+      internal::ReplicaExitedEvent(w.job_uid, w.attempt, w.pool, w.index, exit_code, Now());
   e.oom_killed = oom_killed;
   if (!work_.shutting_down()) work_.Emit(e);
 }
@@ -209,7 +212,8 @@ Status ContainerExecutor::Stop(const std::string& job_uid, int attempt, Duration
   std::vector<Status> results(replicas.size());
   std::vector<std::thread> threads;
   for (size_t i = 0; i < replicas.size(); ++i) {
-    threads.emplace_back([&, i] { results[i] = engine_.StopContainer(replicas[i].container.id, grace_s); });
+    threads.emplace_back(
+        [&, i] { results[i] = engine_.StopContainer(replicas[i].container.id, grace_s); });
   }
   for (std::thread& t : threads) t.join();
   for (size_t i = 0; i < results.size(); ++i) {
@@ -238,7 +242,8 @@ Status ContainerExecutor::RestartReplica(const std::string& job_uid, int attempt
   // Its previous watcher must have reported the previous end before the replica
   // runs again: it waits on the engine's /wait, which would return the new run's.
   if (!work_.WaitForWatcher(name)) {
-    return FailedPrecondition(what + ": the previous run is still being reported (called from "
+    return FailedPrecondition(what +
+                              ": the previous run is still being reported (called from "
                               "the event callback?)");
   }
   // Catch up on the previous run (a replica nobody watched since a daemon restart
@@ -271,8 +276,9 @@ Status ContainerExecutor::Cleanup(const std::string& job_uid, int attempt) {
   };
   // The contract says the replicas exited; if one still runs, removing it is what
   // lets its watcher finish, so remove first and wait afterwards.
-  bool any_running = std::any_of(replicas.begin(), replicas.end(),
-                                 [](const FoundReplica& r) { return r.container.state == "running"; });
+  bool any_running = std::any_of(replicas.begin(), replicas.end(), [](const FoundReplica& r) {
+    return r.container.state == "running";
+  });
   if (any_running) RETURN_IF_ERROR(remove_all());
   // Wait for the attempt's watchers so that every line is in the sink before the
   // containers (and their logs) go.

@@ -11,8 +11,8 @@
 // Peers find each other without DNS: every replica of a networked attempt gets a
 // fixed IPv4 address in the network's subnet (in launch order, skipping the
 // gateway), a MAC address derived from it (MacAddressFor) and an /etc/hosts entry
-// for each replica's host name, its own included. Podman's aardvark-dns was seen to leave a name unanswered for 30-50 s
-// when a replica asked for a peer that did not exist yet; /etc/hosts is read
+// for each replica's host name, its own included. Podman's aardvark-dns was seen to leave a name
+// unanswered for 30-50 s when a replica asked for a peer that did not exist yet; /etc/hosts is read
 // first and is complete before any replica starts. The DNS alias stays for
 // tools that query DNS directly. The engine keeps both across RestartReplica.
 // A subnet too small for the attempt falls back to DNS alone. (Docker, unlike
@@ -117,7 +117,9 @@ class ContainerExecutor : public Executor {
 
   // Warm pool hooks for tests: make a gang of the attempt's shape ready now; how
   // many sandboxes are ready.
-  Status PrewarmForTest(const AttemptSpec& attempt) { return warm_->BuildNow(WithEngineParts(attempt)); }
+  Status PrewarmForTest(const AttemptSpec& attempt) {
+    return warm_->BuildNow(WithEngineParts(attempt));
+  }
   size_t WarmSandboxesForTest() { return warm_->ReadySandboxes(); }
 
   // The request body of `POST /containers/create` for `replica`; exposed so tests
@@ -176,7 +178,7 @@ class ContainerExecutor : public Executor {
     std::string container;  // What the engine calls it: the replica's own container, or
                             // the warm sandbox that became the replica.
     std::string task;
-    TimeMicros skip_until = 0;  // Lines at or before this time are already in the sink.
+    TimeMicros skip_until = 0;       // Lines at or before this time are already in the sink.
     std::optional<LogLine> run_end;  // Restarted: where the previous run ended.
   };
 
@@ -198,7 +200,7 @@ class ContainerExecutor : public Executor {
     int attempt = 0;
     int pool = 0;
     int index = 0;
-    std::string task;            // Its log task.
+    std::string task;                   // Its log task.
     std::optional<SandboxClaim> claim;  // When it was a warm sandbox.
   };
   // The replicas of this daemon: of one attempt, or all (job_uid "").
@@ -224,7 +226,8 @@ class ContainerExecutor : public Executor {
   Options options_;
   const Clock* clock_;
   EngineClient engine_;
-  std::unique_ptr<WarmPool> warm_;  // Uses engine_; always there, maybe disabled. ("pool" means a worker pool.)
+  std::unique_ptr<WarmPool>
+      warm_;  // Uses engine_; always there, maybe disabled. ("pool" means a worker pool.)
 
   // Serializes Recover() and RestartReplica(): two log catch-ups of one exited
   // replica at once would both append its missing lines, and a restart racing

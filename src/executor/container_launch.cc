@@ -1,7 +1,5 @@
 // ContainerExecutor, launch use case: images, the attempt's network and replica
 // addresses, and the gang create + start of the replicas (container_executor.h).
-#include "executor/container_executor.h"
-
 #include <arpa/inet.h>
 #include <spdlog/spdlog.h>
 
@@ -13,6 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
+
+#include "executor/container_executor.h"
 
 namespace ty::executor {
 namespace {
@@ -215,10 +215,12 @@ Status ContainerExecutor::EnsureImages(const AttemptSpec& attempt) {
     const std::string& image = images[i];
     Result<bool> exists = engine_.ImageExists(image);
     if (!exists.ok()) {
-      results[i] = Unavailable("image inspect failed for " + image + ": " + exists.status().message());
+      results[i] =
+          Unavailable("image inspect failed for " + image + ": " + exists.status().message());
     } else if (!*exists) {
       Status pulled = engine_.PullImage(image);
-      if (!pulled.ok()) results[i] = Unavailable("image pull failed for " + image + ": " + pulled.message());
+      if (!pulled.ok())
+        results[i] = Unavailable("image pull failed for " + image + ": " + pulled.message());
     }
     return results[i].ok();
   });
@@ -271,7 +273,8 @@ Status ContainerExecutor::LaunchWarm(const AttemptSpec& attempt, const WarmGang&
   for (const ReplicaLaunch& r : attempt.replicas) distinct.insert(r.image);
   std::map<std::string, std::future<Result<ImageConfig>>> inspected;
   for (const std::string& image : distinct) {
-    inspected[image] = std::async(std::launch::async, [this, image] { return engine_.InspectImage(image); });
+    inspected[image] =
+        std::async(std::launch::async, [this, image] { return engine_.InspectImage(image); });
   }
   std::vector<std::pair<const ReplicaLaunch*, const Sandbox*>> peers;
   for (size_t i = 0; i < n; ++i) peers.emplace_back(&attempt.replicas[i], &gang.sandboxes[i]);
@@ -295,7 +298,8 @@ Status ContainerExecutor::LaunchWarm(const AttemptSpec& attempt, const WarmGang&
   if (!images.ok()) return give_up(images);
   for (size_t i = 0; i < n; ++i) {
     if (configs[attempt.replicas[i].image].id != gang.sandboxes[i].image_id) {
-      return give_up(Aborted("warm gang: " + attempt.replicas[i].image + " changed since the gang was made"));
+      return give_up(
+          Aborted("warm gang: " + attempt.replicas[i].image + " changed since the gang was made"));
     }
   }
   *image_ready = Now();
@@ -307,7 +311,8 @@ Status ContainerExecutor::LaunchWarm(const AttemptSpec& attempt, const WarmGang&
     const ReplicaLaunch& r = attempt.replicas[i];
     const ImageConfig& config = configs[r.image];
     argv[i] = !r.command.empty() ? r.command : config.entrypoint;
-    const std::vector<std::string>& tail = !r.command.empty() || !r.args.empty() ? r.args : config.cmd;
+    const std::vector<std::string>& tail =
+        !r.command.empty() || !r.args.empty() ? r.args : config.cmd;
     argv[i].insert(argv[i].end(), tail.begin(), tail.end());
     if (argv[i].empty()) {
       return give_up(InvalidArgument("create replica " + r.name +
@@ -366,7 +371,8 @@ Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, TimeMicros*
       results[i] = Cancelled("launch: executor is shutting down");
       return false;
     }
-    Result<std::string> id = engine_.CreateContainer(r.name, CreateBodyForTest(attempt, r, addresses));
+    Result<std::string> id =
+        engine_.CreateContainer(r.name, CreateBodyForTest(attempt, r, addresses));
     if (!id.ok()) {
       results[i] = Unavailable("create replica " + r.name + ": " + id.status().message());
       return false;
@@ -384,7 +390,8 @@ Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, TimeMicros*
   }
   ForEachConcurrently(n, [&](size_t i) {
     Status s = engine_.StartContainer(attempt.replicas[i].name);
-    if (!s.ok()) results[i] = Unavailable("start replica " + attempt.replicas[i].name + ": " + s.message());
+    if (!s.ok())
+      results[i] = Unavailable("start replica " + attempt.replicas[i].name + ": " + s.message());
     return s.ok();
   });
   if (Status s = FirstError(results); !s.ok()) {

@@ -15,7 +15,8 @@ constexpr char kApiPrefix[] = "/v1.41";
 // Parses engine JSON without letting nlohmann's exceptions escape.
 Result<json> ParseJson(const std::string& text, const std::string& what) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Internal(what + ": engine sent invalid JSON: " + text.substr(0, 200));
+  if (j.is_discarded())
+    return Internal(what + ": engine sent invalid JSON: " + text.substr(0, 200));
   return j;
 }
 
@@ -74,7 +75,6 @@ void SplitImageRef(const std::string& image, std::string* from, std::string* tag
 }
 
 }  // namespace
-
 
 // ---- LogDemuxer -------------------------------------------------------------
 
@@ -229,7 +229,8 @@ Status EngineClient::ErrorFrom(const Response& r, const std::string& what) {
 
 Status EngineClient::Ping() {
   ASSIGN_OR_RETURN(Response r, Call("GET", "/_ping", nullptr, 3000, nullptr, nullptr));
-  if (r.status != 200) return Unavailable("container engine ping: HTTP " + std::to_string(r.status));
+  if (r.status != 200)
+    return Unavailable("container engine ping: HTTP " + std::to_string(r.status));
   return Status::Ok();
 }
 
@@ -285,7 +286,8 @@ Status EngineClient::PullImage(const std::string& image) {
     pos = end + 1;
     if (j.is_object() && j.contains("error")) {
       std::string msg = j["error"].is_string() ? j["error"].get<std::string>() : j["error"].dump();
-      if (IsLoopbackRegistry(from) && msg.find("HTTP response to HTTPS client") != std::string::npos) {
+      if (IsLoopbackRegistry(from) &&
+          msg.find("HTTP response to HTTPS client") != std::string::npos) {
         return PullInsecureLoopback(image, msg);
       }
       return Unavailable(msg);
@@ -305,7 +307,8 @@ bool EngineClient::IsLoopbackRegistry(const std::string& repo) {
 // Docker treats registries on 127.0.0.0/8 as insecure (plain HTTP) by default; the
 // compat API of podman does not, and only its native API takes `tlsVerify=false`.
 // Loopback only: a remote registry without TLS stays an error.
-Status EngineClient::PullInsecureLoopback(const std::string& image, const std::string& first_error) {
+Status EngineClient::PullInsecureLoopback(const std::string& image,
+                                          const std::string& first_error) {
   std::string path = "/libpod/images/pull?quiet=true&tlsVerify=false&reference=" + UrlEncode(image);
   Result<Response> r = Call("POST", path, nullptr, 30L * 60 * 1000, nullptr, nullptr);
   if (!r.ok()) return Unavailable(first_error);  // Not podman: keep the engine's answer.
@@ -356,7 +359,8 @@ Result<std::vector<NetworkSubnet>> EngineClient::NetworkSubnets(const std::strin
     if (!c.is_object() || !c.contains("Subnet") || !c["Subnet"].is_string()) continue;
     NetworkSubnet s;
     s.subnet = c["Subnet"].get<std::string>();
-    if (c.contains("Gateway") && c["Gateway"].is_string()) s.gateway = c["Gateway"].get<std::string>();
+    if (c.contains("Gateway") && c["Gateway"].is_string())
+      s.gateway = c["Gateway"].get<std::string>();
     out.push_back(std::move(s));
   }
   return out;
@@ -385,7 +389,8 @@ Result<std::string> EngineClient::CreateContainer(const std::string& name,
                                     &body_json, request_timeout_ms_, nullptr, nullptr));
   if (r.status != 201 && r.status != 200) return ErrorFrom(r, "create container " + name);
   ASSIGN_OR_RETURN(json j, ParseJson(r.body, "create container " + name));
-  if (!j.contains("Id") || !j["Id"].is_string()) return Internal("create container: no Id in answer");
+  if (!j.contains("Id") || !j["Id"].is_string())
+    return Internal("create container: no Id in answer");
   return j["Id"].get<std::string>();
 }
 
@@ -426,20 +431,20 @@ Result<int> EngineClient::WaitContainer(const std::string& id, const std::atomic
 }
 
 Status EngineClient::KillContainer(const std::string& id, int signal) {
-  ASSIGN_OR_RETURN(Response r, Call("POST",
-                                    "/containers/" + UrlEncode(id) + "/kill?signal=" +
-                                        std::to_string(signal),
-                                    nullptr, request_timeout_ms_, nullptr, nullptr));
+  ASSIGN_OR_RETURN(
+      Response r,
+      Call("POST", "/containers/" + UrlEncode(id) + "/kill?signal=" + std::to_string(signal),
+           nullptr, request_timeout_ms_, nullptr, nullptr));
   if (r.status == 204 || r.status == 200) return Status::Ok();
   return ErrorFrom(r, "kill container " + id);
 }
 
 Status EngineClient::StopContainer(const std::string& id, int timeout_s) {
   long limit_ms = static_cast<long>(timeout_s) * 1000 + request_timeout_ms_;
-  ASSIGN_OR_RETURN(Response r, Call("POST",
-                                    "/containers/" + UrlEncode(id) + "/stop?t=" +
-                                        std::to_string(timeout_s),
-                                    nullptr, limit_ms, nullptr, nullptr));
+  ASSIGN_OR_RETURN(
+      Response r,
+      Call("POST", "/containers/" + UrlEncode(id) + "/stop?t=" + std::to_string(timeout_s), nullptr,
+           limit_ms, nullptr, nullptr));
   if (r.status == 204 || r.status == 304 || r.status == 200) return Status::Ok();
   return ErrorFrom(r, "stop container " + id);
 }

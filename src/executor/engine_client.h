@@ -52,16 +52,16 @@ class LogDemuxer {
   LineCallback on_line_;
   bool timestamps_;
   enum class Mode { kUnknown, kMultiplexed, kRaw } mode_ = Mode::kUnknown;
-  std::string pending_;       // Undecided bytes / incomplete frame header.
-  int frame_stream_ = 0;      // Current frame's stream.
-  uint32_t frame_left_ = 0;   // Payload bytes of the current frame not yet seen.
-  std::string partial_[3];    // Unterminated line per stream (index 1, 2; 0 unused).
-  bool skip_time_[3] = {};    // Drop the time prefix of a continuation frame.
+  std::string pending_;      // Undecided bytes / incomplete frame header.
+  int frame_stream_ = 0;     // Current frame's stream.
+  uint32_t frame_left_ = 0;  // Payload bytes of the current frame not yet seen.
+  std::string partial_[3];   // Unterminated line per stream (index 1, 2; 0 unused).
+  bool skip_time_[3] = {};   // Drop the time prefix of a continuation frame.
 };
 
 struct ContainerSummary {
   std::string id;
-  std::string name;  // Without the leading '/'.
+  std::string name;   // Without the leading '/'.
   std::string state;  // "created", "running", "exited", ...
   std::map<std::string, std::string> labels;
 
@@ -138,7 +138,8 @@ class EngineClient {
   // force=true, v=true. OK if it does not exist.
   Status RemoveContainer(const std::string& id);
   // Containers (all states) carrying every `label_filters` entry ("k" or "k=v").
-  Result<std::vector<ContainerSummary>> ListContainers(const std::vector<std::string>& label_filters);
+  Result<std::vector<ContainerSummary>> ListContainers(
+      const std::vector<std::string>& label_filters);
 
   // Streams the container's stdout+stderr with timestamps. `follow`: until the
   // container stops. `since_s`: only lines at or after this Unix second (0 = all).
@@ -168,6 +169,5 @@ class EngineClient {
   std::string socket_path_;
   int request_timeout_ms_;
 };
-
 
 }  // namespace ty::executor

@@ -59,7 +59,7 @@ struct ReplicaLaunch {
   std::vector<Mount> mounts;       // Extra; buckets are the executor's (AttemptSpec).
   // What the machine spec asks for ("NVIDIA_TESLA_T4" x 2); the executor decides
   // what it can give (the container engine: NVIDIA device requests).
-  std::string accelerator_type;    // "" = none.
+  std::string accelerator_type;  // "" = none.
   int accelerator_count = 0;
 };
 

@@ -1,13 +1,10 @@
 #include "executor/process_executor.h"
 
-#include "common/files.h"
-
-#include <spdlog/spdlog.h>
-
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +19,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
+
+#include "common/files.h"
 
 extern char** environ;
 
@@ -168,9 +167,15 @@ void ProcessExecutor::RunLaunch(const AttemptSpec& attempt) {
     RemoveFiles(r.name);  // Leftovers of an earlier run of the same name.
     json env = json::array();
     for (const auto& e : r.env) env.push_back({e.name, e.value});
-    json meta = {{"job_uid", attempt.job_uid}, {"attempt", attempt.attempt}, {"pool", r.pool},
-                 {"index", r.index},          {"name", r.name},          {"task", r.task_name},
-                 {"command", r.command},      {"args", r.args},          {"env", env}};
+    json meta = {{"job_uid", attempt.job_uid},
+                 {"attempt", attempt.attempt},
+                 {"pool", r.pool},
+                 {"index", r.index},
+                 {"name", r.name},
+                 {"task", r.task_name},
+                 {"command", r.command},
+                 {"args", r.args},
+                 {"env", env}};
     std::error_code ec;
     std::filesystem::create_directories(options_.state_dir + "/" + r.name, ec);
     if (ec || !WriteFileAtomically(PathOf(r.name, ".json"), meta.dump()).ok()) {
@@ -258,7 +263,7 @@ Status ProcessExecutor::Spawn(const AttemptSpec& attempt, const ReplicaLaunch& r
   bool zombie = false;
   ProcStat(pid, &out->start_ticks, &zombie);
   if (!WriteFileAtomically(prefix + ".pid",
-                                     std::to_string(pid) + " " + std::to_string(out->start_ticks) + "\n")
+                           std::to_string(pid) + " " + std::to_string(out->start_ticks) + "\n")
            .ok()) {
     kill(-pid, SIGKILL);
     return Internal("start replica " + r.name + ": cannot write " + prefix + ".pid");
@@ -316,8 +321,11 @@ void ProcessExecutor::CaptureNew(const Replica& r, bool writer_gone, Capture* c)
   b.err_to = BatchEnd(PathOf(r.name, ".err"), c->err_off, writer_gone);
   if (b.out_to <= b.out_from && b.err_to <= b.err_from) return;
   b.t0 = std::max(clock_->Now(), c->last + 1);
-  json j = {{"out_from", b.out_from}, {"out_to", b.out_to}, {"err_from", b.err_from},
-            {"err_to", b.err_to},     {"t0", b.t0}};
+  json j = {{"out_from", b.out_from},
+            {"out_to", b.out_to},
+            {"err_from", b.err_from},
+            {"err_to", b.err_to},
+            {"t0", b.t0}};
   const std::string cursor_path = PathOf(r.name, ".cursor");
   if (!WriteFileAtomically(cursor_path, j.dump()).ok()) {
     spdlog::warn("executor: cannot write {}", cursor_path);
@@ -446,7 +454,8 @@ Status ProcessExecutor::RestartReplica(const std::string& job_uid, int attempt, 
   // Its previous watcher must have reported the previous end (and taken its last
   // output) before the replica runs again and writes more.
   if (!work_.WaitForWatcher(name)) {
-    return FailedPrecondition(what + ": the previous run is still being reported (called from "
+    return FailedPrecondition(what +
+                              ": the previous run is still being reported (called from "
                               "the event callback?)");
   }
   if (previous.pid > 0) waitpid(previous.pid, nullptr, WNOHANG);  // Reap it if ours.

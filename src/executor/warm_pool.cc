@@ -1,18 +1,15 @@
 #include "executor/warm_pool.h"
 
-#include <spdlog/spdlog.h>
-
-#include "common/files.h"
-
 #include <fcntl.h>
 #include <sched.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -20,6 +17,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/files.h"
 #include "executor/background_work.h"
 #include "executor/container_executor.h"
 
@@ -65,7 +63,8 @@ std::string NewGangId() {
   static uint64_t counter = 0;
   std::lock_guard<std::mutex> lock(mu);
   char buf[32];
-  std::snprintf(buf, sizeof(buf), "%08x%x", static_cast<unsigned>(rng()), static_cast<unsigned>(++counter));
+  std::snprintf(buf, sizeof(buf), "%08x%x", static_cast<unsigned>(rng()),
+                static_cast<unsigned>(++counter));
   return buf;
 }
 
@@ -113,7 +112,8 @@ std::optional<WarmGang> WarmPool::Take(const AttemptSpec& attempt) {
   std::string key = ShapeKey(attempt);
   if (key.empty()) return std::nullopt;
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = std::find_if(ready_.begin(), ready_.end(), [&](const WarmGang& g) { return g.key == key; });
+  auto it =
+      std::find_if(ready_.begin(), ready_.end(), [&](const WarmGang& g) { return g.key == key; });
   if (it == ready_.end()) return std::nullopt;
   WarmGang gang = std::move(*it);
   ready_.erase(it);
@@ -121,7 +121,8 @@ std::optional<WarmGang> WarmPool::Take(const AttemptSpec& attempt) {
 }
 
 Status WarmPool::BuildNow(const AttemptSpec& attempt) {
-  if (!enabled() || ShapeKey(attempt).empty()) return FailedPrecondition("no warm pool for this shape");
+  if (!enabled() || ShapeKey(attempt).empty())
+    return FailedPrecondition("no warm pool for this shape");
   ASSIGN_OR_RETURN(WarmGang gang, Build(attempt));
   std::lock_guard<std::mutex> lock(mu_);
   ready_.push_back(std::move(gang));
@@ -146,8 +147,9 @@ void WarmPool::Refill(const AttemptSpec& attempt) {
     for (const Wanted& w : wanted_) {
       if (w.key == key) return;
     }
-    wanted_.push_back({key, attempt,
-                       std::chrono::steady_clock::now() + std::chrono::microseconds(options_.refill_delay)});
+    wanted_.push_back(
+        {key, attempt,
+         std::chrono::steady_clock::now() + std::chrono::microseconds(options_.refill_delay)});
   }
   cv_.notify_all();
 }
@@ -170,7 +172,8 @@ std::vector<WarmGang> WarmPool::EvictLocked(size_t incoming) {
     }
   }
   // ready_ is in the order the gangs were made: the front is the oldest.
-  while (!ready_.empty() && SandboxesLocked() + incoming > static_cast<size_t>(options_.max_sandboxes)) {
+  while (!ready_.empty() &&
+         SandboxesLocked() + incoming > static_cast<size_t>(options_.max_sandboxes)) {
     out.push_back(std::move(ready_.front()));
     ready_.erase(ready_.begin());
   }
@@ -314,8 +317,8 @@ Result<WarmGang> WarmPool::Build(const AttemptSpec& shape) {
     return s;
   }
   ForEachConcurrently(n, [&](size_t i) {
-    results[i] = engine_->StartContainer(gang.sandboxes[i].id).WithContext("warm pool: start " +
-                                                                           gang.sandboxes[i].name);
+    results[i] = engine_->StartContainer(gang.sandboxes[i].id)
+                     .WithContext("warm pool: start " + gang.sandboxes[i].name);
     return results[i].ok();
   });
   if (Status s = FirstError(results); !s.ok()) {
@@ -346,12 +349,14 @@ void WarmPool::Discard(const WarmGang& gang) {
   }
 }
 
-Status WarmPool::Claim(const Sandbox& sandbox, const ReplicaLaunch& replica, const std::string& network,
+Status WarmPool::Claim(const Sandbox& sandbox, const ReplicaLaunch& replica,
+                       const std::string& network,
                        const std::vector<std::pair<const ReplicaLaunch*, const Sandbox*>>& peers) {
   if (!network.empty()) {
     std::string hosts = "127.0.0.1\tlocalhost\n::1\tlocalhost\n";
     for (const auto& [peer, box] : peers) {
-      hosts += box->address + "\t" + (peer->hostname.empty() ? box->name : peer->hostname + " " + box->name) + "\n";
+      hosts += box->address + "\t" +
+               (peer->hostname.empty() ? box->name : peer->hostname + " " + box->name) + "\n";
     }
     RETURN_IF_ERROR(WriteFileInPlace(sandbox.dir + "/hosts", hosts));
   }
@@ -513,10 +518,12 @@ void WarmPool::ReapLeftovers() {
   if (networks.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
     for (const std::string& net : *networks) {
-      bool held = std::any_of(ready_.begin(), ready_.end(), [&](const WarmGang& g) { return g.network == net; });
+      bool held = std::any_of(ready_.begin(), ready_.end(),
+                              [&](const WarmGang& g) { return g.network == net; });
       // A network being built has no container yet: leave networks alone while
       // the builder works (the next reap takes a real leftover).
-      if (!held && building_key_.empty() && !networks_in_use.count(net)) (void)engine_->RemoveNetwork(net);
+      if (!held && building_key_.empty() && !networks_in_use.count(net))
+        (void)engine_->RemoveNetwork(net);
     }
   }
   std::error_code ec;

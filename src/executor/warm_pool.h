@@ -55,14 +55,14 @@
 namespace ty::executor {
 
 // Labels of warm sandboxes (besides kLabelInstance).
-inline constexpr char kLabelSandbox[] = "trainyard.sandbox";          // Its unclaimed name.
+inline constexpr char kLabelSandbox[] = "trainyard.sandbox";                 // Its unclaimed name.
 inline constexpr char kLabelSandboxNetwork[] = "trainyard.sandbox.network";  // Its gang's network.
 
 struct WarmPoolOptions {
-  int max_sandboxes = 0;      // 0 = no pool.
-  std::string dir;            // Host directory for the sandboxes' run directories.
-  std::string init_path;      // The ty-sandbox-init binary.
-  std::string instance;       // kLabelInstance value; "" = none.
+  int max_sandboxes = 0;  // 0 = no pool.
+  std::string dir;        // Host directory for the sandboxes' run directories.
+  std::string init_path;  // The ty-sandbox-init binary.
+  std::string instance;   // kLabelInstance value; "" = none.
   DurationMicros idle_ttl = 10LL * 60 * 1000000;
   // A refill waits this long after the launch that asked for it, so the new gang's
   // container starts do not compete for CPU with the replicas just started.
@@ -75,11 +75,11 @@ struct WarmPoolOptions {
 
 // One started container waiting for its launch file.
 struct Sandbox {
-  std::string id;       // Container id (stays when the container is renamed).
-  std::string name;     // Container name while unclaimed: "ty-sbx-<gang>-<i>".
-  std::string dir;      // Host directory: run/ (mounted), hosts, claim.json.
-  std::string address;  // On the gang's network; "" without one.
-  std::string image_id; // The image content it was created from.
+  std::string id;        // Container id (stays when the container is renamed).
+  std::string name;      // Container name while unclaimed: "ty-sbx-<gang>-<i>".
+  std::string dir;       // Host directory: run/ (mounted), hosts, claim.json.
+  std::string address;   // On the gang's network; "" without one.
+  std::string image_id;  // The image content it was created from.
   // Its init's host pid and the inode of its UTS namespace, to give it the
   // replica's host name when taken (SetHostname); 0 when unknown.
   int pid = 0;
@@ -89,18 +89,18 @@ struct Sandbox {
 struct WarmGang {
   std::string id;
   std::string key;
-  std::string network;  // "" = the engine's default network.
+  std::string network;             // "" = the engine's default network.
   std::vector<Sandbox> sandboxes;  // In the attempt's launch order.
   TimeMicros ready_time = 0;
 };
 
 // Where a taken sandbox keeps what the executor needs after a daemon restart.
 struct SandboxClaim {
-  std::string replica;  // The replica's name (ReplicaName).
-  std::string task;     // Log task name.
-  std::string network;  // The gang network to remove with the attempt ("" none).
-  std::string dir;      // The sandbox's host directory.
-  std::string hostname; // The replica's host name ("" = none).
+  std::string replica;   // The replica's name (ReplicaName).
+  std::string task;      // Log task name.
+  std::string network;   // The gang network to remove with the attempt ("" none).
+  std::string dir;       // The sandbox's host directory.
+  std::string hostname;  // The replica's host name ("" = none).
 };
 
 class WarmPool {
@@ -132,7 +132,8 @@ class WarmPool {
   // gang, its /etc/hosts, and gives it the replica's host name (best effort).
   // `peers`: every replica of the attempt with the gang's sandbox of the same
   // position. Nothing runs until WriteLaunch.
-  static Status Claim(const Sandbox& sandbox, const ReplicaLaunch& replica, const std::string& network,
+  static Status Claim(const Sandbox& sandbox, const ReplicaLaunch& replica,
+                      const std::string& network,
                       const std::vector<std::pair<const ReplicaLaunch*, const Sandbox*>>& peers);
   // Writes the launch file the sandbox waits for; its init then runs `argv`.
   static Status WriteLaunch(const Sandbox& sandbox, const std::vector<std::string>& argv,
@@ -183,9 +184,9 @@ class WarmPool {
     AttemptSpec shape;
     std::chrono::steady_clock::time_point not_before;
   };
-  std::deque<Wanted> wanted_;        // Shapes to build, oldest first.
+  std::deque<Wanted> wanted_;  // Shapes to build, oldest first.
   std::vector<WarmGang> ready_;
-  std::string building_key_;         // The shape the builder works on now.
+  std::string building_key_;  // The shape the builder works on now.
   uint64_t next_gang_ = 0;
   std::thread builder_;
 };

@@ -3,16 +3,18 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
-
 #include <nlohmann/json.hpp>
 
 namespace ty::logs {
 
 const char* LogStreamName(LogStream s) {
   switch (s) {
-    case LogStream::kStdout: return "stdout";
-    case LogStream::kStderr: return "stderr";
-    case LogStream::kService: return "service";
+    case LogStream::kStdout:
+      return "stdout";
+    case LogStream::kStderr:
+      return "stderr";
+    case LogStream::kService:
+      return "service";
   }
   return "stdout";
 }

@@ -92,7 +92,8 @@ Status ForEachLine(int fd, uint64_t from, uint64_t to,
       buf_start += line_start;
       line_start = 0;
       ASSIGN_OR_RETURN(std::string chunk,
-                       ReadAt(fd, read_pos, static_cast<size_t>(std::min<uint64_t>(kChunkBytes, to - read_pos))));
+                       ReadAt(fd, read_pos,
+                              static_cast<size_t>(std::min<uint64_t>(kChunkBytes, to - read_pos))));
       if (chunk.empty()) return Status::Ok();  // Truncated under us.
       read_pos += chunk.size();
       buf += chunk;
@@ -137,29 +138,29 @@ class LogStore::Impl {
 
  private:
   struct JobLog {
-    int fd = -1;                                // Append fd; -1 when not in the cache.
-    std::list<std::string>::iterator lru_pos;   // Valid while fd >= 0.
-    std::map<std::string, TimeMicros> newest;   // Per task, max entry time seen.
-    bool scanned = false;                       // `newest` includes the file's content.
-    uint64_t generation = 0;                    // Bumped by every append.
+    int fd = -1;                               // Append fd; -1 when not in the cache.
+    std::list<std::string>::iterator lru_pos;  // Valid while fd >= 0.
+    std::map<std::string, TimeMicros> newest;  // Per task, max entry time seen.
+    bool scanned = false;                      // `newest` includes the file's content.
+    uint64_t generation = 0;                   // Bumped by every append.
   };
 
   std::string PathOf(const std::string& uid) const { return root_ + "/" + uid + ".ndjson"; }
   // Returns the job's append fd, opening it (and evicting the least recently used
   // one) if needed, or -1 with a message on stderr. REQUIRES: mu_ held.
   int AppendFd(const std::string& uid, JobLog& job);
-  void CloseFd(JobLog& job);  // REQUIRES: mu_ held.
+  void CloseFd(JobLog& job);                            // REQUIRES: mu_ held.
   uint64_t GenerationOf(const std::string& uid) const;  // REQUIRES: mu_ held.
   // Newest time per task in the file's complete lines.
   std::map<std::string, TimeMicros> ScanNewest(const std::string& uid);
 
   const std::string root_;
   std::mutex mu_;
-  std::condition_variable changed_;                 // Notified on every append/delete.
-  std::unordered_map<std::string, JobLog> jobs_;    // GUARDED_BY(mu_)
-  std::list<std::string> lru_;                      // GUARDED_BY(mu_); uids with an open fd,
-                                                    // most recently used first.
-  uint64_t deletions_ = 0;                          // GUARDED_BY(mu_)
+  std::condition_variable changed_;               // Notified on every append/delete.
+  std::unordered_map<std::string, JobLog> jobs_;  // GUARDED_BY(mu_)
+  std::list<std::string> lru_;                    // GUARDED_BY(mu_); uids with an open fd,
+                                                  // most recently used first.
+  uint64_t deletions_ = 0;                        // GUARDED_BY(mu_)
 };
 
 int LogStore::Impl::AppendFd(const std::string& uid, JobLog& job) {
@@ -245,15 +246,15 @@ std::map<std::string, TimeMicros> LogStore::Impl::ScanNewest(const std::string& 
   FdCloser f{open(PathOf(uid).c_str(), O_RDONLY | O_CLOEXEC)};
   struct stat st {};
   if (f.fd < 0 || fstat(f.fd, &st) != 0) return newest;
-  Status s = ForEachLine(f.fd, 0, static_cast<uint64_t>(st.st_size),
-                         [&](std::string_view line, uint64_t) {
-                           std::optional<LogEntry> e = internal::DecodeLine(line);
-                           if (e) {
-                             TimeMicros& t = newest[e->task];
-                             t = std::max(t, e->time);
-                           }
-                           return true;
-                         });
+  Status s =
+      ForEachLine(f.fd, 0, static_cast<uint64_t>(st.st_size), [&](std::string_view line, uint64_t) {
+        std::optional<LogEntry> e = internal::DecodeLine(line);
+        if (e) {
+          TimeMicros& t = newest[e->task];
+          t = std::max(t, e->time);
+        }
+        return true;
+      });
   if (!s.ok()) std::fprintf(stderr, "logs: scan %s: %s\n", uid.c_str(), s.ToString().c_str());
   return newest;
 }
@@ -433,8 +434,7 @@ Result<LogPage> LogStore::Read(const std::string& job_uid, const std::string& cu
   return impl_->Read(job_uid, cursor, task, max_entries);
 }
 
-bool LogStore::WaitForMore(const std::string& job_uid, const std::string& cursor,
-                           int timeout_ms) {
+bool LogStore::WaitForMore(const std::string& job_uid, const std::string& cursor, int timeout_ms) {
   return impl_->WaitForMore(job_uid, cursor, timeout_ms);
 }
 

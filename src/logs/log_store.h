@@ -25,7 +25,7 @@ const char* LogStreamName(LogStream s);  // "stdout", "stderr", "service"
 
 struct LogEntry {
   TimeMicros time = 0;
-  std::string task;      // "workerpool0-0", "master-replica-0", or "service".
+  std::string task;  // "workerpool0-0", "master-replica-0", or "service".
   LogStream stream = LogStream::kStdout;
   std::string severity;  // Cloud Logging names: "INFO", "ERROR", "WARNING", "DEFAULT", ...
   std::string message;   // One line, no trailing newline.

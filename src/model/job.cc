@@ -8,22 +8,30 @@ bool IsTerminal(JobState s) {
 
 const char* JobStateName(JobState s) {
   switch (s) {
-    case JobState::kUnspecified: return "STATE_UNSPECIFIED";
-    case JobState::kQueued: return "QUEUED";
-    case JobState::kPreparing: return "PREPARING";
-    case JobState::kRunning: return "RUNNING";
-    case JobState::kSucceeded: return "SUCCEEDED";
-    case JobState::kFailed: return "FAILED";
-    case JobState::kCancelling: return "CANCELLING";
-    case JobState::kCancelled: return "CANCELLED";
+    case JobState::kUnspecified:
+      return "STATE_UNSPECIFIED";
+    case JobState::kQueued:
+      return "QUEUED";
+    case JobState::kPreparing:
+      return "PREPARING";
+    case JobState::kRunning:
+      return "RUNNING";
+    case JobState::kSucceeded:
+      return "SUCCEEDED";
+    case JobState::kFailed:
+      return "FAILED";
+    case JobState::kCancelling:
+      return "CANCELLING";
+    case JobState::kCancelled:
+      return "CANCELLED";
   }
   return "STATE_UNSPECIFIED";
 }
 
 std::optional<JobState> JobStateFromName(const std::string& name) {
-  for (JobState s : {JobState::kUnspecified, JobState::kQueued, JobState::kPreparing,
-                     JobState::kRunning, JobState::kSucceeded, JobState::kFailed,
-                     JobState::kCancelling, JobState::kCancelled}) {
+  for (JobState s :
+       {JobState::kUnspecified, JobState::kQueued, JobState::kPreparing, JobState::kRunning,
+        JobState::kSucceeded, JobState::kFailed, JobState::kCancelling, JobState::kCancelled}) {
     if (name == JobStateName(s)) return s;
   }
   return std::nullopt;
@@ -31,20 +39,26 @@ std::optional<JobState> JobStateFromName(const std::string& name) {
 
 const char* ReplicaStateName(ReplicaState s) {
   switch (s) {
-    case ReplicaState::kPending: return "PENDING";
-    case ReplicaState::kRunning: return "RUNNING";
-    case ReplicaState::kSucceeded: return "SUCCEEDED";
-    case ReplicaState::kFailed: return "FAILED";
-    case ReplicaState::kStopped: return "STOPPED";
-    case ReplicaState::kRestarting: return "RESTARTING";
+    case ReplicaState::kPending:
+      return "PENDING";
+    case ReplicaState::kRunning:
+      return "RUNNING";
+    case ReplicaState::kSucceeded:
+      return "SUCCEEDED";
+    case ReplicaState::kFailed:
+      return "FAILED";
+    case ReplicaState::kStopped:
+      return "STOPPED";
+    case ReplicaState::kRestarting:
+      return "RESTARTING";
   }
   return "PENDING";
 }
 
 std::optional<ReplicaState> ReplicaStateFromName(const std::string& name) {
-  for (ReplicaState s : {ReplicaState::kPending, ReplicaState::kRunning, ReplicaState::kSucceeded,
-                         ReplicaState::kFailed, ReplicaState::kStopped,
-                         ReplicaState::kRestarting}) {
+  for (ReplicaState s :
+       {ReplicaState::kPending, ReplicaState::kRunning, ReplicaState::kSucceeded,
+        ReplicaState::kFailed, ReplicaState::kStopped, ReplicaState::kRestarting}) {
     if (name == ReplicaStateName(s)) return s;
   }
   return std::nullopt;
@@ -52,17 +66,21 @@ std::optional<ReplicaState> ReplicaStateFromName(const std::string& name) {
 
 const char* EndingKindName(EndingKind k) {
   switch (k) {
-    case EndingKind::kSucceed: return "SUCCEED";
-    case EndingKind::kFail: return "FAIL";
-    case EndingKind::kRetry: return "RETRY";
-    case EndingKind::kCancel: return "CANCEL";
+    case EndingKind::kSucceed:
+      return "SUCCEED";
+    case EndingKind::kFail:
+      return "FAIL";
+    case EndingKind::kRetry:
+      return "RETRY";
+    case EndingKind::kCancel:
+      return "CANCEL";
   }
   return "FAIL";
 }
 
 std::optional<EndingKind> EndingKindFromName(const std::string& name) {
-  for (EndingKind k : {EndingKind::kSucceed, EndingKind::kFail, EndingKind::kRetry,
-                       EndingKind::kCancel}) {
+  for (EndingKind k :
+       {EndingKind::kSucceed, EndingKind::kFail, EndingKind::kRetry, EndingKind::kCancel}) {
     if (name == EndingKindName(k)) return k;
   }
   return std::nullopt;
@@ -81,10 +99,14 @@ std::string Job::ResourceName() const {
 namespace {
 const char* MlRoleName(int pool) {
   switch (pool) {
-    case 0: return "master";
-    case 1: return "worker";
-    case 2: return "ps";
-    default: return "evaluator";
+    case 0:
+      return "master";
+    case 1:
+      return "worker";
+    case 2:
+      return "ps";
+    default:
+      return "evaluator";
   }
 }
 }  // namespace

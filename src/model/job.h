@@ -40,10 +40,10 @@ std::optional<JobState> JobStateFromName(const std::string& name);
 enum class ReplicaState {
   kPending = 0,  // Created or being created; user code not started.
   kRunning,
-  kSucceeded,    // Exited 0.
-  kFailed,       // Exited non-zero or killed.
-  kStopped,      // Stopped by the service (cancel, job done, teardown).
-  kRestarting,   // Exited; a restart in place was decided and may be under way.
+  kSucceeded,   // Exited 0.
+  kFailed,      // Exited non-zero or killed.
+  kStopped,     // Stopped by the service (cancel, job done, teardown).
+  kRestarting,  // Exited; a restart in place was decided and may be under way.
 };
 const char* ReplicaStateName(ReplicaState s);
 std::optional<ReplicaState> ReplicaStateFromName(const std::string& name);
@@ -53,8 +53,8 @@ struct ReplicaRecord {
   int pool = 0;
   int index = 0;
   int attempt = 1;
-  std::string task_name;      // "workerpool0-0" (Vertex) / "master-replica-0" (ml v1).
-  std::string handle;         // Executor's deterministic name, e.g. "ty-<uid>-1-0-0".
+  std::string task_name;  // "workerpool0-0" (Vertex) / "master-replica-0" (ml v1).
+  std::string handle;     // Executor's deterministic name, e.g. "ty-<uid>-1-0-0".
   ReplicaState state = ReplicaState::kPending;
   std::optional<int> exit_code;
   std::optional<int> signal;  // Set when killed by a signal (exit code 128+N from an engine).
@@ -83,11 +83,11 @@ std::optional<EndingKind> EndingKindFromName(const std::string& name);
 
 // Times of each phase, so a slow start can be explained (DESIGN.md "Job lifecycle").
 struct PhaseTimes {
-  TimeMicros queued = 0;        // == create_time.
-  TimeMicros admitted = 0;      // QUEUED -> PREPARING.
-  TimeMicros image_ready = 0;   // Images present (pulled if needed).
-  TimeMicros all_running = 0;   // Every replica of the current attempt started.
-  TimeMicros finished = 0;      // Terminal state reached.
+  TimeMicros queued = 0;       // == create_time.
+  TimeMicros admitted = 0;     // QUEUED -> PREPARING.
+  TimeMicros image_ready = 0;  // Images present (pulled if needed).
+  TimeMicros all_running = 0;  // Every replica of the current attempt started.
+  TimeMicros finished = 0;     // Terminal state reached.
 };
 
 struct Ending {
@@ -112,16 +112,19 @@ struct Job {
   // enums as names, no output-only fields) of its own dialect. Responses are rendered
   // from it, so a job reads back exactly as it was created.
   std::string spec_json;
+  // The internal spec as accepted, versioned (model/spec_record.h): what a restarted
+  // daemon runs, without re-validating. "" for jobs stored before it existed.
+  std::string spec_record;
 
   JobState state = JobState::kQueued;
   TimeMicros create_time = 0;
-  TimeMicros start_time = 0;   // First entered RUNNING.
-  TimeMicros end_time = 0;     // Entered a terminal state.
+  TimeMicros start_time = 0;  // First entered RUNNING.
+  TimeMicros end_time = 0;    // Entered a terminal state.
   TimeMicros update_time = 0;
   PhaseTimes phases;
   std::optional<JobError> error;
 
-  int attempt = 0;             // Current attempt, 1-based; 0 before the first launch.
+  int attempt = 0;  // Current attempt, 1-based; 0 before the first launch.
   bool cancel_requested = false;
   std::vector<ReplicaRecord> replicas;  // Replicas of the current attempt.
   // Set while the current attempt is being stopped: what happens once it is down.

@@ -7,13 +7,20 @@ namespace {
 
 const char* SignalName(int sig) {
   switch (sig) {
-    case 1: return "SIGHUP";
-    case 2: return "SIGINT";
-    case 6: return "SIGABRT";
-    case 9: return "SIGKILL";
-    case 11: return "SIGSEGV";
-    case 15: return "SIGTERM";
-    default: return "signal";
+    case 1:
+      return "SIGHUP";
+    case 2:
+      return "SIGINT";
+    case 6:
+      return "SIGABRT";
+    case 9:
+      return "SIGKILL";
+    case 11:
+      return "SIGSEGV";
+    case 15:
+      return "SIGTERM";
+    default:
+      return "signal";
   }
 }
 
@@ -55,8 +62,7 @@ std::vector<ReplicaRecord> NewReplicaRecords(const Job& job, int attempt) {
 // committed before the actions run.
 class Machine {
  public:
-  Machine(const Job& job, const JobPolicy& policy, TimeMicros now)
-      : policy_(policy), now_(now) {
+  Machine(const Job& job, const JobPolicy& policy, TimeMicros now) : policy_(policy), now_(now) {
     d_.job = job;
   }
   Decision Take() { return std::move(d_); }
@@ -104,9 +110,7 @@ class Machine {
     }
     return nullptr;
   }
-  bool AnyLive() {
-    return std::any_of(job().replicas.begin(), job().replicas.end(), ReplicaLive);
-  }
+  bool AnyLive() { return std::any_of(job().replicas.begin(), job().replicas.end(), ReplicaLive); }
   bool AnyPending() {
     return std::any_of(job().replicas.begin(), job().replicas.end(),
                        [](const ReplicaRecord& r) { return r.state == ReplicaState::kPending; });
@@ -143,16 +147,26 @@ void Machine::Apply(const JobInput& in) {
   if (IsTerminal(job().state)) return;
   if (IsExecutorInput(in.kind) && in.attempt != job().attempt) return;  // A stale attempt.
   switch (in.kind) {
-    case InputKind::kSubmitted: return Submitted();
-    case InputKind::kAdmitted: return Admitted();
-    case InputKind::kAttemptStarted: return AttemptStarted(in);
-    case InputKind::kLaunchFailed: return LaunchFailed(in);
-    case InputKind::kReplicaExited: return ReplicaExited(in);
-    case InputKind::kReplicaRestarted: return ReplicaRestarted(in);
-    case InputKind::kRestartFailed: return RestartFailed(in);
-    case InputKind::kCancel: return Cancel(in.message);
-    case InputKind::kTimerFired: return TimerFired(in.timer);
-    case InputKind::kRecovered: return Recovered(in.observed);
+    case InputKind::kSubmitted:
+      return Submitted();
+    case InputKind::kAdmitted:
+      return Admitted();
+    case InputKind::kAttemptStarted:
+      return AttemptStarted(in);
+    case InputKind::kLaunchFailed:
+      return LaunchFailed(in);
+    case InputKind::kReplicaExited:
+      return ReplicaExited(in);
+    case InputKind::kReplicaRestarted:
+      return ReplicaRestarted(in);
+    case InputKind::kRestartFailed:
+      return RestartFailed(in);
+    case InputKind::kCancel:
+      return Cancel(in.message);
+    case InputKind::kTimerFired:
+      return TimerFired(in.timer);
+    case InputKind::kRecovered:
+      return Recovered(in.observed);
   }
 }
 
@@ -266,8 +280,9 @@ void Machine::ReplicaExited(const JobInput& in) {
   if (stopping) return MaybeFinish();
   if (in.exit_code == 0) {
     // The primary's success is the job's success; the others are shut down.
-    if (IsPrimary(*rec)) return BeginEnding(Ending{EndingKind::kSucceed, std::nullopt},
-                                            "the primary replica succeeded");
+    if (IsPrimary(*rec))
+      return BeginEnding(Ending{EndingKind::kSucceed, std::nullopt},
+                         "the primary replica succeeded");
     return MaybeFinish();
   }
   // spec §9: exits 1-127 are the user's code failing: permanent. A death by a signal
@@ -345,18 +360,21 @@ void Machine::MaybeFinish() {
   if (!job().ending) {
     // Every replica ended but none decided the outcome. Unreachable with a primary in
     // pool 0; guarded so a job never hangs.
-    return Finish(JobState::kFailed,
-                  JobError{kErrorCodeInternal,
-                           "All replicas exited without the primary replica finishing."});
+    return Finish(
+        JobState::kFailed,
+        JobError{kErrorCodeInternal, "All replicas exited without the primary replica finishing."});
   }
   Ending ending = *job().ending;
   switch (ending.kind) {
     case EndingKind::kRetry:
       Act(ActionKind::kCleanup);  // Names the attempt that ended.
       return StartAttempt(job().attempt + 1);
-    case EndingKind::kSucceed: return Finish(JobState::kSucceeded, std::nullopt);
-    case EndingKind::kFail: return Finish(JobState::kFailed, ending.error);
-    case EndingKind::kCancel: return Finish(JobState::kCancelled, ending.error);
+    case EndingKind::kSucceed:
+      return Finish(JobState::kSucceeded, std::nullopt);
+    case EndingKind::kFail:
+      return Finish(JobState::kFailed, ending.error);
+    case EndingKind::kCancel:
+      return Finish(JobState::kCancelled, ending.error);
   }
 }
 
@@ -416,7 +434,8 @@ void Machine::TimerFired(TimerKind timer) {
 void Machine::ArmTimers() {
   const Job& j = job();
   const Scheduling& s = j.spec.scheduling;
-  if (s.max_wait > 0 && j.start_time == 0) ArmTimer(TimerKind::kMaxWait, j.create_time + s.max_wait);
+  if (s.max_wait > 0 && j.start_time == 0)
+    ArmTimer(TimerKind::kMaxWait, j.create_time + s.max_wait);
   if (s.timeout > 0 && j.start_time > 0) ArmTimer(TimerKind::kTimeout, j.start_time + s.timeout);
 }
 

@@ -53,37 +53,37 @@ struct ObservedReplicaState {
   int pool = 0;
   int index = 0;
   bool running = false;
-  int exit_code = 0;           // When !running.
-  std::optional<int> signal;   // When !running.
+  int exit_code = 0;          // When !running.
+  std::optional<int> signal;  // When !running.
   bool oom_killed = false;
 };
 
 enum class InputKind {
-  kSubmitted,          // Just created, QUEUED: log it, arm maxWait, ask for admission.
-  kAdmitted,           // Start attempt 1.
-  kAttemptStarted,     // Executor: every replica of `attempt` runs.
-  kLaunchFailed,       // Executor: `attempt` could not start (`message`); nothing left.
-  kReplicaExited,      // Executor: replica (pool, index) of `attempt` ended.
-  kReplicaRestarted,   // Executor: the restart in place of (pool, index) succeeded.
-  kRestartFailed,      // Executor: it could not (`message`).
-  kCancel,             // A user asked (`message`: the reason logged and returned).
-  kTimerFired,         // `timer` is due.
-  kRecovered,          // Daemon start: `observed` = what exists of the current attempt.
+  kSubmitted,         // Just created, QUEUED: log it, arm maxWait, ask for admission.
+  kAdmitted,          // Start attempt 1.
+  kAttemptStarted,    // Executor: every replica of `attempt` runs.
+  kLaunchFailed,      // Executor: `attempt` could not start (`message`); nothing left.
+  kReplicaExited,     // Executor: replica (pool, index) of `attempt` ended.
+  kReplicaRestarted,  // Executor: the restart in place of (pool, index) succeeded.
+  kRestartFailed,     // Executor: it could not (`message`).
+  kCancel,            // A user asked (`message`: the reason logged and returned).
+  kTimerFired,        // `timer` is due.
+  kRecovered,         // Daemon start: `observed` = what exists of the current attempt.
 };
 
 struct JobInput {
   InputKind kind = InputKind::kSubmitted;
-  int attempt = 0;                 // Executor inputs: the attempt they concern.
-  int pool = -1;                   // Replica inputs.
+  int attempt = 0;  // Executor inputs: the attempt they concern.
+  int pool = -1;    // Replica inputs.
   int index = -1;
-  int exit_code = 0;               // kReplicaExited.
-  std::optional<int> signal;       // kReplicaExited: died of this signal.
-  bool oom_killed = false;         // kReplicaExited.
-  TimeMicros image_ready_time = 0; // kAttemptStarted.
-  std::string message;             // Launch/restart failure, how it started, cancel reason.
-  std::vector<std::string> log_tail;  // kReplicaExited: the replica's last log lines.
-  TimerKind timer = TimerKind::kTimeout;             // kTimerFired.
-  std::vector<ObservedReplicaState> observed;         // kRecovered.
+  int exit_code = 0;                      // kReplicaExited.
+  std::optional<int> signal;              // kReplicaExited: died of this signal.
+  bool oom_killed = false;                // kReplicaExited.
+  TimeMicros image_ready_time = 0;        // kAttemptStarted.
+  std::string message;                    // Launch/restart failure, how it started, cancel reason.
+  std::vector<std::string> log_tail;      // kReplicaExited: the replica's last log lines.
+  TimerKind timer = TimerKind::kTimeout;  // kTimerFired.
+  std::vector<ObservedReplicaState> observed;  // kRecovered.
 };
 
 enum class ActionKind {

@@ -50,8 +50,8 @@ struct MachineSpec {
 };
 
 struct DiskSpec {
-  std::string boot_disk_type;    // Empty = default ("pd-ssd").
-  int32_t boot_disk_size_gb = 0; // 0 = default (100).
+  std::string boot_disk_type;     // Empty = default ("pd-ssd").
+  int32_t boot_disk_size_gb = 0;  // 0 = default (100).
 };
 
 struct WorkerPool {
@@ -68,10 +68,10 @@ struct WorkerPool {
 struct Scheduling {
   static constexpr DurationMicros kDefaultTimeout = 7LL * 24 * 3600 * 1000000;
   DurationMicros timeout = kDefaultTimeout;  // Vertex `timeout` / ml v1 `maxRunningTime`.
-  DurationMicros max_wait = 0;               // ml v1 `maxWaitTime` / Vertex `maxWaitDuration`; 0 = forever.
+  DurationMicros max_wait = 0;  // ml v1 `maxWaitTime` / Vertex `maxWaitDuration`; 0 = forever.
   bool restart_job_on_worker_restart = false;
   bool disable_retries = false;
-  int32_t priority = 0;                      // ml v1 0..1000.
+  int32_t priority = 0;  // ml v1 0..1000.
 };
 
 struct JobSpec {
@@ -92,8 +92,8 @@ struct JobSpec {
   std::string job_dir;
   // ml v1 only: `chief` instead of `master` in TF_CONFIG.
   bool use_chief_in_tf_config = false;
-  std::string region;        // ml v1 `trainingInput.region`.
-  std::string scale_tier;    // ml v1 `scaleTier` name ("BASIC", "CUSTOM", ...).
+  std::string region;      // ml v1 `trainingInput.region`.
+  std::string scale_tier;  // ml v1 `scaleTier` name ("BASIC", "CUSTOM", ...).
 };
 
 }  // namespace ty::model

@@ -77,12 +77,18 @@ template <typename T>
 bool Compare(Op op, const T& a, const T& b) {
   switch (op) {
     case Op::kEq:
-    case Op::kHas: return a == b;
-    case Op::kNe: return a != b;
-    case Op::kLt: return a < b;
-    case Op::kLe: return a <= b;
-    case Op::kGt: return a > b;
-    case Op::kGe: return a >= b;
+    case Op::kHas:
+      return a == b;
+    case Op::kNe:
+      return a != b;
+    case Op::kLt:
+      return a < b;
+    case Op::kLe:
+      return a <= b;
+    case Op::kGt:
+      return a > b;
+    case Op::kGe:
+      return a >= b;
   }
   return false;
 }
@@ -102,9 +108,9 @@ Result<TimeMicros> ParseFilterTime(const std::string& text) {
   std::string s = text;
   if (s.size() == 10 && IsDigits(s, 0, 4) && s[4] == '-' && s[7] == '-') s += "T00:00:00";
   if (s.size() == 16 && s[10] == 'T' && s[13] == ':') s += ":00";
-  bool has_zone = !s.empty() && (s.back() == 'Z' || s.back() == 'z' ||
-                                 (s.size() > 19 && (s[s.size() - 6] == '+' ||
-                                                    s[s.size() - 6] == '-')));
+  bool has_zone =
+      !s.empty() && (s.back() == 'Z' || s.back() == 'z' ||
+                     (s.size() > 19 && (s[s.size() - 6] == '+' || s[s.size() - 6] == '-')));
   if (!has_zone) s += "Z";
   parsed = ParseRfc3339(s);
   if (parsed.ok()) return parsed;
@@ -124,15 +130,13 @@ StateValue Unused() { return {true, std::nullopt}; }
 // Vertex JobState names and numbers (client-wire.md §8) plus ml v1 names.
 StateValue ParseStateValue(const std::string& raw) {
   std::string v = Upper(raw);
-  static const char* const kVertexOnly[] = {"PAUSED", "EXPIRED", "UPDATING",
-                                            "PARTIALLY_SUCCEEDED"};
+  static const char* const kVertexOnly[] = {"PAUSED", "EXPIRED", "UPDATING", "PARTIALLY_SUCCEEDED"};
   // Numbers: JOB_STATE_UNSPECIFIED=0 ... CANCELLED=7, then the unused ones 8..11.
   if (!v.empty() && IsDigits(v, 0, v.size()) && v.size() <= 2) {
     int n = std::stoi(v);
-    static const JobState kByNumber[] = {JobState::kUnspecified, JobState::kQueued,
-                                         JobState::kPreparing,   JobState::kRunning,
-                                         JobState::kSucceeded,   JobState::kFailed,
-                                         JobState::kCancelling,  JobState::kCancelled};
+    static const JobState kByNumber[] = {
+        JobState::kUnspecified, JobState::kQueued, JobState::kPreparing,  JobState::kRunning,
+        JobState::kSucceeded,   JobState::kFailed, JobState::kCancelling, JobState::kCancelled};
     if (n < 8) return Known(kByNumber[n]);
     if (n <= 11) return Unused();
     return {};
@@ -165,9 +169,9 @@ struct ListFilter::Node {
   std::string label_key;  // kLabel.
   Op op = Op::kEq;
   std::string value;
-  bool exists_test = false;             // `labels.k:*`.
-  TimeMicros time = 0;                  // kCreateTime.
-  std::optional<JobState> state;        // kState; empty = a state we never use.
+  bool exists_test = false;       // `labels.k:*`.
+  TimeMicros time = 0;            // kCreateTime.
+  std::optional<JobState> state;  // kState; empty = a state we never use.
 };
 
 namespace {
@@ -306,8 +310,8 @@ class Parser {
   Result<NodePtr> ParseRestriction() {
     SkipSpace();
     size_t start = pos_;
-    while (pos_ < s_.size() && !IsSpace(s_[pos_]) && !IsOperatorChar(s_[pos_]) &&
-           s_[pos_] != '(' && s_[pos_] != ')') {
+    while (pos_ < s_.size() && !IsSpace(s_[pos_]) && !IsOperatorChar(s_[pos_]) && s_[pos_] != '(' &&
+           s_[pos_] != ')') {
       ++pos_;
     }
     if (pos_ == start) return Unexpected();
@@ -315,8 +319,8 @@ class Parser {
     SkipSpace();
     Result<Op> op = ParseOperator();
     if (!op.ok()) {
-      return InvalidArgument("invalid filter: expected an operator (=, !=, :, <, <=, >, >=) after \"" +
-                             name + "\"");
+      return InvalidArgument(
+          "invalid filter: expected an operator (=, !=, :, <, <=, >, >=) after \"" + name + "\"");
     }
     SkipSpace();
     ASSIGN_OR_RETURN(std::string value, ParseValue());
@@ -330,9 +334,13 @@ class Parser {
       return op;
     };
     // Longest first.
-    for (auto [tok, op] : {std::pair<std::string_view, Op>{"!=", Op::kNe}, {"<=", Op::kLe},
-                           {">=", Op::kGe}, {"=", Op::kEq}, {":", Op::kHas},
-                           {"<", Op::kLt}, {">", Op::kGt}}) {
+    for (auto [tok, op] : {std::pair<std::string_view, Op>{"!=", Op::kNe},
+                           {"<=", Op::kLe},
+                           {">=", Op::kGe},
+                           {"=", Op::kEq},
+                           {":", Op::kHas},
+                           {"<", Op::kLt},
+                           {">", Op::kGt}}) {
       if (auto got = take(tok, op)) return *got;
     }
     return InvalidArgument("no operator");
@@ -391,9 +399,9 @@ class Parser {
       }
       StateValue state = ParseStateValue(node->value);
       if (!state.valid) {
-        return InvalidArgument("invalid filter: unknown state \"" + node->value + "\"" +
-                               (vertex ? " (expected e.g. JOB_STATE_SUCCEEDED)"
-                                       : " (expected e.g. SUCCEEDED)"));
+        return InvalidArgument(
+            "invalid filter: unknown state \"" + node->value + "\"" +
+            (vertex ? " (expected e.g. JOB_STATE_SUCCEEDED)" : " (expected e.g. SUCCEEDED)"));
       }
       node->state = state.state;
     } else if (name == "create_time" || name == "createTime") {
@@ -440,14 +448,18 @@ bool Eval(const Node& n, const Job& job) {
       break;
   }
   switch (n.field) {
-    case Field::kDisplayName: return MatchString(n.op, n.value, job.spec.display_name);
-    case Field::kJobId: return MatchString(n.op, n.value, job.spec.job_id);
+    case Field::kDisplayName:
+      return MatchString(n.op, n.value, job.spec.display_name);
+    case Field::kJobId:
+      return MatchString(n.op, n.value, job.spec.job_id);
     case Field::kState: {
       bool equal = n.state.has_value() && *n.state == job.state;
       return n.op == Op::kNe ? !equal : equal;
     }
-    case Field::kCreateTime: return Compare(n.op, job.create_time, n.time);
-    case Field::kLabelsMap: return job.spec.labels.count(n.value) > 0;
+    case Field::kCreateTime:
+      return Compare(n.op, job.create_time, n.time);
+    case Field::kLabelsMap:
+      return job.spec.labels.count(n.value) > 0;
     case Field::kLabel: {
       auto it = job.spec.labels.find(n.label_key);
       if (n.exists_test) return it != job.spec.labels.end();
@@ -469,8 +481,6 @@ Result<ListFilter> ListFilter::Parse(Dialect dialect, std::string_view text) {
   return ListFilter(std::move(root), dialect);
 }
 
-bool ListFilter::Matches(const Job& job) const {
-  return root_ == nullptr || Eval(*root_, job);
-}
+bool ListFilter::Matches(const Job& job) const { return root_ == nullptr || Eval(*root_, job); }
 
 }  // namespace ty::model

@@ -13,9 +13,12 @@ std::string TfRole(const Job& job, int pool) {
     case 0:
       if (job.dialect == Dialect::kVertex || job.spec.use_chief_in_tf_config) return "chief";
       return "master";
-    case 1: return "worker";
-    case 2: return "ps";
-    default: return "evaluator";
+    case 1:
+      return "worker";
+    case 2:
+      return "ps";
+    default:
+      return "evaluator";
   }
 }
 
@@ -123,8 +126,8 @@ void Set(std::vector<EnvVar>& env, const std::string& name, const std::string& v
 }  // namespace
 
 std::string ReplicaHostname(const Job& job, int pool, int index) {
-  std::string role = job.dialect == Dialect::kVertex ? "workerpool" + std::to_string(pool)
-                                                     : TfRole(job, pool);
+  std::string role =
+      job.dialect == Dialect::kVertex ? "workerpool" + std::to_string(pool) : TfRole(job, pool);
   return "ty-" + job.uid + "-" + role + "-" + std::to_string(index);
 }
 
@@ -196,7 +199,8 @@ ReplicaRuntime BuildReplicaRuntime(const Job& job, int pool, int index,
   // order (RANK 0 = primary, workerpool1 index i = 1 + i). Parameter servers and
   // evaluators are not members of it; they get ranks after the group so every
   // replica still has a distinct RANK.
-  int64_t world = spec.pools[0].replica_count + (spec.pools.size() > 1 ? spec.pools[1].replica_count : 0);
+  int64_t world =
+      spec.pools[0].replica_count + (spec.pools.size() > 1 ? spec.pools[1].replica_count : 0);
   int64_t rank = 0;
   for (int p = 0; p < pool; ++p) rank += spec.pools[p].replica_count;
   rank += index;
@@ -250,7 +254,8 @@ ReplicaRuntime BuildReplicaRuntime(const Job& job, int pool, int index,
     std::string pythonpath;
     for (const auto& uri : pkg.package_uris) {
       auto split = SplitGcsUri(uri);
-      std::string path = split ? options.bucket_root + "/" + split->first + "/" + split->second : uri;
+      std::string path =
+          split ? options.bucket_root + "/" + split->first + "/" + split->second : uri;
       pythonpath += (pythonpath.empty() ? "" : ":") + path;
     }
     if (!pythonpath.empty()) Set(env, "PYTHONPATH", pythonpath);

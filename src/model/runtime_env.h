@@ -24,10 +24,10 @@ inline constexpr int kClusterPort = 2222;
 std::string ReplicaHostname(const Job& job, int pool, int index);
 
 struct ReplicaRuntime {
-  std::vector<EnvVar> env;            // Service variables, then the user's (expanded).
+  std::vector<EnvVar> env;  // Service variables, then the user's (expanded).
   std::string image;
-  std::vector<std::string> command;   // Empty = image ENTRYPOINT.
-  std::vector<std::string> args;      // Empty = image CMD (when command is empty too).
+  std::vector<std::string> command;  // Empty = image ENTRYPOINT.
+  std::vector<std::string> args;     // Empty = image CMD (when command is empty too).
 };
 
 struct RuntimeOptions {

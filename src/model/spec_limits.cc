@@ -12,9 +12,12 @@ std::string PoolPath(const JobSpec& /*spec*/, int pool) {
 std::string ReplicaCountPath(const JobSpec& spec, int pool) {
   if (spec.dialect == Dialect::kVertex) return PoolPath(spec, pool) + ".replicaCount";
   switch (pool) {
-    case 1: return "trainingInput.workerCount";
-    case 2: return "trainingInput.parameterServerCount";
-    default: return "trainingInput.evaluatorCount";
+    case 1:
+      return "trainingInput.workerCount";
+    case 2:
+      return "trainingInput.parameterServerCount";
+    default:
+      return "trainingInput.evaluatorCount";
   }
 }
 
@@ -24,13 +27,15 @@ std::string ArgvPath(const JobSpec& spec, int pool, bool command) {
     if (p.python_package || !command) return "trainingInput.args";
     return "trainingInput.masterConfig.containerCommand";
   }
-  std::string base = PoolPath(spec, pool) + (p.python_package ? ".pythonPackageSpec" : ".containerSpec");
+  std::string base =
+      PoolPath(spec, pool) + (p.python_package ? ".pythonPackageSpec" : ".containerSpec");
   return base + (command ? ".command" : ".args");
 }
 
 std::string EnvPath(const JobSpec& spec, int pool) {
   const WorkerPool& p = spec.pools[pool];
-  return PoolPath(spec, pool) + (p.python_package ? ".pythonPackageSpec.env" : ".containerSpec.env");
+  return PoolPath(spec, pool) +
+         (p.python_package ? ".pythonPackageSpec.env" : ".containerSpec.env");
 }
 
 size_t Chars(const std::vector<std::string>& list) {
@@ -96,13 +101,14 @@ Status CheckEnv(const JobSpec& spec, const SpecLimits& limits) {
                        : (pool.python_package ? &pool.python_package->env : nullptr);
     if (env == nullptr) continue;
     if (env->size() > limits.max_env_entries) {
-      return FieldError(EnvPath(spec, p), "must have at most " +
-                                              std::to_string(limits.max_env_entries) + " entries");
+      return FieldError(EnvPath(spec, p),
+                        "must have at most " + std::to_string(limits.max_env_entries) + " entries");
     }
     for (const EnvVar& var : *env) chars += var.name.size() + var.value.size();
     if (chars > limits.max_env_chars) {
-      return FieldError(EnvPath(spec, p), "names and values of a job's env together must not exceed " +
-                                              std::to_string(limits.max_env_chars) + " characters");
+      return FieldError(EnvPath(spec, p),
+                        "names and values of a job's env together must not exceed " +
+                            std::to_string(limits.max_env_chars) + " characters");
     }
   }
   return Status::Ok();
@@ -115,7 +121,8 @@ Status CheckSpecLimits(const JobSpec& spec, const SpecLimits& limits) {
   RETURN_IF_ERROR(CheckArgv(spec, limits));
   RETURN_IF_ERROR(CheckEnv(spec, limits));
   if (spec.labels.size() > limits.max_labels) {
-    return FieldError("labels", "must have at most " + std::to_string(limits.max_labels) + " entries");
+    return FieldError("labels",
+                      "must have at most " + std::to_string(limits.max_labels) + " entries");
   }
   return Status::Ok();
 }

@@ -19,12 +19,12 @@
 // already there, so the replica's command runs at once.
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
-#include <poll.h>
 #include <unistd.h>
 
 #include <string>

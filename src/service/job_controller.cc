@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "model/dialect.h"
+#include "model/spec_record.h"
 #include "service/launch_plan.h"
 
 namespace ty::service {
@@ -40,6 +41,14 @@ model::JobInput InputOf(const executor::ExecutorEvent& event) {
 
 }  // namespace
 
+Result<model::JobSpec> RestoreSpec(const model::Job& job) {
+  Result<model::JobSpec> spec = job.spec_record.empty()
+                                    ? model::ParseStoredSpec(job.dialect, job.spec_json)
+                                    : model::DecodeSpecRecord(job.spec_record);
+  if (spec.ok()) spec->dialect = job.dialect;
+  return spec;
+}
+
 JobController::JobController(LoopCore* core, store::JobStore* store, executor::Executor* executor,
                              logs::LogStore* logs, ControllerOptions options)
     : core_(core), store_(store), executor_(executor), logs_(logs), options_(std::move(options)) {}
@@ -63,7 +72,8 @@ std::string JobController::NewUid() {
   // the same container names and labels) in the same millisecond.
   uint64_t candidate =
       static_cast<uint64_t>(core_->clock()->Now() / 1000) * 1000000 + options_.random() % 1000000;
-  if (!last_uid_.empty() && candidate <= std::stoull(last_uid_)) candidate = std::stoull(last_uid_) + 1;
+  if (!last_uid_.empty() && candidate <= std::stoull(last_uid_))
+    candidate = std::stoull(last_uid_) + 1;
   last_uid_ = std::to_string(candidate);
   return last_uid_;
 }
@@ -101,14 +111,12 @@ Status JobController::Load() {
   ASSIGN_OR_RETURN(std::vector<model::Job> stored, store_->ListLiveJobs());
   ASSIGN_OR_RETURN(last_uid_, store_->LastUid());
   for (auto& job : stored) {
-    Result<model::JobSpec> spec = model::ParseStoredSpec(job.dialect, job.spec_json);
+    Result<model::JobSpec> spec = RestoreSpec(job);
     if (!spec.ok()) {
-      FailUnreadable(std::move(job), "its spec does not validate any more (" +
-                                         spec.status().message() + ")");
+      FailUnreadable(std::move(job), "its spec cannot be read (" + spec.status().message() + ")");
       continue;
     }
     job.spec = std::move(spec).value();
-    job.spec.dialect = job.dialect;
     Status limits = model::CheckSpecLimits(job.spec, options_.limits);
     if (!limits.ok()) {
       FailUnreadable(std::move(job), "it exceeds this server's limits (" + limits.message() + ")");
@@ -167,6 +175,7 @@ Result<model::Job> JobController::Submit(model::Job job) {
   AssertOnLoop();
   job.uid = NewUid();
   job.state = model::JobState::kQueued;
+  job.spec_record = model::EncodeSpecRecord(job.spec);
   model::JobInput in;
   in.kind = model::InputKind::kSubmitted;
   model::Decision d = model::Decide(job, in, options_.policy, core_->clock()->Now());
@@ -303,7 +312,8 @@ void JobController::Perform(const model::Job& job, const model::JobAction& a) {
     case model::ActionKind::kCleanup:
       return core_->Blocking([this, uid, attempt] {
         Status s = executor_->Cleanup(uid, attempt);
-        if (!s.ok()) spdlog::warn("job {} attempt {}: cleanup failed: {}", uid, attempt, s.ToString());
+        if (!s.ok())
+          spdlog::warn("job {} attempt {}: cleanup failed: {}", uid, attempt, s.ToString());
       });
     case model::ActionKind::kRestartReplica:
       return core_->Blocking([this, uid, attempt, pool = a.pool, index = a.index] {

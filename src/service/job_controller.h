@@ -38,6 +38,11 @@ struct ControllerOptions {
   std::function<AfterCommit()> after_commit_for_test;
 };
 
+// The spec of a stored job: its versioned record when it has one (no validation, so
+// a rule tightened since does not make it unreadable), else its wire JSON re-parsed
+// (jobs stored before records existed).
+Result<model::JobSpec> RestoreSpec(const model::Job& job);
+
 class JobController {
  public:
   JobController(LoopCore* core, store::JobStore* store, executor::Executor* executor,
@@ -63,7 +68,8 @@ class JobController {
   // --- Published state (any thread): jobs that are not finished. A finished job is
   // removed once its final record is committed; readers then find it in the store.
   std::optional<model::Job> GetLive(const std::string& uid) const;
-  std::optional<std::string> FindLiveMl(const std::string& project, const std::string& job_id) const;
+  std::optional<std::string> FindLiveMl(const std::string& project,
+                                        const std::string& job_id) const;
   std::vector<std::string> problems() const;
 
  private:
@@ -91,7 +97,7 @@ class JobController {
   // Published: written on the loop after each commit, read by API threads.
   mutable std::mutex mu_;
   std::map<std::string, model::Job> jobs_;  // Live jobs by uid. Guarded by mu_.
-  std::vector<std::string> problems_;  // Guarded by mu_.
+  std::vector<std::string> problems_;       // Guarded by mu_.
 };
 
 }  // namespace ty::service

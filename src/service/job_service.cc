@@ -54,9 +54,11 @@ Result<std::unique_ptr<JobService>> JobService::Create(store::JobStore* store,
                                                        executor::Executor* executor,
                                                        logs::LogStore* logs, const Clock* clock,
                                                        JobServiceOptions options) {
-  if (!store || !executor || !logs || !clock) return Internal("JobService needs every collaborator");
+  if (!store || !executor || !logs || !clock)
+    return Internal("JobService needs every collaborator");
   RETURN_IF_ERROR(model::ValidateSpecLimits(options.limits));
-  return std::unique_ptr<JobService>(new JobService(store, executor, logs, clock, std::move(options)));
+  return std::unique_ptr<JobService>(
+      new JobService(store, executor, logs, clock, std::move(options)));
 }
 
 Status JobService::Start() {
@@ -81,7 +83,8 @@ int JobService::RunUntilIdleForTest() { return core_->RunUntilIdle(); }
 Result<model::Job> JobService::Submit(model::Dialect dialect, const std::string& project,
                                       const std::string& location, model::ParsedJob parsed) {
   if (project.empty()) return InvalidArgument("project is required");
-  if (dialect == model::Dialect::kVertex && location.empty()) return InvalidArgument("location is required");
+  if (dialect == model::Dialect::kVertex && location.empty())
+    return InvalidArgument("location is required");
   parsed.spec.dialect = dialect;
   // Before anything is stored or allocated in proportion to the spec's sizes.
   RETURN_IF_ERROR(model::CheckSpecLimits(parsed.spec, options_.limits));
@@ -100,11 +103,8 @@ Result<model::Job> JobService::Lookup(const std::string& uid) const {
   ASSIGN_OR_RETURN(model::Job job, store_->GetJob(uid));
   // Best effort: a finished job whose spec no longer parses is still shown (the
   // store kept its list fields and its wire JSON, which is what renders).
-  Result<model::JobSpec> spec = model::ParseStoredSpec(job.dialect, job.spec_json);
-  if (spec.ok()) {
-    job.spec = std::move(spec).value();
-    job.spec.dialect = job.dialect;
-  }
+  Result<model::JobSpec> spec = RestoreSpec(job);
+  if (spec.ok()) job.spec = std::move(spec).value();
   return job;
 }
 
@@ -135,15 +135,16 @@ Result<model::Job> JobService::Get(const JobRef& ref) {
 }
 
 Result<ListResponse> JobService::List(const ListRequest& request) {
-  ASSIGN_OR_RETURN(model::ListFilter filter, model::ListFilter::Parse(request.dialect, request.filter));
+  ASSIGN_OR_RETURN(model::ListFilter filter,
+                   model::ListFilter::Parse(request.dialect, request.filter));
   int page_size = request.page_size;
   if (page_size < 0) return InvalidArgument("pageSize must not be negative");
   if (page_size == 0) page_size = request.dialect == model::Dialect::kMlV1 ? 20 : 100;
   page_size = std::min(page_size, request.dialect == model::Dialect::kMlV1 ? 100 : 1000);
   const std::string& token = request.page_token;
-  if (!token.empty() &&
-      (token.size() > 19 ||
-       !std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; }))) {
+  if (!token.empty() && (token.size() > 19 || !std::all_of(token.begin(), token.end(), [](char c) {
+                           return c >= '0' && c <= '9';
+                         }))) {
     return InvalidArgument("Invalid pageToken \"" + token + "\"");
   }
   // Newest first, straight from the store (its scope index): memory stays bounded

@@ -57,9 +57,9 @@ struct JobRef {
 struct ListRequest {
   model::Dialect dialect = model::Dialect::kVertex;
   std::string project;
-  std::string location;   // Vertex only.
-  std::string filter;     // AIP-160 (Vertex) or ml v1 filter text; "" = all.
-  int page_size = 0;      // 0 = default (ml v1: 20; Vertex: 100). Capped at 1000.
+  std::string location;  // Vertex only.
+  std::string filter;    // AIP-160 (Vertex) or ml v1 filter text; "" = all.
+  int page_size = 0;     // 0 = default (ml v1: 20; Vertex: 100). Capped at 1000.
   std::string page_token;
 };
 

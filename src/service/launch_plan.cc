@@ -4,7 +4,8 @@
 
 namespace ty::service {
 
-executor::AttemptSpec BuildAttemptSpec(const model::Job& job, const std::string& replica_bucket_root) {
+executor::AttemptSpec BuildAttemptSpec(const model::Job& job,
+                                       const std::string& replica_bucket_root) {
   executor::AttemptSpec spec;
   spec.job_uid = job.uid;
   spec.attempt = job.attempt;

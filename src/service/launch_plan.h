@@ -14,7 +14,8 @@ namespace ty::service {
 
 // REQUIRES: job.attempt >= 1 and job.replicas describe that attempt.
 // `replica_bucket_root`: where the executor shows replicas the buckets.
-executor::AttemptSpec BuildAttemptSpec(const model::Job& job, const std::string& replica_bucket_root);
+executor::AttemptSpec BuildAttemptSpec(const model::Job& job,
+                                       const std::string& replica_bucket_root);
 
 // Buckets the job names (baseOutputDirectory, jobDir): created before launch so
 // replicas can write into them.

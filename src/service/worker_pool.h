@@ -26,8 +26,8 @@ class WorkerPool {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::function<void()>> tasks_;  // Guarded by mu_.
-  bool stopping_ = false;                    // Guarded by mu_.
+  std::deque<std::function<void()>> tasks_;               // Guarded by mu_.
+  bool stopping_ = false;                                 // Guarded by mu_.
   std::chrono::steady_clock::time_point drain_deadline_;  // Guarded by mu_.
   std::vector<std::thread> threads_;
 };

@@ -23,8 +23,8 @@ class JobStore {
   virtual ~JobStore() = default;
 
   // Inserts a new job (all fields of `job`, replicas included; `spec` itself is not
-  // persisted, `spec_json` is). AlreadyExists if `uid` is taken, or if an ml v1 job
-  // with the same (project, spec.job_id) exists.
+  // persisted, `spec_json` and `spec_record` are, and never change afterwards). AlreadyExists if
+  // `uid` is taken, or if an ml v1 job with the same (project, spec.job_id) exists.
   virtual Status CreateJob(const model::Job& job) = 0;
 
   // Replaces the stored record of `job.uid` (state, times, error, attempt, replicas,

@@ -6,10 +6,7 @@
 
 namespace ty::store {
 
-namespace {
-
-
-}  // namespace
+namespace {}  // namespace
 
 Status MemoryJobStore::CreateJob(const model::Job& job) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -35,9 +32,12 @@ Status MemoryJobStore::UpdateJob(const model::Job& job) {
       job.location != rec.job.location || (!ml_id.empty() && ml_id != rec.ml_job_id)) {
     return InvalidArgument("UpdateJob cannot change the identity of job " + job.uid);
   }
-  model::JobSpec kept = std::move(rec.job.spec);  // List fields are fixed at creation.
+  // The list fields and the spec record are fixed at creation.
+  model::JobSpec kept = std::move(rec.job.spec);
+  std::string record = std::move(rec.job.spec_record);
   rec.job = internal::StoredCopy(job);
   rec.job.spec = std::move(kept);
+  rec.job.spec_record = std::move(record);
   return Status::Ok();
 }
 
@@ -89,8 +89,9 @@ Result<std::vector<model::Job>> MemoryJobStore::ListJobsPage(const PageQuery& qu
     if (!query.before_uid.empty() && !model::UidLess(j.uid, query.before_uid)) continue;
     in_scope.push_back(&j);
   }
-  std::sort(in_scope.begin(), in_scope.end(),
-            [](const model::Job* a, const model::Job* b) { return model::UidLess(b->uid, a->uid); });
+  std::sort(in_scope.begin(), in_scope.end(), [](const model::Job* a, const model::Job* b) {
+    return model::UidLess(b->uid, a->uid);
+  });
   std::vector<model::Job> out;
   for (size_t i = 0; i < in_scope.size() && i < query.limit; ++i) {
     out.push_back(*in_scope[i]);

@@ -39,15 +39,16 @@ class MemoryJobStore : public JobStore {
 
  private:
   struct Record {
-    model::Job job;           // `spec` default-constructed (internal::StoredCopy).
-    std::string ml_job_id;    // Empty for Vertex jobs.
+    model::Job job;         // `spec` default-constructed (internal::StoredCopy).
+    std::string ml_job_id;  // Empty for Vertex jobs.
     std::vector<model::JobEvent> events;
   };
 
   std::mutex mu_;
-  std::map<std::string, Record> jobs_;                                   // GUARDED_BY(mu_); by uid.
-  std::map<std::pair<std::string, std::string>, std::string> ml_index_;  // GUARDED_BY(mu_);
-                                                                         // (project, job_id) -> uid.
+  std::map<std::string, Record> jobs_;  // GUARDED_BY(mu_); by uid.
+  std::map<std::pair<std::string, std::string>, std::string>
+      ml_index_;  // GUARDED_BY(mu_);
+                  // (project, job_id) -> uid.
 };
 
 }  // namespace ty::store

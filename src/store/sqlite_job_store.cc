@@ -94,6 +94,10 @@ CREATE INDEX jobs_by_scope ON jobs (dialect, project, location, uid_num);
 CREATE INDEX jobs_live ON jobs (state)
   WHERE state NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED');
 )sql"},
+    // The versioned internal spec (model/spec_record.h) beside the wire JSON.
+    {4, R"sql(
+ALTER TABLE jobs ADD COLUMN spec_record TEXT NOT NULL DEFAULT '';
+)sql"},
 };
 
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == SqliteJobStore::kSchemaVersion,
@@ -126,12 +130,11 @@ Status SqlError(sqlite3* db, int rc, const std::string& what) {
   }
 }
 
-
 constexpr char kJobColumns[] =
     "uid, dialect, project, location, job_id, spec_json, state, create_time, start_time, "
     "end_time, update_time, queued_time, admitted_time, image_ready_time, all_running_time, "
     "finished_time, error_code, error_message, attempt, cancel_requested, ending_kind, "
-    "ending_code, ending_message, uid_num, display_name, labels_json";
+    "ending_code, ending_message, uid_num, display_name, labels_json, spec_record";
 
 }  // namespace
 
@@ -152,7 +155,8 @@ class SqliteJobStore::Statement {
 
   Statement& Bind(int i, int64_t v) { return Check(sqlite3_bind_int64(stmt_, i, v)); }
   Statement& Bind(int i, const std::string& v) {
-    return Check(sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
+    return Check(
+        sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
   }
   Statement& Bind(int i, const char* v) { return Bind(i, std::string(v)); }
   Statement& Bind(int i, std::optional<int64_t> v) {
@@ -229,8 +233,8 @@ SqliteJobStore::~SqliteJobStore() {
 Result<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(const std::string& path) {
   sqlite3* db = nullptr;
   // NOMUTEX: our own mutex serialises the connection, SQLite's would be redundant.
-  int rc = sqlite3_open_v2(path.c_str(), &db,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  int rc = sqlite3_open_v2(
+      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     Status s = SqlError(db, rc, "open " + path);
     sqlite3_close_v2(db);
@@ -253,8 +257,8 @@ Result<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(const std::string& 
       &journal_mode, nullptr);
   if (rc != SQLITE_OK) return SqlError(db, rc, "open " + path + ": enable WAL");
   if (!in_memory && journal_mode != "wal") {
-    return FailedPrecondition("open " + path + ": cannot enable WAL (journal_mode=" +
-                              journal_mode + ")");
+    return FailedPrecondition("open " + path + ": cannot enable WAL (journal_mode=" + journal_mode +
+                              ")");
   }
   // In WAL mode synchronous=NORMAL never corrupts the database: a power loss can only
   // drop the last transactions not yet checkpointed, and fsyncs happen at checkpoints
@@ -397,11 +401,13 @@ Result<model::Job> ReadJobRow(const Stmt& st) {
     std::optional<model::EndingKind> kind = model::EndingKindFromName(st.Text(20));
     if (!kind) return Status(StatusCode::kDataLoss, "job " + job.uid + ": unknown ending in store");
     job.ending = model::Ending{*kind, std::nullopt};
-    if (!st.IsNull(21)) job.ending->error = model::JobError{static_cast<int>(st.Int(21)), st.Text(22)};
+    if (!st.IsNull(21))
+      job.ending->error = model::JobError{static_cast<int>(st.Int(21)), st.Text(22)};
   }
   // Column 23 (uid_num) is the uid again.
   job.spec.display_name = st.Text(24);
   job.spec.labels = internal::LabelsFromJson(st.Text(25));
+  job.spec_record = st.Text(26);
   return job;
 }
 
@@ -510,8 +516,9 @@ Status SqliteJobStore::CreateJob(const model::Job& job) {
     }
   }
   {
-    static const std::string kInsert = std::string("INSERT INTO jobs (") + kJobColumns +
-                                       ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    static const std::string kInsert =
+        std::string("INSERT INTO jobs (") + kJobColumns +
+        ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     ASSIGN_OR_RETURN(Statement st, Prepare(kInsert.c_str()));
     st.Bind(1, job.uid)
         .Bind(2, internal::DialectName(job.dialect))
@@ -521,7 +528,8 @@ Status SqliteJobStore::CreateJob(const model::Job& job) {
     BindMutableColumns(st, 6, job);
     st.Bind(24, internal::UidNumber(job.uid))
         .Bind(25, job.spec.display_name)
-        .Bind(26, internal::LabelsToJson(job.spec.labels));
+        .Bind(26, internal::LabelsToJson(job.spec.labels))
+        .Bind(27, job.spec_record);
     RETURN_IF_ERROR(st.Run("insert job " + job.uid));
   }
   RETURN_IF_ERROR(WriteReplicas(job));

@@ -6,7 +6,8 @@
 //             create/start/end/update_time | phase times | error_code, error_message
 //             (both NULL = no error) | attempt | cancel_requested |
 //             ending_kind, ending_code, ending_message (v2; NULL = no stop pending) |
-//             uid_num (uid as a number), display_name, labels_json (v3: list fields)
+//             uid_num (uid as a number), display_name, labels_json (v3: list fields) |
+//             spec_record (v4: the versioned internal spec; '' before)
 //             INDEX (dialect, project, location, uid_num): List pages by scope
 //             INDEX (state) WHERE not terminal: start-up loads live jobs only
 //             UNIQUE (dialect, project, job_id) WHERE dialect = 'ML_V1'
@@ -42,7 +43,7 @@ namespace ty::store {
 class SqliteJobStore : public JobStore {
  public:
   // The schema this code writes. Files at a higher version are refused.
-  static constexpr int kSchemaVersion = 3;
+  static constexpr int kSchemaVersion = 4;
 
   // Opens (creating if missing) the database at `path`; ":memory:" gives a private
   // in-memory database (no WAL there). Applies pending migrations.
@@ -91,8 +92,8 @@ class SqliteJobStore : public JobStore {
   Status WriteReplicas(const model::Job& job);
 
   std::mutex mu_;
-  sqlite3* db_;                                              // GUARDED_BY(mu_); owned.
-  std::unordered_map<std::string, sqlite3_stmt*> stmts_;     // GUARDED_BY(mu_); owned.
+  sqlite3* db_;                                           // GUARDED_BY(mu_); owned.
+  std::unordered_map<std::string, sqlite3_stmt*> stmts_;  // GUARDED_BY(mu_); owned.
 };
 
 }  // namespace ty::store

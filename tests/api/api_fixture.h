@@ -9,11 +9,10 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "api/api_server.h"
 #include "fakes/fake_executor.h"
@@ -44,8 +43,8 @@ class ApiFixture : public ::testing::Test {
     logs_ = std::move(logs::LogStore::Create((dir_ / "logs").string()).value());
     service::JobServiceOptions options;
     options.stop_grace = 1000000;
-    auto service = service::JobService::Create(&store_, &executor_, logs_.get(),
-                                               SystemClock::Get(), options);
+    auto service =
+        service::JobService::Create(&store_, &executor_, logs_.get(), SystemClock::Get(), options);
     ASSERT_TRUE(service.ok()) << service.status().ToString();
     service_ = std::move(service).value();
     ASSERT_TRUE(service_->Start().ok());
@@ -70,8 +69,7 @@ class ApiFixture : public ::testing::Test {
   // Sends one request. `body` nullopt = no body at all (and no content type).
   // `on_data`, when set, receives the body as it arrives; returning false aborts.
   Reply Send(const std::string& method, const std::string& path,
-             std::optional<std::string> body = std::nullopt,
-             std::vector<std::string> headers = {},
+             std::optional<std::string> body = std::nullopt, std::vector<std::string> headers = {},
              std::function<bool(const std::string&)> on_data = nullptr, long timeout_s = 20) {
     struct Sink {
       Reply* reply;
@@ -99,14 +97,14 @@ class ApiFixture : public ::testing::Test {
     for (const std::string& h : headers) list = curl_slist_append(list, h.c_str());
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION,
-                     +[](char* data, size_t size, size_t n, void* user) -> size_t {
-                       auto* s = static_cast<Sink*>(user);
-                       std::string piece(data, size * n);
-                       s->reply->body += piece;
-                       if (*s->on_data && !(*s->on_data)(piece)) return 0;
-                       return size * n;
-                     });
+    curl_easy_setopt(
+        curl, CURLOPT_WRITEFUNCTION, +[](char* data, size_t size, size_t n, void* user) -> size_t {
+          auto* s = static_cast<Sink*>(user);
+          std::string piece(data, size * n);
+          s->reply->body += piece;
+          if (*s->on_data && !(*s->on_data)(piece)) return 0;
+          return size * n;
+        });
     CURLcode rc = curl_easy_perform(curl);
     if (rc != CURLE_OK) reply.curl_error = curl_easy_strerror(rc);
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &reply.status);
@@ -158,7 +156,9 @@ class ApiFixture : public ::testing::Test {
   static service::JobRef VertexRef(const std::string& id) {
     return {model::Dialect::kVertex, "p", "us-central1", id};
   }
-  static service::JobRef MlRef(const std::string& id) { return {model::Dialect::kMlV1, "p", "", id}; }
+  static service::JobRef MlRef(const std::string& id) {
+    return {model::Dialect::kMlV1, "p", "", id};
+  }
 
   // Ends a job's only replica with `exit_code` and waits for a terminal state.
   // The service launches on a worker thread, so wait for the replica to run first.

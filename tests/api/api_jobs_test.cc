@@ -25,8 +25,7 @@ TEST_F(ApiJobsTest, MlCreateGetAndList) {
   json job = created.json();
   EXPECT_EQ(job["jobId"], "census_001");
   EXPECT_TRUE(job.contains("createTime"));
-  EXPECT_TRUE(job["state"] == "QUEUED" || job["state"] == "PREPARING" ||
-              job["state"] == "RUNNING")
+  EXPECT_TRUE(job["state"] == "QUEUED" || job["state"] == "PREPARING" || job["state"] == "RUNNING")
       << job.dump();
 
   Reply got = Get(std::string(kMl) + "/census_001");
@@ -116,9 +115,9 @@ TEST_F(ApiJobsTest, VertexCreateAssignsNumericIdAndQueuedState) {
 
 TEST_F(ApiJobsTest, EnumEncodingIntGivesNumericState) {
   std::string id = CreateVertex("ints");
-  for (const std::string query : {"?$alt=json;enum-encoding=int",
-                                  "?%24alt=json%3Benum-encoding%3Dint",
-                                  "?$alt=json%3Benum-encoding=int&key=abc&prettyPrint=false"}) {
+  for (const std::string query :
+       {"?$alt=json;enum-encoding=int", "?%24alt=json%3Benum-encoding%3Dint",
+        "?$alt=json%3Benum-encoding=int&key=abc&prettyPrint=false"}) {
     Reply r = Get(std::string(kVertex) + "/" + id + query);
     ASSERT_EQ(r.status, 200) << query << ": " << r.body;
     EXPECT_TRUE(r.json()["state"].is_number_integer()) << query << ": " << r.body;
@@ -135,8 +134,7 @@ TEST_F(ApiJobsTest, VertexListFilterAndPaging) {
   std::string token;
   int pages = 0;
   do {
-    std::string path = std::string(kVertex) +
-                       "?filter=display_name%3A%22page_*%22&pageSize=2";
+    std::string path = std::string(kVertex) + "?filter=display_name%3A%22page_*%22&pageSize=2";
     if (!token.empty()) path += "&pageToken=" + token;
     Reply r = Get(path);
     ASSERT_EQ(r.status, 200) << r.body;

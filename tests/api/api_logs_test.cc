@@ -133,8 +133,9 @@ TEST_F(ApiLogsTest, FollowStreamsUntilTheJobEnds) {
   for (const json& line : lines) EXPECT_TRUE(line.contains("cursor")) << line.dump();
 
   // Resuming from the cursor of line 1 gives exactly what followed it.
-  Reply resumed = Get(std::string(kVertex) + "/" + id + "/logs?follow=true&task=workerpool0-0&cursor=" +
-                      lines[1]["cursor"].get<std::string>());
+  Reply resumed =
+      Get(std::string(kVertex) + "/" + id +
+          "/logs?follow=true&task=workerpool0-0&cursor=" + lines[1]["cursor"].get<std::string>());
   ASSERT_EQ(resumed.status, 200) << resumed.body;
   std::vector<json> after = Lines(resumed.body);
   ASSERT_EQ(after.size(), lines.size() - 2) << resumed.body;
@@ -176,8 +177,8 @@ TEST_F(ApiLogsTest, FollowClientDisconnectDoesNotWedgeTheServer) {
   EXPECT_GE(pieces.load(), 1);
   // Several quiet streams abandoned by their clients, then normal traffic.
   for (int i = 0; i < 2; ++i) {
-    Send("GET", std::string(kVertex) + "/" + id + "/logs?follow=true&task=none", std::nullopt,
-         {}, nullptr, /*timeout_s=*/1);
+    Send("GET", std::string(kVertex) + "/" + id + "/logs?follow=true&task=none", std::nullopt, {},
+         nullptr, /*timeout_s=*/1);
   }
   EXPECT_EQ(Get("/healthz").status, 200);
   EXPECT_EQ(Get(std::string(kVertex) + "/" + id).status, 200);

@@ -54,8 +54,9 @@ TEST_F(ApiRobustnessTest, MalformedJsonIs400AndServerKeepsGoing) {
   Reply r = Post(kMl, R"({"jobId": "x", )");
   EXPECT_EQ(r.status, 400) << r.body;
   EXPECT_EQ(r.json()["error"]["status"], "INVALID_ARGUMENT");
-  EXPECT_EQ(r.json()["error"]["message"].get<std::string>().rfind("Invalid JSON payload received.", 0),
-            0u)
+  EXPECT_EQ(
+      r.json()["error"]["message"].get<std::string>().rfind("Invalid JSON payload received.", 0),
+      0u)
       << r.body;
   EXPECT_EQ(r.content_type, "application/json; charset=UTF-8");
   CreateMl("after_bad_json");
@@ -102,8 +103,8 @@ TEST_F(ApiRobustnessTest, GarbageBytesGet400OrCloseAndServerLives) {
 }
 
 TEST_F(ApiRobustnessTest, HugeHeadersAreRefused) {
-  std::string answer = Raw("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " +
-                           std::string(100 * 1024, 'a') + "\r\n\r\n");
+  std::string answer = Raw(
+      "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(100 * 1024, 'a') + "\r\n\r\n");
   EXPECT_EQ(answer.rfind("HTTP/1.1 431", 0), 0u) << answer.substr(0, 100);
   ExpectAlive();
 }
@@ -121,8 +122,8 @@ TEST_F(ApiRobustnessTest, KeepAliveServesSeveralRequestsOnOneConnection) {
 
 TEST_F(ApiRobustnessTest, AuthAndGoogleHeadersAreIgnored) {
   Reply r = Send("GET", kMl, std::nullopt,
-                 {"Authorization: Bearer abc", "x-goog-api-client: gax/5.0.8",
-                  "x-goog-api-key: k", "Content-Type: application/json"});
+                 {"Authorization: Bearer abc", "x-goog-api-client: gax/5.0.8", "x-goog-api-key: k",
+                  "Content-Type: application/json"});
   EXPECT_EQ(r.status, 200) << r.body;
 }
 
@@ -197,7 +198,8 @@ TEST_F(ApiLimitsTest, OversizedSpecsAre400NamingTheFieldAndAllocateNothing) {
   for (const Case& c : cases) {
     auto start = std::chrono::steady_clock::now();
     Reply r = Post(c.path, c.body);
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     EXPECT_EQ(r.status, 400) << c.field << ": " << r.body;
     EXPECT_LT(seconds, 1.0) << c.field;
     nlohmann::json error = r.json()["error"];

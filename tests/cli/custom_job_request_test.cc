@@ -25,7 +25,8 @@ TEST(WorkerPoolSpecTest, ContainerPoolWithDefaults) {
 
 TEST(WorkerPoolSpecTest, AcceleratorCountDefaultsToOneAndReplicaCountIsAString) {
   Result<json> r = ParseWorkerPoolSpec(
-      "machine-type=n1-standard-8,replica-count=3,accelerator-type=NVIDIA_TESLA_T4,container-image-uri=i");
+      "machine-type=n1-standard-8,replica-count=3,accelerator-type=NVIDIA_TESLA_T4,container-image-"
+      "uri=i");
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ((*r)["machineSpec"]["acceleratorType"], "NVIDIA_TESLA_T4");
   EXPECT_EQ((*r)["machineSpec"]["acceleratorCount"], 1);
@@ -50,7 +51,8 @@ TEST(WorkerPoolSpecTest, EmptyValueIsAPlaceholderPool) {
 
 TEST(WorkerPoolSpecTest, GcloudRuleMessages) {
   EXPECT_EQ(ErrorOf("container-image-uri=i"),
-            "Invalid value for [--worker-pool-spec]: Key [machine-type] required in dict arg but not provided.");
+            "Invalid value for [--worker-pool-spec]: Key [machine-type] required in dict arg but "
+            "not provided.");
   EXPECT_EQ(ErrorOf("machine-type=m,accelerator-count=2,container-image-uri=i"),
             "Invalid value for [--worker-pool-spec]: Key [accelerator-type] required as "
             "[accelerator-count] is specified.");
@@ -82,7 +84,8 @@ TEST(WorkerPoolSpecTest, InvalidAcceleratorTypeListsTheValidOnes) {
 }
 
 TEST(WorkerPoolSpecTest, SyntaxUnknownKeysAndNumbers) {
-  EXPECT_EQ(ErrorOf("machine-type"), "argument --worker-pool-spec: Bad syntax for dict arg: [machine-type].");
+  EXPECT_EQ(ErrorOf("machine-type"),
+            "argument --worker-pool-spec: Bad syntax for dict arg: [machine-type].");
   EXPECT_NE(ErrorOf("machine-type=m,colour=red").find("received: colour"), std::string::npos);
   EXPECT_NE(ErrorOf("machine-type=m,replica-count=x,container-image-uri=i").find("[replica-count]"),
             std::string::npos);
@@ -101,7 +104,8 @@ CustomJobFlags Flags() {
 
 TEST(BuildCustomJobTest, FlagsOnly) {
   CustomJobFlags f = Flags();
-  f.worker_pool_specs = {"machine-type=m,container-image-uri=i", "", "machine-type=m2,replica-count=2,container-image-uri=i"};
+  f.worker_pool_specs = {"machine-type=m,container-image-uri=i", "",
+                         "machine-type=m2,replica-count=2,container-image-uri=i"};
   f.args = {"--epochs=3,--lr=0.1", "--verbose"};
   f.command = "python3,/app/t.py";
   f.labels = "team=ml,env=dev";
@@ -119,8 +123,9 @@ TEST(BuildCustomJobTest, FlagsOnly) {
 TEST(BuildCustomJobTest, NeitherConfigNorWorkerPoolSpec) {
   Result<json> r = BuildCustomJob(Flags());
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().message(),
-            "argument (--config=CONFIG --worker-pool-spec=[WORKER_POOL_SPEC,...]): Must be specified.");
+  EXPECT_EQ(
+      r.status().message(),
+      "argument (--config=CONFIG --worker-pool-spec=[WORKER_POOL_SPEC,...]): Must be specified.");
 }
 
 TEST(BuildCustomJobTest, FirstPoolCannotBeEmpty) {
@@ -163,7 +168,8 @@ TEST(BuildCustomJobTest, WorkerPoolSpecsReplaceConfigPoolsAndFlagsOverwrite) {
   EXPECT_EQ(spec["workerPoolSpecs"][0]["machineSpec"]["machineType"], "flag");
   EXPECT_EQ(spec["workerPoolSpecs"][0]["containerSpec"]["args"], json({"--x"}));
   EXPECT_EQ(spec["serviceAccount"], "flag@sa");
-  EXPECT_EQ(spec["baseOutputDirectory"]["outputUriPrefix"], "gs://b/out/") << "config-only fields are kept";
+  EXPECT_EQ(spec["baseOutputDirectory"]["outputUriPrefix"], "gs://b/out/")
+      << "config-only fields are kept";
   EXPECT_EQ(spec["scheduling"]["timeout"], "60s");
 }
 
@@ -184,9 +190,10 @@ TEST(BuildCustomJobTest, ConfigPoolsNeedExactlyOneSoftwareSpec) {
   f.config = json::parse(R"({"workerPoolSpecs": [{"machineSpec": {"machineType": "m"}}, {}]})");
   Result<json> r = BuildCustomJob(f);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().message(),
-            "Invalid value for [--config]: Exactly one of fields [pythonPackageSpec, containerSpec] "
-            "is required for a [workerPoolSpecs] in the YAML config file.");
+  EXPECT_EQ(
+      r.status().message(),
+      "Invalid value for [--config]: Exactly one of fields [pythonPackageSpec, containerSpec] "
+      "is required for a [workerPoolSpecs] in the YAML config file.");
 }
 
 TEST(BuildCustomJobTest, ConfigKeysMustBeCamelCase) {
@@ -194,7 +201,8 @@ TEST(BuildCustomJobTest, ConfigKeysMustBeCamelCase) {
   f.config = json::parse(R"({"worker_pool_specs": []})");
   Result<json> r = BuildCustomJob(f);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("[worker_pool_specs]"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("[worker_pool_specs]"), std::string::npos)
+      << r.status().message();
 }
 
 }  // namespace

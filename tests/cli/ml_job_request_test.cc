@@ -85,7 +85,8 @@ TEST(BuildMlJobTest, WorkerGroupAndAccelerators) {
   const json& in = (*r)["trainingInput"];
   EXPECT_EQ(in["workerType"], "n1-standard-8");
   EXPECT_EQ(in["workerCount"], "2");
-  EXPECT_EQ(in["masterConfig"]["acceleratorConfig"], json({{"type", "NVIDIA_TESLA_T4"}, {"count", "1"}}));
+  EXPECT_EQ(in["masterConfig"]["acceleratorConfig"],
+            json({{"type", "NVIDIA_TESLA_T4"}, {"count", "1"}}));
 }
 
 TEST(BuildMlJobTest, ParameterServerGroupImagesAndChief) {
@@ -112,8 +113,9 @@ TEST(BuildMlJobTest, ParameterServerGroupImagesAndChief) {
   f.parameter_server_count = 1;
   Result<json> half = BuildMlJob(f);
   ASSERT_FALSE(half.ok());
-  EXPECT_EQ(half.status().message(),
-            "argument --parameter-server-count --parameter-server-machine-type: Both must be specified.");
+  EXPECT_EQ(
+      half.status().message(),
+      "argument --parameter-server-count --parameter-server-machine-type: Both must be specified.");
 }
 
 std::string ErrorOf(const MlSubmitFlags& f) {
@@ -149,7 +151,8 @@ TEST(BuildMlJobTest, GcloudRuleMessages) {
 
   f = Flags();
   f.master_accelerator = "type=nvidia-tesla-t4";
-  EXPECT_EQ(ErrorOf(f), "argument --master-accelerator: Key [count] required in dict arg but not provided");
+  EXPECT_EQ(ErrorOf(f),
+            "argument --master-accelerator: Key [count] required in dict arg but not provided");
 }
 
 TEST(BuildMlJobTest, PackagesMustBeInABucket) {

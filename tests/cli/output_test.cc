@@ -23,22 +23,30 @@ class OutputTest : public ::testing::Test {
 };
 
 TEST_F(OutputTest, VertexLogLine) {
-  json rec = {{"timestamp", "2024-03-01T12:34:56.789Z"}, {"taskName", "workerpool0-0"},
-              {"stream", "stdout"}, {"severity", "INFO"}, {"message", "hello"}, {"cursor", "42"}};
+  json rec = {{"timestamp", "2024-03-01T12:34:56.789Z"},
+              {"taskName", "workerpool0-0"},
+              {"stream", "stdout"},
+              {"severity", "INFO"},
+              {"message", "hello"},
+              {"cursor", "42"}};
   EXPECT_EQ(FormatLogRecord(rec, LogDialect::kVertex, false),
             "INFO\t2024-03-01 12:34:56 +0000\tworkerpool0-0\thello\n");
 }
 
 TEST_F(OutputTest, MlLogLineHasAnEmptyTrialColumn) {
-  json rec = {{"timestamp", "2024-03-01T12:34:56Z"}, {"taskName", "master-replica-0"},
-              {"severity", "ERROR"}, {"message", "boom"}};
+  json rec = {{"timestamp", "2024-03-01T12:34:56Z"},
+              {"taskName", "master-replica-0"},
+              {"severity", "ERROR"},
+              {"message", "boom"}};
   EXPECT_EQ(FormatLogRecord(rec, LogDialect::kMl, false),
             "ERROR\t2024-03-01 12:34:56 +0000\tmaster-replica-0\t\tboom\n");
 }
 
 TEST_F(OutputTest, LocalTimeZoneIsUsed) {
   SetTz("EST5");  // Fixed -0500, no DST rules needed.
-  json rec = {{"timestamp", "2018-11-12T06:01:25Z"}, {"taskName", "service"}, {"severity", "INFO"},
+  json rec = {{"timestamp", "2018-11-12T06:01:25Z"},
+              {"taskName", "service"},
+              {"severity", "INFO"},
               {"message", "Job is queued."}};
   EXPECT_EQ(FormatLogRecord(rec, LogDialect::kMl, false),
             "INFO\t2018-11-12 01:01:25 -0500\tservice\t\tJob is queued.\n");
@@ -51,7 +59,9 @@ TEST_F(OutputTest, MissingSeverityAndTaskUseGcloudDefaults) {
 }
 
 TEST_F(OutputTest, MultilineMessagesAreSplitUnlessAllowed) {
-  json rec = {{"timestamp", "2024-03-01T00:00:00Z"}, {"taskName", "t"}, {"severity", "ERROR"},
+  json rec = {{"timestamp", "2024-03-01T00:00:00Z"},
+              {"taskName", "t"},
+              {"severity", "ERROR"},
               {"message", "Traceback:\n  line 1\n"}};
   EXPECT_EQ(FormatLogRecord(rec, LogDialect::kVertex, false),
             "ERROR\t2024-03-01 00:00:00 +0000\tt\tTraceback:\n"
@@ -86,7 +96,9 @@ TEST_F(OutputTest, ServerErrorMessage) {
 }
 
 TEST_F(OutputTest, YamlProjectionKeepsOrderAndQuotesTimes) {
-  json job = {{"state", "SUCCEEDED"}, {"jobId", "j1"}, {"startTime", "2024-03-01T10:00:00Z"},
+  json job = {{"state", "SUCCEEDED"},
+              {"jobId", "j1"},
+              {"startTime", "2024-03-01T10:00:00Z"},
               {"trainingInput", {{"region", "x"}}}};
   EXPECT_EQ(FormatYamlProjection(job, {"jobId", "state", "startTime", "endTime"}),
             "jobId: j1\nstate: SUCCEEDED\nstartTime: '2024-03-01T10:00:00Z'\n");

@@ -8,11 +8,11 @@
 #include <deque>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli/cli.h"
 #include "cli/http_client.h"
-#include <nlohmann/json.hpp>
 
 namespace ty::cli {
 namespace {
@@ -58,7 +58,9 @@ class FakeHttpClient : public HttpClient {
     return HttpResponse{200, ""};
   }
 
-  void Reply(long status, const json& body) { responses.push_back(HttpResponse{status, body.dump()}); }
+  void Reply(long status, const json& body) {
+    responses.push_back(HttpResponse{status, body.dump()});
+  }
 };
 
 class RunCliTest : public ::testing::Test {
@@ -80,9 +82,14 @@ class RunCliTest : public ::testing::Test {
     return RunCli(argv, out_, err_, env_);
   }
 
-  static std::string LogLine(const std::string& task, const std::string& msg, const std::string& cursor) {
-    return json{{"timestamp", "2024-03-01T12:00:00Z"}, {"taskName", task}, {"stream", "stdout"},
-                {"severity", "INFO"}, {"message", msg}, {"cursor", cursor}}
+  static std::string LogLine(const std::string& task, const std::string& msg,
+                             const std::string& cursor) {
+    return json{{"timestamp", "2024-03-01T12:00:00Z"},
+                {"taskName", task},
+                {"stream", "stdout"},
+                {"severity", "INFO"},
+                {"message", msg},
+                {"cursor", cursor}}
         .dump();
   }
 
@@ -103,19 +110,24 @@ TEST_F(RunCliTest, CustomJobCreatePostsTheJobAndPrintsGcloudText) {
   ASSERT_EQ(rc, 0) << err_.str();
   ASSERT_EQ(http_.requests.size(), 1u);
   EXPECT_EQ(http_.requests[0].method, "POST");
-  EXPECT_EQ(http_.requests[0].url, "http://127.0.0.1:8080/v1/projects/local/locations/us-central1/customJobs");
+  EXPECT_EQ(http_.requests[0].url,
+            "http://127.0.0.1:8080/v1/projects/local/locations/us-central1/customJobs");
   json body = json::parse(http_.requests[0].body);
   EXPECT_EQ(body["displayName"], "demo");
   EXPECT_EQ(body["jobSpec"]["workerPoolSpecs"].size(), 2u);
-  EXPECT_EQ(body["jobSpec"]["workerPoolSpecs"][0]["containerSpec"]["args"], json({"--epochs", "2"}));
+  EXPECT_EQ(body["jobSpec"]["workerPoolSpecs"][0]["containerSpec"]["args"],
+            json({"--epochs", "2"}));
   EXPECT_EQ(out_.str(), "");
   EXPECT_EQ(err_.str(),
             "Using endpoint [http://127.0.0.1:8080/]\n"
-            "CustomJob [projects/local/locations/us-central1/customJobs/123] is submitted successfully.\n\n"
+            "CustomJob [projects/local/locations/us-central1/customJobs/123] is submitted "
+            "successfully.\n\n"
             "Your job is still active. You may view the status of your job with the command\n\n"
-            "  $ trainyard ai custom-jobs describe projects/local/locations/us-central1/customJobs/123\n\n"
+            "  $ trainyard ai custom-jobs describe "
+            "projects/local/locations/us-central1/customJobs/123\n\n"
             "or continue streaming the logs with the command\n\n"
-            "  $ trainyard ai custom-jobs stream-logs projects/local/locations/us-central1/customJobs/123\n");
+            "  $ trainyard ai custom-jobs stream-logs "
+            "projects/local/locations/us-central1/customJobs/123\n");
 }
 
 TEST_F(RunCliTest, EndpointAndProjectFromEnvironmentAndFlags) {
@@ -123,19 +135,23 @@ TEST_F(RunCliTest, EndpointAndProjectFromEnvironmentAndFlags) {
   vars_["TRAINYARD_PROJECT"] = "envproj";
   http_.Reply(200, {{"name", "n"}});
   // JSON: one request per run (YAML also fetches /details).
-  ASSERT_EQ(Run({"ai", "custom-jobs", "describe", "7", "--region=r", "--format=json"}), 0) << err_.str();
-  EXPECT_EQ(http_.requests.back().url, "http://10.0.0.1:9000/v1/projects/envproj/locations/r/customJobs/7");
+  ASSERT_EQ(Run({"ai", "custom-jobs", "describe", "7", "--region=r", "--format=json"}), 0)
+      << err_.str();
+  EXPECT_EQ(http_.requests.back().url,
+            "http://10.0.0.1:9000/v1/projects/envproj/locations/r/customJobs/7");
   http_.Reply(200, {{"name", "n"}});
-  ASSERT_EQ(Run({"--api-endpoint=http://h:1", "ai", "custom-jobs", "describe", "7", "--region=r", "--project=p",
-                 "--format=json"}), 0);
+  ASSERT_EQ(Run({"--api-endpoint=http://h:1", "ai", "custom-jobs", "describe", "7", "--region=r",
+                 "--project=p", "--format=json"}),
+            0);
   EXPECT_EQ(http_.requests.back().url, "http://h:1/v1/projects/p/locations/r/customJobs/7");
 }
 
 TEST_F(RunCliTest, DescribeTakesAFullNameAndPrintsYamlOrJson) {
   json job = {{"name", kName}, {"state", "JOB_STATE_SUCCEEDED"}};
-  json details = {{"attempt", 2},
-                  {"replicas", {{{"taskName", "workerpool1-0"}, {"state", "FAILED"}, {"exitCode", 137},
-                                 {"restarts", 3}}}}};
+  json details = {
+      {"attempt", 2},
+      {"replicas",
+       {{{"taskName", "workerpool1-0"}, {"state", "FAILED"}, {"exitCode", 137}, {"restarts", 3}}}}};
   http_.Reply(200, job);
   http_.Reply(200, details);
   ASSERT_EQ(Run({"ai", "custom-jobs", "describe", kName}), 0) << err_.str();
@@ -156,7 +172,9 @@ TEST_F(RunCliTest, DescribeTakesAFullNameAndPrintsYamlOrJson) {
 }
 
 TEST_F(RunCliTest, ServerErrorsPrintTheMessageAndExitOne) {
-  http_.Reply(404, {{"error", {{"code", 404}, {"message", "CustomJob 9 not found."}, {"status", "NOT_FOUND"}}}});
+  http_.Reply(
+      404,
+      {{"error", {{"code", 404}, {"message", "CustomJob 9 not found."}, {"status", "NOT_FOUND"}}}});
   EXPECT_EQ(Run({"ai", "custom-jobs", "describe", "9", "--region=r"}), 1);
   EXPECT_NE(err_.str().find("ERROR: (trainyard.ai.custom-jobs.describe) CustomJob 9 not found.\n"),
             std::string::npos)
@@ -171,19 +189,25 @@ TEST_F(RunCliTest, ConnectionRefusedNamesTheEndpoint) {
 TEST_F(RunCliTest, ListFollowsPagesSendsTheFilterAndHonoursLimit) {
   http_.Reply(200, {{"customJobs", {{{"name", "a"}}, {{"name", "b"}}}}, {"nextPageToken", "t 2"}});
   http_.Reply(200, {{"customJobs", {{{"name", "c"}}}}});
-  ASSERT_EQ(Run({"ai", "custom-jobs", "list", "--region=r", "--filter=state=JOB_STATE_RUNNING", "--limit=3"}), 0)
+  ASSERT_EQ(Run({"ai", "custom-jobs", "list", "--region=r", "--filter=state=JOB_STATE_RUNNING",
+                 "--limit=3"}),
+            0)
       << err_.str();
   ASSERT_EQ(http_.requests.size(), 2u);
   EXPECT_EQ(http_.requests[0].url,
-            "http://127.0.0.1:8080/v1/projects/local/locations/r/customJobs?filter=state%3DJOB_STATE_RUNNING");
+            "http://127.0.0.1:8080/v1/projects/local/locations/r/"
+            "customJobs?filter=state%3DJOB_STATE_RUNNING");
   EXPECT_EQ(http_.requests[1].url,
-            "http://127.0.0.1:8080/v1/projects/local/locations/r/customJobs?filter=state%3DJOB_STATE_RUNNING"
+            "http://127.0.0.1:8080/v1/projects/local/locations/r/"
+            "customJobs?filter=state%3DJOB_STATE_RUNNING"
             "&pageToken=t%202");
   EXPECT_EQ(out_.str(), "name: a\n---\nname: b\n---\nname: c\n");
 }
 
 TEST_F(RunCliTest, MlListPrintsATable) {
-  http_.Reply(200, {{"jobs", {{{"jobId", "j1"}, {"state", "RUNNING"}, {"createTime", "2024-03-01T10:00:00Z"}}}}});
+  http_.Reply(
+      200, {{"jobs",
+             {{{"jobId", "j1"}, {"state", "RUNNING"}, {"createTime", "2024-03-01T10:00:00Z"}}}}});
   ASSERT_EQ(Run({"ai-platform", "jobs", "list", "--limit=5"}), 0) << err_.str();
   EXPECT_EQ(out_.str(), "JOB_ID  STATUS   CREATED\nj1      RUNNING  2024-03-01T10:00:00\n");
 }
@@ -192,11 +216,14 @@ TEST_F(RunCliTest, CancelPrintsGcloudText) {
   http_.Reply(200, json::object());
   ASSERT_EQ(Run({"ai", "custom-jobs", "cancel", "123", "--region=us-central1"}), 0);
   EXPECT_EQ(http_.requests.back().method, "POST");
-  EXPECT_EQ(http_.requests.back().url, std::string("http://127.0.0.1:8080/v1/") + kName + ":cancel");
-  EXPECT_NE(err_.str().find("Request to cancel CustomJob [" + std::string(kName) +
-                            "] has been sent.\n\nYou may view the status of your job with the command\n\n"
-                            "  $ trainyard ai custom-jobs describe " + kName + "\n"),
-            std::string::npos)
+  EXPECT_EQ(http_.requests.back().url,
+            std::string("http://127.0.0.1:8080/v1/") + kName + ":cancel");
+  EXPECT_NE(
+      err_.str().find("Request to cancel CustomJob [" + std::string(kName) +
+                      "] has been sent.\n\nYou may view the status of your job with the command\n\n"
+                      "  $ trainyard ai custom-jobs describe " +
+                      kName + "\n"),
+      std::string::npos)
       << err_.str();
   http_.Reply(200, json::object());
   ASSERT_EQ(Run({"ai-platform", "jobs", "cancel", "j1"}), 0);
@@ -208,29 +235,38 @@ TEST_F(RunCliTest, StreamLogsReconnectsFromTheLastCursorUntilTheJobEnds) {
   http_.streams.push_back({{LogLine("workerpool0-0", "hello", "c1")}, 200, "", /*drop=*/true});
   http_.Reply(200, {{"name", kName}, {"state", "JOB_STATE_RUNNING"}});
   http_.streams.push_back({{LogLine("workerpool0-0", "bye", "c2")}, 200, "", false});
-  http_.Reply(200, {{"name", kName}, {"state", "JOB_STATE_SUCCEEDED"}, {"endTime", "2024-03-01T12:00:01Z"}});
-  ASSERT_EQ(Run({"ai", "custom-jobs", "stream-logs", "123", "--region=us-central1", "--task-name=workerpool0-0"}), 0)
+  http_.Reply(
+      200,
+      {{"name", kName}, {"state", "JOB_STATE_SUCCEEDED"}, {"endTime", "2024-03-01T12:00:01Z"}});
+  ASSERT_EQ(Run({"ai", "custom-jobs", "stream-logs", "123", "--region=us-central1",
+                 "--task-name=workerpool0-0"}),
+            0)
       << err_.str();
   EXPECT_EQ(out_.str(),
             "INFO\t2024-03-01 12:00:00 +0000\tworkerpool0-0\thello\n"
             "INFO\t2024-03-01 12:00:00 +0000\tworkerpool0-0\tbye\n");
-  std::string logs = std::string("http://127.0.0.1:8080/v1/") + kName + "/logs?follow=true&task=workerpool0-0";
+  std::string logs =
+      std::string("http://127.0.0.1:8080/v1/") + kName + "/logs?follow=true&task=workerpool0-0";
   EXPECT_EQ(http_.requests[0].url, logs);
   EXPECT_EQ(http_.requests[2].url, logs + "&cursor=c1");
   EXPECT_GT(slept_ms_, 0);
 }
 
 TEST_F(RunCliTest, StreamLogsEndsOnAnErrorRecordInsteadOfPrintingIt) {
-  http_.streams.push_back({{LogLine("workerpool0-0", "hello", "c1"),
-                            json{{"error", {{"code", 500}, {"message", "log file unreadable"}}}}.dump()},
-                           200, "", false});
+  http_.streams.push_back(
+      {{LogLine("workerpool0-0", "hello", "c1"),
+        json{{"error", {{"code", 500}, {"message", "log file unreadable"}}}}.dump()},
+       200,
+       "",
+       false});
   EXPECT_EQ(Run({"ai", "custom-jobs", "stream-logs", "123", "--region=us-central1"}), 1);
   EXPECT_EQ(out_.str(), "INFO\t2024-03-01 12:00:00 +0000\tworkerpool0-0\thello\n");
   EXPECT_NE(err_.str().find("log file unreadable"), std::string::npos) << err_.str();
 }
 
 TEST_F(RunCliTest, StreamLogsOfAMissingJob) {
-  http_.streams.push_back({{}, 404, R"({"error": {"code": 404, "message": "Job j not found."}})", false});
+  http_.streams.push_back(
+      {{}, 404, R"({"error": {"code": 404, "message": "Job j not found."}})", false});
   EXPECT_EQ(Run({"ai-platform", "jobs", "stream-logs", "j"}), 1);
   EXPECT_EQ(err_.str(), "ERROR: (trainyard.ai-platform.jobs.stream-logs) Job j not found.\n");
 }
@@ -255,30 +291,38 @@ TEST_F(RunCliTest, MlSubmitPostsJobWithUserArgsAndPrintsSummary) {
 
 TEST_F(RunCliTest, MlSubmitConflict) {
   http_.Reply(409, {{"error", {{"code", 409}, {"message", "Job j1 already exists."}}}});
-  EXPECT_EQ(Run({"ai-platform", "jobs", "submit", "training", "j1", "--region=local", "--master-image-uri=i"}), 1);
-  EXPECT_EQ(err_.str(),
-            "ERROR: (trainyard.ai-platform.jobs.submit.training) Resource in projects [local] is the "
-            "subject of a conflict: Job j1 already exists.\n");
+  EXPECT_EQ(Run({"ai-platform", "jobs", "submit", "training", "j1", "--region=local",
+                 "--master-image-uri=i"}),
+            1);
+  EXPECT_EQ(
+      err_.str(),
+      "ERROR: (trainyard.ai-platform.jobs.submit.training) Resource in projects [local] is the "
+      "subject of a conflict: Job j1 already exists.\n");
 }
 
 TEST_F(RunCliTest, MlSubmitStreamLogsExitsOneUnlessSucceeded) {
   http_.Reply(200, {{"jobId", "j1"}, {"state", "QUEUED"}});
   http_.streams.push_back({{LogLine("master-replica-0", "boom", "1")}, 200, "", false});
   http_.Reply(200, {{"jobId", "j1"}, {"state", "FAILED"}, {"endTime", "2024-03-01T12:00:01Z"}});
-  EXPECT_EQ(Run({"ai-platform", "jobs", "submit", "training", "j1", "--region=l", "--master-image-uri=i",
-                 "--stream-logs"}),
+  EXPECT_EQ(Run({"ai-platform", "jobs", "submit", "training", "j1", "--region=l",
+                 "--master-image-uri=i", "--stream-logs"}),
             1);
-  EXPECT_NE(err_.str().find("INFO\t2024-03-01 12:00:00 +0000\tmaster-replica-0\t\tboom\n"), std::string::npos)
+  EXPECT_NE(err_.str().find("INFO\t2024-03-01 12:00:00 +0000\tmaster-replica-0\t\tboom\n"),
+            std::string::npos)
       << err_.str();
   EXPECT_EQ(out_.str(), "jobId: j1\nstate: FAILED\nendTime: '2024-03-01T12:00:01Z'\n");
-  EXPECT_EQ(http_.requests[1].url, "http://127.0.0.1:8080/v1/projects/local/jobs/j1/logs?follow=true");
+  EXPECT_EQ(http_.requests[1].url,
+            "http://127.0.0.1:8080/v1/projects/local/jobs/j1/logs?follow=true");
 }
 
 TEST_F(RunCliTest, MlSubmitReadsAConfigFile) {
   std::string path = ::testing::TempDir() + "/ml_config.yaml";
-  std::ofstream(path) << "trainingInput:\n  region: cfg\n  masterConfig:\n    imageUri: cfg-img\n  args: [a]\n";
+  std::ofstream(path)
+      << "trainingInput:\n  region: cfg\n  masterConfig:\n    imageUri: cfg-img\n  args: [a]\n";
   http_.Reply(200, {{"jobId", "j"}, {"state", "QUEUED"}});
-  ASSERT_EQ(Run({"ai-platform", "jobs", "submit", "training", "j", "--config=" + path, "--", "b"}), 0) << err_.str();
+  ASSERT_EQ(Run({"ai-platform", "jobs", "submit", "training", "j", "--config=" + path, "--", "b"}),
+            0)
+      << err_.str();
   json body = json::parse(http_.requests[0].body);
   EXPECT_EQ(body["trainingInput"]["masterConfig"]["imageUri"], "cfg-img");
   EXPECT_EQ(body["trainingInput"]["args"], json({"b"}));
@@ -288,8 +332,9 @@ TEST_F(RunCliTest, ValidationErrorsNeverReachTheServer) {
   EXPECT_EQ(Run({"ai", "custom-jobs", "create", "--region=r", "--display-name=d",
                  "--worker-pool-spec=machine-type=m"}),
             1);
-  EXPECT_NE(err_.str().find("ERROR: (trainyard.ai.custom-jobs.create) Invalid value for [--worker-pool-spec]: "
-                            "Exactly one of keys [executor-image-uri, container-image-uri] is required.\n"),
+  EXPECT_NE(err_.str().find(
+                "ERROR: (trainyard.ai.custom-jobs.create) Invalid value for [--worker-pool-spec]: "
+                "Exactly one of keys [executor-image-uri, container-image-uri] is required.\n"),
             std::string::npos)
       << err_.str();
   EXPECT_TRUE(http_.requests.empty());

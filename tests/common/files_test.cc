@@ -24,7 +24,8 @@ TEST(FilesTest, WriteFileAtomicallyReplacesWholeAndLeavesNoTemporary) {
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(text, "8080\n");
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
-  EXPECT_EQ(WriteFileAtomically((dir / "missing" / "x").string(), "x").code(), StatusCode::kInternal);
+  EXPECT_EQ(WriteFileAtomically((dir / "missing" / "x").string(), "x").code(),
+            StatusCode::kInternal);
   std::filesystem::remove_all(dir);
 }
 

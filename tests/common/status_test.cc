@@ -28,7 +28,8 @@ TEST(StatusTest, FieldErrorCarriesPath) {
   Status s = FieldError("trainingInput.region", "is required");
   EXPECT_EQ(s.field(), "trainingInput.region");
   EXPECT_EQ(s.message(), "Field: trainingInput.region Error: is required");
-  EXPECT_EQ(s.WithContext("submit").message(), "submit: Field: trainingInput.region Error: is required");
+  EXPECT_EQ(s.WithContext("submit").message(),
+            "submit: Field: trainingInput.region Error: is required");
 }
 
 }  // namespace

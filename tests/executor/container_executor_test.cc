@@ -65,7 +65,9 @@ class ContainerExecutorTest : public ::testing::Test {
     ex->SetEventCallback(events_.Callback());
     return ex;
   }
-  std::string InstanceLabel() const { return std::string(executor::kLabelInstance) + "=warm" + uid_; }
+  std::string InstanceLabel() const {
+    return std::string(executor::kLabelInstance) + "=warm" + uid_;
+  }
   // Networks this test's executor made that are still there.
   size_t NetworksLeft() {
     if (!warm_) return 0;
@@ -208,8 +210,8 @@ TEST(ContainerExecutorBodyTest, PinsAddressesAndListsEveryPeerInHosts) {
   EXPECT_EQ(endpoint["MacAddress"], "02:42:0a:59:03:03");
   EXPECT_EQ(endpoint["Aliases"], nlohmann::json({"workerpool0-1"}));  // DNS stays too.
   EXPECT_EQ(body["HostConfig"]["ExtraHosts"],
-            nlohmann::json({"workerpool0-0:10.89.3.2", "workerpool0-1:10.89.3.3",
-                            "workerpool0-2:10.89.3.4"}));
+            nlohmann::json(
+                {"workerpool0-0:10.89.3.2", "workerpool0-1:10.89.3.3", "workerpool0-2:10.89.3.4"}));
 
   // Without addresses (a subnet too small) the engine picks and DNS alone remains.
   body = nlohmann::json::parse(executor::ContainerExecutor::CreateBodyForTest(a, a.replicas[1]));
@@ -231,8 +233,9 @@ TEST(ContainerExecutorAddressTest, PicksHostAddressesInOrderSkippingTheGateway) 
   picked = ContainerExecutor::ReplicaAddressesForTest("192.168.7.9/30", "", 1);
   ASSERT_TRUE(picked.ok()) << picked.status().ToString();
   EXPECT_THAT(*picked, ::testing::ElementsAre("192.168.7.10"));
-  EXPECT_EQ(ContainerExecutor::ReplicaAddressesForTest("10.0.0.0/29", "10.0.0.1", 6).status().code(),
-            StatusCode::kResourceExhausted);
+  EXPECT_EQ(
+      ContainerExecutor::ReplicaAddressesForTest("10.0.0.0/29", "10.0.0.1", 6).status().code(),
+      StatusCode::kResourceExhausted);
   EXPECT_EQ(ContainerExecutor::ReplicaAddressesForTest("10.0.0.0/31", "", 1).status().code(),
             StatusCode::kResourceExhausted);
   EXPECT_EQ(ContainerExecutor::ReplicaAddressesForTest("fd00::/64", "fd00::1", 1).status().code(),
@@ -279,7 +282,8 @@ TEST_F(ContainerExecutorTest, FailedCreateRemovesEarlierReplicas) {
   EXPECT_EQ(launched->kind, ExecutorEventKind::kLaunchFailed);
   EXPECT_THAT(launched->message, HasSubstr(a.replicas[1].name));
   EXPECT_EQ(engine_.InspectContainer(a.replicas[0].name).status().code(), StatusCode::kNotFound);
-  EXPECT_FALSE(*engine_.NetworkExists(executor::ContainerExecutor::AttemptNetworkName(a.job_uid, a.attempt)));
+  EXPECT_FALSE(*engine_.NetworkExists(
+      executor::ContainerExecutor::AttemptNetworkName(a.job_uid, a.attempt)));
   EXPECT_EQ(NetworksLeft(), 0u);
   EXPECT_FALSE(ContainerBackend().Leftovers(uid_));
 }
@@ -299,11 +303,16 @@ void ContainerExecutorTest::ReplicasReachEachOtherByHostname() {
   for (const auto& e : exits) EXPECT_EQ(e.exit_code, 0) << "pool " << e.pool;
   EXPECT_THAT(sink_.Messages(uid_, "workerpool0-0"), ::testing::Contains("ping"));
   ASSERT_TRUE(ex_->Cleanup(uid_, 1).ok());
-  EXPECT_FALSE(*engine_.NetworkExists(executor::ContainerExecutor::AttemptNetworkName(a.job_uid, a.attempt)));
+  EXPECT_FALSE(*engine_.NetworkExists(
+      executor::ContainerExecutor::AttemptNetworkName(a.job_uid, a.attempt)));
   EXPECT_EQ(NetworksLeft(), 0u);
 }
-TEST_F(ContainerExecutorTest, ReplicasReachEachOtherByHostname) { ReplicasReachEachOtherByHostname(); }
-TEST_F(WarmContainerExecutorTest, ReplicasReachEachOtherByHostname) { ReplicasReachEachOtherByHostname(); }
+TEST_F(ContainerExecutorTest, ReplicasReachEachOtherByHostname) {
+  ReplicasReachEachOtherByHostname();
+}
+TEST_F(WarmContainerExecutorTest, ReplicasReachEachOtherByHostname) {
+  ReplicasReachEachOtherByHostname();
+}
 
 // Each replica prints its own address and what /etc/hosts says of every peer.
 constexpr char kReportAddresses[] =
@@ -367,7 +376,8 @@ void ContainerExecutorTest::PeersResolveFromHostsAtFixedAddressesAtOnce() {
   std::map<std::string, std::string> actual;
   for (const char* task : {"workerpool0-0", "workerpool1-0", "workerpool1-1"}) {
     auto own = AddressLines(sink_.Messages(uid_, task), "addr");
-    ASSERT_EQ(own.count(task), 1u) << task << ": " << ::testing::PrintToString(sink_.Messages(uid_, task));
+    ASSERT_EQ(own.count(task), 1u)
+        << task << ": " << ::testing::PrintToString(sink_.Messages(uid_, task));
     actual[task] = own[task];
   }
   for (const char* task : {"workerpool0-0", "workerpool1-0", "workerpool1-1"}) {
@@ -392,19 +402,25 @@ void ContainerExecutorTest::PeersResolveFromHostsAtFixedAddressesAtOnce() {
         << host;
   }
   ASSERT_TRUE(ex_->Cleanup(uid_, 1).ok());
-  EXPECT_FALSE(*engine_.NetworkExists(executor::ContainerExecutor::AttemptNetworkName(a.job_uid, a.attempt)));
+  EXPECT_FALSE(*engine_.NetworkExists(
+      executor::ContainerExecutor::AttemptNetworkName(a.job_uid, a.attempt)));
   EXPECT_EQ(NetworksLeft(), 0u);
 }
-TEST_F(ContainerExecutorTest, PeersResolveFromHostsAtFixedAddressesAtOnce) { PeersResolveFromHostsAtFixedAddressesAtOnce(); }
-TEST_F(WarmContainerExecutorTest, PeersResolveFromHostsAtFixedAddressesAtOnce) { PeersResolveFromHostsAtFixedAddressesAtOnce(); }
+TEST_F(ContainerExecutorTest, PeersResolveFromHostsAtFixedAddressesAtOnce) {
+  PeersResolveFromHostsAtFixedAddressesAtOnce();
+}
+TEST_F(WarmContainerExecutorTest, PeersResolveFromHostsAtFixedAddressesAtOnce) {
+  PeersResolveFromHostsAtFixedAddressesAtOnce();
+}
 
 // Spec §9: a restarted replica keeps its name, host name and network, so a peer
 // that kept trying reaches it again by host name.
 void ContainerExecutorTest::RestartedReplicaIsReachableByItsHostnameAgain() {
   // B serves only in its second run; its first run exits at once.
-  ReplicaLaunch server = Replica(
-      0, 0, "if [ -f /ran ]; then nc -l -p 2222 -e echo pong; echo served; exit 0; fi; "
-            "touch /ran; exit 1");
+  ReplicaLaunch server =
+      Replica(0, 0,
+              "if [ -f /ran ]; then nc -l -p 2222 -e echo pong; echo served; exit 0; fi; "
+              "touch /ran; exit 1");
   server.hostname = "workerpool0-0";
   ReplicaLaunch client =
       Replica(1, 0,
@@ -428,11 +444,16 @@ void ContainerExecutorTest::RestartedReplicaIsReachableByItsHostnameAgain() {
   EXPECT_THAT(sink_.Messages(uid_, "workerpool0-0"), ::testing::ElementsAre("served"));
   EXPECT_THAT(sink_.Messages(uid_, "workerpool1-0"), ::testing::ElementsAre("got pong"));
   ASSERT_TRUE(ex_->Cleanup(uid_, 1).ok());
-  EXPECT_FALSE(*engine_.NetworkExists(executor::ContainerExecutor::AttemptNetworkName(a.job_uid, a.attempt)));
+  EXPECT_FALSE(*engine_.NetworkExists(
+      executor::ContainerExecutor::AttemptNetworkName(a.job_uid, a.attempt)));
   EXPECT_EQ(NetworksLeft(), 0u);
 }
-TEST_F(ContainerExecutorTest, RestartedReplicaIsReachableByItsHostnameAgain) { RestartedReplicaIsReachableByItsHostnameAgain(); }
-TEST_F(WarmContainerExecutorTest, RestartedReplicaIsReachableByItsHostnameAgain) { RestartedReplicaIsReachableByItsHostnameAgain(); }
+TEST_F(ContainerExecutorTest, RestartedReplicaIsReachableByItsHostnameAgain) {
+  RestartedReplicaIsReachableByItsHostnameAgain();
+}
+TEST_F(WarmContainerExecutorTest, RestartedReplicaIsReachableByItsHostnameAgain) {
+  RestartedReplicaIsReachableByItsHostnameAgain();
+}
 
 // The engine joins a line the first run left unfinished with the next run's first
 // line on that stream; the capture must still take each run's output once.
@@ -534,7 +555,8 @@ TEST_F(ContainerExecutorTest, RecoverReportsOomAndSignalOfExitedReplicas) {
 }
 
 TEST_F(ContainerExecutorTest, RecoverCapturesLinesWrittenWhileNoDaemonWatched) {
-  ASSERT_TRUE(LaunchAndWaitStarted(Attempt({Replica(0, 0, "echo one; sleep 2; echo two; exit 4")})));
+  ASSERT_TRUE(
+      LaunchAndWaitStarted(Attempt({Replica(0, 0, "echo one; sleep 2; echo two; exit 4")})));
   // Let the watcher take "one" first, so Recover() must also drop what it already has.
   ASSERT_TRUE(sink_.WaitForMessage(uid_, "one", 10000));
   ex_.reset();  // The daemon goes away: watchers are aborted, the replica runs on.
@@ -648,7 +670,8 @@ TEST_F(WarmContainerExecutorTest, RunsWhatTheEngineWouldRun) {
   auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 6, 30000);
   ASSERT_EQ(exits.size(), 6u);
   std::map<std::string, int> codes;
-  for (const auto& e : exits) codes["workerpool" + std::to_string(e.pool) + "-" + std::to_string(e.index)] = e.exit_code;
+  for (const auto& e : exits)
+    codes["workerpool" + std::to_string(e.pool) + "-" + std::to_string(e.index)] = e.exit_code;
   EXPECT_THAT(sink_.Messages(uid_, "workerpool0-0"), ::testing::ElementsAre("command and args"));
   EXPECT_THAT(sink_.Messages(uid_, "workerpool1-0"), ::testing::ElementsAre("alone"));
   EXPECT_THAT(sink_.Messages(uid_, "workerpool1-1"), ::testing::ElementsAre("args replace CMD"));
@@ -674,11 +697,12 @@ TEST_F(WarmContainerExecutorTest, StaleImageFallsBackToAColdLaunch) {
   EXPECT_EQ(ex_->WarmSandboxesForTest(), 1u);
   // A new image under the same name (a push to the tag).
   const std::string builder = "ty-warm-stale-" + uid_;
-  ASSERT_EQ(std::system(("podman run --name " + builder + " " + image +
-                         " sh -c 'echo new image > /marker' >/dev/null && podman commit -q " + builder +
-                         " " + image + " >/dev/null && podman rm " + builder + " >/dev/null")
-                            .c_str()),
-            0);
+  ASSERT_EQ(
+      std::system(("podman run --name " + builder + " " + image +
+                   " sh -c 'echo new image > /marker' >/dev/null && podman commit -q " + builder +
+                   " " + image + " >/dev/null && podman rm " + builder + " >/dev/null")
+                      .c_str()),
+      0);
   ASSERT_TRUE(ex_->Launch(a).ok());
   auto launched = events_.WaitForLaunch(uid_);
   ASSERT_TRUE(launched.has_value());
@@ -713,7 +737,8 @@ TEST_F(WarmContainerExecutorTest, ALaunchRefillsThePoolForItsShape) {
   ASSERT_EQ(ex_->WarmSandboxesForTest(), 2u);
 
   std::string second_uid = UniqueJobUid();
-  AttemptSpec second = TestAttempt(second_uid, {TestReplica(second_uid, 0, 0), TestReplica(second_uid, 1, 0)});
+  AttemptSpec second =
+      TestAttempt(second_uid, {TestReplica(second_uid, 0, 0), TestReplica(second_uid, 1, 0)});
   second.peers_talk = true;
   for (ReplicaLaunch& r : second.replicas) {
     r.image = kTestImage;

@@ -86,8 +86,7 @@ TEST(EngineClientTest, ReportsUnavailableForADeadSocket) {
 TEST(EngineClientTest, NotFoundAndIdempotentRemovals) {
   TY_REQUIRE_ENGINE_OR_SKIP();
   EngineClient engine(testing::EngineSocket());
-  EXPECT_EQ(engine.InspectContainer("ty-no-such-container").status().code(),
-            StatusCode::kNotFound);
+  EXPECT_EQ(engine.InspectContainer("ty-no-such-container").status().code(), StatusCode::kNotFound);
   EXPECT_TRUE(engine.RemoveContainer("ty-no-such-container").ok());
   EXPECT_TRUE(engine.RemoveNetwork("ty-no-such-network").ok());
   auto exists = engine.ImageExists(testing::kTestImage);
@@ -174,7 +173,8 @@ TEST_F(LoopbackRegistryTest, ExecutorPullsTheImageAndRunsTheReplica) {
   auto launched = events_.WaitForLaunch(uid_);
   ASSERT_TRUE(launched.has_value());
   ASSERT_EQ(launched->kind, ExecutorEventKind::kAttemptStarted)
-      << launched->message << "\nregistry log:\n" << registry_.Log();
+      << launched->message << "\nregistry log:\n"
+      << registry_.Log();
   EXPECT_GT(launched->image_ready_time, 0);
   auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1);
   ASSERT_EQ(exits.size(), 1u);

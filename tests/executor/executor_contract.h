@@ -5,20 +5,19 @@
 #pragma once
 
 #include <gtest/gtest.h>
-
 #include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
-#include <set>
-#include <cstdlib>
-#include <functional>
-#include <ostream>
 #include <memory>
+#include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,8 +45,9 @@ inline std::string EngineUnavailableReason() {
   static std::string reason = [] {
     executor::EngineClient engine(EngineSocket(), 5000);
     Status ping = engine.Ping();
-    if (!ping.ok()) return "container engine does not answer on " + std::string(EngineSocket()) +
-                           " (" + ping.message() + "); run scripts/setup";
+    if (!ping.ok())
+      return "container engine does not answer on " + std::string(EngineSocket()) + " (" +
+             ping.message() + "); run scripts/setup";
     Result<bool> has = engine.ImageExists(kTestImage);
     if (!has.ok() || !*has) {
       std::string cmd = std::string(TY_SOURCE_DIR) + "/scripts/build-test-image >/dev/null";
@@ -60,13 +60,13 @@ inline std::string EngineUnavailableReason() {
 
 // GTEST_SKIPs when the engine is down, unless TRAINYARD_REQUIRE_ENGINE is set (CI),
 // in which case the test fails instead.
-#define TY_REQUIRE_ENGINE_OR_SKIP()                                                     \
-  do {                                                                                  \
-    std::string ty_reason = ::ty::testing::EngineUnavailableReason();                   \
-    if (!ty_reason.empty()) {                                                           \
-      if (std::getenv("TRAINYARD_REQUIRE_ENGINE") != nullptr) FAIL() << ty_reason;      \
-      GTEST_SKIP() << ty_reason;                                                        \
-    }                                                                                   \
+#define TY_REQUIRE_ENGINE_OR_SKIP()                                                \
+  do {                                                                             \
+    std::string ty_reason = ::ty::testing::EngineUnavailableReason();              \
+    if (!ty_reason.empty()) {                                                      \
+      if (std::getenv("TRAINYARD_REQUIRE_ENGINE") != nullptr) FAIL() << ty_reason; \
+      GTEST_SKIP() << ty_reason;                                                   \
+    }                                                                              \
   } while (0)
 
 inline std::string UniqueJobUid() {
@@ -249,7 +249,9 @@ class WarmContainerBackend : public ContainerBackend {
   class Warming : public executor::Executor {
    public:
     explicit Warming(std::unique_ptr<executor::ContainerExecutor> ex) : ex_(std::move(ex)) {}
-    void SetEventCallback(executor::EventCallback cb) override { ex_->SetEventCallback(std::move(cb)); }
+    void SetEventCallback(executor::EventCallback cb) override {
+      ex_->SetEventCallback(std::move(cb));
+    }
     Status Launch(const executor::AttemptSpec& a) override {
       // Only attempts the executor accepts get a gang (a malformed one must be
       // rejected by Launch itself).
@@ -265,7 +267,9 @@ class WarmContainerBackend : public ContainerBackend {
     Status RestartReplica(const std::string& uid, int attempt, int pool, int index) override {
       return ex_->RestartReplica(uid, attempt, pool, index);
     }
-    Status Cleanup(const std::string& uid, int attempt) override { return ex_->Cleanup(uid, attempt); }
+    Status Cleanup(const std::string& uid, int attempt) override {
+      return ex_->Cleanup(uid, attempt);
+    }
     Result<std::vector<executor::ObservedReplica>> Recover() override { return ex_->Recover(); }
     std::string ReplicaBucketRoot() const override { return ex_->ReplicaBucketRoot(); }
 

@@ -112,8 +112,8 @@ TEST_P(ExecutorContractTest, ReportsExitCodeAfterCompleteLogs) {
 }
 
 TEST_P(ExecutorContractTest, GangOfThreeStartsAndExits) {
-  LaunchAndWaitStarted(Attempt({Replica(0, 0, "echo zero"), Replica(1, 0, "echo one"),
-                                Replica(1, 1, "echo two")}));
+  LaunchAndWaitStarted(
+      Attempt({Replica(0, 0, "echo zero"), Replica(1, 0, "echo one"), Replica(1, 1, "echo two")}));
   auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 3);
   ASSERT_EQ(exits.size(), 3u);
   std::set<std::pair<int, int>> seen;
@@ -202,12 +202,9 @@ TEST_P(ExecutorContractTest, RecoverReattachesAfterRestart) {
 
 TEST_P(ExecutorContractTest, EnvironmentArrivesExactly) {
   ReplicaLaunch r = Replica(0, 0, "env");
-  r.env = {{"TY_PLAIN", "value"},
-           {"TY_SPACES", "a b  c"},
-           {"TY_EQUALS", "x=y=z"},
-           {"TY_QUOTES", "it's \"quoted\" $HOME"},
-           {"TY_EMPTY", ""},
-           {"CLOUD_ML_JOB_ID", uid_}};
+  r.env = {{"TY_PLAIN", "value"},  {"TY_SPACES", "a b  c"},
+           {"TY_EQUALS", "x=y=z"}, {"TY_QUOTES", "it's \"quoted\" $HOME"},
+           {"TY_EMPTY", ""},       {"CLOUD_ML_JOB_ID", uid_}};
   LaunchAndWaitStarted(Attempt({r}));
   ASSERT_EQ(events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1).size(), 1u);
   auto lines = sink_.Messages(uid_);
@@ -278,8 +275,8 @@ TEST_P(ExecutorContractTest, RestartOfAnUnknownReplicaIsNotFound) {
 }
 
 TEST_P(ExecutorContractTest, StopAndCleanupEndARestartedReplica) {
-  AttemptSpec a = Attempt({Replica(
-      0, 0, "if [ -f ran ]; then echo again; exec sleep 1000; fi; touch ran; exit 1")});
+  AttemptSpec a = Attempt(
+      {Replica(0, 0, "if [ -f ran ]; then echo again; exec sleep 1000; fi; touch ran; exit 1")});
   a.peers_talk = true;
   LaunchAndWaitStarted(a);
   ASSERT_EQ(events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1).size(), 1u);
@@ -296,9 +293,10 @@ TEST_P(ExecutorContractTest, StopAndCleanupEndARestartedReplica) {
 
 INSTANTIATE_TEST_SUITE_P(
     Backends, ExecutorContractTest,
-    ::testing::Values(BackendFactory{"Container", [] { return std::make_unique<ContainerBackend>(); }},
-                      BackendFactory{"WarmContainer", [] { return std::make_unique<WarmContainerBackend>(); }},
-                      BackendFactory{"Process", [] { return std::make_unique<ProcessBackend>(); }}),
+    ::testing::Values(
+        BackendFactory{"Container", [] { return std::make_unique<ContainerBackend>(); }},
+        BackendFactory{"WarmContainer", [] { return std::make_unique<WarmContainerBackend>(); }},
+        BackendFactory{"Process", [] { return std::make_unique<ProcessBackend>(); }}),
     [](const ::testing::TestParamInfo<BackendFactory>& info) { return info.param.name; });
 
 }  // namespace

@@ -130,20 +130,19 @@ inline Status PushImage(const std::string& engine_socket, const std::string& sou
   internal::SplitTag(target, &repo, &tag);
   ASSIGN_OR_RETURN(internal::HttpAnswer tagged,
                    internal::EngineCall(engine_socket, "POST",
-                                        "/images/" + source + "/tag?repo=" +
-                                            ty::UrlEncode(repo) +
+                                        "/images/" + source + "/tag?repo=" + ty::UrlEncode(repo) +
                                             "&tag=" + ty::UrlEncode(tag)));
   if (tagged.status != 201 && tagged.status != 200) {
-    return Internal("tag " + source + " as " + target + ": HTTP " +
-                    std::to_string(tagged.status) + ": " + tagged.body);
+    return Internal("tag " + source + " as " + target + ": HTTP " + std::to_string(tagged.status) +
+                    ": " + tagged.body);
   }
   // `tlsVerify=false` is podman's knob for a plain-HTTP registry; Docker ignores
   // it and speaks plain HTTP to loopback registries anyway. Errors come inside the
   // 200 progress stream.
   ASSIGN_OR_RETURN(internal::HttpAnswer pushed,
-                   internal::EngineCall(engine_socket, "POST",
-                                        "/images/" + repo + "/push?tag=" +
-                                            ty::UrlEncode(tag) + "&tlsVerify=false"));
+                   internal::EngineCall(
+                       engine_socket, "POST",
+                       "/images/" + repo + "/push?tag=" + ty::UrlEncode(tag) + "&tlsVerify=false"));
   Status untagged = UntagImage(engine_socket, target);
   if (pushed.status != 200 || pushed.body.find("\"error\"") != std::string::npos) {
     return Internal("push " + target + ": HTTP " + std::to_string(pushed.status) + ": " +

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
-#include <condition_variable>
 #include <string>
 #include <vector>
 

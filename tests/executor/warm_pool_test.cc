@@ -48,7 +48,8 @@ TEST(WarmPoolShapeTest, GpusAndEmptyAttemptsAreNeverWarm) {
 TEST(ReplicaNameTest, ParsesWhatReplicaNameMakes) {
   std::string uid;
   int attempt = 0, pool = 0, index = 0;
-  ASSERT_TRUE(ParseReplicaName(ReplicaName("1731234567890123456", 2, 3, 14), &uid, &attempt, &pool, &index));
+  ASSERT_TRUE(ParseReplicaName(ReplicaName("1731234567890123456", 2, 3, 14), &uid, &attempt, &pool,
+                               &index));
   EXPECT_EQ(uid, "1731234567890123456");
   EXPECT_EQ(attempt, 2);
   EXPECT_EQ(pool, 3);
@@ -56,8 +57,8 @@ TEST(ReplicaNameTest, ParsesWhatReplicaNameMakes) {
   // Uids with dashes (tests use any string) parse from the right.
   ASSERT_TRUE(ParseReplicaName(ReplicaName("a-b", 1, 0, 0), &uid, &attempt, &pool, &index));
   EXPECT_EQ(uid, "a-b");
-  for (const char* bad : {"", "ty-", "ty-1-1-0", "ty--1-0-0", "ty-1-1-0-x", "ty-1-1--0", "ty-sbx-0a1-0",
-                          "other-1-1-0-0"}) {
+  for (const char* bad : {"", "ty-", "ty-1-1-0", "ty--1-0-0", "ty-1-1-0-x", "ty-1-1--0",
+                          "ty-sbx-0a1-0", "other-1-1-0-0"}) {
     EXPECT_FALSE(ParseReplicaName(bad, &uid, &attempt, &pool, &index)) << bad;
   }
 }

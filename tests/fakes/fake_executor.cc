@@ -65,8 +65,8 @@ void FakeExecutor::CompleteHeldLaunch(const std::string& job_uid, int attempt) {
   Emit(ev);
 }
 
-void FakeExecutor::Exit(const std::string& job_uid, int attempt, int pool, int index,
-                        int exit_code, std::optional<int> signal) {
+void FakeExecutor::Exit(const std::string& job_uid, int attempt, int pool, int index, int exit_code,
+                        std::optional<int> signal) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (running_.erase(Key(job_uid, attempt, pool, index)) == 0) return;

@@ -27,8 +27,8 @@ class FakeExecutor : public executor::Executor {
   std::string ReplicaBucketRoot() const override { return bucket_root_; }
 
   // Test controls.
-  void FailNextLaunch(std::string message);          // Next Launch reports kLaunchFailed.
-  void HoldLaunches(bool hold);                      // Launch records but reports nothing.
+  void FailNextLaunch(std::string message);  // Next Launch reports kLaunchFailed.
+  void HoldLaunches(bool hold);              // Launch records but reports nothing.
   void CompleteHeldLaunch(const std::string& job_uid, int attempt);
   // Reports kReplicaExited for a running replica.
   void Exit(const std::string& job_uid, int attempt, int pool, int index, int exit_code,

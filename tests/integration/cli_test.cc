@@ -25,8 +25,9 @@ std::string ReadAll(const std::filesystem::path& p) {
 // Runs build/bin/trainyard with `args`, TRAINYARD_API pointing at `endpoint`.
 CliRun RunTrainyard(const std::string& endpoint, const std::vector<std::string>& args) {
   static int counter = 0;
-  std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                              ("ty-cli-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() /
+      ("ty-cli-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
   std::filesystem::create_directories(dir);
   std::string out_path = (dir / "out").string(), err_path = (dir / "err").string();
   std::vector<std::string> argv = {std::string(TY_BINARY_DIR) + "/bin/trainyard"};
@@ -58,8 +59,10 @@ CliRun RunTrainyard(const std::string& endpoint, const std::vector<std::string>&
 class CliIntegrationTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!EngineAnswers()) GTEST_SKIP() << "no container engine at " << EngineSocket() << " (run scripts/setup)";
-    if (Http("GET", std::string("http://d/v1.41/images/") + kTestImage + "/json", "", true, EngineSocket(), 5)
+    if (!EngineAnswers())
+      GTEST_SKIP() << "no container engine at " << EngineSocket() << " (run scripts/setup)";
+    if (Http("GET", std::string("http://d/v1.41/images/") + kTestImage + "/json", "", true,
+             EngineSocket(), 5)
             .status != 200) {
       GTEST_SKIP() << kTestImage << " missing (run scripts/build-test-image)";
     }
@@ -68,7 +71,10 @@ class CliIntegrationTest : public ::testing::Test {
 
   CliRun Cli(const std::vector<std::string>& args) {
     CliRun r = RunTrainyard(daemon_->base(), args);
-    if (r.rc != 0) std::cerr << "trainyard rc=" << r.rc << "\nstdout:\n" << r.out << "\nstderr:\n" << r.err << "\n";
+    if (r.rc != 0)
+      std::cerr << "trainyard rc=" << r.rc << "\nstdout:\n"
+                << r.out << "\nstderr:\n"
+                << r.err << "\n";
     return r;
   }
 
@@ -76,19 +82,26 @@ class CliIntegrationTest : public ::testing::Test {
 };
 
 TEST_F(CliIntegrationTest, CustomJobCreateStreamLogsAndDescribe) {
-  CliRun created = Cli({"ai", "custom-jobs", "create", "--region=local", "--display-name=hello",
-                        std::string("--worker-pool-spec=machine-type=n1-standard-4,container-image-uri=") + kTestImage,
-                        "--command=sh,-c", "--args=echo hello; echo bye"});
+  CliRun created =
+      Cli({"ai", "custom-jobs", "create", "--region=local", "--display-name=hello",
+           std::string("--worker-pool-spec=machine-type=n1-standard-4,container-image-uri=") +
+               kTestImage,
+           "--command=sh,-c", "--args=echo hello; echo bye"});
   ASSERT_EQ(created.rc, 0) << daemon_->Log();
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(created.err, m, std::regex(R"(CustomJob \[(projects/[^\]]+/customJobs/(\d+))\] is submitted successfully\.)")))
+  ASSERT_TRUE(std::regex_search(
+      created.err, m,
+      std::regex(
+          R"(CustomJob \[(projects/[^\]]+/customJobs/(\d+))\] is submitted successfully\.)")))
       << created.err;
   const std::string name = m[1], id = m[2];
   EXPECT_NE(created.err.find("$ trainyard ai custom-jobs stream-logs " + name), std::string::npos);
 
   CliRun logs = Cli({"ai", "custom-jobs", "stream-logs", id, "--region=local"});
   ASSERT_EQ(logs.rc, 0) << daemon_->Log();
-  EXPECT_TRUE(std::regex_search(logs.out, std::regex(R"(\t\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}\tworkerpool0-0\thello\n)")))
+  EXPECT_TRUE(std::regex_search(
+      logs.out,
+      std::regex(R"(\t\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}\tworkerpool0-0\thello\n)")))
       << logs.out;
   EXPECT_NE(logs.out.find("\tworkerpool0-0\tbye\n"), std::string::npos) << logs.out;
 
@@ -105,8 +118,8 @@ TEST_F(CliIntegrationTest, CustomJobCreateStreamLogsAndDescribe) {
 
 TEST_F(CliIntegrationTest, MlSubmitWithStreamLogsSucceeds) {
   CliRun r = Cli({"ai-platform", "jobs", "submit", "training", "cli_ok_1", "--region=local",
-                  std::string("--master-image-uri=") + kTestImage, "--stream-logs", "--",
-                  "sh", "-c", "echo from-ml-job"});
+                  std::string("--master-image-uri=") + kTestImage, "--stream-logs", "--", "sh",
+                  "-c", "echo from-ml-job"});
   ASSERT_EQ(r.rc, 0) << daemon_->Log();
   EXPECT_NE(r.err.find("Job [cli_ok_1] submitted successfully."), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("\tmaster-replica-0\t\tfrom-ml-job\n"), std::string::npos) << r.err;
@@ -119,28 +132,32 @@ TEST_F(CliIntegrationTest, MlSubmitWithStreamLogsSucceeds) {
 }
 
 TEST_F(CliIntegrationTest, MlSubmitWithStreamLogsOfAFailingJobExitsOne) {
-  CliRun r = RunTrainyard(daemon_->base(),
-                          {"ai-platform", "jobs", "submit", "training", "cli_fail_1", "--region=local",
-                           std::string("--master-image-uri=") + kTestImage, "--stream-logs", "--",
-                           "sh", "-c", "echo about-to-fail; exit 3"});
+  CliRun r = RunTrainyard(
+      daemon_->base(), {"ai-platform", "jobs", "submit", "training", "cli_fail_1", "--region=local",
+                        std::string("--master-image-uri=") + kTestImage, "--stream-logs", "--",
+                        "sh", "-c", "echo about-to-fail; exit 3"});
   EXPECT_EQ(r.rc, 1) << r.err << daemon_->Log();
   EXPECT_NE(r.err.find("about-to-fail"), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("state: FAILED"), std::string::npos) << r.out;
 }
 
 TEST_F(CliIntegrationTest, DescribeOfAMissingJobFails) {
-  CliRun r = RunTrainyard(daemon_->base(), {"ai", "custom-jobs", "describe", "987654321", "--region=local"});
+  CliRun r = RunTrainyard(daemon_->base(),
+                          {"ai", "custom-jobs", "describe", "987654321", "--region=local"});
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.err.find("ERROR: (trainyard.ai.custom-jobs.describe) "), std::string::npos) << r.err;
   CliRun ml = RunTrainyard(daemon_->base(), {"ai-platform", "jobs", "describe", "no_such_job"});
   EXPECT_EQ(ml.rc, 1);
-  EXPECT_NE(ml.err.find("ERROR: (trainyard.ai-platform.jobs.describe) "), std::string::npos) << ml.err;
+  EXPECT_NE(ml.err.find("ERROR: (trainyard.ai-platform.jobs.describe) "), std::string::npos)
+      << ml.err;
 }
 
 TEST(CliNoDaemonTest, ConnectionRefusedIsExplained) {
   CliRun r = RunTrainyard("http://127.0.0.1:1", {"ai-platform", "jobs", "list"});
   EXPECT_EQ(r.rc, 1);
-  EXPECT_NE(r.err.find("could not connect to the Trainyard API at http://127.0.0.1:1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("could not connect to the Trainyard API at http://127.0.0.1:1"),
+            std::string::npos)
+      << r.err;
   EXPECT_NE(r.err.find("trainyardd"), std::string::npos) << r.err;
 }
 

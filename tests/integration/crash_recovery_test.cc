@@ -80,7 +80,8 @@ class CrashRecoveryTest : public ::testing::Test {
     }
     std::string logs = daemon_->Get(std::string(kBase) + "/" + id + "/logs?pageSize=1000").body;
     size_t ups = 0;
-    for (size_t pos = 0; (pos = logs.find("\"message\":\"up\"", pos)) != std::string::npos; ++pos) ++ups;
+    for (size_t pos = 0; (pos = logs.find("\"message\":\"up\"", pos)) != std::string::npos; ++pos)
+      ++ups;
     EXPECT_LE(ups, 2u) << "a replica started twice:\n" << logs;
     EXPECT_EQ(ContainersOfJobAfterCleanup(id, 20), 0u);
   }
@@ -98,10 +99,12 @@ TEST_F(CrashRecoveryTest, PrimarySucceededAndTheDaemonDiedDuringTheStop) {
 
 TEST_F(CrashRecoveryTest, CancelledAndTheDaemonDiedDuringTheStop) {
   std::string id = Create(kIgnoreTerm, kIgnoreTerm);
-  ASSERT_EQ(daemon_->WaitForField(std::string(kBase) + "/" + id, "state", {"JOB_STATE_RUNNING"})["state"],
-            "JOB_STATE_RUNNING");
+  ASSERT_EQ(
+      daemon_->WaitForField(std::string(kBase) + "/" + id, "state", {"JOB_STATE_RUNNING"})["state"],
+      "JOB_STATE_RUNNING");
   ASSERT_EQ(daemon_->Post(std::string(kBase) + "/" + id + ":cancel", "").status, 200);
-  ASSERT_EQ(daemon_->WaitForField(std::string(kBase) + "/" + id, "state", {"JOB_STATE_CANCELLING"})["state"],
+  ASSERT_EQ(daemon_->WaitForField(std::string(kBase) + "/" + id, "state",
+                                  {"JOB_STATE_CANCELLING"})["state"],
             "JOB_STATE_CANCELLING");
   nlohmann::json done = CrashAndRecover(id);
   EXPECT_EQ(done["state"], "JOB_STATE_CANCELLED") << done.dump();

@@ -33,8 +33,9 @@ struct HttpReply {
 };
 
 // One request; `unix_socket` non-empty talks to the engine.
-inline HttpReply Http(const std::string& method, const std::string& url, const std::string& body = "",
-                      bool send_body = true, const std::string& unix_socket = "", long timeout_s = 60) {
+inline HttpReply Http(const std::string& method, const std::string& url,
+                      const std::string& body = "", bool send_body = true,
+                      const std::string& unix_socket = "", long timeout_s = 60) {
   HttpReply reply;
   CURL* curl = curl_easy_init();
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
@@ -53,10 +54,11 @@ inline HttpReply Http(const std::string& method, const std::string& url, const s
     }
   }
   if (headers) curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, +[](char* p, size_t s, size_t n, void* out) {
-    static_cast<std::string*>(out)->append(p, s * n);
-    return s * n;
-  });
+  curl_easy_setopt(
+      curl, CURLOPT_WRITEFUNCTION, +[](char* p, size_t s, size_t n, void* out) {
+        static_cast<std::string*>(out)->append(p, s * n);
+        return s * n;
+      });
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &reply.body);
   CURLcode rc = curl_easy_perform(curl);
   if (rc == CURLE_OK) {
@@ -129,8 +131,14 @@ class Daemon {
     std::string port_file = (dir_ / "port").string();
     std::filesystem::remove(port_file);
     std::vector<std::string> args = {std::string(TY_BINARY_DIR) + "/bin/trainyardd",
-                                     "--listen", "127.0.0.1:0", "--port-file", port_file,
-                                     "--data-dir", data_dir_, "--engine-socket", EngineSocket()};
+                                     "--listen",
+                                     "127.0.0.1:0",
+                                     "--port-file",
+                                     port_file,
+                                     "--data-dir",
+                                     data_dir_,
+                                     "--engine-socket",
+                                     EngineSocket()};
     // A short grace keeps tests fast unless a test asks for its own.
     if (std::find(extra_args.begin(), extra_args.end(), "--stop-grace") == extra_args.end()) {
       args.insert(args.end(), {"--stop-grace", "2"});
@@ -201,7 +209,9 @@ class Daemon {
   const std::string& data_dir() const { return data_dir_; }
 
   HttpReply Get(const std::string& path) { return Http("GET", base_ + path); }
-  HttpReply Post(const std::string& path, const std::string& body) { return Http("POST", base_ + path, body); }
+  HttpReply Post(const std::string& path, const std::string& body) {
+    return Http("POST", base_ + path, body);
+  }
   HttpReply Delete(const std::string& path) { return Http("DELETE", base_ + path); }
 
   // Polls GET `path` until `state` holds or `timeout_s` passes; returns the last body.

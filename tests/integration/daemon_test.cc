@@ -33,7 +33,8 @@ class DaemonTest : public ::testing::Test {
     if (engine_missing_ && !std::getenv("TRAINYARD_REQUIRE_ENGINE")) {
       GTEST_SKIP() << "no container engine answers on " << EngineSocket() << " (run scripts/setup)";
     }
-    ASSERT_FALSE(engine_missing_) << "TRAINYARD_REQUIRE_ENGINE is set but the engine does not answer";
+    ASSERT_FALSE(engine_missing_)
+        << "TRAINYARD_REQUIRE_ENGINE is set but the engine does not answer";
     daemon_ = std::make_unique<Daemon>();
   }
   void TearDown() override {
@@ -47,7 +48,8 @@ class DaemonTest : public ::testing::Test {
     return r.Json();
   }
   nlohmann::json WaitDone(const std::string& id, int timeout_s = 60) {
-    return daemon_->WaitForField(std::string(kVertexBase) + "/" + id, "state", kTerminal, timeout_s);
+    return daemon_->WaitForField(std::string(kVertexBase) + "/" + id, "state", kTerminal,
+                                 timeout_s);
   }
   std::vector<nlohmann::json> Logs(const std::string& id, const std::string& query = "") {
     HttpReply r = daemon_->Get(std::string(kVertexBase) + "/" + id + "/logs" + query);
@@ -62,7 +64,8 @@ class DaemonTest : public ::testing::Test {
 };
 
 TEST_F(DaemonTest, JobSucceedsAndItsLogsAreCompleteAndOrdered) {
-  nlohmann::json job = Create(VertexJob("i=1; while [ $i -le 200 ]; do echo line $i; i=$((i+1)); done; echo oops >&2"));
+  nlohmann::json job = Create(
+      VertexJob("i=1; while [ $i -le 200 ]; do echo line $i; i=$((i+1)); done; echo oops >&2"));
   EXPECT_EQ(job["state"], "JOB_STATE_QUEUED");
   std::string id = IdOf(job);
   nlohmann::json done = WaitDone(id);
@@ -85,7 +88,8 @@ TEST_F(DaemonTest, ExitCodeThreeFailsWithTheSpecsMessage) {
   nlohmann::json done = WaitDone(id);
   ASSERT_EQ(done["state"], "JOB_STATE_FAILED") << done.dump();
   std::string message = done["error"]["message"];
-  EXPECT_EQ(message.rfind("The replica workerpool0-0 exited with a non-zero status of 3.", 0), 0u) << message;
+  EXPECT_EQ(message.rfind("The replica workerpool0-0 exited with a non-zero status of 3.", 0), 0u)
+      << message;
   EXPECT_NE(message.find("about to fail"), std::string::npos);
   EXPECT_EQ(done["error"]["code"], 3);
   EXPECT_EQ(ContainersOfJobAfterCleanup(id), 0u);
@@ -104,9 +108,10 @@ TEST_F(DaemonTest, CancelOfASleepingJobEndsCancelledWithNoContainerLeft) {
 }
 
 TEST_F(DaemonTest, GcsWritesLandInTheBucketDirectory) {
-  std::string id2 = IdOf(Create(VertexJob(
-      "d=$(echo $AIP_MODEL_DIR | sed 's#^gs://#/gcs/#'); mkdir -p $d && echo weights > ${d}model.txt && echo $AIP_MODEL_DIR",
-      R"({"baseOutputDirectory": {"outputUriPrefix": "gs://results/run2"}})")));
+  std::string id2 = IdOf(
+      Create(VertexJob("d=$(echo $AIP_MODEL_DIR | sed 's#^gs://#/gcs/#'); mkdir -p $d && echo "
+                       "weights > ${d}model.txt && echo $AIP_MODEL_DIR",
+                       R"({"baseOutputDirectory": {"outputUriPrefix": "gs://results/run2"}})")));
   nlohmann::json done2 = WaitDone(id2);
   ASSERT_EQ(done2["state"], "JOB_STATE_SUCCEEDED") << done2.dump();
   std::ifstream in(daemon_->data_dir() + "/buckets/results/run2/model/model.txt");
@@ -119,7 +124,8 @@ TEST_F(DaemonTest, GcsWritesLandInTheBucketDirectory) {
 }
 
 TEST_F(DaemonTest, MlJobsConflictOnDuplicateIdAndMissingJobsAre404) {
-  std::string body = R"({"jobId": "dup_1", "trainingInput": {"scaleTier": "BASIC", "region": "local",
+  std::string body =
+      R"({"jobId": "dup_1", "trainingInput": {"scaleTier": "BASIC", "region": "local",
       "masterConfig": {"imageUri": "localhost/trainyard/busybox:latest", "containerCommand": ["true"]}}})";
   HttpReply first = daemon_->Post("/v1/projects/it/jobs", body);
   ASSERT_EQ(first.status, 200) << first.body;
@@ -143,7 +149,8 @@ TEST_F(DaemonTest, MalformedJsonIs400AndTheDaemonLivesOn) {
   EXPECT_NE(bad.content_type.find("application/json"), std::string::npos);
   HttpReply garbage = daemon_->Post(kVertexBase, std::string("\x00\xff\xfe garbage", 12));
   EXPECT_EQ(garbage.status, 400);
-  HttpReply unknown = daemon_->Post(kVertexBase, R"({"displayName": "x", "jobSpec": {}, "bogus": 1})");
+  HttpReply unknown =
+      daemon_->Post(kVertexBase, R"({"displayName": "x", "jobSpec": {}, "bogus": 1})");
   EXPECT_EQ(unknown.status, 400);
   EXPECT_TRUE(daemon_->Alive());
   HttpReply health = daemon_->Get("/healthz");
@@ -153,16 +160,17 @@ TEST_F(DaemonTest, MalformedJsonIs400AndTheDaemonLivesOn) {
 TEST_F(DaemonTest, AReplicaKilledFromOutsideIsRestartedInPlaceAndRecorded) {
   // The container's filesystem survives a restart in place, so the second run sees
   // the marker and finishes.
-  std::string id = IdOf(Create(VertexJob(
-      "if [ -f /tmp/ran ]; then echo second run; exit 0; fi; touch /tmp/ran; echo first run; sleep 1000")));
+  std::string id =
+      IdOf(Create(VertexJob("if [ -f /tmp/ran ]; then echo second run; exit 0; fi; touch /tmp/ran; "
+                            "echo first run; sleep 1000")));
   daemon_->WaitForField(std::string(kVertexBase) + "/" + id, "state", {"JOB_STATE_RUNNING"});
   std::string container = "ty-" + id + "-1-0-0";
   // Wait until the first run has printed, then kill it behind the daemon's back.
   for (int i = 0; i < 100 && Logs(id, "?task=workerpool0-0").empty(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  HttpReply killed = Http("POST", "http://d/v1.41/containers/" + container + "/kill?signal=KILL", "", false,
-                          EngineSocket(), 10);
+  HttpReply killed = Http("POST", "http://d/v1.41/containers/" + container + "/kill?signal=KILL",
+                          "", false, EngineSocket(), 10);
   ASSERT_EQ(killed.status, 204) << killed.body;
   nlohmann::json done = WaitDone(id);
   ASSERT_EQ(done["state"], "JOB_STATE_SUCCEEDED") << done.dump();
@@ -184,7 +192,8 @@ TEST_F(DaemonTest, RestartKeepsRecordsAndReattachesToRunningJobs) {
   daemon_->WaitForField(std::string(kVertexBase) + "/" + id, "state", {"JOB_STATE_RUNNING"});
   daemon_->Stop();
   daemon_->Start();
-  EXPECT_EQ(daemon_->Get(std::string(kVertexBase) + "/" + done_id).Json()["state"], "JOB_STATE_SUCCEEDED");
+  EXPECT_EQ(daemon_->Get(std::string(kVertexBase) + "/" + done_id).Json()["state"],
+            "JOB_STATE_SUCCEEDED");
   nlohmann::json done = WaitDone(id);
   ASSERT_EQ(done["state"], "JOB_STATE_SUCCEEDED") << done.dump();
   std::vector<std::string> lines;
@@ -195,7 +204,8 @@ TEST_F(DaemonTest, RestartKeepsRecordsAndReattachesToRunningJobs) {
 // Runs trainyardd with `args` (it must refuse them before serving) and returns
 // its exit status and output.
 std::pair<int, std::string> RunDaemonExpectingRefusal(const std::string& args) {
-  std::string cmd = std::string(TY_BINARY_DIR) + "/bin/trainyardd --listen 127.0.0.1:0 " + args + " 2>&1";
+  std::string cmd =
+      std::string(TY_BINARY_DIR) + "/bin/trainyardd --listen 127.0.0.1:0 " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   char buf[512];

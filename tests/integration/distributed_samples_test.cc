@@ -18,7 +18,8 @@ constexpr char kAllreduceImage[] = "localhost/trainyard/cpp-allreduce:latest";
 constexpr char kVertexBase[] = "/v1/projects/it/locations/local/customJobs";
 
 bool ImageExists(const std::string& image) {
-  return Http("GET", "http://d/v1.41/images/" + image + "/json", "", true, EngineSocket(), 10).status == 200;
+  return Http("GET", "http://d/v1.41/images/" + image + "/json", "", true, EngineSocket(), 10)
+             .status == 200;
 }
 
 nlohmann::json Pool(int replicas, const std::string& image, const nlohmann::json& args) {
@@ -73,11 +74,12 @@ class DistributedSamplesTest : public ::testing::Test {
     std::string name = r.Json().value("name", "");
     std::string id = name.substr(name.rfind('/') + 1);
     auto t0 = std::chrono::steady_clock::now();
-    nlohmann::json done =
-        daemon_->WaitForField(std::string(kVertexBase) + "/" + id, "state",
-                              {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED"}, timeout_s);
+    nlohmann::json done = daemon_->WaitForField(
+        std::string(kVertexBase) + "/" + id, "state",
+        {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED"}, timeout_s);
     std::cerr << "job " << id << " ended " << done.value("state", "?") << " after "
-              << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s\n";
+              << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()
+              << " s\n";
     return {id, done};
   }
 
@@ -87,9 +89,10 @@ class DistributedSamplesTest : public ::testing::Test {
 TEST_F(DistributedSamplesTest, PytorchDdpRanksEndWithTheSameWeights) {
   RequireImage(kDdpImage);
   nlohmann::json args = {"--epochs", "3"};
-  auto [id, done] = RunVertex({{"workerPoolSpecs", {Pool(1, kDdpImage, args), Pool(2, kDdpImage, args)}},
-                               {"baseOutputDirectory", {{"outputUriPrefix", "gs://samples/ddp"}}}},
-                              400);
+  auto [id, done] =
+      RunVertex({{"workerPoolSpecs", {Pool(1, kDdpImage, args), Pool(2, kDdpImage, args)}},
+                 {"baseOutputDirectory", {{"outputUriPrefix", "gs://samples/ddp"}}}},
+                400);
   ASSERT_EQ(done["state"], "JOB_STATE_SUCCEEDED") << done.dump() << "\n" << Logs(id);
   std::vector<std::string> weights;
   for (const char* task : {"workerpool0-0", "workerpool1-0", "workerpool1-1"}) {
@@ -107,10 +110,10 @@ TEST_F(DistributedSamplesTest, PytorchDdpRanksEndWithTheSameWeights) {
 TEST_F(DistributedSamplesTest, CppAllreduceGivesEveryReplicaTheAverage) {
   RequireImage(kAllreduceImage);
   // Rank r contributes (r+1)*(k+1) for k = 0..3; over 4 ranks the mean is 2.5*(k+1).
-  auto [id, done] =
-      RunVertex({{"workerPoolSpecs",
-                  {Pool(1, kAllreduceImage, {"--dim", "4"}), Pool(3, kAllreduceImage, {"--dim", "4"})}}},
-                120);
+  auto [id, done] = RunVertex(
+      {{"workerPoolSpecs",
+        {Pool(1, kAllreduceImage, {"--dim", "4"}), Pool(3, kAllreduceImage, {"--dim", "4"})}}},
+      120);
   ASSERT_EQ(done["state"], "JOB_STATE_SUCCEEDED") << done.dump() << "\n" << Logs(id);
   for (const char* task : {"workerpool0-0", "workerpool1-0", "workerpool1-1", "workerpool1-2"}) {
     std::string logs = Logs(id, task);

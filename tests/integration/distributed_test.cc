@@ -100,7 +100,8 @@ time.sleep(600)
 )PY";
 
 bool ImageExists(const std::string& image) {
-  return Http("GET", "http://d/v1.41/images/" + image + "/json", "", true, EngineSocket(), 10).status == 200;
+  return Http("GET", "http://d/v1.41/images/" + image + "/json", "", true, EngineSocket(), 10)
+             .status == 200;
 }
 
 nlohmann::json Pool(int replicas, const std::string& image, nlohmann::json command,
@@ -152,7 +153,8 @@ class DistributedTest : public ::testing::Test {
     for (const char* image : {kTestImage, kPythonImage}) {
       if (!ImageExists(image)) {
         if (required)
-          FAIL() << image << " is missing: run scripts/build-test-image and scripts/build-sample-image";
+          FAIL() << image
+                 << " is missing: run scripts/build-test-image and scripts/build-sample-image";
         GTEST_SKIP() << image << " unavailable";
       }
     }
@@ -166,7 +168,9 @@ class DistributedTest : public ::testing::Test {
   std::string Messages(const std::string& logs_path) {
     std::string all;
     for (const auto& e :
-         daemon_->Get(logs_path + (logs_path.find('?') == std::string::npos ? "?" : "&") + "pageSize=10000")
+         daemon_
+             ->Get(logs_path + (logs_path.find('?') == std::string::npos ? "?" : "&") +
+                   "pageSize=10000")
              .Json()
              .value("entries", nlohmann::json::array())) {
       all += e.value("taskName", "") + ": " + e.value("message", "") + "\n";
@@ -180,7 +184,8 @@ class DistributedTest : public ::testing::Test {
     return IdOf(r.Json());
   }
   nlohmann::json WaitVertex(const std::string& id, int timeout_s = 300) {
-    return daemon_->WaitForField(std::string(kVertexBase) + "/" + id, "state", kVertexTerminal, timeout_s);
+    return daemon_->WaitForField(std::string(kVertexBase) + "/" + id, "state", kVertexTerminal,
+                                 timeout_s);
   }
   size_t ContainersLeft(const std::string& uid) { return ContainersOfJobAfterCleanup(uid); }
   std::string RunVertexClusterJob(const std::string& run);
@@ -208,8 +213,9 @@ std::string DistributedTest::RunVertexClusterJob(const std::string& run) {
   auto t0 = std::chrono::steady_clock::now();
   nlohmann::json done = WaitVertex(id);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_EQ(done["state"], "JOB_STATE_SUCCEEDED") << done.dump() << "\n"
-                                                  << Messages(std::string(kVertexBase) + "/" + id + "/logs");
+  EXPECT_EQ(done["state"], "JOB_STATE_SUCCEEDED")
+      << done.dump() << "\n"
+      << Messages(std::string(kVertexBase) + "/" + id + "/logs");
   std::cerr << "5-replica Vertex job succeeded in " << secs << " s\n"
             << Reached(Messages(std::string(kVertexBase) + "/" + id + "/logs"));
   EXPECT_EQ(OkFiles(daemon_->data_dir() + "/buckets/dist/" + run),
@@ -246,8 +252,8 @@ TEST_F(DistributedTest, ASecondJobOfTheShapeStartsFromWarmSandboxes) {
   EXPECT_EQ(ContainersLeft(first), 0u);
   // The second job's replicas were sandboxes (no job label): once its cleanup ran
   // and the refill made the next gang, the only sandboxes left are that gang's.
-  for (int i = 0; i < 600 && (daemon_->WarmReplicasOf(second) != 0 || daemon_->WarmSandboxes() < 5 ||
-                              daemon_->SandboxContainers() != 5);
+  for (int i = 0; i < 600 && (daemon_->WarmReplicasOf(second) != 0 ||
+                              daemon_->WarmSandboxes() < 5 || daemon_->SandboxContainers() != 5);
        ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
@@ -293,7 +299,8 @@ TEST_P(MlDistributedTest, MlReplicasSeeTheirClusterAndReachEveryPeer) {
   HttpReply created = daemon_->Post("/v1/projects/it/jobs", body.dump());
   ASSERT_EQ(created.status, 200) << created.body;
   const std::string path = "/v1/projects/it/jobs/" + job_id;
-  nlohmann::json done = daemon_->WaitForField(path, "state", {"SUCCEEDED", "FAILED", "CANCELLED"}, 300);
+  nlohmann::json done =
+      daemon_->WaitForField(path, "state", {"SUCCEEDED", "FAILED", "CANCELLED"}, 300);
   ASSERT_EQ(done["state"], "SUCCEEDED") << done.dump() << "\n" << Messages(path + "/logs");
   std::cerr << Reached(Messages(path + "/logs"));
   std::vector<std::string> want = {primary + "-0.ok", "evaluator-0.ok", "ps-0.ok", "worker-0.ok",
@@ -314,7 +321,8 @@ TEST_F(DistributedTest, WorkerExitingOneFailsTheJobAndStopsEveryReplica) {
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(done["state"], "JOB_STATE_FAILED") << done.dump();
   std::string message = done["error"].value("message", "");
-  EXPECT_EQ(message.rfind("The replica workerpool1-0 exited with a non-zero status of 1.", 0), 0u) << message;
+  EXPECT_EQ(message.rfind("The replica workerpool1-0 exited with a non-zero status of 1.", 0), 0u)
+      << message;
   EXPECT_LT(secs, 30) << "the failure took " << secs << " s to end the job";
   EXPECT_EQ(ContainersLeft(id), 0u);
 }

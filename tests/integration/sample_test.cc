@@ -13,7 +13,8 @@ namespace {
 constexpr char kSampleImage[] = "localhost/trainyard/sklearn-digits:latest";
 
 bool ImageExists(const std::string& image) {
-  return Http("GET", "http://d/v1.41/images/" + image + "/json", "", true, EngineSocket(), 10).status == 200;
+  return Http("GET", "http://d/v1.41/images/" + image + "/json", "", true, EngineSocket(), 10)
+             .status == 200;
 }
 
 class SampleTest : public ::testing::Test {
@@ -46,15 +47,19 @@ TEST_F(SampleTest, VertexCustomJobTrainsAndWritesItsModel) {
        {{"workerPoolSpecs",
          {{{"machineSpec", {{"machineType", "n1-standard-4"}}},
            {"replicaCount", "1"},
-           {"containerSpec", {{"imageUri", kSampleImage}, {"args", {"--epochs", "2", "--max-iter", "5"}}}}}}},
+           {"containerSpec",
+            {{"imageUri", kSampleImage}, {"args", {"--epochs", "2", "--max-iter", "5"}}}}}}},
         {"baseOutputDirectory", {{"outputUriPrefix", "gs://samples/digits"}}}}}};
   HttpReply created = daemon_->Post("/v1/projects/it/locations/local/customJobs", body.dump());
   ASSERT_EQ(created.status, 200) << created.body;
   std::string name = created.Json()["name"];
-  nlohmann::json done = daemon_->WaitForField("/v1/" + name, "state",
-                                              {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED"}, 300);
-  ASSERT_EQ(done["state"], "JOB_STATE_SUCCEEDED") << done.dump() << "\n" << Messages("/v1/" + name + "/logs");
-  EXPECT_TRUE(std::filesystem::exists(daemon_->data_dir() + "/buckets/samples/digits/model/model.pkl"));
+  nlohmann::json done = daemon_->WaitForField(
+      "/v1/" + name, "state", {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED"},
+      300);
+  ASSERT_EQ(done["state"], "JOB_STATE_SUCCEEDED") << done.dump() << "\n"
+                                                  << Messages("/v1/" + name + "/logs");
+  EXPECT_TRUE(
+      std::filesystem::exists(daemon_->data_dir() + "/buckets/samples/digits/model/model.pkl"));
   std::string logs = Messages("/v1/" + name + "/logs?task=workerpool0-0");
   EXPECT_NE(logs.find("accuracy="), std::string::npos) << logs;
 }
@@ -71,8 +76,10 @@ TEST_F(SampleTest, MlJobReceivesJobDirAndWritesThere) {
   ASSERT_EQ(created.status, 200) << created.body;
   nlohmann::json done = daemon_->WaitForField("/v1/projects/it/jobs/digits_ml", "state",
                                               {"SUCCEEDED", "FAILED", "CANCELLED"}, 300);
-  ASSERT_EQ(done["state"], "SUCCEEDED") << done.dump() << "\n" << Messages("/v1/projects/it/jobs/digits_ml/logs");
-  EXPECT_TRUE(std::filesystem::exists(daemon_->data_dir() + "/buckets/samples/digits-ml/model.pkl"));
+  ASSERT_EQ(done["state"], "SUCCEEDED") << done.dump() << "\n"
+                                        << Messages("/v1/projects/it/jobs/digits_ml/logs");
+  EXPECT_TRUE(
+      std::filesystem::exists(daemon_->data_dir() + "/buckets/samples/digits-ml/model.pkl"));
 }
 
 }  // namespace

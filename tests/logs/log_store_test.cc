@@ -162,10 +162,9 @@ TEST_F(LogStoreTest, MissingLogIsAnEmptyPage) {
 TEST_F(LogStoreTest, MalformedCursorIsInvalidArgument) {
   store_->Append("1", Entry(1, "t", "x"));
   const auto size = std::filesystem::file_size(PathOf("1"));
-  for (const std::string& bad : std::vector<std::string>{"abc", "-1", "+1", "1x", " 1", "99999999999999999999999",
-                                std::to_string(size + 1)}) {
-    EXPECT_EQ(store_->Read("1", bad, "", 10).status().code(), StatusCode::kInvalidArgument)
-        << bad;
+  for (const std::string& bad : std::vector<std::string>{
+           "abc", "-1", "+1", "1x", " 1", "99999999999999999999999", std::to_string(size + 1)}) {
+    EXPECT_EQ(store_->Read("1", bad, "", 10).status().code(), StatusCode::kInvalidArgument) << bad;
   }
   Result<LogPage> at_end = store_->Read("1", std::to_string(size), "", 10);
   ASSERT_TRUE(at_end.ok());
@@ -221,7 +220,8 @@ TEST_F(LogStoreTest, WaitForMoreNoticesWritesByOtherProcesses) {
   // Written behind the store's back, as another process would: found by polling.
   std::thread writer([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    WriteRaw("1", R"({"t":1,"task":"t","msg":"external"})" "\n");
+    WriteRaw("1", R"({"t":1,"task":"t","msg":"external"})"
+                  "\n");
   });
   auto start = std::chrono::steady_clock::now();
   EXPECT_TRUE(store_->WaitForMore("1", "", 10000));
@@ -275,13 +275,13 @@ TEST_F(LogStoreTest, DerivesSeverityFromStream) {
 TEST_F(LogStoreTest, LiftsSeverityAndMessageFromJsonLines) {
   store_->Append("1", Entry(1, "t", R"({"severity":"warning","message":"disk low","x":1})"));
   // Structured stderr lines keep their own severity.
-  store_->Append("1", Entry(2, "t", R"(  {"severity":"INFO","message":"fine"} )",
-                            LogStream::kStderr));
+  store_->Append("1",
+                 Entry(2, "t", R"(  {"severity":"INFO","message":"fine"} )", LogStream::kStderr));
   store_->Append("1", Entry(3, "t", R"({"message":"no severity"})"));
   store_->Append("1", Entry(4, "t", R"({"severity":"DEBUG","step":3})"));
   store_->Append("1", Entry(5, "t", R"({"severity":"DEBUG", broken)"));
-  store_->Append("1", Entry(6, "t", R"({"severity":"DEBUG","message":"m"})",
-                            LogStream::kStdout, "CRITICAL"));
+  store_->Append(
+      "1", Entry(6, "t", R"({"severity":"DEBUG","message":"m"})", LogStream::kStdout, "CRITICAL"));
   store_->Append("1", Entry(7, "service", R"({"severity":"DEBUG"})", LogStream::kService));
   std::vector<LogEntry> all = ReadAll("1");
   ASSERT_EQ(all.size(), 7u);
@@ -293,7 +293,7 @@ TEST_F(LogStoreTest, LiftsSeverityAndMessageFromJsonLines) {
   EXPECT_EQ(all[2].message, "no severity");
   EXPECT_EQ(all[3].severity, "DEBUG");
   EXPECT_EQ(all[3].message, R"({"severity":"DEBUG","step":3})");  // No message: kept whole.
-  EXPECT_EQ(all[4].severity, "INFO");                            // Not JSON: plain text.
+  EXPECT_EQ(all[4].severity, "INFO");                             // Not JSON: plain text.
   EXPECT_EQ(all[4].message, R"({"severity":"DEBUG", broken)");
   EXPECT_EQ(all[5].severity, "CRITICAL");  // The caller's severity wins.
   EXPECT_EQ(all[5].message, "m");

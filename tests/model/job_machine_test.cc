@@ -45,7 +45,16 @@ JobInput Input(InputKind kind, int attempt = 1, int pool = -1, int index = -1) {
 }
 
 // A job driven into each state through the machine itself.
-enum class Setup { kQueued, kPreparing, kRunning, kStopping, kCancelling, kSucceeded, kFailed, kCancelled };
+enum class Setup {
+  kQueued,
+  kPreparing,
+  kRunning,
+  kStopping,
+  kCancelling,
+  kSucceeded,
+  kFailed,
+  kCancelled
+};
 
 Job JobIn(Setup setup) {
   Job job = Step(TwoReplicaJob(), Input(InputKind::kSubmitted)).job;
@@ -98,14 +107,22 @@ struct Row {
 
 const char* SetupName(Setup s) {
   switch (s) {
-    case Setup::kQueued: return "QUEUED";
-    case Setup::kPreparing: return "PREPARING";
-    case Setup::kRunning: return "RUNNING";
-    case Setup::kStopping: return "RUNNING+ending";
-    case Setup::kCancelling: return "CANCELLING";
-    case Setup::kSucceeded: return "SUCCEEDED";
-    case Setup::kFailed: return "FAILED";
-    case Setup::kCancelled: return "CANCELLED";
+    case Setup::kQueued:
+      return "QUEUED";
+    case Setup::kPreparing:
+      return "PREPARING";
+    case Setup::kRunning:
+      return "RUNNING";
+    case Setup::kStopping:
+      return "RUNNING+ending";
+    case Setup::kCancelling:
+      return "CANCELLING";
+    case Setup::kSucceeded:
+      return "SUCCEEDED";
+    case Setup::kFailed:
+      return "FAILED";
+    case Setup::kCancelled:
+      return "CANCELLED";
   }
   return "?";
 }
@@ -173,7 +190,11 @@ std::vector<Row> Table() {
       {Setup::kPreparing, max_wait, S::kPreparing, {}, {}},
       {Setup::kPreparing, timeout, S::kPreparing, {}, {}},
       {Setup::kPreparing, all_running, S::kRunning, {}, {A::kArmTimer, A::kArmTimer}},
-      {Setup::kPreparing, worker_gone, S::kPreparing, {}, {A::kArmTimer, A::kStop, A::kCleanup, A::kLaunch}},
+      {Setup::kPreparing,
+       worker_gone,
+       S::kPreparing,
+       {},
+       {A::kArmTimer, A::kStop, A::kCleanup, A::kLaunch}},
       // RUNNING
       {Setup::kRunning, submitted, S::kRunning, {}, {}},
       {Setup::kRunning, admitted, S::kRunning, {}, {}},
@@ -213,8 +234,9 @@ std::vector<Row> Table() {
     S state = terminal == Setup::kSucceeded ? S::kSucceeded
               : terminal == Setup::kFailed  ? S::kFailed
                                             : S::kCancelled;
-    for (const JobInput& in : {submitted, admitted, started, launch_failed, primary_ok, worker_killed,
-                               restarted, restart_failed, cancel, max_wait, timeout, all_running}) {
+    for (const JobInput& in :
+         {submitted, admitted, started, launch_failed, primary_ok, worker_killed, restarted,
+          restart_failed, cancel, max_wait, timeout, all_running}) {
       t.push_back({terminal, in, state, {}, {}});
     }
   }
@@ -305,7 +327,8 @@ TEST(JobMachineTest, TimersFireOnlyWhenDue) {
   Decision d = Step(preparing, Timer(TimerKind::kMaxWait), due);
   EXPECT_EQ(d.job.state, JobState::kCancelling);
   Job running = JobIn(Setup::kRunning);
-  EXPECT_FALSE(Step(running, Timer(TimerKind::kTimeout), running.start_time + 100'000'000 - 1).changed);
+  EXPECT_FALSE(
+      Step(running, Timer(TimerKind::kTimeout), running.start_time + 100'000'000 - 1).changed);
   Decision t = Step(running, Timer(TimerKind::kTimeout), running.start_time + 100'000'000);
   EXPECT_EQ(t.job.state, JobState::kCancelling);
   EXPECT_NE(t.job.ending->error->message.find("timeout of 100s"), std::string::npos);

@@ -60,8 +60,8 @@ TEST(ListFilterTest, VertexDocExampleNotEquals) {
   // `=` is exact and case-sensitive; `*` is not a wildcard there.
   EXPECT_FALSE(V(R"(display_name="MY_JOB")",
                  VertexJob("my_job", JobState::kRunning, "2021-01-01T00:00:00Z")));
-  EXPECT_FALSE(V(R"(display_name="my_*")",
-                 VertexJob("my_job", JobState::kRunning, "2021-01-01T00:00:00Z")));
+  EXPECT_FALSE(
+      V(R"(display_name="my_*")", VertexJob("my_job", JobState::kRunning, "2021-01-01T00:00:00Z")));
   EXPECT_TRUE(V(R"(display_name!="other")",
                 VertexJob("my_job", JobState::kRunning, "2021-01-01T00:00:00Z")));
 }
@@ -79,12 +79,12 @@ TEST(ListFilterTest, VertexDocExampleCreateTime) {
 }
 
 TEST(ListFilterTest, VertexDocExampleLabelExists) {
-  EXPECT_TRUE(V("labels.keyB:*", VertexJob("a", JobState::kRunning, "2021-01-01T00:00:00Z",
-                                           {{"keyB", ""}})));
-  EXPECT_FALSE(V("labels.keyB:*", VertexJob("a", JobState::kRunning, "2021-01-01T00:00:00Z",
-                                            {{"keyA", "x"}})));
-  EXPECT_TRUE(V("labels:keyB", VertexJob("a", JobState::kRunning, "2021-01-01T00:00:00Z",
-                                         {{"keyB", "v"}})));
+  EXPECT_TRUE(V("labels.keyB:*",
+                VertexJob("a", JobState::kRunning, "2021-01-01T00:00:00Z", {{"keyB", ""}})));
+  EXPECT_FALSE(V("labels.keyB:*",
+                 VertexJob("a", JobState::kRunning, "2021-01-01T00:00:00Z", {{"keyA", "x"}})));
+  EXPECT_TRUE(V("labels:keyB",
+                VertexJob("a", JobState::kRunning, "2021-01-01T00:00:00Z", {{"keyB", "v"}})));
 }
 
 TEST(ListFilterTest, LabelValues) {
@@ -139,8 +139,8 @@ TEST(ListFilterTest, OrAndParentheses) {
   Job b = MlJob("beta", JobState::kFailed, "2020-01-01T00:00:00Z");
   EXPECT_TRUE(M("jobId=alpha OR jobId=beta", a));
   EXPECT_TRUE(M("jobId=alpha OR jobId=beta", b));
-  EXPECT_FALSE(M("jobId=alpha OR jobId=beta", MlJob("gamma", JobState::kRunning,
-                                                    "2020-01-01T00:00:00Z")));
+  EXPECT_FALSE(
+      M("jobId=alpha OR jobId=beta", MlJob("gamma", JobState::kRunning, "2020-01-01T00:00:00Z")));
   EXPECT_TRUE(M("(jobId=alpha OR jobId=beta) AND state=FAILED", b));
   EXPECT_FALSE(M("(jobId=alpha OR jobId=beta) AND state=FAILED", a));
   // AIP-160: OR binds tighter than AND.
@@ -173,9 +173,9 @@ TEST(ListFilterTest, UnknownFieldsAreRejectedPerDialect) {
 }
 
 TEST(ListFilterTest, SyntaxErrors) {
-  for (const char* bad : {"state=", "(jobId=a", "jobId=a)", "jobId", "jobId=\"abc",
-                          "AND jobId=a", "jobId=a AND", "jobId=a OR", "state=BOGUS",
-                          "state>RUNNING", "createTime>yesterday", "NOT", "()"}) {
+  for (const char* bad :
+       {"state=", "(jobId=a", "jobId=a)", "jobId", "jobId=\"abc", "AND jobId=a", "jobId=a AND",
+        "jobId=a OR", "state=BOGUS", "state>RUNNING", "createTime>yesterday", "NOT", "()"}) {
     auto r = ListFilter::Parse(Dialect::kMlV1, bad);
     EXPECT_FALSE(r.ok()) << bad;
     if (!r.ok()) {

@@ -37,9 +37,10 @@ TEST(RuntimeEnvTest, VertexSingleReplicaHasClusterSpecButNoTfConfig) {
   Job job = VertexJob({Pool(1)});
   ReplicaRuntime rt = BuildReplicaRuntime(job, 0, 0);
   EXPECT_EQ(Env(rt, "TF_CONFIG"), "<unset>");
-  EXPECT_EQ(Env(rt, "CLUSTER_SPEC"),
-            R"({"cluster":{"workerpool0":["ty-42-workerpool0-0:2222"]},"environment":"cloud",)"
-            R"("task":{"type":"workerpool0","index":0},"job":{"worker_pool_specs":[{"replica_count":"1"}]}})");
+  EXPECT_EQ(
+      Env(rt, "CLUSTER_SPEC"),
+      R"({"cluster":{"workerpool0":["ty-42-workerpool0-0:2222"]},"environment":"cloud",)"
+      R"("task":{"type":"workerpool0","index":0},"job":{"worker_pool_specs":[{"replica_count":"1"}]}})");
   EXPECT_EQ(Env(rt, "RANK"), "0");
   EXPECT_EQ(Env(rt, "WORLD_SIZE"), "1");
   EXPECT_EQ(Env(rt, "MASTER_ADDR"), "ty-42-workerpool0-0");
@@ -51,17 +52,19 @@ TEST(RuntimeEnvTest, VertexSingleReplicaHasClusterSpecButNoTfConfig) {
 TEST(RuntimeEnvTest, VertexDistributedTfConfigMapsPoolsToRoles) {
   Job job = VertexJob({Pool(1), Pool(2), Pool(1), Pool(1)});
   ReplicaRuntime worker1 = BuildReplicaRuntime(job, 1, 1);
-  EXPECT_EQ(Env(worker1, "TF_CONFIG"),
-            R"({"cluster":{"chief":["ty-42-workerpool0-0:2222"],"worker":["ty-42-workerpool1-0:2222",)"
-            R"("ty-42-workerpool1-1:2222"],"ps":["ty-42-workerpool2-0:2222"]},"task":{"type":"worker","index":1},)"
-            R"("job":{"worker_pool_specs":[{"replica_count":"1"}]},"environment":"cloud"})");
+  EXPECT_EQ(
+      Env(worker1, "TF_CONFIG"),
+      R"({"cluster":{"chief":["ty-42-workerpool0-0:2222"],"worker":["ty-42-workerpool1-0:2222",)"
+      R"("ty-42-workerpool1-1:2222"],"ps":["ty-42-workerpool2-0:2222"]},"task":{"type":"worker","index":1},)"
+      R"("job":{"worker_pool_specs":[{"replica_count":"1"}]},"environment":"cloud"})");
   EXPECT_EQ(Env(worker1, "RANK"), "2");
   EXPECT_EQ(Env(worker1, "WORLD_SIZE"), "3");
   ReplicaRuntime evaluator = BuildReplicaRuntime(job, 3, 0);
   std::string tf = Env(evaluator, "TF_CONFIG");
   EXPECT_NE(tf.find(R"("task":{"type":"evaluator","index":0})"), std::string::npos) << tf;
   EXPECT_EQ(tf.find("workerpool3"), std::string::npos);  // Evaluators are never in `cluster`.
-  EXPECT_NE(Env(evaluator, "CLUSTER_SPEC").find(R"("workerpool3":["ty-42-workerpool3-0:2222"])"), std::string::npos);
+  EXPECT_NE(Env(evaluator, "CLUSTER_SPEC").find(R"("workerpool3":["ty-42-workerpool3-0:2222"])"),
+            std::string::npos);
 }
 
 TEST(RuntimeEnvTest, VertexEmptyPlaceholderPoolsAreLeftOut) {
@@ -107,7 +110,9 @@ TEST(RuntimeEnvTest, MlSingleReplicaAlwaysHasTfConfigWithMaster) {
   EXPECT_EQ(Env(rt, "CLOUD_ML_JOB_ID"), "census_1");
   job.spec.use_chief_in_tf_config = true;
   std::string tf = Env(BuildReplicaRuntime(job, 0, 0), "TF_CONFIG");
-  EXPECT_NE(tf.find(R"({"cluster":{"chief":["ty-7-chief-0:2222"]},"task":{"type":"chief")"), std::string::npos) << tf;
+  EXPECT_NE(tf.find(R"({"cluster":{"chief":["ty-7-chief-0:2222"]},"task":{"type":"chief")"),
+            std::string::npos)
+      << tf;
 }
 
 TEST(RuntimeEnvTest, UserEnvExpandsReferencesAndOverrides) {
@@ -146,8 +151,11 @@ TEST(RuntimeEnvTest, MlDistributedEveryRoleSeesTheSameClusterAndItsOwnTask) {
     int pool, index;
     const char* type;
     const char* rank;
-  } cases[] = {{0, 0, "master", "0"}, {1, 0, "worker", "1"}, {1, 1, "worker", "2"},
-               {2, 0, "ps", "3"}, {3, 0, "evaluator", "4"}};
+  } cases[] = {{0, 0, "master", "0"},
+               {1, 0, "worker", "1"},
+               {1, 1, "worker", "2"},
+               {2, 0, "ps", "3"},
+               {3, 0, "evaluator", "4"}};
   for (const Case& c : cases) {
     ReplicaRuntime rt = BuildReplicaRuntime(job, c.pool, c.index);
     EXPECT_EQ(Env(rt, "TF_CONFIG"), std::string("{") + cluster + R"(,"task":{"type":")" + c.type +
@@ -155,11 +163,14 @@ TEST(RuntimeEnvTest, MlDistributedEveryRoleSeesTheSameClusterAndItsOwnTask) {
                                         R"(},"job":{"scale_tier":"CUSTOM"},"environment":"cloud"})")
         << c.type << c.index;
     // CLUSTER_SPEC of a custom container lists evaluators too, under their role.
-    EXPECT_EQ(Env(rt, "CLUSTER_SPEC"),
-              std::string(R"({"cluster":{"master":["ty-9-master-0:2222"],"worker":["ty-9-worker-0:2222",)"
-                          R"("ty-9-worker-1:2222"],"ps":["ty-9-ps-0:2222"],"evaluator":["ty-9-evaluator-0:2222"]},)"
-                          R"("environment":"cloud","task":{"type":")") +
-                  c.type + R"(","index":)" + std::to_string(c.index) + R"(},"job":{"scale_tier":"CUSTOM"}})");
+    EXPECT_EQ(
+        Env(rt, "CLUSTER_SPEC"),
+        std::string(
+            R"({"cluster":{"master":["ty-9-master-0:2222"],"worker":["ty-9-worker-0:2222",)"
+            R"("ty-9-worker-1:2222"],"ps":["ty-9-ps-0:2222"],"evaluator":["ty-9-evaluator-0:2222"]},)"
+            R"("environment":"cloud","task":{"type":")") +
+            c.type + R"(","index":)" + std::to_string(c.index) +
+            R"(},"job":{"scale_tier":"CUSTOM"}})");
     EXPECT_EQ(Env(rt, "RANK"), c.rank);
     EXPECT_EQ(Env(rt, "WORLD_SIZE"), "3");
     EXPECT_EQ(Env(rt, "MASTER_ADDR"), "ty-9-master-0");
@@ -183,13 +194,21 @@ TEST(RuntimeEnvTest, VertexEveryRoleOfADistributedJob) {
   for (int pool = 0; pool < 4; ++pool) {
     ReplicaRuntime rt = BuildReplicaRuntime(job, pool, 0);
     std::string tf = Env(rt, "TF_CONFIG");
-    EXPECT_NE(tf.find(std::string(R"("task":{"type":")") + types[pool] + R"(","index":0})"), std::string::npos) << tf;
+    EXPECT_NE(tf.find(std::string(R"("task":{"type":")") + types[pool] + R"(","index":0})"),
+              std::string::npos)
+        << tf;
     std::string cs = Env(rt, "CLUSTER_SPEC");
     EXPECT_NE(cs.find("\"task\":{\"type\":\"workerpool" + std::to_string(pool) + "\",\"index\":0}"),
-              std::string::npos) << cs;
-    EXPECT_EQ(cs.rfind(R"({"cluster":{"workerpool0":["ty-42-workerpool0-0:2222"],"workerpool1":["ty-42-workerpool1-0:2222",)"
-                       R"("ty-42-workerpool1-1:2222"],"workerpool2":["ty-42-workerpool2-0:2222"],)"
-                       R"("workerpool3":["ty-42-workerpool3-0:2222"]},"environment":"cloud",)", 0), 0u) << cs;
+              std::string::npos)
+        << cs;
+    EXPECT_EQ(
+        cs.rfind(
+            R"({"cluster":{"workerpool0":["ty-42-workerpool0-0:2222"],"workerpool1":["ty-42-workerpool1-0:2222",)"
+            R"("ty-42-workerpool1-1:2222"],"workerpool2":["ty-42-workerpool2-0:2222"],)"
+            R"("workerpool3":["ty-42-workerpool3-0:2222"]},"environment":"cloud",)",
+            0),
+        0u)
+        << cs;
   }
 }
 

@@ -34,7 +34,8 @@ TEST(SpecLimitsTest, ReplicasPerPoolAndPerJobNameTheCountField) {
   Status job = CheckSpecLimits(Vertex("[" + Pool(1) + "," + Pool(4) + "," + Pool(2) + "]"), limits);
   EXPECT_EQ(job.field(), "jobSpec.workerPoolSpecs[2].replicaCount");
   EXPECT_NE(job.message().find("max_replicas_per_job"), std::string::npos);
-  EXPECT_TRUE(CheckSpecLimits(Vertex("[" + Pool(1) + "," + Pool(4) + "," + Pool(1) + "]"), limits).ok());
+  EXPECT_TRUE(
+      CheckSpecLimits(Vertex("[" + Pool(1) + "," + Pool(4) + "," + Pool(1) + "]"), limits).ok());
 }
 
 TEST(SpecLimitsTest, MlRolesNameTheirCountFields) {
@@ -56,16 +57,21 @@ TEST(SpecLimitsTest, MlRolesNameTheirCountFields) {
 TEST(SpecLimitsTest, ArgvEnvAndLabels) {
   SpecLimits limits;
   limits.max_argv_entries = 3;
-  EXPECT_EQ(CheckSpecLimits(Vertex("[" + Pool(1, R"({"imageUri":"i","command":["a","b"],"args":["c","d"]})") + "]"),
-                            limits)
-                .field(),
-            "jobSpec.workerPoolSpecs[0].containerSpec.args");
+  EXPECT_EQ(
+      CheckSpecLimits(
+          Vertex("[" + Pool(1, R"({"imageUri":"i","command":["a","b"],"args":["c","d"]})") + "]"),
+          limits)
+          .field(),
+      "jobSpec.workerPoolSpecs[0].containerSpec.args");
   limits = SpecLimits{};
   limits.max_env_chars = 10;
-  EXPECT_EQ(CheckSpecLimits(Vertex("[" + Pool(1, R"({"imageUri":"i","env":[{"name":"A","value":"0123456789"}]})") + "]"),
-                            limits)
-                .field(),
-            "jobSpec.workerPoolSpecs[0].containerSpec.env");
+  EXPECT_EQ(
+      CheckSpecLimits(
+          Vertex("[" + Pool(1, R"({"imageUri":"i","env":[{"name":"A","value":"0123456789"}]})") +
+                 "]"),
+          limits)
+          .field(),
+      "jobSpec.workerPoolSpecs[0].containerSpec.env");
   limits = SpecLimits{};
   limits.max_labels = 1;
   JobSpec spec = Vertex("[" + Pool(1) + "]");

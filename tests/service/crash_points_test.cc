@@ -29,12 +29,12 @@ constexpr DurationMicros kGrace = 10 * kSecond;
 
 struct Scenario {
   std::string name;
-  int workers = 0;              // Replicas in pool 1 besides the primary.
-  std::string scheduling;       // JSON of jobSpec.scheduling; "" = none.
+  int workers = 0;         // Replicas in pool 1 besides the primary.
+  std::string scheduling;  // JSON of jobSpec.scheduling; "" = none.
   SimScript script;
   DurationMicros launch_delay = 0;
   std::optional<DurationMicros> cancel_at;  // After submit.
-  JobState want = JobState::kSucceeded;      // How the crash-free run ends.
+  JobState want = JobState::kSucceeded;     // How the crash-free run ends.
 };
 
 void PrintTo(const Scenario& s, std::ostream* os) { *os << s.name; }
@@ -49,7 +49,9 @@ struct Outcome {
   bool crashed = false;
 };
 
-SimRun Forever(bool ignores_sigterm = false) { return SimRun{std::nullopt, 0, std::nullopt, ignores_sigterm}; }
+SimRun Forever(bool ignores_sigterm = false) {
+  return SimRun{std::nullopt, 0, std::nullopt, ignores_sigterm};
+}
 SimRun ExitAfter(DurationMicros d, int code, std::optional<int> signal = std::nullopt) {
   return SimRun{d, code, signal, false};
 }
@@ -179,44 +181,58 @@ TEST_P(CrashPointsTest, EveryCommitIsACrashPoint) {
 // Also counts commits: the crash-free outcome each scenario must reproduce.
 std::vector<Scenario> Scenarios() {
   std::vector<Scenario> out;
-  out.push_back({"SingleReplicaSucceeds", 0, "",
-                 [](int, int, int) { return ExitAfter(kSecond, 0); }});
+  out.push_back(
+      {"SingleReplicaSucceeds", 0, "", [](int, int, int) { return ExitAfter(kSecond, 0); }});
   out.push_back({"SingleReplicaFails", 0, "", [](int, int, int) { return ExitAfter(kSecond, 3); },
                  0, std::nullopt, JobState::kFailed});
   out.push_back({"PrimarySucceedsWhilePeersIgnoreSigterm", 2, "", [](int pool, int, int) {
                    return pool == 0 ? ExitAfter(2 * kSecond, 0) : Forever(/*ignores_sigterm=*/true);
                  }});
-  out.push_back({"WorkerFails", 2, "", [](int pool, int index, int) {
+  out.push_back({"WorkerFails", 2, "",
+                 [](int pool, int index, int) {
                    return pool == 1 && index == 1 ? ExitAfter(kSecond, 1) : Forever(true);
-                 }, 0, std::nullopt, JobState::kFailed});
+                 },
+                 0, std::nullopt, JobState::kFailed});
   out.push_back({"SignalDeathRestartsInPlace", 1, "", [](int pool, int, int start) {
                    if (pool == 0) return ExitAfter(3 * kSecond, 0);
                    return start == 1 ? ExitAfter(kSecond, 137, 9) : Forever();
                  }});
-  out.push_back({"SignalDeathWithRetriesDisabledFails", 1, R"({"disableRetries": true})",
-                 [](int pool, int, int) { return pool == 1 ? ExitAfter(kSecond, 139, 11) : Forever(true); },
-                 0, std::nullopt, JobState::kFailed});
-  out.push_back({"WholeJobRetry", 1, R"({"restartJobOnWorkerRestart": true})",
-                 [](int pool, int, int start) {
-                   if (pool == 1) return start == 1 ? ExitAfter(kSecond, 137, 9) : Forever(true);
-                   return start == 1 ? Forever() : ExitAfter(2 * kSecond, 0);
-                 }});
-  Scenario preparing{"CancelWhilePreparing", 1, "", [](int, int, int) { return Forever(); },
-                     5 * kSecond, kSecond, JobState::kCancelled};
+  out.push_back(
+      {"SignalDeathWithRetriesDisabledFails", 1, R"({"disableRetries": true})",
+       [](int pool, int, int) { return pool == 1 ? ExitAfter(kSecond, 139, 11) : Forever(true); },
+       0, std::nullopt, JobState::kFailed});
+  out.push_back(
+      {"WholeJobRetry", 1, R"({"restartJobOnWorkerRestart": true})", [](int pool, int, int start) {
+         if (pool == 1) return start == 1 ? ExitAfter(kSecond, 137, 9) : Forever(true);
+         return start == 1 ? Forever() : ExitAfter(2 * kSecond, 0);
+       }});
+  Scenario preparing{
+      "CancelWhilePreparing", 1, "", [](int, int, int) { return Forever(); }, 5 * kSecond, kSecond,
+      JobState::kCancelled};
   out.push_back(preparing);
-  Scenario running{"CancelWhileRunning", 1, "", [](int, int, int) { return Forever(true); }, 0,
-                   2 * kSecond, JobState::kCancelled};
+  Scenario running{
+      "CancelWhileRunning", 1, "", [](int, int, int) { return Forever(true); }, 0, 2 * kSecond,
+      JobState::kCancelled};
   out.push_back(running);
-  Scenario stopping{"CancelWhileStopping", 1, "",
-                    [](int pool, int, int) { return pool == 0 ? ExitAfter(kSecond, 0) : Forever(true); },
-                    0, 3 * kSecond};
+  Scenario stopping{
+      "CancelWhileStopping",
+      1,
+      "",
+      [](int pool, int, int) { return pool == 0 ? ExitAfter(kSecond, 0) : Forever(true); },
+      0,
+      3 * kSecond};
   out.push_back(stopping);
-  Scenario max_wait{"MaxWaitExpires", 0, R"({"maxWaitDuration": "2s"})",
-                    [](int, int, int) { return Forever(); }, 10 * kSecond, std::nullopt,
+  Scenario max_wait{"MaxWaitExpires",
+                    0,
+                    R"({"maxWaitDuration": "2s"})",
+                    [](int, int, int) { return Forever(); },
+                    10 * kSecond,
+                    std::nullopt,
                     JobState::kCancelled};
   out.push_back(max_wait);
   out.push_back({"TimeoutExpires", 1, R"({"timeout": "3s"})",
-                 [](int, int, int) { return Forever(true); }, 0, std::nullopt, JobState::kCancelled});
+                 [](int, int, int) { return Forever(true); }, 0, std::nullopt,
+                 JobState::kCancelled});
   // Five deaths restart in place, the sixth retries the job; attempt 2 succeeds.
   out.push_back({"RestartsInPlaceThenWholeJobRetry", 0, "", [](int, int, int start) {
                    return start <= 6 ? ExitAfter(kSecond, 137, 9) : ExitAfter(kSecond, 0);
@@ -225,7 +241,9 @@ std::vector<Scenario> Scenarios() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Scenarios, CrashPointsTest, ::testing::ValuesIn(Scenarios()),
-                         [](const ::testing::TestParamInfo<Scenario>& info) { return info.param.name; });
+                         [](const ::testing::TestParamInfo<Scenario>& info) {
+                           return info.param.name;
+                         });
 
 }  // namespace
 }  // namespace ty::testing

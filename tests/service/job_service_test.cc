@@ -66,7 +66,9 @@ TEST_F(JobServiceTest, NonZeroExitFailsWithTheSpecsMessageAndLastLogLines) {
   ASSERT_EQ(done.state, JobState::kFailed);
   ASSERT_TRUE(done.error.has_value());
   EXPECT_EQ(done.error->code, 3);
-  EXPECT_EQ(done.error->message.rfind("The replica workerpool0-0 exited with a non-zero status of 3.", 0), 0u)
+  EXPECT_EQ(
+      done.error->message.rfind("The replica workerpool0-0 exited with a non-zero status of 3.", 0),
+      0u)
       << done.error->message;
   EXPECT_NE(done.error->message.find("ValueError: bad input"), std::string::npos);
   EXPECT_EQ(executor_->launches().size(), 1u);  // Exit 3 is permanent: no retry.
@@ -76,7 +78,8 @@ TEST_F(JobServiceTest, DeathBySignalRestartsTheReplicaInPlace) {
   model::Job job = SubmitVertex(VertexBody());
   WaitForState(job, JobState::kRunning);
   executor_->Exit(job.uid, 1, 0, 0, 137, 9);
-  model::Job restarted = WaitFor(job, [](const model::Job& j) { return j.replicas[0].restarts == 1; });
+  model::Job restarted =
+      WaitFor(job, [](const model::Job& j) { return j.replicas[0].restarts == 1; });
   ASSERT_EQ(restarted.replicas[0].restarts, 1);
   EXPECT_EQ(restarted.state, JobState::kRunning);
   EXPECT_EQ(restarted.attempt, 1);  // Same attempt: the replica came back in place.
@@ -129,7 +132,8 @@ TEST_F(JobServiceTest, RestartJobOnWorkerRestartRestartsTheWholeAttempt) {
 }
 
 TEST_F(JobServiceTest, RetriesStopAfterMaxAttempts) {
-  model::Job job = SubmitVertex(VertexBody(R"({"scheduling": {"restartJobOnWorkerRestart": true}})"));
+  model::Job job =
+      SubmitVertex(VertexBody(R"({"scheduling": {"restartJobOnWorkerRestart": true}})"));
   for (int attempt = 1; attempt <= 3; ++attempt) {
     WaitFor(job, [&](const model::Job& j) { return AttemptRunning(j, attempt); });
     executor_->Exit(job.uid, attempt, 0, 0, 139, 11);
@@ -206,11 +210,12 @@ TEST_F(JobServiceTest, MaxWaitCancelsAJobThatDidNotStartInTime) {
   RunLoop();
   model::Job cur = Current(job);
   EXPECT_EQ(cur.state, JobState::kCancelling);  // Waits for the launch to report.
-  executor_->CompleteHeldLaunch(job.uid, 1);   // It starts after all: stopped at once.
+  executor_->CompleteHeldLaunch(job.uid, 1);    // It starts after all: stopped at once.
   RunLoop();
   cur = Current(job);
   ASSERT_EQ(cur.state, JobState::kCancelled);
-  EXPECT_NE(cur.error->message.find("did not start within its maximum wait time"), std::string::npos);
+  EXPECT_NE(cur.error->message.find("did not start within its maximum wait time"),
+            std::string::npos);
   EXPECT_EQ(executor_->stop_calls(), 1);
 }
 
@@ -241,7 +246,8 @@ TEST_F(JobServiceTest, PrimarySuccessStopsTheOtherReplicas) {
 }
 
 TEST_F(JobServiceTest, VertexSingleReplicaEnvironment) {
-  model::Job job = SubmitVertex(VertexBody(R"({"baseOutputDirectory": {"outputUriPrefix": "gs://bkt/out"}})"));
+  model::Job job =
+      SubmitVertex(VertexBody(R"({"baseOutputDirectory": {"outputUriPrefix": "gs://bkt/out"}})"));
   WaitForState(job, JobState::kRunning);
   auto launch = executor_->LastLaunchOf(job.uid);
   ASSERT_TRUE(launch.has_value());
@@ -275,7 +281,8 @@ TEST_F(JobServiceTest, PythonPackagesResolveUnderTheExecutorsBucketRoot) {
   ASSERT_EQ(WaitForState(job, JobState::kRunning).state, JobState::kRunning);
   auto launch = executor_->LastLaunchOf(job.uid);
   ASSERT_TRUE(launch.has_value());
-  EXPECT_EQ(EnvOf(launch->replicas[0], "PYTHONPATH"), "/srv/trainyard/buckets/code/trainer-0.1.tar.gz");
+  EXPECT_EQ(EnvOf(launch->replicas[0], "PYTHONPATH"),
+            "/srv/trainyard/buckets/code/trainer-0.1.tar.gz");
 }
 
 TEST_F(JobServiceTest, MlJobGetsTfConfigAndJobDirArgs) {

@@ -43,9 +43,9 @@ class ServiceFixture : public ::testing::Test {
     options.manual_loop_for_test = true;
     uint64_t seq = 0;
     options.random = [seq]() mutable { return ++seq; };
-    service_ = std::move(service::JobService::Create(store_.get(), executor_.get(), logs_.get(),
-                                                     &clock_, options)
-                             .value());
+    service_ = std::move(
+        service::JobService::Create(store_.get(), executor_.get(), logs_.get(), &clock_, options)
+            .value());
     ASSERT_TRUE(service_->Start().ok());
     RunLoop();
   }
@@ -68,7 +68,8 @@ class ServiceFixture : public ::testing::Test {
   model::Job SubmitVertex(const nlohmann::json& body) {
     auto parsed = model::ParseVertexCustomJob(body);
     EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
-    auto job = service_->Submit(model::Dialect::kVertex, "p", "us-central1", std::move(parsed).value());
+    auto job =
+        service_->Submit(model::Dialect::kVertex, "p", "us-central1", std::move(parsed).value());
     EXPECT_TRUE(job.ok()) << job.status().ToString();
     return job.value();  // QUEUED: the loop has not run yet.
   }

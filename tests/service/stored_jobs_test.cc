@@ -45,8 +45,10 @@ TEST_F(StoredJobsTest, UnreadableAndOversizedJobsAreFailedAndTheOthersRun) {
   model::Job i = Current(invalid);
   ASSERT_EQ(i.state, JobState::kFailed);
   EXPECT_EQ(i.error->code, 13);
-  EXPECT_NE(i.error->message.find("Internal error: the stored job can no longer be run"), std::string::npos);
+  EXPECT_NE(i.error->message.find("Internal error: the stored job can no longer be run"),
+            std::string::npos);
   EXPECT_NE(i.error->message.find("workerPoolSpecs[0]"), std::string::npos) << i.error->message;
+  EXPECT_NE(i.error->message.find("cannot be read"), std::string::npos) << i.error->message;
   model::Job h = Current(huge);
   ASSERT_EQ(h.state, JobState::kFailed);
   EXPECT_NE(h.error->message.find("jobSpec.workerPoolSpecs[1].replicaCount"), std::string::npos)
@@ -62,6 +64,26 @@ TEST_F(StoredJobsTest, UnreadableAndOversizedJobsAreFailedAndTheOthersRun) {
   RestartService(std::make_unique<FakeExecutor>());
   EXPECT_TRUE(service_->problems().empty());
   EXPECT_EQ(Current(huge).state, JobState::kFailed);
+}
+
+// A job stored with its spec record runs from the record, without re-validating: a
+// wire rule tightened after it was accepted does not fail it.
+TEST_F(StoredJobsTest, AJobWithASpecRecordRunsEvenIfItsWireJsonNoLongerValidates) {
+  model::Job accepted = SubmitVertex(VertexBody());  // Stored with its record.
+  std::string record = store_->GetJob(accepted.uid)->spec_record;
+  ASSERT_FALSE(record.empty());
+  model::Job planted = Plant("1000000000000000005",
+                             R"({"displayName":"t","jobSpec":{"workerPoolSpecs":[{"bogus":1}]}})");
+  planted.spec_record = record;
+  ASSERT_TRUE(store_->DeleteJob(planted.uid).ok());
+  ASSERT_TRUE(store_->CreateJob(planted).ok());
+  RestartService(std::make_unique<FakeExecutor>());
+  EXPECT_EQ(Current(planted).state, JobState::kRunning);
+  EXPECT_TRUE(service_->problems().empty());
+  ASSERT_EQ(executor_->launches().size(), 2u);  // Both jobs, from their records.
+  for (const auto& launch : executor_->launches()) {
+    EXPECT_EQ(launch.replicas[0].image, "localhost/img:1");
+  }
 }
 
 TEST_F(StoredJobsTest, AFinishedJobWithAnUnreadableSpecIsStillServed) {

@@ -11,7 +11,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
 #include <memory>
 #include <string>
 #include <vector>
@@ -316,12 +315,10 @@ TYPED_TEST_P(JobStoreContractTest, ListJobsPageNewestFirstWithinScope) {
 // Start-up reads only unfinished jobs, with their replicas; new ids go after the last.
 TYPED_TEST_P(JobStoreContractTest, LiveJobsAndLastUid) {
   EXPECT_EQ(*this->store_->LastUid(), "");
-  for (auto [uid, state] : {std::pair{"20", model::JobState::kSucceeded},
-                            std::pair{"3", model::JobState::kRunning},
-                            std::pair{"100", model::JobState::kFailed},
-                            std::pair{"21", model::JobState::kCancelling},
-                            std::pair{"22", model::JobState::kCancelled},
-                            std::pair{"23", model::JobState::kQueued}}) {
+  for (auto [uid, state] :
+       {std::pair{"20", model::JobState::kSucceeded}, std::pair{"3", model::JobState::kRunning},
+        std::pair{"100", model::JobState::kFailed}, std::pair{"21", model::JobState::kCancelling},
+        std::pair{"22", model::JobState::kCancelled}, std::pair{"23", model::JobState::kQueued}}) {
     model::Job job = FullJob(uid);
     job.state = state;
     ASSERT_TRUE(this->store_->CreateJob(job).ok());
@@ -338,9 +335,8 @@ TYPED_TEST_P(JobStoreContractTest, LiveJobsAndLastUid) {
 
 REGISTER_TYPED_TEST_SUITE_P(JobStoreContractTest, CreateGetRoundTripsEveryField,
                             ListJobsPageNewestFirstWithinScope, LiveJobsAndLastUid,
-                            PendingEndingRoundTripsAndClears,
-                            RoundTripsDefaultsAndEmptyOptionals, DuplicateUidIsAlreadyExists,
-                            MlJobIdIsUniquePerProject, FindMlJob,
+                            PendingEndingRoundTripsAndClears, RoundTripsDefaultsAndEmptyOptionals,
+                            DuplicateUidIsAlreadyExists, MlJobIdIsUniquePerProject, FindMlJob,
                             UpdateJobReplacesStateReplicasAndError, UpdateKeepsIdentity,
                             MissingJobIsNotFound, ListJobsOldestFirst,
                             DeleteJobRemovesReplicasAndEvents, EventsKeepAppendOrder,

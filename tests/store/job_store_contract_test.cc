@@ -1,7 +1,8 @@
 // Runs the JobStore contract (job_store_contract.h) against both backends.
+#include "store/job_store_contract.h"
+
 #include <gtest/gtest.h>
 
-#include "store/job_store_contract.h"
 #include "store/memory_job_store.h"
 #include "store/sqlite_job_store.h"
 

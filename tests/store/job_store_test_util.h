@@ -23,6 +23,7 @@ inline model::Job FullJob(const std::string& uid, model::Dialect dialect = model
   job.spec.display_name = "kept as a list field";
   job.spec.labels = {{"team", "vision"}, {"env", "prod"}};
   job.spec_json = R"({"displayName":"d","jobSpec":{"workerPoolSpecs":[]}})" + uid;
+  job.spec_record = R"({"v":1,"jobId":")" + uid + R"("})";
   job.state = model::JobState::kRunning;
   job.create_time = 1000;
   job.start_time = 2000;
@@ -105,9 +106,11 @@ inline void ExpectStoredJob(const model::Job& want, const model::Job& got) {
   }
   EXPECT_EQ(got.attempt, want.attempt);
   EXPECT_EQ(got.cancel_requested, want.cancel_requested);
+  EXPECT_EQ(got.spec_record, want.spec_record);
   EXPECT_EQ(got.ending == want.ending, true);
   ASSERT_EQ(got.replicas.size(), want.replicas.size());
-  for (size_t i = 0; i < want.replicas.size(); ++i) ExpectSameReplica(want.replicas[i], got.replicas[i]);
+  for (size_t i = 0; i < want.replicas.size(); ++i)
+    ExpectSameReplica(want.replicas[i], got.replicas[i]);
   // spec is not persisted, but for the list fields (the ml v1 id, display name, labels).
   EXPECT_EQ(got.spec.job_id, want.dialect == model::Dialect::kMlV1 ? want.spec.job_id : "");
   EXPECT_EQ(got.spec.display_name, want.spec.display_name);

@@ -221,7 +221,8 @@ namespace {
 // are filled from each job's wire JSON, so old jobs list and filter like new ones.
 TEST(SqliteMigrationTest, Version3BackfillsListFieldsFromTheStoredSpec) {
   std::string path = (std::filesystem::temp_directory_path() /
-                      ("ty-migrate-" + std::to_string(::getpid()) + ".db")).string();
+                      ("ty-migrate-" + std::to_string(::getpid()) + ".db"))
+                         .string();
   std::filesystem::remove(path);
   {
     auto store = SqliteJobStore::Open(path);
@@ -237,10 +238,11 @@ TEST(SqliteMigrationTest, Version3BackfillsListFieldsFromTheStoredSpec) {
     // Back to what v2 had: no list fields.
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    for (const char* sql : {"DROP INDEX jobs_by_scope", "DROP INDEX jobs_live",
-                            "ALTER TABLE jobs DROP COLUMN uid_num",
-                            "ALTER TABLE jobs DROP COLUMN display_name",
-                            "ALTER TABLE jobs DROP COLUMN labels_json", "PRAGMA user_version = 2"}) {
+    for (const char* sql :
+         {"DROP INDEX jobs_by_scope", "DROP INDEX jobs_live",
+          "ALTER TABLE jobs DROP COLUMN uid_num", "ALTER TABLE jobs DROP COLUMN display_name",
+          "ALTER TABLE jobs DROP COLUMN labels_json", "ALTER TABLE jobs DROP COLUMN spec_record",
+          "PRAGMA user_version = 2"}) {
       ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
     }
     sqlite3_close(db);

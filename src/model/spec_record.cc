@@ -1,0 +1,142 @@
+#include "model/spec_record.h"
+
+#include <nlohmann/json.hpp>
+
+namespace ty::model {
+namespace {
+
+using nlohmann::json;
+
+json EncodeEnv(const std::vector<EnvVar>& env) {
+  json out = json::array();
+  for (const EnvVar& e : env) out.push_back({e.name, e.value});
+  return out;
+}
+
+std::vector<EnvVar> DecodeEnv(const json& j) {
+  std::vector<EnvVar> out;
+  if (!j.is_array()) return out;
+  for (const json& e : j) out.push_back({e.at(0).get<std::string>(), e.at(1).get<std::string>()});
+  return out;
+}
+
+json EncodePool(const WorkerPool& p) {
+  json out = {{"replicaCount", p.replica_count},
+              {"machine",
+               {{"type", p.machine.machine_type},
+                {"acceleratorType", p.machine.accelerator_type},
+                {"acceleratorCount", p.machine.accelerator_count}}},
+              {"disk", {{"type", p.disk.boot_disk_type}, {"sizeGb", p.disk.boot_disk_size_gb}}}};
+  if (p.container) {
+    out["container"] = {{"imageUri", p.container->image_uri},
+                        {"command", p.container->command},
+                        {"args", p.container->args},
+                        {"env", EncodeEnv(p.container->env)}};
+  }
+  if (p.python_package) {
+    out["pythonPackage"] = {{"executorImageUri", p.python_package->executor_image_uri},
+                            {"packageUris", p.python_package->package_uris},
+                            {"pythonModule", p.python_package->python_module},
+                            {"args", p.python_package->args},
+                            {"env", EncodeEnv(p.python_package->env)}};
+  }
+  return out;
+}
+
+template <typename T>
+T Get(const json& j, const char* key, T fallback) {
+  auto it = j.find(key);
+  return it == j.end() || it->is_null() ? fallback : it->get<T>();
+}
+
+WorkerPool DecodePool(const json& j) {
+  WorkerPool p;
+  p.replica_count = Get<int64_t>(j, "replicaCount", 0);
+  const json& m = j.value("machine", json::object());
+  p.machine.machine_type = Get<std::string>(m, "type", "");
+  p.machine.accelerator_type = Get<std::string>(m, "acceleratorType", "");
+  p.machine.accelerator_count = Get<int32_t>(m, "acceleratorCount", 0);
+  const json& d = j.value("disk", json::object());
+  p.disk.boot_disk_type = Get<std::string>(d, "type", "");
+  p.disk.boot_disk_size_gb = Get<int32_t>(d, "sizeGb", 0);
+  if (auto c = j.find("container"); c != j.end()) {
+    p.container = ContainerSpec{
+        Get<std::string>(*c, "imageUri", ""), Get<std::vector<std::string>>(*c, "command", {}),
+        Get<std::vector<std::string>>(*c, "args", {}), DecodeEnv(c->value("env", json::array()))};
+  }
+  if (auto py = j.find("pythonPackage"); py != j.end()) {
+    p.python_package = PythonPackageSpec{Get<std::string>(*py, "executorImageUri", ""),
+                                         Get<std::vector<std::string>>(*py, "packageUris", {}),
+                                         Get<std::string>(*py, "pythonModule", ""),
+                                         Get<std::vector<std::string>>(*py, "args", {}),
+                                         DecodeEnv(py->value("env", json::array()))};
+  }
+  return p;
+}
+
+JobSpec DecodeRecord(const json& j) {
+  JobSpec spec;
+  spec.dialect =
+      Get<std::string>(j, "dialect", "VERTEX") == "ML_V1" ? Dialect::kMlV1 : Dialect::kVertex;
+  spec.job_id = Get<std::string>(j, "jobId", "");
+  spec.display_name = Get<std::string>(j, "displayName", "");
+  spec.labels = Get<std::map<std::string, std::string>>(j, "labels", {});
+  for (const json& p : j.value("pools", json::array())) spec.pools.push_back(DecodePool(p));
+  const json& s = j.value("scheduling", json::object());
+  spec.scheduling.timeout = Get<int64_t>(s, "timeoutMicros", Scheduling::kDefaultTimeout);
+  spec.scheduling.max_wait = Get<int64_t>(s, "maxWaitMicros", 0);
+  spec.scheduling.restart_job_on_worker_restart = Get<bool>(s, "restartJobOnWorkerRestart", false);
+  spec.scheduling.disable_retries = Get<bool>(s, "disableRetries", false);
+  spec.scheduling.priority = Get<int32_t>(s, "priority", 0);
+  spec.base_output_directory = Get<std::string>(j, "baseOutputDirectory", "");
+  spec.job_dir = Get<std::string>(j, "jobDir", "");
+  spec.use_chief_in_tf_config = Get<bool>(j, "useChiefInTfConfig", false);
+  spec.region = Get<std::string>(j, "region", "");
+  spec.scale_tier = Get<std::string>(j, "scaleTier", "");
+  return spec;
+}
+
+}  // namespace
+
+std::string EncodeSpecRecord(const JobSpec& spec) {
+  json pools = json::array();
+  for (const WorkerPool& p : spec.pools) pools.push_back(EncodePool(p));
+  json out = {{"v", kSpecRecordVersion},
+              {"dialect", spec.dialect == Dialect::kMlV1 ? "ML_V1" : "VERTEX"},
+              {"jobId", spec.job_id},
+              {"displayName", spec.display_name},
+              {"labels", spec.labels},
+              {"pools", pools},
+              {"scheduling",
+               {{"timeoutMicros", spec.scheduling.timeout},
+                {"maxWaitMicros", spec.scheduling.max_wait},
+                {"restartJobOnWorkerRestart", spec.scheduling.restart_job_on_worker_restart},
+                {"disableRetries", spec.scheduling.disable_retries},
+                {"priority", spec.scheduling.priority}}},
+              {"baseOutputDirectory", spec.base_output_directory},
+              {"jobDir", spec.job_dir},
+              {"useChiefInTfConfig", spec.use_chief_in_tf_config},
+              {"region", spec.region},
+              {"scaleTier", spec.scale_tier}};
+  return out.dump();
+}
+
+Result<JobSpec> DecodeSpecRecord(const std::string& text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("v") || !j["v"].is_number_integer()) {
+    return Status(StatusCode::kDataLoss, "not a stored spec record");
+  }
+  int version = j["v"].get<int>();
+  if (version > kSpecRecordVersion) {
+    return FailedPrecondition("stored spec record version " + std::to_string(version) +
+                              " is newer than this build reads (" +
+                              std::to_string(kSpecRecordVersion) + "); upgrade Trainyard");
+  }
+  try {
+    return DecodeRecord(j);
+  } catch (const json::exception& e) {
+    return Status(StatusCode::kDataLoss, std::string("malformed stored spec record: ") + e.what());
+  }
+}
+
+}  // namespace ty::model
