@@ -96,7 +96,6 @@ std::string Job::ResourceName() const {
   return "projects/" + project + "/locations/" + location + "/customJobs/" + uid;
 }
 
-namespace {
 const char* MlRoleName(int pool) {
   switch (pool) {
     case 0:
@@ -109,7 +108,6 @@ const char* MlRoleName(int pool) {
       return "evaluator";
   }
 }
-}  // namespace
 
 std::string TaskName(Dialect dialect, int pool, int index) {
   if (dialect == Dialect::kVertex) {

@@ -146,6 +146,9 @@ struct JobEvent {
 // Job uids are decimal strings; this compares them as numbers.
 bool UidLess(const std::string& a, const std::string& b);
 
+// ml v1 role of a pool: "master", "worker", "ps", "evaluator".
+const char* MlRoleName(int pool);
+
 // Task name of a replica in the job's dialect:
 //   Vertex: workerpool{pool}-{index};  ml v1: master-replica-0, worker-replica-N,
 //   ps-replica-N, evaluator-replica-N.

@@ -9,17 +9,10 @@ using OrderedJson = nlohmann::ordered_json;
 
 // Role of a pool in the TF cluster: ml v1 names, Vertex maps pool 0 to `chief`.
 std::string TfRole(const Job& job, int pool) {
-  switch (pool) {
-    case 0:
-      if (job.dialect == Dialect::kVertex || job.spec.use_chief_in_tf_config) return "chief";
-      return "master";
-    case 1:
-      return "worker";
-    case 2:
-      return "ps";
-    default:
-      return "evaluator";
+  if (pool == 0 && (job.dialect == Dialect::kVertex || job.spec.use_chief_in_tf_config)) {
+    return "chief";
   }
+  return MlRoleName(pool);
 }
 
 std::string HostPort(const Job& job, int pool, int index) {
