@@ -12,6 +12,7 @@
 #include <set>
 #include <thread>
 
+#include "executor/container_body.h"
 #include "executor/container_executor.h"
 
 namespace ty::executor {
@@ -75,70 +76,45 @@ Result<std::vector<std::string>> ContainerExecutor::ReplicaAddressesForTest(
 }
 
 std::string ContainerExecutor::MacAddressFor(const std::string& ipv4) {
-  uint32_t v = 0;
-  if (!ParseIpv4(ipv4, &v)) return "";
-  char buf[18];
-  std::snprintf(buf, sizeof(buf), "02:42:%02x:%02x:%02x:%02x", (v >> 24) & 0xff, (v >> 16) & 0xff,
-                (v >> 8) & 0xff, v & 0xff);
-  return buf;
+  return internal::MacAddressFor(ipv4);
 }
 
 std::string ContainerExecutor::CreateBodyForTest(const AttemptSpec& attempt, const ReplicaLaunch& r,
                                                  const std::vector<std::string>& addresses) {
-  json body;
-  body["Image"] = r.image;
-  if (!r.hostname.empty()) body["Hostname"] = r.hostname;
-  json env = json::array();
-  for (const auto& e : r.env) env.push_back(e.name + "=" + e.value);
-  body["Env"] = env;
+  internal::ContainerBody b;
+  b.image = r.image;
+  b.hostname = r.hostname;
+  b.env.emplace();
+  for (const auto& e : r.env) b.env->push_back(e.name + "=" + e.value);
   if (!r.command.empty()) {
-    body["Entrypoint"] = r.command;
+    b.entrypoint = r.command;
     // With Entrypoint overridden the engine already drops the image's CMD; an
     // explicit [] says the same to any engine (executor.h: "the command runs alone").
-    body["Cmd"] = r.args;
+    b.cmd = r.args;
   } else if (!r.args.empty()) {
-    body["Cmd"] = r.args;
+    b.cmd = r.args;
   }
-  std::map<std::string, std::string> labels = AttemptLabels(attempt);
-  labels[kLabelPool] = std::to_string(r.pool);
-  labels[kLabelIndex] = std::to_string(r.index);
-  labels[kLabelTask] = r.task_name;
-  body["Labels"] = labels;
-  json host;
-  json binds = json::array();
-  for (const Mount& m : r.mounts) {
-    binds.push_back(m.host_path + ":" + m.container_path + (m.read_only ? ":ro" : ""));
-  }
-  host["Binds"] = binds;
+  b.labels = AttemptLabels(attempt);
+  b.labels[kLabelPool] = std::to_string(r.pool);
+  b.labels[kLabelIndex] = std::to_string(r.index);
+  b.labels[kLabelTask] = r.task_name;
+  for (const Mount& m : r.mounts) b.binds.push_back(internal::BindOf(m));
   // The engine can give NVIDIA GPUs (CDI / nvidia runtime); other accelerator types
   // (TPUs) have no device here and run without one.
-  if (r.accelerator_count > 0 && r.accelerator_type.rfind("NVIDIA", 0) == 0) {
-    host["DeviceRequests"] = json::array(
-        {{{"Driver", "nvidia"}, {"Count", r.accelerator_count}, {"Capabilities", {{"gpu"}}}}});
-  }
+  if (r.accelerator_type.rfind("NVIDIA", 0) == 0) b.nvidia_gpus = r.accelerator_count;
   if (attempt.peers_talk) {
-    const std::string network = AttemptNetworkName(attempt.job_uid, attempt.attempt);
-    host["NetworkMode"] = network;
-    json endpoint;
-    json aliases = json::array();
-    if (!r.hostname.empty()) aliases.push_back(r.hostname);
-    endpoint["Aliases"] = aliases;
+    b.network = AttemptNetworkName(attempt.job_uid, attempt.attempt);
+    if (!r.hostname.empty()) b.aliases.push_back(r.hostname);
     if (addresses.size() == attempt.replicas.size()) {
-      json extra_hosts = json::array();
+      b.extra_hosts.emplace();
       for (size_t i = 0; i < attempt.replicas.size(); ++i) {
         const ReplicaLaunch& peer = attempt.replicas[i];
-        if (peer.name == r.name) {
-          endpoint["IPAMConfig"]["IPv4Address"] = addresses[i];
-          endpoint["MacAddress"] = MacAddressFor(addresses[i]);
-        }
-        if (!peer.hostname.empty()) extra_hosts.push_back(peer.hostname + ":" + addresses[i]);
+        if (peer.name == r.name) b.address = addresses[i];
+        if (!peer.hostname.empty()) b.extra_hosts->push_back(peer.hostname + ":" + addresses[i]);
       }
-      host["ExtraHosts"] = extra_hosts;
     }
-    body["NetworkingConfig"]["EndpointsConfig"][network] = endpoint;
   }
-  body["HostConfig"] = host;
-  return body.dump();
+  return internal::RenderContainerBody(b);
 }
 
 Status ContainerExecutor::Launch(const AttemptSpec& attempt) {

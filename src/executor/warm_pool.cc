@@ -19,6 +19,7 @@
 
 #include "common/files.h"
 #include "executor/background_work.h"
+#include "executor/container_body.h"
 #include "executor/container_executor.h"
 
 namespace ty::executor {
@@ -281,30 +282,22 @@ Result<WarmGang> WarmPool::Build(const AttemptSpec& shape) {
       results[i] = Internal("warm pool: cannot create " + s.dir + ": " + ec.message());
       return false;
     }
-    json body;
-    body["Image"] = r.image;
-    body["Hostname"] = s.name;
-    body["Entrypoint"] = json::array({kInitInContainer});
-    body["Cmd"] = json::array();
-    std::map<std::string, std::string> c_labels = labels;
-    c_labels[kLabelSandbox] = s.name;
-    c_labels[kLabelSandboxNetwork] = gang.network;
-    body["Labels"] = c_labels;
-    json binds = json::array();
-    for (const Mount& m : r.mounts) {
-      binds.push_back(m.host_path + ":" + m.container_path + (m.read_only ? ":ro" : ""));
-    }
-    binds.push_back(options_.init_path + ":" + kInitInContainer + ":ro");
-    binds.push_back(s.dir + "/run:" + kRunInContainer + ":ro");
-    if (!gang.network.empty()) binds.push_back(s.dir + "/hosts:/etc/hosts");
-    body["HostConfig"]["Binds"] = binds;
-    if (!gang.network.empty()) {
-      body["HostConfig"]["NetworkMode"] = gang.network;
-      json& endpoint = body["NetworkingConfig"]["EndpointsConfig"][gang.network];
-      endpoint["IPAMConfig"]["IPv4Address"] = s.address;
-      endpoint["MacAddress"] = ContainerExecutor::MacAddressFor(s.address);
-    }
-    Result<std::string> id = engine_->CreateContainer(s.name, body.dump());
+    // The same body as a cold replica's, but its first process is the sandbox init.
+    internal::ContainerBody body;
+    body.image = r.image;
+    body.hostname = s.name;
+    body.entrypoint = std::vector<std::string>{kInitInContainer};
+    body.cmd = std::vector<std::string>{};
+    body.labels = labels;
+    body.labels[kLabelSandbox] = s.name;
+    body.labels[kLabelSandboxNetwork] = gang.network;
+    for (const Mount& m : r.mounts) body.binds.push_back(internal::BindOf(m));
+    body.binds.push_back(options_.init_path + ":" + kInitInContainer + ":ro");
+    body.binds.push_back(s.dir + "/run:" + kRunInContainer + ":ro");
+    if (!gang.network.empty()) body.binds.push_back(s.dir + "/hosts:/etc/hosts");
+    body.network = gang.network;
+    body.address = s.address;
+    Result<std::string> id = engine_->CreateContainer(s.name, internal::RenderContainerBody(body));
     if (!id.ok()) {
       results[i] = id.status().WithContext("warm pool: create " + s.name);
       return false;

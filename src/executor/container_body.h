@@ -1,0 +1,41 @@
+// Internal to executor/: the Docker Engine API "create container" body, built in one
+// place for cold launches (container_launch.cc) and warm sandboxes (warm_pool.cc), so
+// both get the same mounts, networking (fixed address + derived MAC) and devices.
+// Pure; thread-safe.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "executor/executor.h"
+
+namespace ty::executor::internal {
+
+struct ContainerBody {
+  std::string image;
+  std::string hostname;                                // "" = the engine's.
+  std::optional<std::vector<std::string>> env;         // "NAME=value"; unset = image's.
+  std::optional<std::vector<std::string>> entrypoint;  // Unset = the image's ENTRYPOINT.
+  std::optional<std::vector<std::string>> cmd;         // Unset = the image's CMD.
+  std::map<std::string, std::string> labels;
+  std::vector<std::string> binds;                       // "host:container[:ro]".
+  int nvidia_gpus = 0;                                  // DeviceRequests; 0 = none.
+  std::string network;                                  // "" = the default network.
+  std::vector<std::string> aliases;                     // On `network`.
+  std::string address;                                  // Fixed IPv4 on `network`; "" = any.
+  std::optional<std::vector<std::string>> extra_hosts;  // "name:address" for /etc/hosts.
+};
+
+// The JSON text to POST to /containers/create.
+std::string RenderContainerBody(const ContainerBody& body);
+
+// "host:container" with ":ro" when read-only.
+std::string BindOf(const Mount& mount);
+
+// 02:42 followed by the address's four bytes: a replica keeps its MAC across restarts
+// in place, so peers' ARP caches stay right. "" for a malformed address.
+std::string MacAddressFor(const std::string& ipv4);
+
+}  // namespace ty::executor::internal
