@@ -125,6 +125,7 @@ class Machine {
   void ReplicaRestarted(const JobInput& in);
   void RestartFailed(const JobInput& in);
   void Cancel(const std::string& reason);
+  void Unrunnable(const std::string& why);
   void TimerFired(TimerKind timer);
   void Recovered(const std::vector<ObservedReplicaState>& observed);
   void RecoverPendingLaunch(const std::vector<ObservedReplicaState>& observed);
@@ -165,6 +166,8 @@ void Machine::Apply(const JobInput& in) {
       return Cancel(in.message);
     case InputKind::kTimerFired:
       return TimerFired(in.timer);
+    case InputKind::kUnrunnable:
+      return Unrunnable(in.message);
     case InputKind::kRecovered:
       return Recovered(in.observed);
   }
@@ -412,6 +415,12 @@ void Machine::Cancel(const std::string& reason) {
   // A launch still in flight is stopped when its kAttemptStarted arrives.
   if (AnyLive()) Act(ActionKind::kStop);
   MaybeFinish();
+}
+
+void Machine::Unrunnable(const std::string& why) {
+  const std::string message = "Internal error: the stored job can no longer be run: " + why;
+  Log(message, "ERROR");
+  Finish(JobState::kFailed, JobError{kErrorCodeInternal, message});
 }
 
 void Machine::TimerFired(TimerKind timer) {

@@ -69,6 +69,7 @@ enum class InputKind {
   kCancel,            // A user asked (`message`: the reason logged and returned).
   kTimerFired,        // `timer` is due.
   kRecovered,         // Daemon start: `observed` = what exists of the current attempt.
+  kUnrunnable,        // Daemon start: the stored job cannot run any more (`message`).
 };
 
 struct JobInput {

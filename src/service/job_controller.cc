@@ -81,29 +81,13 @@ std::string JobController::NewUid() {
 // ---------------------------------------------------------------------------
 // Start-up
 
-void JobController::FailUnreadable(model::Job job, const std::string& why) {
-  const std::string message = "Internal error: the stored job can no longer be run: " + why;
-  spdlog::error("job {}: {}", job.uid, message);
+void JobController::SetAsideUnrunnable(model::Job job, const std::string& why) {
+  spdlog::error("job {}: the stored job can no longer be run: {}", job.uid, why);
   {
     std::lock_guard<std::mutex> lock(mu_);
     problems_.push_back("job " + job.uid + ": " + why);
   }
-  TimeMicros now = core_->clock()->Now();
-  job.state = model::JobState::kFailed;
-  job.error = model::JobError{model::kErrorCodeInternal, message};
-  job.end_time = job.phases.finished = job.update_time = now;
-  job.ending.reset();
-  for (auto& r : job.replicas) {
-    if (r.state == model::ReplicaState::kRunning || r.state == model::ReplicaState::kPending ||
-        r.state == model::ReplicaState::kRestarting) {
-      r.state = model::ReplicaState::kStopped;
-    }
-  }
-  // Whatever it left on the executor is removed as a stale attempt by Recover.
-  Status s = store_->UpdateJob(job);
-  if (!s.ok()) spdlog::error("job {}: could not record the failure: {}", job.uid, s.ToString());
-  store_->AppendEvent(job.uid, {now, "state", "Job FAILED: " + message}).IgnoreError();
-  ServiceLog(job.uid, message, "ERROR");
+  unrunnable_.emplace_back(std::move(job), why);
 }
 
 Status JobController::Load() {
@@ -113,13 +97,15 @@ Status JobController::Load() {
   for (auto& job : stored) {
     Result<model::JobSpec> spec = RestoreSpec(job);
     if (!spec.ok()) {
-      FailUnreadable(std::move(job), "its spec cannot be read (" + spec.status().message() + ")");
+      SetAsideUnrunnable(std::move(job),
+                         "its spec cannot be read (" + spec.status().message() + ")");
       continue;
     }
     job.spec = std::move(spec).value();
     Status limits = model::CheckSpecLimits(job.spec, options_.limits);
     if (!limits.ok()) {
-      FailUnreadable(std::move(job), "it exceeds this server's limits (" + limits.message() + ")");
+      SetAsideUnrunnable(std::move(job),
+                         "it exceeds this server's limits (" + limits.message() + ")");
       continue;
     }
     Publish(job);
@@ -130,6 +116,18 @@ Status JobController::Load() {
 
 void JobController::Recover(const std::vector<executor::ObservedReplica>& observed) {
   AssertOnLoop();
+  // Failed first, like any outcome: decided by the machine, committed, then acted on.
+  // What they left on the executor is then a stale attempt, removed below.
+  for (auto& [job, why] : unrunnable_) {
+    const std::string uid = job.uid;
+    live_[uid] = std::move(job);
+    model::JobInput in;
+    in.kind = model::InputKind::kUnrunnable;
+    in.message = why;
+    Feed(uid, std::move(in));
+    live_.erase(uid);  // Never run, even if its failure could not be recorded.
+  }
+  unrunnable_.clear();
   using Attempt = std::pair<std::string, int>;
   std::map<Attempt, std::vector<model::ObservedReplicaState>> by_attempt;
   for (const auto& o : observed) {

@@ -79,7 +79,8 @@ class JobController {
   void Launch(const model::Job& job);
   void Publish(const model::Job& job);
   void ServiceLog(const std::string& uid, const std::string& message, const std::string& severity);
-  void FailUnreadable(model::Job job, const std::string& why);
+  // Start-up: keeps `job` to be failed by Recover (through the machine) and reports it.
+  void SetAsideUnrunnable(model::Job job, const std::string& why);
   model::Job* Find(const std::string& uid);  // Loop thread; null if absent.
   std::string NewUid();
   void AssertOnLoop() const;
@@ -92,6 +93,8 @@ class JobController {
 
   // Loop-thread only: every job that is not finished, with its parsed spec.
   std::map<std::string, model::Job> live_;
+  // Stored jobs Load found unrunnable, with why; failed by Recover. Loop-thread only.
+  std::vector<std::pair<model::Job, std::string>> unrunnable_;
   std::string last_uid_;
 
   // Published: written on the loop after each commit, read by API threads.

@@ -165,6 +165,8 @@ std::vector<Row> Table() {
   const JobInput max_wait = Timer(TimerKind::kMaxWait);
   const JobInput timeout = Timer(TimerKind::kTimeout);
   const JobInput all_running = Observed(true, true);
+  JobInput unrunnable = Input(InputKind::kUnrunnable);
+  unrunnable.message = "its spec cannot be read";
   const JobInput worker_gone = Observed(true, false);
   std::vector<Row> t = {
       // QUEUED
@@ -179,6 +181,7 @@ std::vector<Row> Table() {
       {Setup::kQueued, max_wait, S::kQueued, {}, {}},  // Not due yet (kNow < create + 50 s).
       {Setup::kQueued, timeout, S::kQueued, {}, {}},
       {Setup::kQueued, all_running, S::kQueued, {}, {A::kArmTimer, A::kRequestAdmission}},
+      {Setup::kQueued, unrunnable, S::kFailed, {}, {}},
       // PREPARING
       {Setup::kPreparing, submitted, S::kPreparing, {}, {}},
       {Setup::kPreparing, admitted, S::kPreparing, {}, {}},
@@ -210,6 +213,9 @@ std::vector<Row> Table() {
       {Setup::kRunning, timeout, S::kRunning, {}, {}},
       {Setup::kRunning, all_running, S::kRunning, {}, {A::kArmTimer}},
       {Setup::kRunning, worker_gone, S::kRunning, {}, {A::kArmTimer, A::kRestartReplica}},
+      {Setup::kRunning, unrunnable, S::kFailed, {}, {A::kCleanup}},
+      {Setup::kStopping, unrunnable, S::kFailed, {}, {A::kCleanup}},
+      {Setup::kCancelling, unrunnable, S::kFailed, {}, {A::kCleanup}},
       // RUNNING with a pending ending (primary succeeded, worker being stopped)
       {Setup::kStopping, admitted, S::kRunning, E::kSucceed, {}},
       {Setup::kStopping, launch_failed, S::kRunning, E::kSucceed, {}},
@@ -236,7 +242,7 @@ std::vector<Row> Table() {
                                             : S::kCancelled;
     for (const JobInput& in :
          {submitted, admitted, started, launch_failed, primary_ok, worker_killed, restarted,
-          restart_failed, cancel, max_wait, timeout, all_running}) {
+          restart_failed, cancel, max_wait, timeout, all_running, unrunnable}) {
       t.push_back({terminal, in, state, {}, {}});
     }
   }
