@@ -125,6 +125,29 @@ std::string ExecutableDir() {
   return ec ? std::string(".") : exe.parent_path().string();
 }
 
+// The executor `cfg.executor` names, over this daemon's data dir and buckets.
+ty::Result<std::unique_ptr<ty::executor::Executor>> MakeExecutor(const DaemonConfig& cfg,
+                                                                 ty::logs::LogSink* sink) {
+  if (cfg.executor == "container") {
+    ty::executor::ContainerExecutor::Options o;
+    o.engine_socket = cfg.engine_socket;
+    o.log_sink = sink;
+    ASSIGN_OR_RETURN(o.instance, InstanceId(cfg.data_dir));
+    o.warm_sandboxes = cfg.warm_pool;
+    o.sandbox_dir = cfg.data_dir + "/sandboxes";
+    o.sandbox_init = ExecutableDir() + "/ty-sandbox-init";
+    o.bucket_root = cfg.bucket_root;
+    ASSIGN_OR_RETURN(auto e, ty::executor::ContainerExecutor::Create(o));
+    return std::unique_ptr<ty::executor::Executor>(std::move(e));
+  }
+  ty::executor::ProcessExecutor::Options o;
+  o.state_dir = cfg.data_dir + "/processes";
+  o.bucket_root = cfg.bucket_root;
+  o.log_sink = sink;
+  ASSIGN_OR_RETURN(auto e, ty::executor::ProcessExecutor::Create(o));
+  return std::unique_ptr<ty::executor::Executor>(std::move(e));
+}
+
 int Fail(const ty::Status& s) {
   spdlog::critical("{}", s.ToString());
   return 1;
@@ -201,35 +224,13 @@ int main(int argc, char** argv) {
   auto logs = ty::logs::LogStore::Create(cfg.data_dir + "/logs");
   if (!logs.ok()) return Fail(logs.status());
 
-  std::unique_ptr<ty::executor::Executor> executor;
-  if (cfg.executor == "container") {
-    ty::executor::ContainerExecutor::Options o;
-    o.engine_socket = cfg.engine_socket;
-    o.log_sink = logs->get();
-    auto instance = InstanceId(cfg.data_dir);
-    if (!instance.ok()) return Fail(instance.status());
-    o.instance = *instance;
-    o.warm_sandboxes = cfg.warm_pool;
-    o.sandbox_dir = cfg.data_dir + "/sandboxes";
-    o.sandbox_init = ExecutableDir() + "/ty-sandbox-init";
-    o.bucket_root = cfg.bucket_root;
-    auto e = ty::executor::ContainerExecutor::Create(o);
-    if (!e.ok()) return Fail(e.status());
-    executor = std::move(e).value();
-  } else {
-    ty::executor::ProcessExecutor::Options o;
-    o.state_dir = cfg.data_dir + "/processes";
-    o.bucket_root = cfg.bucket_root;
-    o.log_sink = logs->get();
-    auto e = ty::executor::ProcessExecutor::Create(o);
-    if (!e.ok()) return Fail(e.status());
-    executor = std::move(e).value();
-  }
+  auto executor = MakeExecutor(cfg, logs->get());
+  if (!executor.ok()) return Fail(executor.status());
 
   ty::service::JobServiceOptions so;
   so.stop_grace = static_cast<ty::DurationMicros>(cfg.stop_grace_seconds * 1e6);
   so.limits = cfg.limits;
-  auto service = ty::service::JobService::Create(store->get(), executor.get(), logs->get(),
+  auto service = ty::service::JobService::Create(store->get(), executor->get(), logs->get(),
                                                  ty::SystemClock::Get(), so);
   if (!service.ok()) return Fail(service.status());
   if (ty::Status s = (*service)->Start(); !s.ok()) return Fail(s);

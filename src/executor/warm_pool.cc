@@ -223,6 +223,55 @@ void WarmPool::RunBuilder() {
   }
 }
 
+Result<std::vector<std::string>> WarmPool::CreateGangNetwork(
+    const std::map<std::string, std::string>& labels, size_t n, WarmGang* gang) {
+  gang->network = kSandboxPrefix + gang->id;
+  std::map<std::string, std::string> net_labels = labels;
+  net_labels[kLabelSandbox] = gang->network;
+  RETURN_IF_ERROR(engine_->CreateNetwork(gang->network, net_labels));
+  Result<std::vector<NetworkSubnet>> subnets = engine_->NetworkSubnets(gang->network);
+  if (subnets.ok()) {
+    for (const NetworkSubnet& s : *subnets) {
+      auto picked = ContainerExecutor::ReplicaAddressesForTest(s.subnet, s.gateway, n);
+      if (picked.ok()) return std::move(picked).value();
+    }
+  }
+  return ResourceExhausted("warm pool: no room for " + std::to_string(n) + " fixed addresses on " +
+                           gang->network);
+}
+
+Status WarmPool::CreateSandbox(const ReplicaLaunch& r, const std::string& network,
+                               const std::map<std::string, std::string>& labels, Sandbox* s) {
+  std::error_code ec;
+  fs::create_directories(s->dir + "/run", ec);
+  ::chmod(s->dir.c_str(), 0755);
+  ::chmod((s->dir + "/run").c_str(), 0755);
+  if (!network.empty() && !ec) {
+    // Filled in when the gang is taken; mounted now, so it must exist.
+    std::ofstream(s->dir + "/hosts") << "127.0.0.1\tlocalhost\n::1\tlocalhost\n";
+  }
+  if (ec) return Internal("warm pool: cannot create " + s->dir + ": " + ec.message());
+  // The same body as a cold replica's, but its first process is the sandbox init.
+  internal::ContainerBody body;
+  body.image = r.image;
+  body.hostname = s->name;
+  body.entrypoint = std::vector<std::string>{kInitInContainer};
+  body.cmd = std::vector<std::string>{};
+  body.labels = labels;
+  body.labels[kLabelSandbox] = s->name;
+  body.labels[kLabelSandboxNetwork] = network;
+  for (const Mount& m : r.mounts) body.binds.push_back(internal::BindOf(m));
+  body.binds.push_back(options_.init_path + ":" + kInitInContainer + ":ro");
+  body.binds.push_back(s->dir + "/run:" + kRunInContainer + ":ro");
+  if (!network.empty()) body.binds.push_back(s->dir + "/hosts:/etc/hosts");
+  body.network = network;
+  body.address = s->address;
+  Result<std::string> id = engine_->CreateContainer(s->name, internal::RenderContainerBody(body));
+  if (!id.ok()) return id.status().WithContext("warm pool: create " + s->name);
+  s->id = *id;
+  return Status::Ok();
+}
+
 Result<WarmGang> WarmPool::Build(const AttemptSpec& shape) {
   WarmGang gang;
   gang.id = NewGangId();
@@ -238,25 +287,12 @@ Result<WarmGang> WarmPool::Build(const AttemptSpec& shape) {
   if (!options_.instance.empty()) labels[kLabelInstance] = options_.instance;
   std::vector<std::string> addresses;
   if (shape.peers_talk) {
-    gang.network = kSandboxPrefix + gang.id;
-    std::map<std::string, std::string> net_labels = labels;
-    net_labels[kLabelSandbox] = gang.network;
-    RETURN_IF_ERROR(engine_->CreateNetwork(gang.network, net_labels));
-    Result<std::vector<NetworkSubnet>> subnets = engine_->NetworkSubnets(gang.network);
-    if (subnets.ok()) {
-      for (const NetworkSubnet& s : *subnets) {
-        auto picked = ContainerExecutor::ReplicaAddressesForTest(s.subnet, s.gateway, n);
-        if (picked.ok()) {
-          addresses = std::move(*picked);
-          break;
-        }
-      }
-    }
-    if (addresses.size() != n) {
+    Result<std::vector<std::string>> made = CreateGangNetwork(labels, n, &gang);
+    if (!made.ok()) {
       Discard(gang);
-      return ResourceExhausted("warm pool: no room for " + std::to_string(n) +
-                               " fixed addresses on " + gang.network);
+      return made.status();
     }
+    addresses = std::move(made).value();
   }
   gang.sandboxes.resize(n);
   for (size_t i = 0; i < n; ++i) {
@@ -268,42 +304,8 @@ Result<WarmGang> WarmPool::Build(const AttemptSpec& shape) {
   }
   std::vector<Status> results(n);
   ForEachConcurrently(n, [&](size_t i) {
-    const ReplicaLaunch& r = shape.replicas[i];
-    Sandbox& s = gang.sandboxes[i];
-    std::error_code ec;
-    fs::create_directories(s.dir + "/run", ec);
-    ::chmod(s.dir.c_str(), 0755);
-    ::chmod((s.dir + "/run").c_str(), 0755);
-    if (!gang.network.empty() && !ec) {
-      // Filled in when the gang is taken; mounted now, so it must exist.
-      std::ofstream(s.dir + "/hosts") << "127.0.0.1\tlocalhost\n::1\tlocalhost\n";
-    }
-    if (ec) {
-      results[i] = Internal("warm pool: cannot create " + s.dir + ": " + ec.message());
-      return false;
-    }
-    // The same body as a cold replica's, but its first process is the sandbox init.
-    internal::ContainerBody body;
-    body.image = r.image;
-    body.hostname = s.name;
-    body.entrypoint = std::vector<std::string>{kInitInContainer};
-    body.cmd = std::vector<std::string>{};
-    body.labels = labels;
-    body.labels[kLabelSandbox] = s.name;
-    body.labels[kLabelSandboxNetwork] = gang.network;
-    for (const Mount& m : r.mounts) body.binds.push_back(internal::BindOf(m));
-    body.binds.push_back(options_.init_path + ":" + kInitInContainer + ":ro");
-    body.binds.push_back(s.dir + "/run:" + kRunInContainer + ":ro");
-    if (!gang.network.empty()) body.binds.push_back(s.dir + "/hosts:/etc/hosts");
-    body.network = gang.network;
-    body.address = s.address;
-    Result<std::string> id = engine_->CreateContainer(s.name, internal::RenderContainerBody(body));
-    if (!id.ok()) {
-      results[i] = id.status().WithContext("warm pool: create " + s.name);
-      return false;
-    }
-    s.id = *id;
-    return true;
+    results[i] = CreateSandbox(shape.replicas[i], gang.network, labels, &gang.sandboxes[i]);
+    return results[i].ok();
   });
   if (Status s = FirstError(results); !s.ok()) {
     Discard(gang);

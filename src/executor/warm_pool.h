@@ -167,6 +167,12 @@ class WarmPool {
   static Status ReleaseLaunch(const std::string& sandbox_dir);
   void RunBuilder();
   Result<WarmGang> Build(const AttemptSpec& shape);
+  // Build's steps: the gang's own network (sets gang->network; returns one fixed
+  // address per replica), and one sandbox container (sets s->id).
+  Result<std::vector<std::string>> CreateGangNetwork(
+      const std::map<std::string, std::string>& labels, size_t n, WarmGang* gang);
+  Status CreateSandbox(const ReplicaLaunch& r, const std::string& network,
+                       const std::map<std::string, std::string>& labels, Sandbox* s);
   // Drops gangs past idle_ttl and, to fit `incoming` more sandboxes, the oldest.
   // Returns them (removed from `ready_`) for removal outside the lock.
   std::vector<WarmGang> EvictLocked(size_t incoming);
