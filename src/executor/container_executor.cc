@@ -10,6 +10,8 @@
 #include <string_view>
 #include <thread>
 
+#include "executor/engine_api_client.h"
+
 namespace ty::executor {
 namespace {
 
@@ -40,7 +42,10 @@ std::vector<std::string> AttemptFilters(const std::string& instance, const std::
 ContainerExecutor::ContainerExecutor(Options options)
     : options_(std::move(options)),
       clock_(options_.clock != nullptr ? options_.clock : SystemClock::Get()),
-      engine_(options_.engine_socket, options_.request_timeout_ms) {
+      engine_(options_.engine != nullptr
+                  ? options_.engine
+                  : std::make_shared<EngineApiClient>(options_.engine_socket,
+                                                      options_.request_timeout_ms)) {
   WarmPoolOptions w;
   w.max_sandboxes = options_.warm_sandboxes;
   w.dir = options_.sandbox_dir;
@@ -48,7 +53,7 @@ ContainerExecutor::ContainerExecutor(Options options)
   w.instance = options_.instance;
   w.clock = clock_;
   w.refill = options_.warm_refill;
-  warm_ = std::make_unique<WarmPool>(&engine_, w);
+  warm_ = std::make_unique<WarmPool>(engine_.get(), w);
 }
 
 Result<std::unique_ptr<ContainerExecutor>> ContainerExecutor::Create(Options options) {
@@ -64,7 +69,7 @@ Result<std::unique_ptr<ContainerExecutor>> ContainerExecutor::Create(Options opt
     if (ec) return Internal("cannot create " + options.sandbox_dir + ": " + ec.message());
   }
   std::unique_ptr<ContainerExecutor> ex(new ContainerExecutor(std::move(options)));
-  Status ping = ex->engine_.Ping();
+  Status ping = ex->engine_->Ping();
   if (!ping.ok()) {
     return Unavailable(
         "container engine does not answer on " + ex->options_.engine_socket +
@@ -149,8 +154,8 @@ Status ContainerExecutor::CaptureLogs(const std::string& container, const std::s
     entry.message = std::string(message);
     options_.log_sink->Append(job_uid, entry);
   };
-  return engine_.StreamLogs(container, /*follow=*/false, since_s, on_line, work_.cancel_flag(),
-                            /*flush_partial=*/replica_done);
+  return engine_->StreamLogs(container, /*follow=*/false, since_s, on_line, work_.cancel_flag(),
+                             /*flush_partial=*/replica_done);
 }
 
 void ContainerExecutor::RunWatcher(const Watched& w) {
@@ -169,7 +174,7 @@ void ContainerExecutor::RunWatcher(const Watched& w) {
   std::optional<ContainerState> last_state;
   int interval_ms = kFirstPollMs;
   for (;;) {
-    Result<ContainerState> state = engine_.InspectContainer(w.container);
+    Result<ContainerState> state = engine_->InspectContainer(w.container);
     if (!state.ok() && state.status().code() == StatusCode::kNotFound) {
       gone = true;
       break;
@@ -213,7 +218,7 @@ Status ContainerExecutor::Stop(const std::string& job_uid, int attempt, Duration
   std::vector<std::thread> threads;
   for (size_t i = 0; i < replicas.size(); ++i) {
     threads.emplace_back(
-        [&, i] { results[i] = engine_.StopContainer(replicas[i].container.id, grace_s); });
+        [&, i] { results[i] = engine_->StopContainer(replicas[i].container.id, grace_s); });
   }
   for (std::thread& t : threads) t.join();
   for (size_t i = 0; i < results.size(); ++i) {
@@ -236,7 +241,7 @@ Status ContainerExecutor::RestartReplica(const std::string& job_uid, int attempt
   if (found == replicas.end()) return NotFound(what + ": no such replica");
   const std::string& id = found->container.id;
   const std::string& task = found->task;
-  Result<ContainerState> state = engine_.InspectContainer(id);
+  Result<ContainerState> state = engine_->InspectContainer(id);
   if (!state.ok()) return state.status().WithContext(what);
   if (state->running) return FailedPrecondition(what + ": the replica is running");
   // Its previous watcher must have reported the previous end before the replica
@@ -252,7 +257,8 @@ Status ContainerExecutor::RestartReplica(const std::string& job_uid, int attempt
   cursor.skip_until = options_.log_sink->LastEntryTime(job_uid, task);
   Status read = CaptureLogs(id, job_uid, task, /*replica_done=*/true, &cursor);
   if (!read.ok()) return read.WithContext(what);
-  Status started = found->claim ? warm_->StartAgain(id, *found->claim) : engine_.StartContainer(id);
+  Status started =
+      found->claim ? warm_->StartAgain(id, *found->claim) : engine_->StartContainer(id);
   RETURN_IF_ERROR(started.WithContext(what));
   Watched w{.job_uid = job_uid,
             .attempt = attempt,
@@ -271,7 +277,8 @@ Status ContainerExecutor::RestartReplica(const std::string& job_uid, int attempt
 Status ContainerExecutor::Cleanup(const std::string& job_uid, int attempt) {
   ASSIGN_OR_RETURN(std::vector<FoundReplica> replicas, ListReplicas(job_uid, attempt));
   auto remove_all = [&]() -> Status {
-    for (const FoundReplica& r : replicas) RETURN_IF_ERROR(engine_.RemoveContainer(r.container.id));
+    for (const FoundReplica& r : replicas)
+      RETURN_IF_ERROR(engine_->RemoveContainer(r.container.id));
     return Status::Ok();
   };
   // The contract says the replicas exited; if one still runs, removing it is what
@@ -293,7 +300,7 @@ Status ContainerExecutor::Cleanup(const std::string& job_uid, int attempt) {
   }
   RETURN_IF_ERROR(remove_all());
   ASSIGN_OR_RETURN(std::vector<std::string> networks,
-                   engine_.ListNetworks(AttemptFilters(options_.instance, job_uid, attempt)));
+                   engine_->ListNetworks(AttemptFilters(options_.instance, job_uid, attempt)));
   // Replicas that were warm sandboxes: their gang's network and directories.
   std::set<std::string> warm_networks;
   for (const FoundReplica& r : replicas) {
@@ -303,7 +310,7 @@ Status ContainerExecutor::Cleanup(const std::string& job_uid, int attempt) {
     std::filesystem::remove_all(r.claim->dir, ec);
   }
   networks.insert(networks.end(), warm_networks.begin(), warm_networks.end());
-  for (const std::string& n : networks) RETURN_IF_ERROR(engine_.RemoveNetwork(n));
+  for (const std::string& n : networks) RETURN_IF_ERROR(engine_->RemoveNetwork(n));
   return Status::Ok();
 }
 
@@ -321,7 +328,7 @@ Result<std::vector<ObservedReplica>> ContainerExecutor::Recover() {
     o.pool = r.pool;
     o.index = r.index;
     o.name = c.name;
-    Result<ContainerState> state = engine_.InspectContainer(c.id);
+    Result<ContainerState> state = engine_->InspectContainer(c.id);
     if (!state.ok()) {
       if (state.status().code() == StatusCode::kNotFound) continue;  // Removed meanwhile.
       return state.status().WithContext("recover " + c.name);
@@ -376,7 +383,7 @@ Result<std::vector<ContainerExecutor::FoundReplica>> ContainerExecutor::ListRepl
   // claim which replica it became (WarmPool: renaming costs the engine ~2 ms per
   // container, one at a time, which would be most of a warm gang's start).
   ASSIGN_OR_RETURN(std::vector<ContainerSummary> listed,
-                   engine_.ListContainers(OwnedFilters(options_.instance, {})));
+                   engine_->ListContainers(OwnedFilters(options_.instance, {})));
   std::vector<FoundReplica> out;
   for (ContainerSummary& c : listed) {
     FoundReplica r;

@@ -72,6 +72,9 @@ class ContainerExecutor : public Executor {
  public:
   struct Options {
     std::string engine_socket = "/run/podman/podman.sock";
+    // The engine to use; nullptr = the Engine API on `engine_socket`. Tests of
+    // executor logic pass a fake.
+    std::shared_ptr<EngineClient> engine;
     logs::LogSink* log_sink = nullptr;  // Required; borrowed.
     const Clock* clock = nullptr;       // nullptr = SystemClock.
     int request_timeout_ms = 30000;     // For every non-streaming engine call.
@@ -225,7 +228,7 @@ class ContainerExecutor : public Executor {
 
   Options options_;
   const Clock* clock_;
-  EngineClient engine_;
+  std::shared_ptr<EngineClient> engine_;
   std::unique_ptr<WarmPool>
       warm_;  // Uses engine_; always there, maybe disabled. ("pool" means a worker pool.)
 

@@ -189,12 +189,12 @@ Status ContainerExecutor::EnsureImages(const AttemptSpec& attempt) {
   std::vector<Status> results(images.size());
   ForEachConcurrently(images.size(), [&](size_t i) {
     const std::string& image = images[i];
-    Result<bool> exists = engine_.ImageExists(image);
+    Result<bool> exists = engine_->ImageExists(image);
     if (!exists.ok()) {
       results[i] =
           Unavailable("image inspect failed for " + image + ": " + exists.status().message());
     } else if (!*exists) {
-      Status pulled = engine_.PullImage(image);
+      Status pulled = engine_->PullImage(image);
       if (!pulled.ok())
         results[i] = Unavailable("image pull failed for " + image + ": " + pulled.message());
     }
@@ -207,14 +207,14 @@ Status ContainerExecutor::CreateNetwork(const AttemptSpec& attempt, std::string*
                                         std::vector<std::string>* addresses) {
   if (!attempt.peers_talk) return Status::Ok();
   const std::string network = AttemptNetworkName(attempt.job_uid, attempt.attempt);
-  Status s = engine_.CreateNetwork(network, AttemptLabels(attempt));
+  Status s = engine_->CreateNetwork(network, AttemptLabels(attempt));
   if (s.ok()) {
     *created = network;
   } else if (s.code() != StatusCode::kAlreadyExists) {
     return Unavailable("create network " + network + ": " + s.message());
   }
   // The engine chose a free subnet; only now can addresses in it be picked.
-  Result<std::vector<NetworkSubnet>> subnets = engine_.NetworkSubnets(network);
+  Result<std::vector<NetworkSubnet>> subnets = engine_->NetworkSubnets(network);
   if (!subnets.ok()) {
     return Unavailable("inspect network " + network + ": " + subnets.status().message());
   }
@@ -250,7 +250,7 @@ Status ContainerExecutor::LaunchWarm(const AttemptSpec& attempt, const WarmGang&
   std::map<std::string, std::future<Result<ImageConfig>>> inspected;
   for (const std::string& image : distinct) {
     inspected[image] =
-        std::async(std::launch::async, [this, image] { return engine_.InspectImage(image); });
+        std::async(std::launch::async, [this, image] { return engine_->InspectImage(image); });
   }
   std::vector<std::pair<const ReplicaLaunch*, const Sandbox*>> peers;
   for (size_t i = 0; i < n; ++i) peers.emplace_back(&attempt.replicas[i], &gang.sandboxes[i]);
@@ -348,7 +348,7 @@ Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, TimeMicros*
       return false;
     }
     Result<std::string> id =
-        engine_.CreateContainer(r.name, CreateBodyForTest(attempt, r, addresses));
+        engine_->CreateContainer(r.name, CreateBodyForTest(attempt, r, addresses));
     if (!id.ok()) {
       results[i] = Unavailable("create replica " + r.name + ": " + id.status().message());
       return false;
@@ -365,7 +365,7 @@ Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, TimeMicros*
     return s;
   }
   ForEachConcurrently(n, [&](size_t i) {
-    Status s = engine_.StartContainer(attempt.replicas[i].name);
+    Status s = engine_->StartContainer(attempt.replicas[i].name);
     if (!s.ok())
       results[i] = Unavailable("start replica " + attempt.replicas[i].name + ": " + s.message());
     return s.ok();
@@ -382,12 +382,12 @@ void ContainerExecutor::RemoveAll(const std::vector<std::string>& containers,
   // Force-removal kills running ones first; failures here are only logged:
   // Cleanup() retries by label.
   ForEachConcurrently(containers.size(), [&](size_t i) {
-    Status s = engine_.RemoveContainer(containers[i]);
+    Status s = engine_->RemoveContainer(containers[i]);
     if (!s.ok()) spdlog::warn("executor: {}", s.ToString());
     return true;
   });
   if (!network.empty()) {
-    Status s = engine_.RemoveNetwork(network);
+    Status s = engine_->RemoveNetwork(network);
     if (!s.ok()) spdlog::warn("executor: {}", s.ToString());
   }
 }

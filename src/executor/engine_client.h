@@ -1,14 +1,10 @@
-// EngineClient: the Docker Engine API (v1.41) over a unix socket, as served by
-// Docker and by `podman system service` (shared/notes/containers-here.md).
+// EngineClient: the container engine calls the executor needs (ping, images,
+// networks, containers, log streaming), what they return, and the log stream
+// demultiplexer. The real engine is EngineApiClient (engine_api_client.h).
 //
-// Only the calls ContainerExecutor needs: ping, images, networks, containers and
-// log streaming. Each call uses its own libcurl easy handle, so one client may be
-// used from any number of threads at once; non-streaming calls carry a timeout,
-// streaming calls (logs, wait) can be aborted through a caller-owned flag.
-//
-// Errors: Unavailable when the socket does not answer, NotFound for 404,
-// AlreadyExists for 409, InvalidArgument for other 4xx, Internal for 5xx and
-// unparsable answers; the message carries the engine's own `message`.
+// Errors: Unavailable when the engine does not answer, NotFound, AlreadyExists
+// for a name in use, InvalidArgument for a refused request, Internal otherwise;
+// the message carries the engine's own.
 #pragma once
 
 #include <atomic>
@@ -20,7 +16,6 @@
 #include <string_view>
 #include <vector>
 
-#include "common/files.h"  // UrlEncode
 #include "common/status.h"
 
 namespace ty::executor {
@@ -94,52 +89,56 @@ struct ContainerState {
   int pid = 0;  // Host pid of its first process while running; 0 otherwise.
 };
 
+// The container engine as the executor uses it. The real one is EngineApiClient
+// (engine_api_client.h); tests of executor logic use a fake (tests/fakes) so that
+// failures at each call can be provoked without podman. Implementations are
+// thread-safe: the executor calls them from launch, watcher and API threads at once.
 class EngineClient {
  public:
-  // `socket_path`: e.g. "/run/podman/podman.sock". Calls curl_global_init once.
-  explicit EngineClient(std::string socket_path, int request_timeout_ms = 30000);
+  virtual ~EngineClient() = default;
 
-  const std::string& socket_path() const { return socket_path_; }
-
-  // OK when the engine answers `GET /_ping`.
-  Status Ping();
+  // OK when the engine answers.
+  virtual Status Ping() = 0;
 
   // True when the engine has `image` locally.
-  Result<bool> ImageExists(const std::string& image);
+  virtual Result<bool> ImageExists(const std::string& image) = 0;
   // NotFound when the engine lacks `image`.
-  Result<ImageConfig> InspectImage(const std::string& image);
+  virtual Result<ImageConfig> InspectImage(const std::string& image) = 0;
   // Pulls `image` ("host:port/repo:tag", "repo@sha256:..."); the engine's error
-  // (sent inside a 200 progress stream) becomes the Status message. A registry on a
-  // loopback address may speak plain HTTP, as Docker allows by default.
-  Status PullImage(const std::string& image);
+  // becomes the Status message.
+  virtual Status PullImage(const std::string& image) = 0;
 
   // AlreadyExists if a network of that name exists.
-  Status CreateNetwork(const std::string& name, const std::map<std::string, std::string>& labels);
+  virtual Status CreateNetwork(const std::string& name,
+                               const std::map<std::string, std::string>& labels) = 0;
   // OK if it does not exist.
-  Status RemoveNetwork(const std::string& name);
-  Result<bool> NetworkExists(const std::string& name);
+  virtual Status RemoveNetwork(const std::string& name) = 0;
+  virtual Result<bool> NetworkExists(const std::string& name) = 0;
   // The subnets of the network's IPAM config. NotFound if it does not exist.
-  Result<std::vector<NetworkSubnet>> NetworkSubnets(const std::string& name);
+  virtual Result<std::vector<NetworkSubnet>> NetworkSubnets(const std::string& name) = 0;
   // Names of the networks carrying every `label_filters` entry ("k" or "k=v").
-  Result<std::vector<std::string>> ListNetworks(const std::vector<std::string>& label_filters);
+  virtual Result<std::vector<std::string>> ListNetworks(
+      const std::vector<std::string>& label_filters) = 0;
 
   // `body` is the JSON of `POST /containers/create`. Returns the container id.
-  Result<std::string> CreateContainer(const std::string& name, const std::string& body_json);
-  Status StartContainer(const std::string& id);
+  // AlreadyExists when a container has that name.
+  virtual Result<std::string> CreateContainer(const std::string& name,
+                                              const std::string& body_json) = 0;
+  virtual Status StartContainer(const std::string& id) = 0;
   // NotFound if the container does not exist.
-  Result<ContainerState> InspectContainer(const std::string& id);
+  virtual Result<ContainerState> InspectContainer(const std::string& id) = 0;
   // Blocks until the container stops; returns its exit code. Cancelled when
   // `*cancel` becomes true.
-  Result<int> WaitContainer(const std::string& id, const std::atomic<bool>* cancel);
-  Status KillContainer(const std::string& id, int signal);
+  virtual Result<int> WaitContainer(const std::string& id, const std::atomic<bool>* cancel) = 0;
+  virtual Status KillContainer(const std::string& id, int signal) = 0;
   // SIGTERM (the image's stop signal), SIGKILL after `timeout_s`; returns once the
   // container stopped. OK if it was not running.
-  Status StopContainer(const std::string& id, int timeout_s);
-  // force=true, v=true. OK if it does not exist.
-  Status RemoveContainer(const std::string& id);
+  virtual Status StopContainer(const std::string& id, int timeout_s) = 0;
+  // Forced, with its volumes. OK if it does not exist.
+  virtual Status RemoveContainer(const std::string& id) = 0;
   // Containers (all states) carrying every `label_filters` entry ("k" or "k=v").
-  Result<std::vector<ContainerSummary>> ListContainers(
-      const std::vector<std::string>& label_filters);
+  virtual Result<std::vector<ContainerSummary>> ListContainers(
+      const std::vector<std::string>& label_filters) = 0;
 
   // Streams the container's stdout+stderr with timestamps. `follow`: until the
   // container stops. `since_s`: only lines at or after this Unix second (0 = all).
@@ -147,27 +146,9 @@ class EngineClient {
   // ("2024-01-01T00:00:00.123Z message"). Cancelled when `*cancel` becomes true.
   // With `flush_partial` false an unterminated last line is left out (the replica
   // is still writing it); a later read from an earlier second returns it whole.
-  Status StreamLogs(const std::string& id, bool follow, int64_t since_s,
-                    const LogDemuxer::LineCallback& on_line, const std::atomic<bool>* cancel,
-                    bool flush_partial = true);
-
- private:
-  struct Response {
-    long status = 0;
-    std::string body;
-  };
-  // `on_data`: streams the body instead of collecting it. `timeout_ms` 0 = none.
-  Result<Response> Call(const std::string& method, const std::string& path,
-                        const std::string* body_json, long timeout_ms,
-                        const std::function<void(std::string_view)>* on_data,
-                        const std::atomic<bool>* cancel);
-  static bool IsLoopbackRegistry(const std::string& repo);
-  Status PullInsecureLoopback(const std::string& image, const std::string& first_error);
-  // Maps a non-2xx answer to a Status naming `what`.
-  static Status ErrorFrom(const Response& r, const std::string& what);
-
-  std::string socket_path_;
-  int request_timeout_ms_;
+  virtual Status StreamLogs(const std::string& id, bool follow, int64_t since_s,
+                            const LogDemuxer::LineCallback& on_line,
+                            const std::atomic<bool>* cancel, bool flush_partial = true) = 0;
 };
 
 }  // namespace ty::executor

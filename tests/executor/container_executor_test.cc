@@ -120,7 +120,7 @@ class ContainerExecutorTest : public ::testing::Test {
   RecordingLogSink sink_;
   EventRecorder events_{&sink_};
   std::unique_ptr<executor::ContainerExecutor> ex_;
-  executor::EngineClient engine_{EngineSocket()};
+  executor::EngineApiClient engine_{EngineSocket()};
 };
 
 // The same tests with every attempt started from a warm gang of its shape.

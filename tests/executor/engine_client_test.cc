@@ -1,10 +1,9 @@
 // LogDemuxer (no engine needed), EngineClient calls against the real engine, and
 // pulls from a real registry on 127.0.0.1 (EngineClient and ContainerExecutor).
-#include "executor/engine_client.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "executor/engine_api_client.h"
 #include "executor/executor_contract.h"
 #include "executor/loopback_registry.h"
 
@@ -79,13 +78,13 @@ TEST(UrlEncodeTest, EncodesReservedCharacters) {
 }
 
 TEST(EngineClientTest, ReportsUnavailableForADeadSocket) {
-  EngineClient engine("/nonexistent/engine.sock", 1000);
+  EngineApiClient engine("/nonexistent/engine.sock", 1000);
   EXPECT_EQ(engine.Ping().code(), StatusCode::kUnavailable);
 }
 
 TEST(EngineClientTest, NotFoundAndIdempotentRemovals) {
   TY_REQUIRE_ENGINE_OR_SKIP();
-  EngineClient engine(testing::EngineSocket());
+  EngineApiClient engine(testing::EngineSocket());
   EXPECT_EQ(engine.InspectContainer("ty-no-such-container").status().code(), StatusCode::kNotFound);
   EXPECT_TRUE(engine.RemoveContainer("ty-no-such-container").ok());
   EXPECT_TRUE(engine.RemoveNetwork("ty-no-such-network").ok());
@@ -153,7 +152,7 @@ class LoopbackRegistryTest : public ::testing::Test {
   LoopbackRegistry registry_;
   std::string uid_;
   std::string image_;  // Pushed to the registry, absent locally.
-  executor::EngineClient engine_{EngineSocket()};
+  executor::EngineApiClient engine_{EngineSocket()};
   RecordingLogSink sink_;
   EventRecorder events_{&sink_};
   std::unique_ptr<executor::ContainerExecutor> ex_;

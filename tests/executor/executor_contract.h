@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "executor/container_executor.h"
-#include "executor/engine_client.h"
+#include "executor/engine_api_client.h"
 #include "executor/event_recorder.h"
 #include "executor/executor.h"
 #include "executor/process_executor.h"
@@ -43,7 +43,7 @@ inline constexpr char kTestLabel[] = "trainyard.test";
 // on first use (scripts/build-test-image is idempotent and fast once built).
 inline std::string EngineUnavailableReason() {
   static std::string reason = [] {
-    executor::EngineClient engine(EngineSocket(), 5000);
+    executor::EngineApiClient engine(EngineSocket(), 5000);
     Status ping = engine.Ping();
     if (!ping.ok())
       return "container engine does not answer on " + std::string(EngineSocket()) + " (" +
@@ -111,7 +111,7 @@ inline Result<std::unique_ptr<executor::ContainerExecutor>> NewContainerExecutor
 // Removes every container, then every network, carrying `label` ("k=v"): what a
 // failed test left.
 inline void RemoveLabelled(const std::string& label) {
-  executor::EngineClient engine(EngineSocket());
+  executor::EngineApiClient engine(EngineSocket());
   auto containers = engine.ListContainers({label});
   if (containers.ok()) {
     for (const auto& c : *containers) engine.RemoveContainer(c.id).IgnoreError();
@@ -153,7 +153,7 @@ class ContainerBackend : public Backend {
     r->command = {"/bin/sh", "-c", script};
   }
   bool Leftovers(const std::string& job_uid) override {
-    executor::EngineClient engine(EngineSocket());
+    executor::EngineApiClient engine(EngineSocket());
     auto containers = engine.ListContainers({std::string(executor::kLabelJob) + "=" + job_uid});
     auto networks = engine.ListNetworks({std::string(executor::kLabelJob) + "=" + job_uid});
     return !containers.ok() || !networks.ok() || !containers->empty() || !networks->empty();
@@ -295,7 +295,7 @@ class WarmContainerBackend : public ContainerBackend {
   // without a sandbox on it.
   bool Leftovers(const std::string& job_uid) override {
     if (ContainerBackend::Leftovers(job_uid)) return true;
-    executor::EngineClient engine(EngineSocket());
+    executor::EngineApiClient engine(EngineSocket());
     auto mine = engine.ListContainers({std::string(executor::kLabelInstance) + "=" + instance_});
     auto networks = engine.ListNetworks({std::string(executor::kLabelInstance) + "=" + instance_});
     if (!mine.ok() || !networks.ok()) return true;

@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "executor/engine_client.h"
+#include "executor/engine_api_client.h"
 
 namespace ty::testing {
 

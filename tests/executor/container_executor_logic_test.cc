@@ -1,0 +1,318 @@
+// ContainerExecutor logic on a fake engine (tests/fakes/fake_engine.h): what it
+// asks the engine for, and what it does when one engine call fails or answers
+// the way podman does in awkward moments. No podman needed; the same executor
+// runs against the real engine in container_executor_test and the contract suite.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "executor/container_executor.h"
+#include "executor/event_recorder.h"
+#include "executor/executor_contract.h"
+#include "executor/recording_log_sink.h"
+#include "fakes/fake_engine.h"
+
+namespace ty::testing {
+namespace {
+
+using executor::AttemptSpec;
+using executor::ContainerExecutor;
+using executor::ExecutorEventKind;
+using executor::ReplicaLaunch;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+constexpr char kImage[] = "127.0.0.1:5000/train:1";
+constexpr char kInstance[] = "/var/lib/trainyard-a";
+
+class ContainerExecutorLogicTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    engine_->AddImage(kImage);
+    ex_ = NewExecutor(kInstance);
+    ASSERT_NE(ex_, nullptr);
+  }
+
+  std::unique_ptr<ContainerExecutor> NewExecutor(const std::string& instance) {
+    ContainerExecutor::Options o;
+    o.engine = engine_;
+    o.engine_socket = "fake";
+    o.log_sink = &sink_;
+    o.instance = instance;
+    auto ex = ContainerExecutor::Create(o);
+    if (!ex.ok()) {
+      ADD_FAILURE() << ex.status().ToString();
+      return nullptr;
+    }
+    (*ex)->SetEventCallback(events_.Callback());
+    return std::move(*ex);
+  }
+
+  AttemptSpec Attempt(int replicas) {
+    std::vector<ReplicaLaunch> launches;
+    for (int i = 0; i < replicas; ++i) {
+      ReplicaLaunch r = TestReplica(uid_, i == 0 ? 0 : 1, i == 0 ? 0 : i - 1);
+      r.image = kImage;
+      r.hostname = i == 0 ? "chief" : "worker-" + std::to_string(i - 1);
+      launches.push_back(r);
+    }
+    AttemptSpec a = TestAttempt(uid_, launches);
+    a.peers_talk = replicas > 1;
+    return a;
+  }
+
+  std::string Name(const AttemptSpec& a, int i) const { return a.replicas[i].name; }
+
+  // Launches and returns the launch event's kind and message.
+  executor::ExecutorEvent LaunchAndWait(const AttemptSpec& a, ContainerExecutor* ex = nullptr) {
+    Status s = (ex != nullptr ? ex : ex_.get())->Launch(a);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    auto e = events_.WaitForLaunch(uid_, 10000);
+    EXPECT_TRUE(e.has_value()) << "no launch event";
+    return e.value_or(executor::ExecutorEvent{});
+  }
+
+  executor::ExecutorEvent WaitExit(size_t nth) {
+    auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, nth, 10000);
+    EXPECT_GE(exits.size(), nth);
+    return exits.size() >= nth ? exits[nth - 1] : executor::ExecutorEvent{};
+  }
+
+  std::shared_ptr<FakeEngine> engine_ = std::make_shared<FakeEngine>();
+  std::string uid_ = "j" + UniqueJobUid();
+  RecordingLogSink sink_;
+  EventRecorder events_{&sink_};
+  std::unique_ptr<ContainerExecutor> ex_;
+};
+
+TEST_F(ContainerExecutorLogicTest, UnavailableWhenTheEngineIsDown) {
+  engine_->SetDown(true);
+  ContainerExecutor::Options o;
+  o.engine = engine_;
+  o.log_sink = &sink_;
+  auto ex = ContainerExecutor::Create(o);
+  EXPECT_EQ(ex.status().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(ex.status().message(), HasSubstr("podman system service"));
+}
+
+TEST_F(ContainerExecutorLogicTest, GangOnItsOwnNetworkLabelledForRecovery) {
+  AttemptSpec a = Attempt(2);
+  ASSERT_EQ(LaunchAndWait(a).kind, ExecutorEventKind::kAttemptStarted);
+
+  const std::string network = ContainerExecutor::AttemptNetworkName(uid_, 1);
+  EXPECT_THAT(engine_->NetworkNames(), ElementsAre(network));
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_TRUE(engine_->IsRunning(Name(a, i)));
+    nlohmann::json body = engine_->CreateBody(Name(a, i));
+    EXPECT_EQ(body["Labels"][executor::kLabelInstance], kInstance);
+    EXPECT_EQ(body["Labels"][executor::kLabelJob], uid_);
+    EXPECT_EQ(body["Labels"][executor::kLabelTask], a.replicas[i].task_name);
+    EXPECT_EQ(body["Hostname"], a.replicas[i].hostname);
+    EXPECT_EQ(body["HostConfig"]["NetworkMode"], network);
+    // Fixed addresses in the subnet the engine chose, the gateway skipped.
+    EXPECT_EQ(body["NetworkingConfig"]["EndpointsConfig"][network]["IPAMConfig"]["IPv4Address"],
+              "10.89.1." + std::to_string(2 + i));
+  }
+}
+
+TEST_F(ContainerExecutorLogicTest, ExitIsReportedAfterTheLogsWithOomAndSignal) {
+  AttemptSpec a = Attempt(2);
+  ASSERT_EQ(LaunchAndWait(a).kind, ExecutorEventKind::kAttemptStarted);
+  engine_->Print(Name(a, 0), "epoch 1");
+  engine_->Print(Name(a, 0), "warning: slow", 2);
+  engine_->Print(Name(a, 0), "done");
+  engine_->Exit(Name(a, 0), 0);
+  executor::ExecutorEvent first = WaitExit(1);
+  EXPECT_EQ(first.pool, 0);
+  EXPECT_EQ(first.exit_code, 0);
+  EXPECT_FALSE(first.signal.has_value());
+  EXPECT_THAT(events_.SnapshotAt(uid_, 1), ElementsAre("epoch 1", "warning: slow", "done"));
+  auto entries = sink_.Entries(uid_, a.replicas[0].task_name);
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_EQ(entries[1].stream, logs::LogStream::kStderr);
+
+  engine_->Exit(Name(a, 1), 137, /*oom_killed=*/true);
+  executor::ExecutorEvent second = WaitExit(2);
+  EXPECT_EQ(second.pool, 1);
+  EXPECT_TRUE(second.oom_killed);
+  EXPECT_EQ(second.signal, 9);
+}
+
+// Podman reports Running=false, status "stopping" and a provisional exit code 0
+// while a stop is under way: that is not an exit, let alone a success.
+TEST_F(ContainerExecutorLogicTest, AStoppingReplicaHasNotExitedYet) {
+  AttemptSpec a = Attempt(1);
+  ASSERT_EQ(LaunchAndWait(a).kind, ExecutorEventKind::kAttemptStarted);
+  engine_->Stopping(Name(a, 0));
+  EXPECT_THAT(events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1, 600), IsEmpty());
+  engine_->Exit(Name(a, 0), 143);
+  EXPECT_EQ(WaitExit(1).signal, 15);
+}
+
+TEST_F(ContainerExecutorLogicTest, EngineTroubleWhileWatchingLosesNeitherExitNorLogs) {
+  AttemptSpec a = Attempt(1);
+  ASSERT_EQ(LaunchAndWait(a).kind, ExecutorEventKind::kAttemptStarted);
+  engine_->Print(Name(a, 0), "one");
+  for (int i = 0; i < 3; ++i) {
+    engine_->FailNext("InspectContainer", Unavailable("engine restarting"), Name(a, 0));
+    engine_->FailNext("StreamLogs", Internal("broken pipe"), Name(a, 0));
+  }
+  engine_->Print(Name(a, 0), "two");
+  engine_->Exit(Name(a, 0), 3);
+  EXPECT_EQ(WaitExit(1).exit_code, 3);
+  EXPECT_THAT(sink_.Messages(uid_), ElementsAre("one", "two"));
+}
+
+TEST_F(ContainerExecutorLogicTest, MissingImageIsPulledOnce) {
+  const std::string other = "127.0.0.1:5000/eval:2";
+  engine_->AddRegistryImage(other);
+  AttemptSpec a = Attempt(3);
+  a.replicas[1].image = other;
+  a.replicas[2].image = other;
+  ASSERT_EQ(LaunchAndWait(a).kind, ExecutorEventKind::kAttemptStarted);
+  EXPECT_THAT(engine_->Pulls(), ElementsAre(other));
+}
+
+TEST_F(ContainerExecutorLogicTest, FailedPullLeavesNothingAndSaysWhy) {
+  AttemptSpec a = Attempt(2);
+  a.replicas[1].image = "127.0.0.1:5000/missing:1";
+  executor::ExecutorEvent e = LaunchAndWait(a);
+  EXPECT_EQ(e.kind, ExecutorEventKind::kLaunchFailed);
+  EXPECT_THAT(e.message, HasSubstr("image pull failed for 127.0.0.1:5000/missing:1"));
+  EXPECT_THAT(e.message, HasSubstr("manifest unknown"));
+  EXPECT_THAT(engine_->ContainerNames(), IsEmpty());
+  EXPECT_THAT(engine_->NetworkNames(), IsEmpty());
+}
+
+// Gang start: no replica runs unless every one could be created.
+TEST_F(ContainerExecutorLogicTest, FailedCreateStartsNoReplicaAndLeavesNothing) {
+  AttemptSpec a = Attempt(3);
+  engine_->FailNext("CreateContainer", Internal("no space left on device"), Name(a, 2));
+  executor::ExecutorEvent e = LaunchAndWait(a);
+  EXPECT_EQ(e.kind, ExecutorEventKind::kLaunchFailed);
+  EXPECT_THAT(e.message, HasSubstr("create replica " + Name(a, 2)));
+  EXPECT_THAT(e.message, HasSubstr("no space left on device"));
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(engine_->Starts(Name(a, i)), 0) << i;
+  EXPECT_THAT(engine_->ContainerNames(), IsEmpty());
+  EXPECT_THAT(engine_->NetworkNames(), IsEmpty());
+}
+
+TEST_F(ContainerExecutorLogicTest, FailedStartRemovesTheReplicasThatDidStart) {
+  AttemptSpec a = Attempt(2);
+  engine_->FailNext("StartContainer", Internal("OCI runtime error"), Name(a, 1));
+  executor::ExecutorEvent e = LaunchAndWait(a);
+  EXPECT_EQ(e.kind, ExecutorEventKind::kLaunchFailed);
+  EXPECT_THAT(e.message, HasSubstr("OCI runtime error"));
+  EXPECT_THAT(engine_->ContainerNames(), IsEmpty());
+  EXPECT_THAT(engine_->NetworkNames(), IsEmpty());
+  // A failed launch reports no replica exits (nothing the service must account for).
+  EXPECT_THAT(events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1, 300), IsEmpty());
+}
+
+// When the launch's own removal fails too, the service's Cleanup finds the rest by label.
+TEST_F(ContainerExecutorLogicTest, CleanupRemovesWhatAFailedLaunchCouldNot) {
+  AttemptSpec a = Attempt(2);
+  engine_->FailNext("StartContainer", Internal("OCI runtime error"), Name(a, 1));
+  engine_->FailNext("RemoveContainer", Unavailable("engine busy"), Name(a, 0));
+  engine_->FailNext("RemoveNetwork", Unavailable("engine busy"));
+  ASSERT_EQ(LaunchAndWait(a).kind, ExecutorEventKind::kLaunchFailed);
+  EXPECT_FALSE(engine_->ContainerNames().empty());
+  ASSERT_TRUE(ex_->Cleanup(uid_, 1).ok());
+  EXPECT_THAT(engine_->ContainerNames(), IsEmpty());
+  EXPECT_THAT(engine_->NetworkNames(), IsEmpty());
+}
+
+TEST_F(ContainerExecutorLogicTest, StopGivesTheGraceAndReportsHowEachEnded) {
+  AttemptSpec a = Attempt(2);
+  ASSERT_EQ(LaunchAndWait(a).kind, ExecutorEventKind::kAttemptStarted);
+  engine_->IgnoreTerm(Name(a, 1));
+  ASSERT_TRUE(ex_->Stop(uid_, 1, 6500 * 1000).ok());
+  EXPECT_EQ(engine_->StopGrace(Name(a, 0)), 7);  // Rounded up to whole seconds.
+  EXPECT_EQ(engine_->StopGrace(Name(a, 1)), 7);
+  WaitExit(2);
+  std::map<int, std::optional<int>> signals;
+  for (const auto& e : events_.Events(uid_)) {
+    if (e.kind == ExecutorEventKind::kReplicaExited) signals[e.pool] = e.signal;
+  }
+  EXPECT_EQ(signals[0], 15);
+  EXPECT_EQ(signals[1], 9);
+  ASSERT_TRUE(ex_->Cleanup(uid_, 1).ok());
+  ASSERT_TRUE(ex_->Cleanup(uid_, 1).ok());  // Idempotent.
+  EXPECT_THAT(engine_->ContainerNames(), IsEmpty());
+  EXPECT_THAT(engine_->NetworkNames(), IsEmpty());
+}
+
+TEST_F(ContainerExecutorLogicTest, StopReportsAnEngineFailureNamingTheReplica) {
+  AttemptSpec a = Attempt(1);
+  ASSERT_EQ(LaunchAndWait(a).kind, ExecutorEventKind::kAttemptStarted);
+  engine_->FailNext("StopContainer", Internal("cannot kill"), "");
+  Status s = ex_->Stop(uid_, 1, 1000000);
+  EXPECT_EQ(s.code(), StatusCode::kInternal);
+  EXPECT_THAT(s.message(), HasSubstr(Name(a, 0)));
+  EXPECT_TRUE(ex_->Stop(uid_, 1, 1000000).ok());  // The service retries.
+}
+
+// A restarted daemon finds its replicas by label: the running one is watched
+// again (its exit and later lines arrive, earlier lines are not appended twice),
+// the one that ended meanwhile is reported with its code, another daemon's
+// containers are not its business.
+TEST_F(ContainerExecutorLogicTest, RecoverReattachesToRunningAndReportsEnded) {
+  AttemptSpec a = Attempt(2);
+  ASSERT_EQ(LaunchAndWait(a).kind, ExecutorEventKind::kAttemptStarted);
+  engine_->Print(Name(a, 0), "before restart");
+  ASSERT_TRUE(sink_.WaitForMessage(uid_, "before restart", 5000));
+  ex_.reset();  // The daemon dies; the engine keeps running the replicas.
+
+  engine_->Exit(Name(a, 1), 3);
+  std::string foreign = uid_ + "-other";
+  std::unique_ptr<ContainerExecutor> other = NewExecutor("/var/lib/trainyard-b");
+  {
+    std::swap(uid_, foreign);
+    ASSERT_EQ(LaunchAndWait(Attempt(1), other.get()).kind, ExecutorEventKind::kAttemptStarted);
+    std::swap(uid_, foreign);
+  }
+
+  ex_ = NewExecutor(kInstance);
+  auto observed = ex_->Recover();
+  ASSERT_TRUE(observed.ok()) << observed.status().ToString();
+  ASSERT_EQ(observed->size(), 2u);
+  for (const executor::ObservedReplica& r : *observed) {
+    EXPECT_EQ(r.job_uid, uid_);
+    if (r.pool == 0) {
+      EXPECT_TRUE(r.running);
+    } else {
+      EXPECT_FALSE(r.running);
+      EXPECT_EQ(r.exit_code, 3);
+    }
+  }
+  engine_->Print(Name(a, 0), "after restart");
+  engine_->Exit(Name(a, 0), 0);
+  auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1, 10000);
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0].pool, 0);
+  EXPECT_THAT(sink_.Messages(uid_, a.replicas[0].task_name),
+              ElementsAre("before restart", "after restart"));
+  EXPECT_TRUE(engine_->IsRunning(executor::ReplicaName(foreign, 1, 0, 0)));
+}
+
+TEST_F(ContainerExecutorLogicTest, RestartReplicaStartsTheSameContainerAgain) {
+  AttemptSpec a = Attempt(2);
+  ASSERT_EQ(LaunchAndWait(a).kind, ExecutorEventKind::kAttemptStarted);
+  EXPECT_EQ(ex_->RestartReplica(uid_, 1, 1, 0).code(), StatusCode::kFailedPrecondition);
+  engine_->Print(Name(a, 1), "first run");
+  engine_->Exit(Name(a, 1), 137);
+  ASSERT_EQ(WaitExit(1).pool, 1);
+  ASSERT_TRUE(ex_->RestartReplica(uid_, 1, 1, 0).ok());
+  EXPECT_EQ(engine_->Starts(Name(a, 1)), 2);
+  engine_->Print(Name(a, 1), "second run");
+  engine_->Exit(Name(a, 1), 0);
+  EXPECT_EQ(WaitExit(2).exit_code, 0);
+  EXPECT_THAT(sink_.Messages(uid_, a.replicas[1].task_name),
+              ElementsAre("first run", "second run"));
+  EXPECT_EQ(ex_->RestartReplica(uid_, 1, 1, 7).code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace ty::testing
