@@ -44,5 +44,7 @@ HttpResponse GetJobDetails(const Call& call, const service::JobRef& ref);
 
 // Logs (log_endpoints.cc): a page, or a validated LogFollow when `follow=true`.
 Dispatch ReadLogs(const Call& call, const service::JobRef& ref);
+// Cloud Logging v2 `entries:list`, POST (JSON body) or GET (query) (logging_endpoints.cc).
+HttpResponse ListLogEntries(const Call& call);
 
 }  // namespace ty::api::internal

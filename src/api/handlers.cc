@@ -114,6 +114,10 @@ Dispatch Route(service::JobService* service, const HttpRequest& request) {
     if (!problems.empty()) health["problems"] = problems;
     return Respond(JsonResponse(health));
   }
+  if (seg.size() == 2 && seg[0] == "v2" && seg[1] == "entries:list" &&
+      (method == "POST" || method == "GET")) {
+    return Respond(internal::ListLogEntries(Call{service, request, RenderOptionsOf(request)}));
+  }
   if (seg.size() < 4 || (seg[0] != "v1" && seg[0] != "ui") || seg[1] != "projects") {
     return Respond(NoRoute(request));
   }

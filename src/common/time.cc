@@ -24,18 +24,34 @@ int64_t MonotonicMicros() {
   return static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
 }
 
-std::string FormatRfc3339(TimeMicros t) {
+namespace {
+// "YYYY-MM-DDTHH:MM:SS" of `t`'s second; `*micros` gets the rest.
+std::string WholeSeconds(TimeMicros t, int64_t* micros) {
   time_t secs = static_cast<time_t>(t / 1000000);
-  int64_t micros = t % 1000000;
-  if (micros < 0) {
-    micros += 1000000;
+  *micros = t % 1000000;
+  if (*micros < 0) {
+    *micros += 1000000;
     secs -= 1;
   }
   tm parts{};
   gmtime_r(&secs, &parts);
   char buf[64];
   size_t n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &parts);
-  std::string out(buf, n);
+  return std::string(buf, n);
+}
+}  // namespace
+
+std::string FormatRfc3339Nanos(TimeMicros t) {
+  int64_t micros = 0;
+  std::string out = WholeSeconds(t, &micros);
+  char frac[16];
+  snprintf(frac, sizeof(frac), ".%06lld000Z", static_cast<long long>(micros));
+  return out + frac;
+}
+
+std::string FormatRfc3339(TimeMicros t) {
+  int64_t micros = 0;
+  std::string out = WholeSeconds(t, &micros);
   if (micros != 0) {
     char frac[16];
     if (micros % 1000 == 0) {

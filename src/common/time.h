@@ -33,6 +33,9 @@ int64_t MonotonicMicros();
 // RFC 3339 UTC with a `Z`, fractional digits 0, 3 or 6 as needed
 // ("2020-09-09T23:39:15.549112Z"). GAPIC clients mis-parse offsets, so always Z.
 std::string FormatRfc3339(TimeMicros t);
+// Always 9 fractional digits and `Z` ("2020-09-09T23:39:15.549112000Z"): Cloud
+// Logging timestamps, where clients order entries by comparing the strings.
+std::string FormatRfc3339Nanos(TimeMicros t);
 // Accepts `Z` or a numeric offset and 0-9 fractional digits. InvalidArgument otherwise.
 Result<TimeMicros> ParseRfc3339(std::string_view text);
 

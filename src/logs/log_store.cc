@@ -130,6 +130,13 @@ class LogStore::Impl {
 
   void Append(const std::string& uid, const LogEntry& entry);
   TimeMicros LastEntryTime(const std::string& uid, const std::string& task);
+  // Decodes the complete entries from `offset` to the current end, with their
+  // positions, into `fn(entry, end_offset)` until it returns false; a malformed
+  // line comes as nullptr (only the offset moves). Returns the log's size, or
+  // kNoLog when the job has none yet; an offset past the end reads nothing.
+  static constexpr uint64_t kNoLog = UINT64_MAX;
+  Result<uint64_t> Walk(const std::string& uid, uint64_t offset,
+                        const std::function<bool(LogEntry*, uint64_t)>& fn);
   Result<LogPage> Read(const std::string& uid, const std::string& cursor, const std::string& task,
                        size_t max_entries);
   bool WaitForMore(const std::string& uid, const std::string& cursor, int timeout_ms);
@@ -288,6 +295,26 @@ TimeMicros LogStore::Impl::LastEntryTime(const std::string& uid, const std::stri
   }
 }
 
+Result<uint64_t> LogStore::Impl::Walk(const std::string& uid, uint64_t offset,
+                                      const std::function<bool(LogEntry*, uint64_t)>& fn) {
+  FdCloser f{open(PathOf(uid).c_str(), O_RDONLY | O_CLOEXEC)};
+  if (f.fd < 0) {
+    if (errno == ENOENT) return kNoLog;  // No output yet.
+    return Internal("open log of job " + uid + ": " + ErrnoText());
+  }
+  struct stat st {};
+  if (fstat(f.fd, &st) != 0) return Internal("stat log of job " + uid + ": " + ErrnoText());
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (offset > size) return size;
+  RETURN_IF_ERROR(ForEachLine(f.fd, offset, size, [&](std::string_view line, uint64_t end) {
+    std::optional<LogEntry> e = internal::DecodeLine(line);
+    if (!e) return fn(nullptr, end);
+    e->position = end - line.size() - 1;
+    return fn(&*e, end);
+  }));
+  return size;
+}
+
 Result<LogPage> LogStore::Impl::Read(const std::string& uid, const std::string& cursor,
                                      const std::string& task, size_t max_entries) {
   if (!ValidUid(uid)) return InvalidArgument("invalid job uid '" + uid + "'");
@@ -295,24 +322,18 @@ Result<LogPage> LogStore::Impl::Read(const std::string& uid, const std::string& 
   if (!offset) return InvalidArgument("malformed log cursor '" + cursor + "'");
   LogPage page;
   page.next_cursor = cursor;
-  FdCloser f{open(PathOf(uid).c_str(), O_RDONLY | O_CLOEXEC)};
-  if (f.fd < 0) {
-    if (errno == ENOENT) return page;  // No output yet.
-    return Internal("open log of job " + uid + ": " + ErrnoText());
-  }
-  struct stat st {};
-  if (fstat(f.fd, &st) != 0) return Internal("stat log of job " + uid + ": " + ErrnoText());
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
-  if (*offset > size) return InvalidArgument("log cursor '" + cursor + "' is past the end");
   // max_entries == 0 means no limit: read every complete line there is now.
-  RETURN_IF_ERROR(ForEachLine(f.fd, *offset, size, [&](std::string_view line, uint64_t end) {
-    // Lines of other tasks, and malformed ones, are passed over: the cursor still
-    // moves past them so the next read does not see them again.
-    page.next_cursor = std::to_string(end);
-    std::optional<LogEntry> e = internal::DecodeLine(line);
-    if (e && TaskMatches(task, *e)) page.entries.push_back(std::move(*e));
-    return max_entries == 0 || page.entries.size() < max_entries;
-  }));
+  ASSIGN_OR_RETURN(uint64_t size, Walk(uid, *offset, [&](LogEntry* e, uint64_t end) {
+                     // Lines of other tasks, and malformed ones, are passed over: the cursor still
+                     // moves past them so the next read does not see them again.
+                     page.next_cursor = std::to_string(end);
+                     if (e != nullptr && TaskMatches(task, *e))
+                       page.entries.push_back(std::move(*e));
+                     return max_entries == 0 || page.entries.size() < max_entries;
+                   }));
+  if (size != kNoLog && *offset > size) {
+    return InvalidArgument("log cursor '" + cursor + "' is past the end");
+  }
   return page;
 }
 
@@ -441,6 +462,14 @@ bool LogStore::WaitForMore(const std::string& job_uid, const std::string& cursor
 std::vector<LogEntry> LogStore::Tail(const std::string& job_uid, const std::string& task,
                                      size_t n) {
   return impl_->Tail(job_uid, task, n);
+}
+
+Status LogStore::Scan(const std::string& job_uid, const std::function<bool(const LogEntry&)>& fn) {
+  if (!ValidUid(job_uid)) return InvalidArgument("invalid job uid '" + job_uid + "'");
+  Result<uint64_t> walked = impl_->Walk(job_uid, 0, [&](LogEntry* e, uint64_t) {
+    return e == nullptr || fn(*e);  // Malformed lines are passed over.
+  });
+  return walked.status();
 }
 
 Status LogStore::Delete(const std::string& job_uid) { return impl_->Delete(job_uid); }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +30,9 @@ struct LogEntry {
   LogStream stream = LogStream::kStdout;
   std::string severity;  // Cloud Logging names: "INFO", "ERROR", "WARNING", "DEFAULT", ...
   std::string message;   // One line, no trailing newline.
+  // Set by reads: where the entry starts in its job's log. Unique within the job
+  // and never changes, so it can name the entry (Cloud Logging's insertId).
+  uint64_t position = 0;
 };
 
 class LogSink {
@@ -61,6 +65,10 @@ class LogStore : public LogSink {
   // InvalidArgument for a malformed cursor.
   Result<LogPage> Read(const std::string& job_uid, const std::string& cursor,
                        const std::string& task, size_t max_entries);
+
+  // Calls `fn` for every entry of the job's log, oldest first (arrival order),
+  // until it returns false. OK without calls when the job has no log yet.
+  Status Scan(const std::string& job_uid, const std::function<bool(const LogEntry&)>& fn);
 
   // Blocks until the job's log grows past `cursor` or `timeout_ms` passes.
   // Returns true if there is more to read.

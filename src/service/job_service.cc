@@ -212,6 +212,10 @@ Result<logs::LogPage> JobService::ReadLogs(const JobRef& ref, const std::string&
   return logs_->Read(uid, cursor, task, max_entries);
 }
 
+Result<LogEntriesPage> JobService::ListLogEntries(const LogEntriesRequest& request) {
+  return LogEntriesQuery(store_, logs_).List(request);
+}
+
 bool JobService::WaitForLogs(const JobRef& ref, const std::string& cursor, int timeout_ms) {
   Result<std::string> uid = ResolveUid(ref);
   if (!uid.ok()) return false;

@@ -26,6 +26,7 @@
 #include "model/job_machine.h"
 #include "model/spec_limits.h"
 #include "service/job_controller.h"
+#include "service/log_entries.h"
 #include "store/job_store.h"
 
 namespace ty::service {
@@ -116,6 +117,8 @@ class JobService {
                                  const std::string& task, size_t max_entries);
   // Blocks up to `timeout_ms` for more log; false if none arrived.
   bool WaitForLogs(const JobRef& ref, const std::string& cursor, int timeout_ms);
+  // Cloud Logging `entries:list` over every job's log (service/log_entries.h).
+  Result<LogEntriesPage> ListLogEntries(const LogEntriesRequest& request);
 
  private:
   JobService(store::JobStore* store, executor::Executor* executor, logs::LogStore* logs,

@@ -53,8 +53,9 @@ class JobStore {
   struct PageQuery {
     model::Dialect dialect = model::Dialect::kVertex;
     std::string project;
-    std::string location;    // Ignored for ml v1.
-    std::string before_uid;  // Decimal; "" = from the newest.
+    std::string location;       // Ignored for ml v1.
+    bool any_location = false;  // Vertex: every location of the project (log queries).
+    std::string before_uid;     // Decimal; "" = from the newest.
     size_t limit = 100;
   };
   virtual Result<std::vector<model::Job>> ListJobsPage(const PageQuery& query) = 0;

@@ -85,7 +85,10 @@ Result<std::vector<model::Job>> MemoryJobStore::ListJobsPage(const PageQuery& qu
   for (const auto& [uid, rec] : jobs_) {
     const model::Job& j = rec.job;
     if (j.dialect != query.dialect || j.project != query.project) continue;
-    if (query.dialect == model::Dialect::kVertex && j.location != query.location) continue;
+    if (query.dialect == model::Dialect::kVertex && !query.any_location &&
+        j.location != query.location) {
+      continue;
+    }
     if (!query.before_uid.empty() && !model::UidLess(j.uid, query.before_uid)) continue;
     in_scope.push_back(&j);
   }

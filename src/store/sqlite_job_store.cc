@@ -636,18 +636,23 @@ Result<std::vector<model::Job>> SqliteJobStore::ListJobsPage(const PageQuery& qu
       " FROM jobs WHERE dialect = ? AND project = ? AND location = ? AND uid_num < ? "
       "ORDER BY uid_num DESC LIMIT ?";
   // ml v1 jobs are stored with an empty location.
+  static const std::string kSelectAnyLocation =
+      std::string("SELECT ") + kJobColumns +
+      " FROM jobs WHERE dialect = ? AND project = ? AND uid_num < ? "
+      "ORDER BY uid_num DESC LIMIT ?";
   const std::string location = query.dialect == model::Dialect::kMlV1 ? "" : query.location;
+  const bool any_location = query.dialect == model::Dialect::kVertex && query.any_location;
   int64_t before = query.before_uid.empty() ? INT64_MAX : internal::UidNumber(query.before_uid);
   std::lock_guard<std::mutex> lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*this, /*write=*/false));
   std::vector<model::Job> jobs;
   {
-    ASSIGN_OR_RETURN(Statement st, Prepare(kSelect.c_str()));
-    st.Bind(1, internal::DialectName(query.dialect))
-        .Bind(2, query.project)
-        .Bind(3, location)
-        .Bind(4, before)
-        .Bind(5, static_cast<int64_t>(query.limit));
+    ASSIGN_OR_RETURN(Statement st,
+                     Prepare(any_location ? kSelectAnyLocation.c_str() : kSelect.c_str()));
+    st.Bind(1, internal::DialectName(query.dialect)).Bind(2, query.project);
+    int next = 3;
+    if (!any_location) st.Bind(next++, location);
+    st.Bind(next, before).Bind(next + 1, static_cast<int64_t>(query.limit));
     while (true) {
       ASSIGN_OR_RETURN(bool row, st.Step("list a page of jobs"));
       if (!row) break;

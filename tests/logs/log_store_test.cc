@@ -387,3 +387,34 @@ TEST(LogStoreCreateTest, FailsWhenRootIsAFile) {
 
 }  // namespace
 }  // namespace ty::logs
+
+namespace ty::logs {
+namespace {
+
+TEST_F(LogStoreTest, ScanGivesEveryEntryAStablePosition) {
+  EXPECT_TRUE(store_->Scan("1", [](const LogEntry&) { return true; }).ok());  // No log yet.
+  for (int i = 0; i < 5; ++i) store_->Append("1", Entry(i, "t", "line " + std::to_string(i)));
+  std::vector<uint64_t> positions;
+  ASSERT_TRUE(store_
+                  ->Scan("1",
+                         [&](const LogEntry& e) {
+                           positions.push_back(e.position);
+                           return true;
+                         })
+                  .ok());
+  ASSERT_EQ(positions.size(), 5u);
+  EXPECT_EQ(positions[0], 0u);
+  for (size_t i = 1; i < positions.size(); ++i) EXPECT_GT(positions[i], positions[i - 1]);
+  // A read from a cursor finds the same entries at the same positions.
+  Result<LogPage> page = store_->Read("1", std::to_string(positions[2]), "", 0);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->entries.size(), 3u);
+  EXPECT_EQ(page->entries[0].position, positions[2]);
+  EXPECT_EQ(page->entries[0].message, "line 2");
+  int seen = 0;
+  ASSERT_TRUE(store_->Scan("1", [&](const LogEntry&) { return ++seen < 2; }).ok());
+  EXPECT_EQ(seen, 2);  // Stops when told.
+}
+
+}  // namespace
+}  // namespace ty::logs

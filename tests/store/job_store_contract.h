@@ -306,6 +306,10 @@ TYPED_TEST_P(JobStoreContractTest, ListJobsPageNewestFirstWithinScope) {
   EXPECT_EQ(uids(q), (std::vector<std::string>{"12", "11", "10"}));
   q.before_uid = "10";
   EXPECT_EQ(uids(q), (std::vector<std::string>{"9", "8"}));
+  q.before_uid = "";
+  q.any_location = true;
+  q.limit = 100;
+  EXPECT_EQ(uids(q), (std::vector<std::string>{"13", "12", "11", "10", "9", "8"}));
   q = {};
   q.dialect = model::Dialect::kMlV1;
   q.project = "proj";

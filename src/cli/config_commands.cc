@@ -1,0 +1,97 @@
+// `trainyard config gcloud`: one step from an installed gcloud to one that talks to
+// trainyardd (see cli/gcloud_config.h for what is written where and why).
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/gcloud_config.h"
+#include "common/files.h"
+
+namespace ty::cli::internal {
+namespace {
+
+struct ConfigState {
+  std::string configuration = "trainyard";
+  std::string region = "local";
+  bool no_activate = false;
+};
+
+constexpr char kCommand[] = "trainyard.config.gcloud";
+
+// gcloud's settings directory: $CLOUDSDK_CONFIG, else ~/.config/gcloud.
+Result<std::string> GcloudDir(Runtime& rt) {
+  std::string dir = rt.getenv("CLOUDSDK_CONFIG").value_or("");
+  if (!dir.empty()) return dir;
+  std::string home = rt.getenv("HOME").value_or("");
+  if (home.empty()) return FailedPrecondition("neither CLOUDSDK_CONFIG nor HOME is set");
+  return home + "/.config/gcloud";
+}
+
+std::string ReadFileOr(const std::string& path, const std::string& fallback) {
+  std::ifstream in(path);
+  if (!in) return fallback;
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+int Run(Runtime& rt, const ConfigState& st) {
+  if (Status s = CheckConfigurationName(st.configuration); !s.ok()) {
+    return ReportError(rt, kCommand, s);
+  }
+  Result<std::string> dir = GcloudDir(rt);
+  if (!dir.ok()) return ReportError(rt, kCommand, dir.status());
+  std::error_code ec;
+  std::filesystem::create_directories(*dir + "/configurations", ec);
+  if (ec) return ReportError(rt, kCommand, Internal("cannot create " + *dir + ": " + ec.message()));
+
+  const std::string file = *dir + "/configurations/config_" + st.configuration;
+  std::vector<GcloudSetting> settings = TrainyardSettings(rt.Endpoint(), rt.Project(), st.region);
+  Status written = WriteFileAtomically(file, MergeIni(ReadFileOr(file, ""), settings));
+  if (!written.ok()) return ReportError(rt, kCommand, written);
+  *rt.out << "Updated gcloud configuration [" << st.configuration << "] (" << file << "):\n";
+  for (const GcloudSetting& s : settings) *rt.out << "  " << s.property << " = " << s.value << "\n";
+
+  std::string previous = ReadFileOr(*dir + "/active_config", "default");
+  previous = previous.substr(0, previous.find_first_of(" \r\n"));
+  if (st.no_activate) {
+    *rt.out << "Use it with `gcloud --configuration=" << st.configuration
+            << " ...` or `gcloud config configurations activate " << st.configuration << "`.\n";
+    return 0;
+  }
+  Status activated = WriteFileAtomically(*dir + "/active_config", st.configuration);
+  if (!activated.ok()) return ReportError(rt, kCommand, activated);
+  *rt.out << "Activated [" << st.configuration << "]";
+  if (previous != st.configuration) {
+    *rt.out << "; switch back with `gcloud config configurations activate " << previous << "`";
+  }
+  *rt.out << ".\n";
+  return 0;
+}
+
+}  // namespace
+
+std::shared_ptr<void> RegisterConfig(CLI::App& app, Selection* selection) {
+  auto st = std::make_shared<ConfigState>();
+  CLI::App* config = app.add_subcommand("config", "Set up other tools to use trainyardd.");
+  config->require_subcommand(1);
+  CLI::App* gcloud = config->add_subcommand(
+      "gcloud",
+      "Create or update a gcloud configuration whose training (aiplatform, ml), logging "
+      "and storage endpoints are trainyardd (--api-endpoint), for --project, and make it "
+      "active.");
+  gcloud->add_option("--configuration", st->configuration,
+                     "Name of the gcloud configuration (default: trainyard).");
+  gcloud->add_option("--region", st->region,
+                     "Region for ai/region and compute/region (default: local).");
+  gcloud->add_flag("--no-activate", st->no_activate, "Leave the active configuration as it is.");
+  gcloud->callback([st, selection] {
+    selection->command_path = kCommand;
+    selection->run = [st](Runtime& rt) { return Run(rt, *st); };
+  });
+  return st;
+}
+
+}  // namespace ty::cli::internal
