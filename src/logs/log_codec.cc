@@ -54,6 +54,7 @@ LogEntry Normalize(const LogEntry& entry) {
       }
       auto msg = j.find("message");
       if (msg != j.end() && msg->is_string()) out.message = msg->get<std::string>();
+      if (msg == j.end() || msg->is_string()) out.json_payload = std::string(trimmed);
     }
   }
   if (out.severity.empty()) out.severity = lifted_severity;
@@ -69,6 +70,11 @@ std::string EncodeLine(const LogEntry& entry) {
   j["stream"] = LogStreamName(entry.stream);
   j["sev"] = entry.severity;
   j["msg"] = entry.message;
+  if (!entry.json_payload.empty()) {
+    nlohmann::ordered_json payload =
+        nlohmann::ordered_json::parse(entry.json_payload, nullptr, /*allow_exceptions=*/false);
+    if (payload.is_object()) j["json"] = std::move(payload);
+  }
   try {
     return j.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace) + "\n";
   } catch (const std::exception& e) {  // Not expected with `replace`; never lose the line.
@@ -89,6 +95,9 @@ std::optional<LogEntry> DecodeLine(std::string_view line) {
     e.stream = StreamFromName(j.value("stream", std::string()));
     e.severity = j.value("sev", std::string());
     e.message = j.value("msg", std::string());
+    if (auto payload = j.find("json"); payload != j.end() && payload->is_object()) {
+      e.json_payload = payload->dump();
+    }
     return e;
   } catch (const nlohmann::json::exception&) {  // A key of the wrong type.
     return std::nullopt;

@@ -30,6 +30,9 @@ struct LogEntry {
   LogStream stream = LogStream::kStdout;
   std::string severity;  // Cloud Logging names: "INFO", "ERROR", "WARNING", "DEFAULT", ...
   std::string message;   // One line, no trailing newline.
+  // The line as printed when it was a JSON object with a string `message` (or
+  // none): kept whole for Cloud Logging's jsonPayload; "" otherwise.
+  std::string json_payload;
   // Set by reads: where the entry starts in its job's log. Unique within the job
   // and never changes, so it can name the entry (Cloud Logging's insertId).
   uint64_t position = 0;

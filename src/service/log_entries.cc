@@ -60,24 +60,18 @@ Result<std::optional<Key>> ParseToken(const std::string& token) {
   return std::optional<Key>(k);
 }
 
+// The store already lifted a structured line's `severity`; a name Cloud Logging
+// does not know would print as DEFAULT in gcloud anyway.
 std::string SeverityOf(const logs::LogEntry& e) {
-  if (!e.severity.empty()) return e.severity;
-  return e.stream == logs::LogStream::kStderr ? "ERROR" : "INFO";
+  if (e.severity.empty()) return e.stream == logs::LogStream::kStderr ? "ERROR" : "INFO";
+  return logs::SeverityLevel(e.severity) ? e.severity : "DEFAULT";
 }
 
-// A line that is a JSON object stays structured (see the header for the rules).
+// A line that was a JSON object stays structured (log_store.h: json_payload).
 void SetPayload(const logs::LogEntry& e, json* out) {
-  if (!e.message.empty() && e.message.front() == '{') {
-    json j = json::parse(e.message, nullptr, /*allow_exceptions=*/false);
-    bool usable = j.is_object() && (!j.contains("message") || j["message"].is_string());
-    if (usable) {
-      auto sev = j.find("severity");
-      if (sev != j.end() && sev->is_string() &&
-          logs::SeverityLevel(sev->get_ref<const std::string&>())) {
-        std::string name = sev->get<std::string>();
-        std::transform(name.begin(), name.end(), name.begin(), ::toupper);
-        (*out)["severity"] = name;
-      }
+  if (!e.json_payload.empty()) {
+    json j = json::parse(e.json_payload, nullptr, /*allow_exceptions=*/false);
+    if (j.is_object()) {
       (*out)["jsonPayload"] = std::move(j);
       return;
     }

@@ -11,9 +11,10 @@
 //
 // Decisions where the spec leaves room:
 //  - stdout lines are INFO, stderr lines ERROR (as Vertex reports them); a line
-//    that is a JSON object becomes `jsonPayload`, its string `severity` (when a
-//    known level) the entry's; a `message` that is not a string keeps the line as
-//    `textPayload`, because gcloud's printers fail on anything else.
+//    that is a JSON object becomes `jsonPayload`, its string `severity` the
+//    entry's (DEFAULT when not a Cloud Logging level); a `message` that is not a
+//    string keeps the line as `textPayload`, because gcloud's printers fail on
+//    anything else.
 //  - logName: `projects/P/logs/<task>` for replica lines and
 //    `projects/P/logs/ml.googleapis.com%2F<job id>` for the service's own lines.
 //  - resourceNames other than `projects/P` (organizations, folders, billing

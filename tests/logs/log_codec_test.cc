@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 namespace ty::logs::internal {
 namespace {
 
@@ -41,6 +43,23 @@ TEST(LogCodecTest, NormalizeLeavesPlainTextAlone) {
   LogEntry n = Normalize(e);
   EXPECT_EQ(n.message, "{not json}");
   EXPECT_EQ(n.severity, "INFO");
+}
+
+TEST(LogCodecTest, StructuredLinesKeepTheirJsonThroughTheFile) {
+  LogEntry e{1, "t", LogStream::kStdout, "",
+             R"({"message":"epoch 1","severity":"warning","loss":0.5})"};
+  LogEntry n = Normalize(e);
+  EXPECT_EQ(n.message, "epoch 1");
+  EXPECT_EQ(n.severity, "WARNING");
+  std::optional<LogEntry> back = DecodeLine(EncodeLine(n));
+  ASSERT_TRUE(back.has_value());
+  nlohmann::json payload = nlohmann::json::parse(back->json_payload);
+  EXPECT_EQ(payload["loss"], 0.5);
+  EXPECT_EQ(payload["message"], "epoch 1");
+  // A non-string message is not a usable jsonPayload: the line stays text.
+  LogEntry odd = Normalize(LogEntry{1, "t", LogStream::kStdout, "", R"({"message":7})"});
+  EXPECT_EQ(odd.message, R"({"message":7})");
+  EXPECT_TRUE(odd.json_payload.empty());
 }
 
 }  // namespace
