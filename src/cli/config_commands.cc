@@ -14,7 +14,7 @@ namespace {
 
 struct ConfigState {
   std::string configuration = "trainyard";
-  std::string region = "local";
+  std::string region = "us-central1";  // gcloud ai accepts only Google's region names.
   bool no_activate = false;
 };
 
@@ -85,7 +85,8 @@ std::shared_ptr<void> RegisterConfig(CLI::App& app, Selection* selection) {
   gcloud->add_option("--configuration", st->configuration,
                      "Name of the gcloud configuration (default: trainyard).");
   gcloud->add_option("--region", st->region,
-                     "Region for ai/region and compute/region (default: local).");
+                     "Region for ai/region and compute/region (default: us-central1; gcloud ai "
+                     "refuses names it does not know, such as local).");
   gcloud->add_flag("--no-activate", st->no_activate, "Leave the active configuration as it is.");
   gcloud->callback([st, selection] {
     selection->command_path = kCommand;

@@ -8,52 +8,18 @@
 #include <regex>
 
 #include "integration/daemon_harness.h"
+#include "integration/subprocess.h"
 
 namespace ty::testing {
 namespace {
 
-struct CliRun {
-  int rc = -1;
-  std::string out, err;
-};
-
-std::string ReadAll(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using CliRun = ProcessRun;
 
 // Runs build/bin/trainyard with `args`, TRAINYARD_API pointing at `endpoint`.
 CliRun RunTrainyard(const std::string& endpoint, const std::vector<std::string>& args) {
-  static int counter = 0;
-  std::filesystem::path dir =
-      std::filesystem::temp_directory_path() /
-      ("ty-cli-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-  std::filesystem::create_directories(dir);
-  std::string out_path = (dir / "out").string(), err_path = (dir / "err").string();
   std::vector<std::string> argv = {std::string(TY_BINARY_DIR) + "/bin/trainyard"};
   argv.insert(argv.end(), args.begin(), args.end());
-  pid_t pid = fork();
-  if (pid == 0) {
-    int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(out, 1);
-    dup2(err, 2);
-    setenv("TRAINYARD_API", endpoint.c_str(), 1);
-    unsetenv("TRAINYARD_PROJECT");
-    std::vector<char*> cargv;
-    for (auto& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    execv(cargv[0], cargv.data());
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  CliRun run;
-  run.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  run.out = ReadAll(out_path);
-  run.err = ReadAll(err_path);
-  std::filesystem::remove_all(dir);
-  return run;
+  return RunProcess(argv, {{"TRAINYARD_API", endpoint}, {"TRAINYARD_PROJECT", ""}});
 }
 
 class CliIntegrationTest : public ::testing::Test {

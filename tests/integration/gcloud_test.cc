@@ -1,0 +1,221 @@
+// The real Google Cloud CLI (gcloud, installed on every machine here; skipped
+// with a message where it is not) against trainyardd, configured the way the
+// README tells users to: `trainyard config gcloud` in an isolated CLOUDSDK_CONFIG.
+// Both dialects: create -> stream logs to the end (5,000 numbered lines from two
+// replicas, each once and in order) -> describe -> list; cancel of a sleeping
+// job; `gcloud logging read` with a task filter.
+#include <gmock/gmock.h>
+
+#include <map>
+#include <sstream>
+
+#include "integration/daemon_harness.h"
+#include "integration/subprocess.h"
+
+namespace ty::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int kLinesPerReplica = 2500;
+
+bool HaveGcloud() { return RunProcess({"gcloud", "--version"}, {}, 60).rc == 0; }
+
+// Each replica prints n=0 .. n=2499.
+std::string CountingScript() {
+  return "i=0; while [ $i -lt " + std::to_string(kLinesPerReplica) +
+         " ]; do echo n=$i; i=$((i+1)); done";
+}
+
+class GcloudTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!HaveGcloud()) GTEST_SKIP() << "gcloud is not installed: the gcloud suite did not run";
+    if (!EngineAnswers()) GTEST_SKIP() << "container engine down";
+    config_dir_ = std::filesystem::temp_directory_path() /
+                  ("ty-gcloud-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
+    std::filesystem::create_directories(config_dir_);
+    ProcessRun set = RunProcess({std::string(TY_BINARY_DIR) + "/bin/trainyard", "config", "gcloud",
+                                 "--api-endpoint", daemon_.base(), "--project", "p"},
+                                Env());
+    ASSERT_EQ(set.rc, 0) << set.err;
+    ASSERT_THAT(set.out, HasSubstr("Activated [trainyard]"));
+  }
+  void TearDown() override {
+    std::error_code ec;
+    if (!config_dir_.empty()) std::filesystem::remove_all(config_dir_, ec);
+  }
+
+  // Never the user's gcloud settings; fast polling so streams end quickly.
+  std::map<std::string, std::string> Env() const {
+    return {{"CLOUDSDK_CONFIG", config_dir_.string()},
+            {"CLOUDSDK_CORE_DISABLE_PROMPTS", "1"},
+            {"CLOUDSDK_ML_ENGINE_POLLING_INTERVAL", "1"},
+            {"TRAINYARD_API", ""}};
+  }
+
+  ProcessRun Gcloud(std::vector<std::string> args, int timeout_s = 120) {
+    args.insert(args.begin(), "gcloud");
+    return RunProcess(args, Env(), timeout_s);
+  }
+
+  std::filesystem::path WriteFile(const std::string& name, const std::string& text) {
+    std::filesystem::path p = config_dir_ / name;
+    std::ofstream(p) << text;
+    return p;
+  }
+
+  // The n= lines of each task in a streamed log (TAB-separated gcloud output:
+  // severity, time, task, [trial id: ai-platform only,] message), in the order printed.
+  static std::map<std::string, std::vector<std::string>> LinesByTask(const std::string& text) {
+    std::map<std::string, std::vector<std::string>> out;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+      std::vector<std::string> cols;
+      std::stringstream ss(line);
+      std::string col;
+      while (std::getline(ss, col, '\t')) cols.push_back(col);
+      if (cols.size() >= 4 && cols.back().rfind("n=", 0) == 0) out[cols[2]].push_back(cols.back());
+    }
+    return out;
+  }
+
+  static void ExpectEveryLineOnceInOrder(
+      const std::map<std::string, std::vector<std::string>>& by_task,
+      const std::vector<std::string>& tasks) {
+    ASSERT_EQ(by_task.size(), tasks.size());
+    for (const std::string& task : tasks) {
+      auto it = by_task.find(task);
+      ASSERT_NE(it, by_task.end()) << task;
+      ASSERT_EQ(it->second.size(), static_cast<size_t>(kLinesPerReplica)) << task;
+      for (int i = 0; i < kLinesPerReplica; ++i) {
+        ASSERT_EQ(it->second[i], "n=" + std::to_string(i)) << task;
+      }
+    }
+  }
+
+  static inline int counter_ = 0;
+  Daemon daemon_;
+  std::filesystem::path config_dir_;
+};
+
+TEST_F(GcloudTest, AiPlatformSubmitStreamsEveryLineThenDescribeListCancel) {
+  auto config = WriteFile("ml.yaml",
+                          "trainingInput:\n"
+                          "  scaleTier: CUSTOM\n"
+                          "  masterType: n1-standard-4\n"
+                          "  masterConfig: {imageUri: " +
+                              std::string(kTestImage) +
+                              "}\n"
+                              "  workerType: n1-standard-4\n"
+                              "  workerCount: 1\n"
+                              "  workerConfig: {imageUri: " +
+                              std::string(kTestImage) +
+                              "}\n"
+                              "  args: [\"sh\", \"-c\", \"" +
+                              CountingScript() + "\"]\n");
+  ProcessRun submit = Gcloud({"ai-platform", "jobs", "submit", "training", "counting",
+                              "--config=" + config.string(), "--region=local", "--stream-logs"});
+  ASSERT_EQ(submit.rc, 0) << submit.err.substr(0, 2000);
+  EXPECT_THAT(submit.out, HasSubstr("state: SUCCEEDED"));
+  ExpectEveryLineOnceInOrder(LinesByTask(submit.err), {"master-replica-0", "worker-replica-0"});
+  EXPECT_THAT(submit.err, HasSubstr("\tservice\t\tJob completed successfully."));
+
+  // The same log again, for one task, with the stand-alone command.
+  ProcessRun stream = Gcloud({"ai-platform", "jobs", "stream-logs", "counting",
+                              "--task-name=worker-replica-0", "--polling-interval=1"});
+  ASSERT_EQ(stream.rc, 0) << stream.err;
+  ExpectEveryLineOnceInOrder(LinesByTask(stream.out), {"worker-replica-0"});
+
+  ProcessRun describe = Gcloud({"ai-platform", "jobs", "describe", "counting"});
+  ASSERT_EQ(describe.rc, 0) << describe.err;
+  EXPECT_THAT(describe.out, HasSubstr("state: SUCCEEDED"));
+  ProcessRun list = Gcloud({"ai-platform", "jobs", "list"});
+  ASSERT_EQ(list.rc, 0) << list.err;
+  EXPECT_THAT(list.out, HasSubstr("counting"));
+
+  auto sleepy = WriteFile("sleepy.yaml",
+                          "trainingInput:\n  masterConfig: {imageUri: " + std::string(kTestImage) +
+                              "}\n  args: [\"sleep\", \"600\"]\n");
+  ProcessRun start = Gcloud({"ai-platform", "jobs", "submit", "training", "sleepy",
+                             "--config=" + sleepy.string(), "--region=local"});
+  ASSERT_EQ(start.rc, 0) << start.err;
+  ProcessRun cancel = Gcloud({"ai-platform", "jobs", "cancel", "sleepy"});
+  ASSERT_EQ(cancel.rc, 0) << cancel.err;
+  nlohmann::json job = daemon_.WaitForField("/v1/projects/p/jobs/sleepy", "state", {"CANCELLED"});
+  EXPECT_EQ(job.value("state", ""), "CANCELLED") << job.dump();
+
+  ProcessRun read = Gcloud({"logging", "read",
+                            "resource.type=ml_job AND resource.labels.job_id=counting AND "
+                            "resource.labels.task_name=master-replica-0 AND textPayload=\"n=2499\"",
+                            "--format=value(textPayload,resource.labels.task_name)"});
+  ASSERT_EQ(read.rc, 0) << read.err;
+  EXPECT_EQ(read.out, "n=2499\tmaster-replica-0\n");
+}
+
+TEST_F(GcloudTest, AiCustomJobsCreateStreamLogsDescribeListCancel) {
+  std::string pool =
+      "  - machineSpec: {machineType: n1-standard-4}\n"
+      "    replicaCount: 1\n"
+      "    containerSpec:\n"
+      "      imageUri: " +
+      std::string(kTestImage) +
+      "\n"
+      "      command: [\"sh\", \"-c\", \"" +
+      CountingScript() + "\"]\n";
+  auto config = WriteFile("vertex.yaml", "workerPoolSpecs:\n" + pool + pool);
+  ProcessRun create = Gcloud(
+      {"ai", "custom-jobs", "create", "--display-name=counting", "--config=" + config.string()});
+  ASSERT_EQ(create.rc, 0) << create.err;
+  std::string marker = "customJobs/";
+  size_t at = create.err.find(marker);
+  ASSERT_NE(at, std::string::npos) << create.err;
+  std::string id = create.err.substr(at + marker.size());
+  id = id.substr(0, id.find_first_not_of("0123456789"));
+  const std::string path = "/v1/projects/p/locations/us-central1/customJobs/" + id;
+  nlohmann::json done = daemon_.WaitForField(path, "state", {"JOB_STATE_SUCCEEDED"}, 120);
+  ASSERT_EQ(done.value("state", ""), "JOB_STATE_SUCCEEDED") << done.dump();
+
+  // Started after the end, the stream stops by itself (spec/cloud-logging-v2.md §1.3).
+  ProcessRun stream = Gcloud({"ai", "custom-jobs", "stream-logs", id, "--polling-interval=1"});
+  ASSERT_EQ(stream.rc, 0) << stream.err;
+  ExpectEveryLineOnceInOrder(LinesByTask(stream.out), {"workerpool0-0", "workerpool1-0"});
+
+  ProcessRun describe = Gcloud({"ai", "custom-jobs", "describe", id});
+  ASSERT_EQ(describe.rc, 0) << describe.err;
+  EXPECT_THAT(describe.out, HasSubstr("state: JOB_STATE_SUCCEEDED"));
+  EXPECT_THAT(describe.out, HasSubstr("displayName: counting"));
+  ProcessRun list = Gcloud({"ai", "custom-jobs", "list", "--format=value(displayName,state)"});
+  ASSERT_EQ(list.rc, 0) << list.err;
+  EXPECT_THAT(list.out, HasSubstr("counting\tJOB_STATE_SUCCEEDED"));
+
+  auto sleepy = WriteFile("sleepy.yaml",
+                          "workerPoolSpecs:\n  - machineSpec: {machineType: n1-standard-4}\n"
+                          "    replicaCount: 1\n    containerSpec:\n      imageUri: " +
+                              std::string(kTestImage) + "\n      command: [\"sleep\", \"600\"]\n");
+  ProcessRun start = Gcloud(
+      {"ai", "custom-jobs", "create", "--display-name=sleepy", "--config=" + sleepy.string()});
+  ASSERT_EQ(start.rc, 0) << start.err;
+  at = start.err.find(marker);
+  ASSERT_NE(at, std::string::npos) << start.err;
+  std::string sleepy_id = start.err.substr(at + marker.size());
+  sleepy_id = sleepy_id.substr(0, sleepy_id.find_first_not_of("0123456789"));
+  ProcessRun cancel = Gcloud({"ai", "custom-jobs", "cancel", sleepy_id});
+  ASSERT_EQ(cancel.rc, 0) << cancel.err;
+  EXPECT_THAT(cancel.err, HasSubstr("Request to cancel CustomJob"));
+  nlohmann::json job =
+      daemon_.WaitForField("/v1/projects/p/locations/us-central1/customJobs/" + sleepy_id, "state",
+                           {"JOB_STATE_CANCELLED"});
+  EXPECT_EQ(job.value("state", ""), "JOB_STATE_CANCELLED") << job.dump();
+
+  ProcessRun read =
+      Gcloud({"logging", "read",
+              "resource.labels.job_id=" + id + " AND resource.labels.task_name=workerpool1-0",
+              "--order=asc", "--limit=3", "--format=value(textPayload)"});
+  ASSERT_EQ(read.rc, 0) << read.err;
+  EXPECT_EQ(read.out, "n=0\nn=1\nn=2\n");
+}
+
+}  // namespace
+}  // namespace ty::testing
