@@ -7,11 +7,17 @@
 // - ml v1 `etag` is the base64 of the job's update time (microseconds, 8 bytes big
 //   endian; create time if never updated): it changes whenever the job does, which is
 //   all optimistic concurrency on `labels` needs.
-// - ml v1 `trainingOutput` and `jobPosition` are omitted: no field of either applies
-//   to non-tuning jobs here. `enum_as_int` does not apply to ml v1 (only GAPIC asks
-//   for it, and GAPIC is Vertex-only).
+// - ml v1 `trainingOutput` appears once a job has ended after starting, as Google
+//   returns it for every finished training job (gcloud describe shows it), with
+//   `consumedMLUnits` = replica-hours (replicas of the spec x start-to-end hours),
+//   rounded to 2 decimals: machines are symbolic here, so one ML unit stands for
+//   one replica for one hour. `jobPosition` is omitted (0 once scheduled, and the
+//   queue position is not known to the renderer). `enum_as_int` does not apply to
+//   ml v1 (only GAPIC asks for it, and GAPIC is Vertex-only).
 #include "model/dialect.h"
 
+#include <cmath>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "model/machine_types.h"
@@ -97,6 +103,31 @@ Result<JobSpec> ParseStoredSpec(Dialect dialect, const std::string& spec_json) {
   return std::move(parsed).value().spec;
 }
 
+namespace {
+
+// ml v1: the master plus the worker, parameter server and evaluator counts
+// (int64 fields, strings on the wire).
+int64_t MlReplicaCount(const nlohmann::json& training_input) {
+  int64_t n = 1;
+  for (const char* key : {"workerCount", "parameterServerCount", "evaluatorCount"}) {
+    auto it = training_input.find(key);
+    if (it == training_input.end()) continue;
+    if (it->is_number_integer()) n += it->get<int64_t>();
+    if (it->is_string()) n += std::strtoll(it->get_ref<const std::string&>().c_str(), nullptr, 10);
+  }
+  return n;
+}
+
+nlohmann::json MlTrainingOutput(const Job& job, const nlohmann::json& rendered) {
+  auto input = rendered.find("trainingInput");
+  int64_t replicas = input != rendered.end() && input->is_object() ? MlReplicaCount(*input) : 1;
+  double hours = static_cast<double>(job.end_time - job.start_time) / 3600e6;
+  double units = std::round(static_cast<double>(replicas) * hours * 100) / 100;
+  return {{"consumedMLUnits", units}};
+}
+
+}  // namespace
+
 nlohmann::json RenderJob(const Job& job, const RenderOptions& options) {
   nlohmann::json out = nlohmann::json::parse(job.spec_json, nullptr, /*allow_exceptions=*/false);
   if (!out.is_object())
@@ -122,6 +153,9 @@ nlohmann::json RenderJob(const Job& job, const RenderOptions& options) {
   SetTime(out, "startTime", job.start_time);
   SetTime(out, "endTime", job.end_time);
   if (job.error && !job.error->message.empty()) out["errorMessage"] = job.error->message;
+  if (IsTerminal(job.state) && job.start_time != 0 && job.end_time >= job.start_time) {
+    out["trainingOutput"] = MlTrainingOutput(job, out);
+  }
   out["etag"] = Etag(job);
   return out;
 }

@@ -131,9 +131,12 @@ TEST_F(GcloudTest, AiPlatformSubmitStreamsEveryLineThenDescribeListCancel) {
   ProcessRun describe = Gcloud({"ai-platform", "jobs", "describe", "counting"});
   ASSERT_EQ(describe.rc, 0) << describe.err;
   EXPECT_THAT(describe.out, HasSubstr("state: SUCCEEDED"));
+  EXPECT_THAT(describe.out, HasSubstr("trainingOutput:\n  consumedMLUnits: "));
   ProcessRun list = Gcloud({"ai-platform", "jobs", "list"});
   ASSERT_EQ(list.rc, 0) << list.err;
-  EXPECT_THAT(list.out, HasSubstr("counting"));
+  // Its default columns: JOB_ID, STATUS, CREATED.
+  EXPECT_THAT(list.out, ::testing::ContainsRegex("JOB_ID +STATUS +CREATED"));
+  EXPECT_THAT(list.out, ::testing::ContainsRegex("counting +SUCCEEDED +20"));
 
   auto sleepy = WriteFile("sleepy.yaml",
                           "trainingInput:\n  masterConfig: {imageUri: " + std::string(kTestImage) +

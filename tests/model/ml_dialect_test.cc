@@ -300,6 +300,23 @@ TEST(MlDialectTest, RenderFailedJobAndEtagChangesWithUpdates) {
   EXPECT_EQ(out["trainingInput"]["masterConfig"]["acceleratorConfig"]["type"], "NVIDIA_TESLA_T4");
 }
 
+TEST(MlDialectTest, FinishedJobsCarryTrainingOutputAsGoogleReturnsIt) {
+  Job job = MakeJob(MustParse(json::parse(kSpecExample)));  // Master + 2 workers + 3 ps.
+  EXPECT_FALSE(RenderJob(job, {}).contains("trainingOutput"));
+  job.state = JobState::kSucceeded;
+  job.start_time = job.create_time;
+  job.end_time = job.start_time + 1800LL * 1000000;  // Half an hour.
+  json out = RenderJob(job, {});
+  ASSERT_TRUE(out.contains("trainingOutput")) << out.dump();
+  int64_t replicas = 1 + std::stoll(out["trainingInput"].value("workerCount", "0")) +
+                     std::stoll(out["trainingInput"].value("parameterServerCount", "0"));
+  EXPECT_DOUBLE_EQ(out["trainingOutput"]["consumedMLUnits"].get<double>(), replicas * 0.5);
+  EXPECT_FALSE(out["trainingOutput"].contains("isHyperparameterTuningJob"));
+  job.start_time = 0;  // Cancelled while queued: it never ran.
+  job.state = JobState::kCancelled;
+  EXPECT_FALSE(RenderJob(job, {}).contains("trainingOutput"));
+}
+
 TEST(MlDialectTest, EtagIsBase64OfTheUpdateTime) {
   Job job = MakeJob(MustParse(PackageJob()));
   job.update_time = 0x0102030405060708LL;
