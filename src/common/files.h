@@ -1,5 +1,5 @@
-// Small helpers every module needs, in one place: durable file replacement and URL
-// encoding. std and POSIX only; thread-safe.
+// Small helpers every module needs, in one place: durable file replacement, URL
+// and base64 encoding. std and POSIX only; thread-safe.
 #pragma once
 
 #include <string>
@@ -16,5 +16,8 @@ Status WriteFileAtomically(const std::string& path, const std::string& data);
 // Percent-encodes everything but RFC 3986 unreserved characters, for one path
 // segment or query value.
 std::string UrlEncode(std::string_view value);
+
+// Standard base64 (RFC 4648 §4, with padding) of `bytes`.
+std::string Base64Encode(const std::string& bytes);
 
 }  // namespace ty

@@ -20,33 +20,13 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "common/files.h"  // Base64Encode
 #include "model/machine_types.h"
 #include "model/wire_json.h"
 
 namespace ty::model {
 
 namespace {
-
-std::string Base64(const std::string& bytes) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    uint32_t n = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
-    for (int shift : {18, 12, 6, 0}) out += kAlphabet[(n >> shift) & 63];
-  }
-  size_t rest = bytes.size() - i;
-  if (rest > 0) {
-    uint32_t n = uint8_t(bytes[i]) << 16;
-    if (rest == 2) n |= uint8_t(bytes[i + 1]) << 8;
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += rest == 2 ? kAlphabet[(n >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
 
 std::string Etag(const Job& job) {
   uint64_t version =
@@ -56,7 +36,7 @@ std::string Etag(const Job& job) {
     bytes[k] = static_cast<char>(version & 0xFF);
     version >>= 8;
   }
-  return Base64(bytes);
+  return Base64Encode(bytes);
 }
 
 // Replaces the enum name at `obj[key]` with its number, if it is a known name.

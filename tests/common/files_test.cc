@@ -31,3 +31,17 @@ TEST(FilesTest, WriteFileAtomicallyReplacesWholeAndLeavesNoTemporary) {
 
 }  // namespace
 }  // namespace ty
+
+namespace ty {
+namespace {
+
+TEST(FilesTest, Base64EncodeWithPadding) {
+  EXPECT_EQ(Base64Encode(""), "");
+  EXPECT_EQ(Base64Encode("f"), "Zg==");
+  EXPECT_EQ(Base64Encode("fo"), "Zm8=");
+  EXPECT_EQ(Base64Encode("foo"), "Zm9v");
+  EXPECT_EQ(Base64Encode(std::string("\xff\xfe\x00", 3)), "//4A");
+}
+
+}  // namespace
+}  // namespace ty

@@ -1,0 +1,114 @@
+#include "storage/hashes.h"
+
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include "common/files.h"  // Base64Encode
+
+namespace ty::storage {
+
+namespace {
+
+// Reflected Castagnoli polynomial 0x1EDC6F41.
+constexpr uint32_t kPoly = 0x82F63B78;
+
+std::array<uint32_t, 256> MakeTable() {
+  std::array<uint32_t, 256> t{};
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ kPoly : c >> 1;
+    t[i] = c;
+  }
+  return t;
+}
+
+uint32_t Crc32cSoftware(uint32_t crc, const uint8_t* p, size_t n) {
+  static const std::array<uint32_t, 256> table = MakeTable();
+  for (size_t i = 0; i < n; ++i) crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+  return crc;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) uint32_t Crc32cHardware(uint32_t crc, const uint8_t* p,
+                                                          size_t n) {
+  uint64_t c = crc;
+  while (n >= 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    c = __builtin_ia32_crc32di(c, v);
+    p += 8;
+    n -= 8;
+  }
+  uint32_t c32 = static_cast<uint32_t>(c);
+  while (n-- > 0) c32 = __builtin_ia32_crc32qi(c32, *p++);
+  return c32;
+}
+#endif
+
+}  // namespace
+
+uint32_t Crc32cExtend(uint32_t crc, const void* data, size_t n) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  crc = ~crc;
+#if defined(__x86_64__)
+  static const bool hardware = __builtin_cpu_supports("sse4.2");
+  crc = hardware ? Crc32cHardware(crc, p, n) : Crc32cSoftware(crc, p, n);
+#else
+  crc = Crc32cSoftware(crc, p, n);
+#endif
+  return ~crc;
+}
+
+struct ObjectHasher::Md5State {
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  ~Md5State() { EVP_MD_CTX_free(ctx); }
+};
+
+ObjectHasher::ObjectHasher() : md5_(std::make_unique<Md5State>()) {
+  EVP_DigestInit_ex(md5_->ctx, EVP_md5(), nullptr);
+}
+ObjectHasher::~ObjectHasher() = default;
+ObjectHasher::ObjectHasher(ObjectHasher&&) noexcept = default;
+ObjectHasher& ObjectHasher::operator=(ObjectHasher&&) noexcept = default;
+
+void ObjectHasher::Update(const void* data, size_t n) {
+  EVP_DigestUpdate(md5_->ctx, data, n);
+  crc_ = Crc32cExtend(crc_, data, n);
+}
+
+void ObjectHasher::Finish(std::string* md5_b64, std::string* crc32c_b64) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(md5_->ctx, digest, &len);
+  *md5_b64 = Base64Encode(std::string(reinterpret_cast<char*>(digest), len));
+  std::string crc(4, '\0');
+  for (int i = 0; i < 4; ++i) crc[i] = static_cast<char>((crc_ >> (24 - 8 * i)) & 0xff);
+  *crc32c_b64 = Base64Encode(crc);
+}
+
+Status HashFile(const std::string& path, std::string* md5_b64, std::string* crc32c_b64) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Internal("cannot read " + path + ": " + std::strerror(errno));
+  ObjectHasher hasher;
+  std::string buf(1 << 20, '\0');
+  for (;;) {
+    ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd);
+      return Internal("cannot read " + path + ": " + std::strerror(errno));
+    }
+    if (n == 0) break;
+    hasher.Update(buf.data(), static_cast<size_t>(n));
+  }
+  ::close(fd);
+  hasher.Finish(md5_b64, crc32c_b64);
+  return Status::Ok();
+}
+
+}  // namespace ty::storage

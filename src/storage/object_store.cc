@@ -1,0 +1,600 @@
+#include "storage/object_store.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "common/files.h"
+#include "storage/hashes.h"
+
+namespace ty::storage {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr char kHidden[] = "/.trainyard";
+constexpr size_t kMaxNameBytes = 1024;
+
+std::string Errno() { return std::strerror(errno); }
+
+struct Fd {
+  int fd = -1;
+  explicit Fd(int f) : fd(f) {}
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int release() {
+    int f = fd;
+    fd = -1;
+    return f;
+  }
+};
+
+std::vector<std::string> Segments(const std::string& name) {
+  std::vector<std::string> out;
+  size_t from = 0;
+  for (;;) {
+    size_t slash = name.find('/', from);
+    out.push_back(name.substr(from, slash == std::string::npos ? std::string::npos : slash - from));
+    if (slash == std::string::npos) return out;
+    from = slash + 1;
+  }
+}
+
+std::string Md5Hex(const std::string& text) {
+  ObjectHasher h;
+  h.Update(text.data(), text.size());
+  std::string md5, crc;
+  h.Finish(&md5, &crc);
+  // Base64 has '/' and '+': make it a file name.
+  for (char& c : md5) c = c == '/' ? '_' : c == '+' ? '-' : c == '=' ? 'x' : c;
+  return md5;
+}
+
+Status NoSuchObject(const std::string& bucket, const std::string& name) {
+  return NotFound("No such object: " + bucket + "/" + name);
+}
+
+Status NoSuchBucket(const std::string& bucket) {
+  return NotFound("The specified bucket does not exist: " + bucket);
+}
+
+int64_t MtimeMicros(const struct stat& st) {
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000 + st.st_mtim.tv_nsec / 1000;
+}
+
+int64_t MtimeNanos(const struct stat& st) {
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+json MetaJson(const ObjectInfo& i, const struct stat& st) {
+  return {{"name", i.name},
+          {"metageneration", i.metageneration},
+          {"size", i.size},
+          {"mtime_ns", MtimeNanos(st)},
+          {"ino", static_cast<uint64_t>(st.st_ino)},
+          {"contentType", i.content_type},
+          {"contentEncoding", i.content_encoding},
+          {"cacheControl", i.cache_control},
+          {"contentDisposition", i.content_disposition},
+          {"metadata", i.metadata},
+          {"md5Hash", i.md5_b64},
+          {"crc32c", i.crc32c_b64},
+          {"timeCreated", i.time_created},
+          {"componentCount", i.component_count}};
+}
+
+// Fills `info` from a sidecar when it describes exactly this file.
+bool FromMeta(const json& m, const struct stat& st, ObjectInfo* info) {
+  if (!m.is_object() || m.value("name", "") != info->name) return false;
+  if (m.value("size", uint64_t{0}) != static_cast<uint64_t>(st.st_size) ||
+      m.value("mtime_ns", int64_t{-1}) != MtimeNanos(st) ||
+      m.value("ino", uint64_t{0}) != static_cast<uint64_t>(st.st_ino)) {
+    return false;
+  }
+  try {
+    info->metageneration = m.value("metageneration", int64_t{1});
+    info->content_type = m.value("contentType", info->content_type);
+    info->content_encoding = m.value("contentEncoding", "");
+    info->cache_control = m.value("cacheControl", "");
+    info->content_disposition = m.value("contentDisposition", "");
+    info->metadata = m.value("metadata", std::map<std::string, std::string>());
+    info->md5_b64 = m.value("md5Hash", "");
+    info->crc32c_b64 = m.value("crc32c", "");
+    info->time_created = m.value("timeCreated", info->time_created);
+    info->component_count = m.value("componentCount", 0);
+  } catch (const json::exception&) {
+    return false;  // A damaged sidecar: recomputed.
+  }
+  return !info->md5_b64.empty() && !info->crc32c_b64.empty();
+}
+
+json ReadJsonFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return json();
+  std::stringstream s;
+  s << in.rdbuf();
+  return json::parse(s.str(), nullptr, /*allow_exceptions=*/false);
+}
+
+// Hashes the open file from its start.
+Status HashFd(int fd, const std::string& what, std::string* md5, std::string* crc) {
+  ObjectHasher hasher;
+  std::string buf(1 << 20, '\0');
+  off_t at = 0;
+  for (;;) {
+    ssize_t n = ::pread(fd, buf.data(), buf.size(), at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Internal("cannot read " + what + ": " + Errno());
+    if (n == 0) break;
+    hasher.Update(buf.data(), static_cast<size_t>(n));
+    at += n;
+  }
+  hasher.Finish(md5, crc);
+  return Status::Ok();
+}
+
+// Every regular file under `dir` (not following symlinks), as names relative to
+// the bucket, with `rel` the directory's own relative name ("" or "a/b/").
+void Walk(const std::string& dir, const std::string& rel, std::vector<std::string>* out) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  while (struct dirent* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n == "." || n == "..") continue;
+    struct stat st {};
+    if (::fstatat(::dirfd(d), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (S_ISDIR(st.st_mode)) {
+      Walk(dir + "/" + n, rel + n + "/", out);
+    } else if (S_ISREG(st.st_mode)) {
+      out->push_back(rel + n);
+    }
+  }
+  ::closedir(d);
+}
+
+}  // namespace
+
+// ---- ObjectReader --------------------------------------------------------------
+
+ObjectReader::~ObjectReader() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Result<std::string> ObjectReader::Read(uint64_t offset, size_t n) const {
+  std::string buf(n, '\0');
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = ::pread(fd_, buf.data() + got, n - got, static_cast<off_t>(offset + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return Internal("cannot read " + info_.bucket + "/" + info_.name + ": " + Errno());
+    if (r == 0) break;
+    got += static_cast<size_t>(r);
+  }
+  buf.resize(got);
+  return buf;
+}
+
+// ---- Names ---------------------------------------------------------------------------
+
+Status ObjectStore::CheckBucketName(const std::string& b) {
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  bool ok = b.size() >= 3 && b.size() <= 63 && alnum(b.front()) && alnum(b.back());
+  for (char c : b) ok = ok && (alnum(c) || c == '-' || c == '_' || c == '.');
+  if (ok) return Status::Ok();
+  return InvalidArgument("Invalid bucket name: '" + b +
+                         "': 3 to 63 characters of a-z, 0-9, '-', '_' and '.', starting and "
+                         "ending with a letter or digit");
+}
+
+Status ObjectStore::CheckObjectName(const std::string& name) {
+  auto bad = [&](const std::string& why) {
+    return InvalidArgument("Invalid object name '" + name + "': " + why);
+  };
+  if (name.empty()) return bad("it is empty");
+  if (name.size() > kMaxNameBytes) return bad("longer than 1024 bytes");
+  for (char c : name) {
+    if (c == '\0' || c == '\r' || c == '\n') return bad("NUL, CR and LF are not allowed");
+  }
+  for (const std::string& seg : Segments(name)) {
+    if (seg.empty()) {
+      return bad(
+          "a name here is a path in the bucket directory: no leading, trailing or "
+          "double '/'");
+    }
+    if (seg == "." || seg == "..") return bad("'.' and '..' segments would leave the bucket");
+  }
+  return Status::Ok();
+}
+
+// ---- Creation, buckets ---------------------------------------------------------------
+
+ObjectStore::ObjectStore(std::string root, const Clock* clock)
+    : root_(std::move(root)), clock_(clock) {}
+ObjectStore::~ObjectStore() = default;
+
+Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& root,
+                                                       const Clock* clock) {
+  std::error_code ec;
+  for (const char* sub : {"/staging", "/meta"}) {
+    std::filesystem::create_directories(root + kHidden + sub, ec);
+    if (ec) return Internal("cannot create " + root + kHidden + sub + ": " + ec.message());
+  }
+  return std::unique_ptr<ObjectStore>(
+      new ObjectStore(root, clock != nullptr ? clock : SystemClock::Get()));
+}
+
+std::string ObjectStore::MetaPath(const std::string& bucket, const std::string& name) const {
+  return root_ + kHidden + "/meta/" + bucket + "/" + Md5Hex(name) + ".json";
+}
+
+Result<std::vector<BucketInfo>> ObjectStore::ListBuckets() const {
+  std::vector<BucketInfo> out;
+  DIR* d = ::opendir(root_.c_str());
+  if (d == nullptr) return Internal("cannot list " + root_ + ": " + Errno());
+  while (struct dirent* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    struct stat st {};
+    if (!CheckBucketName(n).ok()) continue;
+    if (::fstatat(::dirfd(d), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) {
+      continue;
+    }
+    out.push_back({n, MtimeMicros(st)});
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end(),
+            [](const BucketInfo& a, const BucketInfo& b) { return a.name < b.name; });
+  return out;
+}
+
+Result<BucketInfo> ObjectStore::GetBucket(const std::string& bucket) const {
+  RETURN_IF_ERROR(CheckBucketName(bucket));
+  struct stat st {};
+  if (::lstat(BucketDir(bucket).c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return NoSuchBucket(bucket);
+  }
+  return BucketInfo{bucket, MtimeMicros(st)};
+}
+
+Result<BucketInfo> ObjectStore::CreateBucket(const std::string& bucket) {
+  RETURN_IF_ERROR(CheckBucketName(bucket));
+  if (::mkdir(BucketDir(bucket).c_str(), 0755) != 0) {
+    if (errno == EEXIST) {
+      return AlreadyExists(
+          "Your previous request to create the named bucket succeeded and you "
+          "already own it: " +
+          bucket);
+    }
+    return Internal("cannot create bucket " + bucket + ": " + Errno());
+  }
+  return GetBucket(bucket);
+}
+
+Status ObjectStore::DeleteBucket(const std::string& bucket) {
+  RETURN_IF_ERROR(GetBucket(bucket).status());
+  std::vector<std::string> names;
+  Walk(BucketDir(bucket), "", &names);
+  if (!names.empty()) {
+    return FailedPrecondition("The bucket you tried to delete is not empty: " + bucket);
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(BucketDir(bucket), ec);  // Only empty directories are left.
+  std::filesystem::remove_all(root_ + kHidden + "/meta/" + bucket, ec);
+  return Status::Ok();
+}
+
+// ---- Reading ----------------------------------------------------------------------
+
+Result<int> ObjectStore::OpenParent(const std::string& bucket, const std::string& name, bool create,
+                                    std::string* leaf) const {
+  RETURN_IF_ERROR(CheckObjectName(name));
+  Fd dir(::open(BucketDir(bucket).c_str(), O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (dir.fd < 0) return NoSuchBucket(bucket);
+  std::vector<std::string> segs = Segments(name);
+  *leaf = segs.back();
+  segs.pop_back();
+  std::string walked;
+  for (const std::string& seg : segs) {
+    walked += seg + "/";
+    int next = ::openat(dir.fd, seg.c_str(), O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (next < 0 && errno == ENOENT && create) {
+      if (::mkdirat(dir.fd, seg.c_str(), 0755) != 0 && errno != EEXIST) {
+        return Internal("cannot create " + bucket + "/" + walked + ": " + Errno());
+      }
+      next = ::openat(dir.fd, seg.c_str(), O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    }
+    if (next < 0) {
+      struct stat st {};
+      bool is_file =
+          ::fstatat(dir.fd, seg.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+      if (is_file && create) {
+        return AlreadyExists("'" + walked.substr(0, walked.size() - 1) +
+                             "' is an object, so no object can be named '" + name +
+                             "' here (names are paths in the bucket directory)");
+      }
+      return NoSuchObject(bucket, name);  // Missing, a file, or a symlink: not an object.
+    }
+    ::close(dir.release());
+    dir.fd = next;
+  }
+  return dir.release();
+}
+
+Result<ObjectInfo> ObjectStore::Load(const std::string& bucket, const std::string& name,
+                                     bool holding_lock) {
+  std::string leaf;
+  ASSIGN_OR_RETURN(int parent_fd, OpenParent(bucket, name, false, &leaf));
+  Fd parent(parent_fd);
+  Fd file(::openat(parent.fd, leaf.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  struct stat st {};
+  if (file.fd < 0 || ::fstat(file.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    return NoSuchObject(bucket, name);
+  }
+  ObjectInfo info;
+  info.bucket = bucket;
+  info.name = name;
+  info.generation = MtimeMicros(st);
+  info.size = static_cast<uint64_t>(st.st_size);
+  info.time_created = info.updated = info.generation;
+  const std::string meta_path = MetaPath(bucket, name);
+  json meta = ReadJsonFile(meta_path);
+  if (FromMeta(meta, st, &info)) {
+    info.updated = std::max(info.generation, meta.value("updated", info.generation));
+    return info;
+  }
+  // Written through /gcs (or the sidecar is stale): hash it now and cache.
+  RETURN_IF_ERROR(HashFd(file.fd, bucket + "/" + name, &info.md5_b64, &info.crc32c_b64));
+  struct stat after {};
+  if (::fstat(file.fd, &after) == 0 && MtimeNanos(after) == MtimeNanos(st) &&
+      after.st_size == st.st_size) {
+    std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+    if (!holding_lock) lock.lock();
+    if (!FromMeta(ReadJsonFile(meta_path), st, &info)) (void)WriteMeta(info, meta_path);
+  }
+  return info;
+}
+
+Status ObjectStore::WriteMeta(const ObjectInfo& info, const std::string& path) {
+  struct stat st {};
+  std::string leaf;
+  Result<int> parent_fd = OpenParent(info.bucket, info.name, false, &leaf);
+  if (!parent_fd.ok()) return parent_fd.status();
+  Fd parent(*parent_fd);
+  if (::fstatat(parent.fd, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    return NoSuchObject(info.bucket, info.name);
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  json m = MetaJson(info, st);
+  m["updated"] = info.updated;
+  return WriteFileAtomically(path, m.dump());
+}
+
+Result<ObjectInfo> ObjectStore::Stat(const std::string& bucket, const std::string& name,
+                                     std::optional<int64_t> generation) {
+  RETURN_IF_ERROR(GetBucket(bucket).status());
+  ASSIGN_OR_RETURN(ObjectInfo info, Load(bucket, name));
+  if (generation && *generation != info.generation) return NoSuchObject(bucket, name);
+  return info;
+}
+
+Result<ObjectReader> ObjectStore::OpenForRead(const std::string& bucket, const std::string& name,
+                                              std::optional<int64_t> generation) {
+  ASSIGN_OR_RETURN(ObjectInfo info, Stat(bucket, name, generation));
+  std::string leaf;
+  ASSIGN_OR_RETURN(int parent_fd, OpenParent(bucket, name, false, &leaf));
+  Fd parent(parent_fd);
+  int fd = ::openat(parent.fd, leaf.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return NoSuchObject(bucket, name);
+  return ObjectReader(std::move(info), fd);
+}
+
+Result<ListResult> ObjectStore::List(const std::string& bucket, const ListQuery& q) {
+  RETURN_IF_ERROR(GetBucket(bucket).status());
+  // Only the directory the prefix names can hold matches.
+  std::string dir_part =
+      q.prefix.substr(0, q.prefix.rfind('/') == std::string::npos ? 0 : q.prefix.rfind('/') + 1);
+  std::vector<std::string> names;
+  if (dir_part.empty() || CheckObjectName(dir_part.substr(0, dir_part.size() - 1)).ok()) {
+    Walk(BucketDir(bucket) + (dir_part.empty() ? "" : "/" + dir_part), dir_part, &names);
+  }
+  std::sort(names.begin(), names.end());
+  ListResult out;
+  std::string last_prefix;
+  size_t emitted = 0;
+  for (const std::string& n : names) {
+    if (n.compare(0, q.prefix.size(), q.prefix) != 0) continue;
+    if (!q.start_offset.empty() && n < q.start_offset) continue;
+    if (!q.end_offset.empty() && n >= q.end_offset) continue;
+    if (!q.page_token.empty() && n <= q.page_token) continue;
+    std::string entry = n;
+    bool is_prefix = false;
+    if (!q.delimiter.empty()) {
+      size_t d = n.find(q.delimiter, q.prefix.size());
+      if (d != std::string::npos) {
+        entry = n.substr(0, d + q.delimiter.size());
+        is_prefix = true;
+        if (entry == last_prefix) continue;
+        // A prefix already returned on an earlier page (the token is inside it).
+        if (!q.page_token.empty() && q.page_token.compare(0, entry.size(), entry) == 0) continue;
+      }
+    }
+    if (emitted == q.max_results) {
+      out.next_page_token = out.items.empty() && out.prefixes.empty() ? "" : last_prefix;
+      break;
+    }
+    if (is_prefix) {
+      out.prefixes.push_back(entry);
+      last_prefix = entry;
+    } else {
+      Result<ObjectInfo> info = Load(bucket, n);
+      if (!info.ok()) continue;  // Removed meanwhile.
+      out.items.push_back(std::move(*info));
+      last_prefix = n;
+    }
+    ++emitted;
+  }
+  return out;
+}
+
+// ---- Writing ---------------------------------------------------------------------------
+
+Result<std::string> ObjectStore::NewStagingFile() {
+  static std::atomic<uint64_t> counter{0};
+  std::string path = root_ + kHidden + "/staging/" + std::to_string(::getpid()) + "-" +
+                     std::to_string(clock_->Now()) + "-" + std::to_string(counter++);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return Internal("cannot create a staging file: " + Errno());
+  ::close(fd);
+  return path;
+}
+
+int64_t ObjectStore::NextGeneration(int64_t previous) {
+  int64_t g = std::max({clock_->Now(), previous + 1, last_generation_ + 1});
+  last_generation_ = g;
+  return g;
+}
+
+Status ObjectStore::CheckPreconditions(const std::optional<ObjectInfo>& live,
+                                       const Preconditions& pre, const std::string& what) const {
+  auto failed = [&](const std::string& which) {
+    return FailedPrecondition("At least one of the pre-conditions you specified did not hold (" +
+                              which + ") for " + what);
+  };
+  int64_t gen = live ? live->generation : 0;
+  if (pre.if_generation_match && *pre.if_generation_match != gen)
+    return failed("ifGenerationMatch");
+  if (pre.if_generation_not_match && *pre.if_generation_not_match == gen) {
+    return failed("ifGenerationNotMatch");
+  }
+  if (pre.if_metageneration_match &&
+      (!live || *pre.if_metageneration_match != live->metageneration)) {
+    return failed("ifMetagenerationMatch");
+  }
+  if (pre.if_metageneration_not_match && live &&
+      *pre.if_metageneration_not_match == live->metageneration) {
+    return failed("ifMetagenerationNotMatch");
+  }
+  return Status::Ok();
+}
+
+Result<ObjectInfo> ObjectStore::Commit(const std::string& bucket, const std::string& name,
+                                       const ObjectAttributes& attributes, const Preconditions& pre,
+                                       const std::string& staged, int component_count) {
+  auto discard = [&](Status s) {
+    ::unlink(staged.c_str());
+    return s;
+  };
+  if (Status s = CheckObjectName(name); !s.ok()) return discard(s);
+  if (Status s = GetBucket(bucket).status(); !s.ok()) return discard(s);
+  ObjectInfo info;
+  info.bucket = bucket;
+  info.name = name;
+  if (!attributes.content_type.empty()) info.content_type = attributes.content_type;
+  info.content_encoding = attributes.content_encoding;
+  info.cache_control = attributes.cache_control;
+  info.content_disposition = attributes.content_disposition;
+  info.metadata = attributes.metadata;
+  info.component_count = component_count;
+  {
+    Fd staged_fd(::open(staged.c_str(), O_RDONLY | O_CLOEXEC));
+    struct stat st {};
+    if (staged_fd.fd < 0 || ::fstat(staged_fd.fd, &st) != 0) {
+      return discard(Internal("staged upload vanished: " + Errno()));
+    }
+    info.size = static_cast<uint64_t>(st.st_size);
+    if (Status s = HashFd(staged_fd.fd, "upload", &info.md5_b64, &info.crc32c_b64); !s.ok()) {
+      return discard(s);
+    }
+  }
+
+  std::lock_guard<std::mutex> lock(mu_);
+  std::optional<ObjectInfo> live;
+  if (Result<ObjectInfo> l = Load(bucket, name, /*holding_lock=*/true); l.ok()) live = *l;
+  if (Status s = CheckPreconditions(live, pre, bucket + "/" + name); !s.ok()) return discard(s);
+  std::string leaf;
+  Result<int> parent_fd = OpenParent(bucket, name, /*create=*/true, &leaf);
+  if (!parent_fd.ok()) return discard(parent_fd.status());
+  Fd parent(*parent_fd);
+  struct stat existing {};
+  if (::fstatat(parent.fd, leaf.c_str(), &existing, AT_SYMLINK_NOFOLLOW) == 0 &&
+      S_ISDIR(existing.st_mode)) {
+    return discard(AlreadyExists("'" + name +
+                                 "' is a prefix of other objects, so it cannot be an object "
+                                 "too (names are paths in the bucket directory)"));
+  }
+  info.generation = NextGeneration(live ? live->generation : 0);
+  info.time_created = info.updated = info.generation;
+  timespec times[2];
+  times[0].tv_sec = times[1].tv_sec = info.generation / 1000000;
+  times[0].tv_nsec = times[1].tv_nsec = (info.generation % 1000000) * 1000;
+  if (::utimensat(AT_FDCWD, staged.c_str(), times, 0) != 0 ||
+      ::renameat(AT_FDCWD, staged.c_str(), parent.fd, leaf.c_str()) != 0) {
+    return discard(Internal("cannot store " + bucket + "/" + name + ": " + Errno()));
+  }
+  RETURN_IF_ERROR(WriteMeta(info, MetaPath(bucket, name)));
+  return info;
+}
+
+Status ObjectStore::Delete(const std::string& bucket, const std::string& name,
+                           std::optional<int64_t> generation, const Preconditions& pre) {
+  RETURN_IF_ERROR(GetBucket(bucket).status());
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSIGN_OR_RETURN(ObjectInfo live, Load(bucket, name, /*holding_lock=*/true));
+  if (generation && *generation != live.generation) return NoSuchObject(bucket, name);
+  RETURN_IF_ERROR(CheckPreconditions(live, pre, bucket + "/" + name));
+  std::string leaf;
+  ASSIGN_OR_RETURN(int parent_fd, OpenParent(bucket, name, false, &leaf));
+  Fd parent(parent_fd);
+  if (::unlinkat(parent.fd, leaf.c_str(), 0) != 0) {
+    return Internal("cannot delete " + bucket + "/" + name + ": " + Errno());
+  }
+  ::unlink(MetaPath(bucket, name).c_str());
+  // Directories exist only for the names under them: remove the emptied ones.
+  std::string rest = name;
+  while (rest.rfind('/') != std::string::npos) {
+    rest.erase(rest.rfind('/'));
+    if (::rmdir(ObjectPath(bucket, rest).c_str()) != 0) break;
+  }
+  return Status::Ok();
+}
+
+Result<ObjectInfo> ObjectStore::Patch(const std::string& bucket, const std::string& name,
+                                      const ObjectPatch& patch, const Preconditions& pre) {
+  RETURN_IF_ERROR(GetBucket(bucket).status());
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSIGN_OR_RETURN(ObjectInfo info, Load(bucket, name, /*holding_lock=*/true));
+  RETURN_IF_ERROR(CheckPreconditions(info, pre, bucket + "/" + name));
+  if (patch.content_type) info.content_type = *patch.content_type;
+  if (patch.content_encoding) info.content_encoding = *patch.content_encoding;
+  if (patch.cache_control) info.cache_control = *patch.cache_control;
+  if (patch.content_disposition) info.content_disposition = *patch.content_disposition;
+  if (patch.clear_metadata) info.metadata.clear();
+  for (const auto& [k, v] : patch.metadata) {
+    if (v) {
+      info.metadata[k] = *v;
+    } else {
+      info.metadata.erase(k);
+    }
+  }
+  info.metageneration += 1;
+  info.updated = std::max(clock_->Now(), info.updated + 1);
+  RETURN_IF_ERROR(WriteMeta(info, MetaPath(bucket, name)));
+  return info;
+}
+
+}  // namespace ty::storage

@@ -1,0 +1,192 @@
+// ObjectStore: Cloud Storage buckets and objects over the bucket directories, the
+// same bytes replicas see at /gcs/BUCKET (spec/cloud-storage-v1.md).
+//
+// Layout under the bucket root:
+//   <root>/<bucket>/<object name>      the object's bytes; '/' in names are directories
+//   <root>/.trainyard/meta/<bucket>/<md5 of name>.json
+//                                      what a file cannot hold: generation check,
+//                                      content type, user metadata, hashes
+//   <root>/.trainyard/staging/         uploads in progress (same filesystem: rename)
+// No bucket name starts with '.', so the hidden directory is never a bucket.
+//
+// Decisions (where the spec leaves room):
+//  - generation = the file's modification time in microseconds. A write sets it
+//    (strictly increasing per object), so a file a replica wrote through /gcs has a
+//    generation too; metageneration starts at 1 and grows with Patch.
+//  - The sidecar is trusted only while the file's size, mtime and inode are what it
+//    recorded; a file changed through /gcs gets its hashes computed again on the
+//    next read of its metadata (and cached), content type application/octet-stream.
+//  - Names are stored as paths, so a name must be a relative path of non-empty
+//    segments other than "." and "..", without NUL, at most 1024 bytes (400
+//    otherwise), and a name cannot be both an object and a prefix of another object
+//    ("a" and "a/b"): the second write is a 409 naming the clash.
+//  - Writes are atomic: bytes go to a staging file, are hashed, and are renamed over
+//    the object; a reader sees the old object or the new one, never half.
+// Thread-safe.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/time.h"
+
+namespace ty::storage {
+
+struct BucketInfo {
+  std::string name;
+  TimeMicros time_created = 0;
+};
+
+struct ObjectInfo {
+  std::string bucket;
+  std::string name;
+  int64_t generation = 0;
+  int64_t metageneration = 1;
+  uint64_t size = 0;
+  std::string content_type = "application/octet-stream";
+  std::string content_encoding;
+  std::string cache_control;
+  std::string content_disposition;
+  std::map<std::string, std::string> metadata;
+  std::string md5_b64;
+  std::string crc32c_b64;
+  TimeMicros time_created = 0;
+  TimeMicros updated = 0;
+  int component_count = 0;  // Composed objects only.
+};
+
+// Conditions a request may put on the live object (spec §6); absent = none.
+struct Preconditions {
+  std::optional<int64_t> if_generation_match;  // 0 = only if there is no live object.
+  std::optional<int64_t> if_generation_not_match;
+  std::optional<int64_t> if_metageneration_match;
+  std::optional<int64_t> if_metageneration_not_match;
+};
+
+// What a write says about the object besides its bytes.
+struct ObjectAttributes {
+  std::string content_type;  // "" = application/octet-stream.
+  std::string content_encoding;
+  std::string cache_control;
+  std::string content_disposition;
+  std::map<std::string, std::string> metadata;
+};
+
+struct ListQuery {
+  std::string prefix;
+  std::string delimiter;   // "" = recursive.
+  std::string page_token;  // Opaque, from ListResult.
+  size_t max_results = 1000;
+  std::string start_offset;  // Names >= this.
+  std::string end_offset;    // Names < this ("" = no bound).
+};
+
+struct ListResult {
+  std::vector<ObjectInfo> items;
+  std::vector<std::string> prefixes;
+  std::string next_page_token;
+};
+
+// Changes Patch makes; absent fields stay. A metadata value nullopt removes the key.
+struct ObjectPatch {
+  std::optional<std::string> content_type;
+  std::optional<std::string> content_encoding;
+  std::optional<std::string> cache_control;
+  std::optional<std::string> content_disposition;
+  std::map<std::string, std::optional<std::string>> metadata;
+  bool clear_metadata = false;  // `"metadata": null`.
+};
+
+// An object opened for reading (ObjectStore::OpenForRead). Move-only.
+class ObjectReader {
+ public:
+  ObjectReader(ObjectInfo info, int fd) : info_(std::move(info)), fd_(fd) {}
+  ObjectReader(ObjectReader&& o) noexcept : info_(std::move(o.info_)), fd_(o.fd_) { o.fd_ = -1; }
+  ObjectReader& operator=(ObjectReader&&) = delete;
+  ~ObjectReader();
+  const ObjectInfo& info() const { return info_; }
+  // Up to `n` bytes at `offset` (fewer only at the end). Internal on I/O failure.
+  Result<std::string> Read(uint64_t offset, size_t n) const;
+
+ private:
+  ObjectInfo info_;
+  int fd_;
+};
+
+class ObjectStore {
+ public:
+  // Creates the root and its hidden directories if missing.
+  static Result<std::unique_ptr<ObjectStore>> Open(const std::string& root, const Clock* clock);
+  ~ObjectStore();
+
+  const std::string& root() const { return root_; }
+
+  // ---- Buckets (name rules: 3-63 of [a-z0-9._-], starting and ending with a
+  // letter or digit; InvalidArgument otherwise).
+  Result<std::vector<BucketInfo>> ListBuckets() const;
+  Result<BucketInfo> GetBucket(const std::string& bucket) const;  // NotFound.
+  Result<BucketInfo> CreateBucket(const std::string& bucket);     // AlreadyExists.
+  // FailedPrecondition when it still holds objects.
+  Status DeleteBucket(const std::string& bucket);
+
+  // ---- Objects. NotFound for a missing bucket or object; FailedPrecondition
+  // (412) when a precondition fails; InvalidArgument for a bad name.
+  // `generation`, when set, must be the live one (no versioning).
+  Result<ObjectInfo> Stat(const std::string& bucket, const std::string& name,
+                          std::optional<int64_t> generation = std::nullopt);
+  // The object's metadata and an open descriptor of its bytes, for reading ranges;
+  // a reader keeps what it opened even if the object is replaced meanwhile.
+  Result<ObjectReader> OpenForRead(const std::string& bucket, const std::string& name,
+                                   std::optional<int64_t> generation);
+  Result<ListResult> List(const std::string& bucket, const ListQuery& query);
+
+  // A new empty staging file (same filesystem as the buckets) to write bytes into.
+  Result<std::string> NewStagingFile();
+  // Makes the staged file `staged` the object: hashes it, checks preconditions
+  // and name clashes, renames it into place. The staged file is gone afterwards
+  // (moved or removed) unless an error is returned before it was touched.
+  Result<ObjectInfo> Commit(const std::string& bucket, const std::string& name,
+                            const ObjectAttributes& attributes, const Preconditions& pre,
+                            const std::string& staged, int component_count = 0);
+  Status Delete(const std::string& bucket, const std::string& name,
+                std::optional<int64_t> generation, const Preconditions& pre);
+  Result<ObjectInfo> Patch(const std::string& bucket, const std::string& name,
+                           const ObjectPatch& patch, const Preconditions& pre);
+
+  // Checks the name rules (for callers that validate before staging bytes).
+  static Status CheckBucketName(const std::string& bucket);
+  static Status CheckObjectName(const std::string& name);
+
+ private:
+  ObjectStore(std::string root, const Clock* clock);
+  std::string BucketDir(const std::string& bucket) const { return root_ + "/" + bucket; }
+  std::string ObjectPath(const std::string& bucket, const std::string& name) const {
+    return BucketDir(bucket) + "/" + name;
+  }
+  std::string MetaPath(const std::string& bucket, const std::string& name) const;
+  // The directory holding the object, opened without following any symlink a
+  // replica may have planted (so nothing outside the bucket is reached); with
+  // `create`, missing directories are made. `*leaf` gets the last name segment.
+  Result<int> OpenParent(const std::string& bucket, const std::string& name, bool create,
+                         std::string* leaf) const;
+  // The object's info from its file and sidecar (hashes computed if stale).
+  // `holding_lock`: the caller holds mu_ (the hash cache is written under it).
+  Result<ObjectInfo> Load(const std::string& bucket, const std::string& name,
+                          bool holding_lock = false);
+  Status CheckPreconditions(const std::optional<ObjectInfo>& live, const Preconditions& pre,
+                            const std::string& what) const;
+  Status WriteMeta(const ObjectInfo& info, const std::string& path);
+  int64_t NextGeneration(int64_t previous);
+
+  const std::string root_;
+  const Clock* clock_;
+  std::mutex mu_;  // Serializes writers (commit, delete, patch) and generations.
+  int64_t last_generation_ = 0;
+};
+
+}  // namespace ty::storage
