@@ -24,10 +24,11 @@ class ApiServer::Impl {
  public:
   Impl(service::JobService* service, Options options)
       : options_(std::move(options)),
-        router_(service),
+        router_(service, options_.storage),
         ioc_(std::make_unique<net::io_context>(options_.threads)),
         acceptor_(std::make_unique<tcp::acceptor>(net::make_strand(*ioc_))) {
     limits_.max_body_bytes = options_.max_body_bytes;
+    limits_.max_upload_bytes = options_.max_upload_bytes;
   }
 
   ~Impl() { Stop(); }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -21,16 +22,22 @@
 namespace ty::service {
 class JobService;
 }  // namespace ty::service
+namespace ty::storage {
+class ObjectStore;
+}  // namespace ty::storage
 
 namespace ty::api {
 
 class ApiServer {
  public:
   struct Options {
-    std::string host = "127.0.0.1";   // Numeric address or a resolvable name.
-    int port = 8080;                  // 0 = pick a free port (tests).
-    size_t max_body_bytes = 4 << 20;  // Larger bodies answer 413.
+    std::string host = "127.0.0.1";                 // Numeric address or a resolvable name.
+    int port = 8080;                                // 0 = pick a free port (tests).
+    size_t max_body_bytes = 4 << 20;                // Larger bodies answer 413 (uploads: below).
+    uint64_t max_upload_bytes = uint64_t{5} << 40;  // Cloud Storage uploads, spooled to disk.
     int threads = 2;
+    // The Cloud Storage JSON API over these buckets (not owned); null = not served.
+    storage::ObjectStore* storage = nullptr;
   };
 
   // InvalidArgument for bad options (threads < 1, port outside 0..65535).

@@ -9,6 +9,7 @@
 #include "api/endpoints.h"
 #include "api/http_status.h"
 #include "api/query.h"
+#include "api/storage_api.h"
 
 namespace ty::api {
 
@@ -179,10 +180,28 @@ Dispatch Route(service::JobService* service, const HttpRequest& request) {
 
 }  // namespace
 
+Router::Router(service::JobService* service, storage::ObjectStore* storage)
+    : service_(service),
+      storage_(storage),
+      sessions_(storage != nullptr ? std::make_unique<storage::UploadSessions>(storage) : nullptr) {
+}
+Router::~Router() = default;
+
+std::optional<std::string> Router::SpoolFileFor(const HttpRequest& head) const {
+  if (storage_ == nullptr || !internal::IsStorageUpload(head)) return std::nullopt;
+  Result<std::string> file = storage_->NewStagingFile();
+  if (!file.ok()) return std::nullopt;  // Read into memory; the handler reports the trouble.
+  return *file;
+}
+
 Dispatch Router::Handle(const HttpRequest& request) const {
   // Last line of defence: a throw from a library must become a 500, not unwind into
   // the network code (STYLE.md §4: no exceptions across modules).
   try {
+    internal::StorageContext storage{storage_, sessions_.get()};
+    if (std::optional<HttpResponse> answer = internal::RouteStorage(storage, request)) {
+      return Respond(std::move(*answer));
+    }
     return Route(service_, request);
   } catch (const std::exception& e) {
     return Respond(ErrorResponse(Internal(std::string("internal error: ") + e.what())));

@@ -23,11 +23,14 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "api/http_types.h"
 #include "service/job_service.h"
+#include "storage/object_store.h"
+#include "storage/upload_sessions.h"
 
 namespace ty::api {
 
@@ -54,9 +57,14 @@ struct FollowChunk {
 
 class Router {
  public:
-  explicit Router(service::JobService* service) : service_(service) {}
+  // `storage` (optional, not owned): serves the Cloud Storage JSON API over it.
+  explicit Router(service::JobService* service, storage::ObjectStore* storage = nullptr);
+  ~Router();
 
   Dispatch Handle(const HttpRequest& request) const;
+  // Where the body of a request with these headers goes instead of memory: a new
+  // staging file for Cloud Storage uploads; nullopt for everything else.
+  std::optional<std::string> SpoolFileFor(const HttpRequest& head) const;
 
   // Reads what was appended after `follow->cursor` (up to about `max_bytes` of
   // NDJSON), advancing the cursor. Marks the stream done once the job is terminal and
@@ -65,7 +73,9 @@ class Router {
   FollowChunk NextChunk(LogFollow* follow, size_t max_bytes = 64 * 1024) const;
 
  private:
-  service::JobService* service_;  // Not owned.
+  service::JobService* service_;   // Not owned.
+  storage::ObjectStore* storage_;  // Not owned; may be null.
+  std::unique_ptr<storage::UploadSessions> sessions_;
 };
 
 }  // namespace ty::api

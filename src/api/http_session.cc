@@ -1,7 +1,11 @@
 // HttpSession: request reading, dispatch, response writing and closing.
 #include "api/http_session.h"
 
+#include <unistd.h>
+
 #include <boost/asio/dispatch.hpp>
+#include <cctype>
+#include <limits>
 #include <utility>
 
 #include "api/http_status.h"
@@ -26,9 +30,15 @@ void HttpSession::Run() {
 }
 
 void HttpSession::ReadHeader() {
+  file_parser_.reset();
+  spool_path_.clear();
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(limits_->max_header_bytes));
-  parser_->body_limit(limits_->max_body_bytes);
+  // The header parse would already refuse a Content-Length over the limit, before
+  // OnHeader can route an upload to a file: limits are set once the route is known.
+  // (Not boost::none: Boost 1.74 compares a Content-Length against an empty limit
+  // as over it.)
+  parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
   // One deadline for the whole request: a client dribbling bytes is cut too.
   stream_.expires_after(limits_->read_timeout);
   http::async_read_header(
@@ -36,16 +46,60 @@ void HttpSession::ReadHeader() {
       [self = shared_from_this()](error_code ec, std::size_t) { self->OnHeader(ec); });
 }
 
+HttpRequest HttpSession::RequestHead() const {
+  const auto& req = file_parser_ ? file_parser_->get().base() : parser_->get().base();
+  HttpRequest request;
+  request.method = std::string(req.method_string());
+  std::string_view target(req.target().data(), req.target().size());
+  size_t question = target.find('?');
+  request.path = std::string(target.substr(0, question));
+  if (question != std::string_view::npos) request.query = ParseQuery(target.substr(question + 1));
+  for (const auto& field : req) {
+    std::string name(field.name_string());
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    request.headers[name] = std::string(field.value());
+  }
+  return request;
+}
+
+bool HttpSession::SpoolBody() {
+  std::optional<std::string> path = router_->SpoolFileFor(RequestHead());
+  if (!path) return true;
+  auto length = parser_->content_length();
+  if (length && *length > limits_->max_upload_bytes) {
+    OnReadError(http::error::body_limit);
+    return false;
+  }
+  file_parser_.emplace(std::move(*parser_));
+  parser_.reset();
+  file_parser_->body_limit(limits_->max_upload_bytes);
+  error_code ec;
+  file_parser_->get().body().open(path->c_str(), beast::file_mode::write, ec);
+  spool_path_ = *path;
+  if (ec) {
+    Write(ErrorResponse(Internal("cannot spool the upload: " + ec.message())), false);
+    return false;
+  }
+  // Uploads may be large and slow: the read deadline covers the headers only.
+  stream_.expires_never();
+  return true;
+}
+
 void HttpSession::OnHeader(error_code ec) {
   if (ec) return OnReadError(ec);
-  const auto& req = parser_->get();
-  auto length = parser_->content_length();
-  if (length && *length > limits_->max_body_bytes) {
-    return OnReadError(http::error::body_limit);
+  version_ = parser_->get().version();
+  const bool has_body = !parser_->is_done();
+  if (has_body && !SpoolBody()) return;
+  if (parser_) {
+    auto length = parser_->content_length();
+    if (length && *length > limits_->max_body_bytes) return OnReadError(http::error::body_limit);
+    parser_->body_limit(limits_->max_body_bytes);  // Chunked bodies are cut while read.
   }
   // curl and others wait (up to a second) for this before sending a large body.
-  if (beast::iequals(req[http::field::expect], "100-continue") && !parser_->is_done()) {
-    continue_ = {http::status::continue_, req.version()};
+  const auto& expect =
+      file_parser_ ? file_parser_->get()[http::field::expect] : parser_->get()[http::field::expect];
+  if (beast::iequals(expect, "100-continue") && has_body) {
+    continue_ = {http::status::continue_, version_};
     http::async_write(stream_, continue_, [self = shared_from_this()](error_code ec, std::size_t) {
       if (ec) return self->CloseNow();
       self->ReadBody();
@@ -56,12 +110,16 @@ void HttpSession::OnHeader(error_code ec) {
 }
 
 void HttpSession::ReadBody() {
-  http::async_read(stream_, buffer_, *parser_,
-                   [self = shared_from_this()](error_code ec, std::size_t) { self->OnBody(ec); });
+  auto done = [self = shared_from_this()](error_code ec, std::size_t) { self->OnBody(ec); };
+  if (file_parser_) return http::async_read(stream_, buffer_, *file_parser_, std::move(done));
+  http::async_read(stream_, buffer_, *parser_, std::move(done));
 }
 
 void HttpSession::OnBody(error_code ec) {
-  if (ec) return OnReadError(ec);
+  if (ec) {
+    if (!spool_path_.empty()) ::unlink(spool_path_.c_str());
+    return OnReadError(ec);
+  }
   Serve();
 }
 
@@ -91,29 +149,34 @@ void HttpSession::OnReadError(error_code ec) {
 }
 
 void HttpSession::Serve() {
-  const auto& req = parser_->get();
-  HttpRequest request;
-  request.method = std::string(req.method_string());
-  std::string_view target(req.target().data(), req.target().size());
-  size_t question = target.find('?');
-  request.path = std::string(target.substr(0, question));
-  if (question != std::string_view::npos) request.query = ParseQuery(target.substr(question + 1));
-  request.body = req.body();
-  const bool keep_alive = req.keep_alive();
-
+  HttpRequest request = RequestHead();
+  bool keep_alive = false;
+  if (file_parser_) {
+    file_parser_->get().body().close();
+    request.body_file = spool_path_;
+    keep_alive = file_parser_->get().keep_alive();
+  } else {
+    request.body = parser_->get().body();
+    keep_alive = parser_->get().keep_alive();
+  }
   Dispatch dispatch = router_->Handle(request);
+  // What the handler did not move away (a rejected or copied upload) goes.
+  if (!spool_path_.empty()) ::unlink(spool_path_.c_str());
   if (dispatch.follow) return StartFollow(std::move(*dispatch.follow));
+  if (dispatch.response.source) return WriteSource(std::move(dispatch.response), keep_alive);
   Write(std::move(dispatch.response), keep_alive);
 }
 
 void HttpSession::Write(HttpResponse response, bool keep_alive) {
-  unsigned version = parser_ && parser_->is_header_done() ? parser_->get().version() : 11;
   response_ = {};
-  response_.version(version == 10 ? 10 : 11);
+  response_.version(version_ == 10 ? 10 : 11);
   response_.result(static_cast<unsigned>(response.status));
-  // Beast knows no reason phrase for Google's 499 (CANCELLED).
+  // Beast knows no reason phrase for Google's 499 (CANCELLED) or the 308 of
+  // resumable uploads ("Resume Incomplete" on Google's front end).
   if (response.status == 499) response_.reason("Client Closed Request");
+  if (response.status == 308) response_.reason("Resume Incomplete");
   response_.set(http::field::content_type, response.content_type);
+  for (const auto& [name, value] : response.headers) response_.set(name, value);
   response_.body() = std::move(response.body);
   response_.keep_alive(keep_alive);
   response_.prepare_payload();
@@ -121,6 +184,61 @@ void HttpSession::Write(HttpResponse response, bool keep_alive) {
   http::async_write(stream_, response_,
                     [self = shared_from_this(), keep_alive](error_code ec, std::size_t) {
                       self->OnWrite(keep_alive, ec);
+                    });
+}
+
+void HttpSession::WriteSource(HttpResponse response, bool keep_alive) {
+  response_ = {};  // OnWrite asks it whether the connection must close.
+  response_.version(version_ == 10 ? 10 : 11);
+  response_.keep_alive(keep_alive);
+  source_ = std::move(response.source);
+  source_at_ = 0;
+  source_response_ = {};
+  source_response_.version(version_ == 10 ? 10 : 11);
+  source_response_.result(static_cast<unsigned>(response.status));
+  source_response_.set(http::field::content_type, response.content_type);
+  for (const auto& [name, value] : response.headers) source_response_.set(name, value);
+  source_response_.content_length(source_->size());
+  source_response_.keep_alive(keep_alive);
+  source_response_.body().data = nullptr;
+  source_response_.body().more = true;
+  source_serializer_.emplace(source_response_);
+  stream_.expires_after(limits_->write_timeout);
+  http::async_write_header(stream_, *source_serializer_,
+                           [self = shared_from_this(), keep_alive](error_code ec, std::size_t) {
+                             if (ec) return self->CloseNow();
+                             self->WriteSourceChunk(keep_alive);
+                           });
+}
+
+void HttpSession::WriteSourceChunk(bool keep_alive) {
+  constexpr size_t kChunk = 1 << 20;
+  auto& body = source_response_.body();
+  if (source_at_ >= source_->size()) {
+    body.data = nullptr;
+    body.size = 0;
+    body.more = false;
+  } else {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, source_->size() - source_at_));
+    Result<std::string> piece = source_->Read(source_at_, n);
+    // The header promised a length: a read failure can only end the connection.
+    if (!piece.ok() || piece->empty()) return CloseNow();
+    source_chunk_ = std::move(*piece);
+    source_at_ += source_chunk_.size();
+    body.data = source_chunk_.data();
+    body.size = source_chunk_.size();
+    body.more = true;
+  }
+  stream_.expires_after(limits_->write_timeout);
+  http::async_write(stream_, *source_serializer_,
+                    [self = shared_from_this(), keep_alive](error_code ec, std::size_t) {
+                      if (ec == http::error::need_buffer) ec = {};
+                      if (ec) return self->CloseNow();
+                      if (self->source_serializer_->is_done()) {
+                        self->source_.reset();
+                        return self->OnWrite(keep_alive, ec);
+                      }
+                      self->WriteSourceChunk(keep_alive);
                     });
 }
 

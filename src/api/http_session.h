@@ -29,6 +29,7 @@
 #include <boost/beast/http.hpp>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +41,7 @@ namespace ty::api::internal {
 
 struct SessionLimits {
   size_t max_body_bytes = 4 << 20;
+  uint64_t max_upload_bytes = uint64_t{1} << 40;  // Bodies the router spools to a file.
   size_t max_header_bytes = 64 * 1024;
   std::chrono::seconds read_timeout{60};
   std::chrono::seconds write_timeout{60};
@@ -66,6 +68,12 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void OnReadError(error_code ec);
   void Serve();
   void Write(HttpResponse response, bool keep_alive);
+  // A response whose body comes from a BodySource, 1 MiB at a time.
+  void WriteSource(HttpResponse response, bool keep_alive);
+  void WriteSourceChunk(bool keep_alive);
+  // Switches the read to a file when the router spools this request's body.
+  bool SpoolBody();
+  HttpRequest RequestHead() const;
   void OnWrite(bool keep_alive, error_code ec);
   void CloseGracefully();  // Half-close, drain, close.
   void Drain(bool first);
@@ -83,6 +91,17 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   const Router* router_;
   const SessionLimits* limits_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+  // Instead of parser_ when the body is spooled to `spool_path_` (uploads).
+  std::optional<boost::beast::http::request_parser<boost::beast::http::file_body>> file_parser_;
+  std::string spool_path_;
+  unsigned version_ = 11;
+  // Streamed response (WriteSource).
+  boost::beast::http::response<boost::beast::http::buffer_body> source_response_;
+  std::optional<boost::beast::http::response_serializer<boost::beast::http::buffer_body>>
+      source_serializer_;
+  std::shared_ptr<BodySource> source_;
+  uint64_t source_at_ = 0;
+  std::string source_chunk_;
   boost::beast::http::response<boost::beast::http::string_body> response_;
   boost::beast::http::response<boost::beast::http::empty_body> continue_;
   bool closed_ = false;

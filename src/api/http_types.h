@@ -3,8 +3,14 @@
 // wire JSON can be reasoned about without Boost. Plain values; safe to copy.
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
 
 namespace ty::api {
 
@@ -17,12 +23,35 @@ struct HttpRequest {
   std::string path;                          // Raw path, still percent-encoded, without the query.
   std::map<std::string, std::string> query;  // Decoded names and values; last one wins.
   std::string body;                          // Empty for a bodiless request.
+  // Header fields by lower-case name (the last one wins).
+  std::map<std::string, std::string> headers;
+  // Uploads: the body went to this file instead of `body` (Router::SpoolFileFor).
+  // A handler that keeps the bytes moves the file away; the session removes what
+  // is left when the request is done.
+  std::string body_file;
+
+  std::string Header(const std::string& lower_name) const {
+    auto it = headers.find(lower_name);
+    return it == headers.end() ? std::string() : it->second;
+  }
+};
+
+// A large response body read piece by piece while it is sent (object downloads),
+// so a gigabyte never sits in memory.
+class BodySource {
+ public:
+  virtual ~BodySource() = default;
+  virtual uint64_t size() const = 0;
+  // Up to `n` bytes at `offset` of the body (`offset` < size()).
+  virtual Result<std::string> Read(uint64_t offset, size_t n) = 0;
 };
 
 struct HttpResponse {
   int status = 200;
   std::string content_type = kJsonContentType;
   std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // Extra fields.
+  std::shared_ptr<BodySource> source;  // When set, the body (and `body` is unused).
 };
 
 }  // namespace ty::api

@@ -21,6 +21,7 @@
 #include "logs/log_store.h"
 #include "model/spec_limits.h"
 #include "service/job_service.h"
+#include "storage/object_store.h"
 #include "store/sqlite_job_store.h"
 
 namespace {
@@ -235,9 +236,14 @@ int main(int argc, char** argv) {
   if (!service.ok()) return Fail(service.status());
   if (ty::Status s = (*service)->Start(); !s.ok()) return Fail(s);
 
+  // The Cloud Storage JSON API over the same directories replicas see at /gcs.
+  auto objects = ty::storage::ObjectStore::Open(cfg.bucket_root, ty::SystemClock::Get());
+  if (!objects.ok()) return Fail(objects.status());
+
   ty::api::ApiServer::Options ao;
   ao.host = host;
   ao.port = port;
+  ao.storage = objects->get();
   auto api = ty::api::ApiServer::Create(service->get(), ao);
   if (!api.ok()) return Fail(api.status());
   auto bound = (*api)->Start();

@@ -234,6 +234,12 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& root,
     std::filesystem::create_directories(root + kHidden + sub, ec);
     if (ec) return Internal("cannot create " + root + kHidden + sub + ": " + ec.message());
   }
+  // Uploads in flight when the last daemon stopped cannot be resumed (sessions
+  // live in memory): their bytes go.
+  for (const auto& leftover :
+       std::filesystem::directory_iterator(root + kHidden + "/staging", ec)) {
+    std::filesystem::remove(leftover.path(), ec);
+  }
   return std::unique_ptr<ObjectStore>(
       new ObjectStore(root, clock != nullptr ? clock : SystemClock::Get()));
 }
@@ -301,7 +307,9 @@ Status ObjectStore::DeleteBucket(const std::string& bucket) {
 
 Result<int> ObjectStore::OpenParent(const std::string& bucket, const std::string& name, bool create,
                                     std::string* leaf) const {
-  RETURN_IF_ERROR(CheckObjectName(name));
+  // A name no write could have made is simply not there for readers (gcloud probes
+  // "dir/" when listing a prefix).
+  if (Status s = CheckObjectName(name); !s.ok()) return create ? s : NoSuchObject(bucket, name);
   Fd dir(::open(BucketDir(bucket).c_str(), O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
   if (dir.fd < 0) return NoSuchBucket(bucket);
   std::vector<std::string> segs = Segments(name);

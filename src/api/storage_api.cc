@@ -1,0 +1,527 @@
+// Cloud Storage JSON API: routing, resources, buckets, object reads, listing,
+// patch, delete, copy and compose (uploads are in storage_uploads.cc).
+#include "api/storage_api.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "api/http_status.h"
+#include "api/query.h"
+#include "common/files.h"
+#include "common/time.h"
+
+namespace ty::api::internal {
+
+namespace {
+
+using json = nlohmann::json;
+using storage::ObjectInfo;
+
+std::string Param(const HttpRequest& r, const std::string& name) {
+  auto it = r.query.find(name);
+  return it == r.query.end() ? std::string() : it->second;
+}
+
+Result<std::optional<int64_t>> Int64Param(const HttpRequest& r, const std::string& name) {
+  std::string v = Param(r, name);
+  if (v.empty()) return std::optional<int64_t>();
+  char* end = nullptr;
+  errno = 0;
+  long long n = std::strtoll(v.c_str(), &end, 10);
+  if (errno != 0 || end == v.c_str() || *end != '\0') {
+    return InvalidArgument("Invalid value for " + name + ": '" + v + "' is not a number");
+  }
+  return std::optional<int64_t>(n);
+}
+
+const char* ReasonOf(int http) {
+  switch (http) {
+    case 400:
+      return "invalid";
+    case 403:
+      return "forbidden";
+    case 404:
+      return "notFound";
+    case 409:
+      return "conflict";
+    case 412:
+      return "conditionNotMet";
+    case 429:
+      return "rateLimitExceeded";
+    case 503:
+      return "backendError";
+    default:
+      return "internalError";
+  }
+}
+
+json BucketJson(const HttpRequest& r, const storage::BucketInfo& b) {
+  std::string t = FormatRfc3339(b.time_created);
+  return {{"kind", "storage#bucket"},
+          {"id", b.name},
+          {"name", b.name},
+          {"selfLink", BaseUrl(r) + "/storage/v1/b/" + b.name},
+          {"projectNumber", "0"},
+          {"metageneration", "1"},
+          {"location", "US"},
+          {"locationType", "multi-region"},
+          {"storageClass", "STANDARD"},
+          {"timeCreated", t},
+          {"updated", t},
+          {"etag", "CAE="}};
+}
+
+json ObjectJson(const HttpRequest& r, const ObjectInfo& o) {
+  const std::string gen = std::to_string(o.generation);
+  const std::string enc = UrlEncode(o.name);
+  json j = {{"kind", "storage#object"},
+            {"id", o.bucket + "/" + o.name + "/" + gen},
+            {"selfLink", BaseUrl(r) + "/storage/v1/b/" + o.bucket + "/o/" + enc},
+            {"mediaLink", BaseUrl(r) + "/download/storage/v1/b/" + o.bucket + "/o/" + enc +
+                              "?generation=" + gen + "&alt=media"},
+            {"name", o.name},
+            {"bucket", o.bucket},
+            {"generation", gen},
+            {"metageneration", std::to_string(o.metageneration)},
+            {"contentType", o.content_type},
+            {"storageClass", "STANDARD"},
+            {"size", std::to_string(o.size)},
+            {"md5Hash", o.md5_b64},
+            {"crc32c", o.crc32c_b64},
+            {"etag", Base64Encode(gen + "/" + std::to_string(o.metageneration))},
+            {"timeCreated", FormatRfc3339(o.time_created)},
+            {"updated", FormatRfc3339(o.updated)},
+            {"timeStorageClassUpdated", FormatRfc3339(o.time_created)}};
+  if (!o.metadata.empty()) j["metadata"] = o.metadata;
+  if (!o.content_encoding.empty()) j["contentEncoding"] = o.content_encoding;
+  if (!o.cache_control.empty()) j["cacheControl"] = o.cache_control;
+  if (!o.content_disposition.empty()) j["contentDisposition"] = o.content_disposition;
+  if (o.component_count > 0) j["componentCount"] = o.component_count;
+  return j;
+}
+
+// ---- Media ------------------------------------------------------------------------
+
+class ReaderSource : public BodySource {
+ public:
+  ReaderSource(storage::ObjectReader reader, uint64_t offset, uint64_t length)
+      : reader_(std::move(reader)), offset_(offset), length_(length) {}
+  uint64_t size() const override { return length_; }
+  Result<std::string> Read(uint64_t at, size_t n) override { return reader_.Read(offset_ + at, n); }
+
+ private:
+  storage::ObjectReader reader_;
+  uint64_t offset_;
+  uint64_t length_;
+};
+
+// "bytes=a-b", "bytes=a-", "bytes=-n" of an object of `size` bytes. nullopt: the
+// whole object; InvalidArgument-like failure: not satisfiable.
+Result<std::optional<std::pair<uint64_t, uint64_t>>> RangeOf(const std::string& header,
+                                                             uint64_t size) {
+  using Range = std::optional<std::pair<uint64_t, uint64_t>>;
+  if (header.rfind("bytes=", 0) != 0 || header.find(',') != std::string::npos) return Range();
+  std::string spec = header.substr(6);
+  size_t dash = spec.find('-');
+  if (dash == std::string::npos) return Range();
+  std::string a = spec.substr(0, dash), b = spec.substr(dash + 1);
+  uint64_t first = 0, last = size == 0 ? 0 : size - 1;
+  if (a.empty()) {
+    if (b.empty()) return Range();
+    uint64_t n = std::strtoull(b.c_str(), nullptr, 10);
+    first = n >= size ? 0 : size - n;
+  } else {
+    first = std::strtoull(a.c_str(), nullptr, 10);
+    if (!b.empty()) last = std::min<uint64_t>(last, std::strtoull(b.c_str(), nullptr, 10));
+  }
+  if (first >= size || first > last)
+    return Status(StatusCode::kOutOfRange, "Requested range not satisfiable");
+  return Range(std::make_pair(first, last));
+}
+
+HttpResponse Download(const StorageContext& ctx, const HttpRequest& r, const std::string& bucket,
+                      const std::string& name) {
+  Result<std::optional<int64_t>> generation = Int64Param(r, "generation");
+  if (!generation.ok()) return StorageError(generation.status());
+  Result<storage::ObjectReader> reader = ctx.store->OpenForRead(bucket, name, *generation);
+  if (!reader.ok()) return StorageError(reader.status());
+  const ObjectInfo info = reader->info();
+  HttpResponse out;
+  out.content_type = info.content_type;
+  out.headers = {{"x-goog-hash", "crc32c=" + info.crc32c_b64 + ",md5=" + info.md5_b64},
+                 {"x-goog-generation", std::to_string(info.generation)},
+                 {"x-goog-metageneration", std::to_string(info.metageneration)},
+                 {"x-goog-stored-content-length", std::to_string(info.size)},
+                 {"x-goog-stored-content-encoding",
+                  info.content_encoding.empty() ? "identity" : info.content_encoding},
+                 {"Accept-Ranges", "bytes"},
+                 {"ETag", "\"" + info.md5_b64 + "\""}};
+  Result<std::optional<std::pair<uint64_t, uint64_t>>> range =
+      RangeOf(r.Header("range"), info.size);
+  if (!range.ok()) {
+    HttpResponse bad = StorageError(range.status());
+    bad.status = 416;
+    bad.headers = {{"Content-Range", "bytes */" + std::to_string(info.size)}};
+    return bad;
+  }
+  uint64_t first = 0, length = info.size;
+  if (*range) {
+    first = (*range)->first;
+    length = (*range)->second - first + 1;
+    out.status = 206;
+    out.headers.emplace_back("Content-Range", "bytes " + std::to_string(first) + "-" +
+                                                  std::to_string((*range)->second) + "/" +
+                                                  std::to_string(info.size));
+  }
+  out.source = std::make_shared<ReaderSource>(std::move(*reader), first, length);
+  return out;
+}
+
+// ---- Buckets ----------------------------------------------------------------------
+
+HttpResponse Buckets(const StorageContext& ctx, const HttpRequest& r) {
+  if (r.method == "GET") {
+    Result<std::vector<storage::BucketInfo>> all = ctx.store->ListBuckets();
+    if (!all.ok()) return StorageError(all.status());
+    json items = json::array();
+    for (const auto& b : *all) items.push_back(BucketJson(r, b));
+    json out = {{"kind", "storage#buckets"}};
+    if (!items.empty()) out["items"] = std::move(items);
+    return JsonResponse(out);
+  }
+  if (r.method != "POST") return StorageError(NotFound("No such method " + r.method));
+  json body = json::parse(r.body.empty() ? "{}" : r.body, nullptr, false);
+  if (!body.is_object() || !body.contains("name") || !body["name"].is_string()) {
+    return StorageError(InvalidArgument("Bucket name is required: {\"name\": \"...\"}"));
+  }
+  Result<storage::BucketInfo> made = ctx.store->CreateBucket(body["name"].get<std::string>());
+  if (!made.ok()) return StorageError(made.status());
+  return JsonResponse(BucketJson(r, *made));
+}
+
+HttpResponse Bucket(const StorageContext& ctx, const HttpRequest& r, const std::string& bucket,
+                    bool layout) {
+  Result<storage::BucketInfo> b = ctx.store->GetBucket(bucket);
+  if (!b.ok()) return StorageError(b.status());
+  if (layout) {
+    // Flat namespace: gcloud would switch to the Folders API for a hierarchical one.
+    return JsonResponse({{"kind", "storage#storageLayout"},
+                         {"bucket", bucket},
+                         {"location", "US"},
+                         {"locationType", "multi-region"}});
+  }
+  if (r.method == "DELETE") {
+    Status s = ctx.store->DeleteBucket(bucket);
+    if (s.code() == StatusCode::kFailedPrecondition) s = AlreadyExists(s.message());  // 409.
+    if (!s.ok()) return StorageError(s);
+    HttpResponse done;
+    done.status = 204;
+    return done;
+  }
+  return JsonResponse(BucketJson(r, *b));
+}
+
+// ---- Objects ----------------------------------------------------------------------
+
+HttpResponse ListObjects(const StorageContext& ctx, const HttpRequest& r,
+                         const std::string& bucket) {
+  storage::ListQuery q;
+  q.prefix = Param(r, "prefix");
+  q.delimiter = Param(r, "delimiter");
+  q.page_token = Param(r, "pageToken");
+  q.start_offset = Param(r, "startOffset");
+  q.end_offset = Param(r, "endOffset");
+  Result<std::optional<int64_t>> max = Int64Param(r, "maxResults");
+  if (!max.ok()) return StorageError(max.status());
+  if (*max && **max > 0) q.max_results = static_cast<size_t>(std::min<int64_t>(**max, 1000));
+  Result<storage::ListResult> l = ctx.store->List(bucket, q);
+  if (!l.ok()) return StorageError(l.status());
+  json out = {{"kind", "storage#objects"}};
+  if (!l->items.empty()) {
+    json items = json::array();
+    for (const ObjectInfo& o : l->items) items.push_back(ObjectJson(r, o));
+    out["items"] = std::move(items);
+  }
+  if (!l->prefixes.empty()) out["prefixes"] = l->prefixes;
+  if (!l->next_page_token.empty()) out["nextPageToken"] = l->next_page_token;
+  return JsonResponse(out);
+}
+
+Result<storage::ObjectPatch> PatchOf(const std::string& body_text) {
+  json body = json::parse(body_text.empty() ? "{}" : body_text, nullptr, false);
+  if (!body.is_object()) return InvalidArgument("The request body must be a JSON object");
+  storage::ObjectPatch p;
+  auto text = [&](const char* key, std::optional<std::string>* into) -> Status {
+    auto it = body.find(key);
+    if (it == body.end()) return Status::Ok();
+    if (!it->is_string()) return InvalidArgument(std::string(key) + " must be a string");
+    *into = it->get<std::string>();
+    return Status::Ok();
+  };
+  RETURN_IF_ERROR(text("contentType", &p.content_type));
+  RETURN_IF_ERROR(text("contentEncoding", &p.content_encoding));
+  RETURN_IF_ERROR(text("cacheControl", &p.cache_control));
+  RETURN_IF_ERROR(text("contentDisposition", &p.content_disposition));
+  if (auto m = body.find("metadata"); m != body.end()) {
+    if (m->is_null()) {
+      p.clear_metadata = true;
+    } else if (!m->is_object()) {
+      return InvalidArgument("metadata must be an object of strings");
+    } else {
+      for (const auto& [k, v] : m->items()) {
+        if (v.is_null()) {
+          p.metadata[k] = std::nullopt;
+        } else if (v.is_string()) {
+          p.metadata[k] = v.get<std::string>();
+        } else {
+          return InvalidArgument("metadata." + k + " must be a string");
+        }
+      }
+    }
+  }
+  return p;
+}
+
+HttpResponse Object(const StorageContext& ctx, const HttpRequest& r, const std::string& bucket,
+                    const std::string& name) {
+  if (r.method == "GET" && Param(r, "alt") == "media") return Download(ctx, r, bucket, name);
+  Result<storage::Preconditions> pre = PreconditionsOf(r);
+  if (!pre.ok()) return StorageError(pre.status());
+  Result<std::optional<int64_t>> generation = Int64Param(r, "generation");
+  if (!generation.ok()) return StorageError(generation.status());
+  if (r.method == "GET") {
+    Result<ObjectInfo> info = ctx.store->Stat(bucket, name, *generation);
+    if (!info.ok()) return StorageError(info.status());
+    return ObjectResponse(r, *info);
+  }
+  if (r.method == "DELETE") {
+    Status s = ctx.store->Delete(bucket, name, *generation, *pre);
+    if (!s.ok()) return StorageError(s);
+    HttpResponse done;
+    done.status = 204;
+    return done;
+  }
+  if (r.method == "PATCH" || r.method == "PUT") {
+    Result<storage::ObjectPatch> patch = PatchOf(r.body);
+    if (!patch.ok()) return StorageError(patch.status());
+    Result<ObjectInfo> info = ctx.store->Patch(bucket, name, *patch, *pre);
+    if (!info.ok()) return StorageError(info.status());
+    return ObjectResponse(r, *info);
+  }
+  return StorageError(NotFound("No such method " + r.method + " on an object"));
+}
+
+// Appends the object's bytes to the staging file `to`.
+Status AppendObject(const StorageContext& ctx, const std::string& bucket, const std::string& name,
+                    std::optional<int64_t> generation, const std::string& to) {
+  ASSIGN_OR_RETURN(storage::ObjectReader reader, ctx.store->OpenForRead(bucket, name, generation));
+  int out = ::open(to.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (out < 0) return Internal("cannot write a staging file");
+  Status result = Status::Ok();
+  for (uint64_t at = 0; at < reader.info().size;) {
+    Result<std::string> piece = reader.Read(at, 1 << 20);
+    if (!piece.ok() || piece->empty()) {
+      result = piece.ok() ? Internal("object shrank while copied") : piece.status();
+      break;
+    }
+    if (::write(out, piece->data(), piece->size()) != static_cast<ssize_t>(piece->size())) {
+      result = Internal("cannot write a staging file");
+      break;
+    }
+    at += piece->size();
+  }
+  ::close(out);
+  return result;
+}
+
+storage::ObjectAttributes AttributesOf(const ObjectInfo& source, const json& overrides) {
+  storage::ObjectAttributes a{source.content_type, source.content_encoding, source.cache_control,
+                              source.content_disposition, source.metadata};
+  if (!overrides.is_object()) return a;
+  if (overrides.contains("contentType") && overrides["contentType"].is_string()) {
+    a.content_type = overrides["contentType"];
+  }
+  if (overrides.contains("metadata") && overrides["metadata"].is_object()) {
+    for (const auto& [k, v] : overrides["metadata"].items()) {
+      if (v.is_string()) a.metadata[k] = v.get<std::string>();
+    }
+  }
+  return a;
+}
+
+// rewriteTo (answers a rewriteResponse, done in one call) and copyTo.
+HttpResponse CopyObject(const StorageContext& ctx, const HttpRequest& r,
+                        const std::vector<std::string>& seg, size_t at, bool rewrite) {
+  const std::string& src_bucket = seg[at + 1];
+  const std::string& src_name = seg[at + 3];
+  const std::string& dst_bucket = seg[at + 6];
+  const std::string& dst_name = seg[at + 8];
+  Result<std::optional<int64_t>> generation = Int64Param(r, "sourceGeneration");
+  Result<storage::Preconditions> pre = PreconditionsOf(r);
+  if (!generation.ok() || !pre.ok()) {
+    return StorageError(!generation.ok() ? generation.status() : pre.status());
+  }
+  Result<ObjectInfo> source = ctx.store->Stat(src_bucket, src_name, *generation);
+  if (!source.ok()) return StorageError(source.status());
+  Result<std::string> staged = ctx.store->NewStagingFile();
+  if (!staged.ok()) return StorageError(staged.status());
+  if (Status s = AppendObject(ctx, src_bucket, src_name, source->generation, *staged); !s.ok()) {
+    ::unlink(staged->c_str());
+    return StorageError(s);
+  }
+  json body = json::parse(r.body.empty() ? "{}" : r.body, nullptr, false);
+  Result<ObjectInfo> made =
+      ctx.store->Commit(dst_bucket, dst_name, AttributesOf(*source, body), *pre, *staged);
+  if (!made.ok()) return StorageError(made.status());
+  if (!rewrite) return ObjectResponse(r, *made);
+  const std::string size = std::to_string(made->size);
+  return JsonResponse({{"kind", "storage#rewriteResponse"},
+                       {"totalBytesRewritten", size},
+                       {"objectSize", size},
+                       {"done", true},
+                       {"resource", ObjectJson(r, *made)}});
+}
+
+// The server computes the composite's hashes; the client's copied ones are ignored.
+HttpResponse Compose(const StorageContext& ctx, const HttpRequest& r, const std::string& bucket,
+                     const std::string& name) {
+  json body = json::parse(r.body.empty() ? "{}" : r.body, nullptr, false);
+  if (!body.is_object() || !body.contains("sourceObjects") || !body["sourceObjects"].is_array() ||
+      body["sourceObjects"].empty() || body["sourceObjects"].size() > 32) {
+    return StorageError(InvalidArgument("sourceObjects: 1 to 32 objects are required"));
+  }
+  Result<storage::Preconditions> pre = PreconditionsOf(r);
+  if (!pre.ok()) return StorageError(pre.status());
+  Result<std::string> staged = ctx.store->NewStagingFile();
+  if (!staged.ok()) return StorageError(staged.status());
+  int components = 0;
+  std::optional<ObjectInfo> first;
+  for (const json& src : body["sourceObjects"]) {
+    std::string src_name = src.is_object() ? src.value("name", "") : "";
+    std::optional<int64_t> gen;
+    if (src.is_object() && src.contains("generation")) {
+      const json& g = src["generation"];
+      gen = g.is_string()           ? std::strtoll(g.get<std::string>().c_str(), nullptr, 10)
+            : g.is_number_integer() ? g.get<int64_t>()
+                                    : 0;
+    }
+    Result<ObjectInfo> info = ctx.store->Stat(bucket, src_name, gen);
+    Status s =
+        info.ok() ? AppendObject(ctx, bucket, src_name, info->generation, *staged) : info.status();
+    if (!s.ok()) {
+      ::unlink(staged->c_str());
+      return StorageError(s);
+    }
+    if (!first) first = *info;
+    components += std::max(1, info->component_count);
+  }
+  storage::ObjectAttributes attributes = AttributesOf(*first, body.value("destination", json()));
+  Result<ObjectInfo> made = ctx.store->Commit(bucket, name, attributes, *pre, *staged, components);
+  if (!made.ok()) return StorageError(made.status());
+  return ObjectResponse(r, *made);
+}
+
+// Everything under /storage/v1 (or Node's bare form): seg[at] == "b".
+HttpResponse JsonApi(const StorageContext& ctx, const HttpRequest& r,
+                     const std::vector<std::string>& seg, size_t at) {
+  const size_t n = seg.size() - at;
+  if (n == 1) return Buckets(ctx, r);
+  const std::string& bucket = seg[at + 1];
+  if (n == 2) return Bucket(ctx, r, bucket, false);
+  if (n == 3 && seg[at + 2] == "storageLayout") return Bucket(ctx, r, bucket, true);
+  if (seg[at + 2] != "o") return StorageError(NotFound("No such route: " + r.path));
+  if (n == 3) {
+    if (r.method == "GET") return ListObjects(ctx, r, bucket);
+    return StorageError(NotFound("Uploads go to /upload/storage/v1/b/" + bucket + "/o"));
+  }
+  const std::string& name = seg[at + 3];
+  if (n == 4) return Object(ctx, r, bucket, name);
+  if (n == 5 && seg[at + 4] == "compose" && r.method == "POST")
+    return Compose(ctx, r, bucket, name);
+  if (n == 9 && (seg[at + 4] == "rewriteTo" || seg[at + 4] == "copyTo") && seg[at + 5] == "b" &&
+      seg[at + 7] == "o" && r.method == "POST") {
+    return CopyObject(ctx, r, seg, at, seg[at + 4] == "rewriteTo");
+  }
+  return StorageError(NotFound("No such route: " + r.path));
+}
+
+bool StartsWith(const std::vector<std::string>& seg, std::initializer_list<const char*> head) {
+  if (seg.size() < head.size()) return false;
+  size_t i = 0;
+  for (const char* h : head) {
+    if (seg[i++] != h) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+HttpResponse StorageError(const Status& status) {
+  int http = HttpStatusFor(status.code());
+  // Conditions on the live object (ifGenerationMatch, ...) are 412 in Cloud Storage.
+  if (status.code() == StatusCode::kFailedPrecondition) http = 412;
+  if (status.code() == StatusCode::kOutOfRange) http = 416;
+  json error = {
+      {"code", http},
+      {"message", status.message()},
+      {"errors",
+       json::array(
+           {{{"domain", "global"}, {"reason", ReasonOf(http)}, {"message", status.message()}}})}};
+  return JsonResponse({{"error", error}}, http);
+}
+
+std::string BaseUrl(const HttpRequest& r) {
+  std::string host = r.Header("host");
+  return "http://" + (host.empty() ? std::string("127.0.0.1") : host);
+}
+
+HttpResponse ObjectResponse(const HttpRequest& r, const ObjectInfo& info) {
+  return JsonResponse(ObjectJson(r, info));
+}
+
+Result<storage::Preconditions> PreconditionsOf(const HttpRequest& r) {
+  storage::Preconditions p;
+  ASSIGN_OR_RETURN(p.if_generation_match, Int64Param(r, "ifGenerationMatch"));
+  ASSIGN_OR_RETURN(p.if_generation_not_match, Int64Param(r, "ifGenerationNotMatch"));
+  ASSIGN_OR_RETURN(p.if_metageneration_match, Int64Param(r, "ifMetagenerationMatch"));
+  ASSIGN_OR_RETURN(p.if_metageneration_not_match, Int64Param(r, "ifMetagenerationNotMatch"));
+  return p;
+}
+
+bool IsStorageUpload(const HttpRequest& r) {
+  if (r.method != "POST" && r.method != "PUT") return false;
+  return r.path.rfind("/upload/storage/v1/", 0) == 0 ||
+         r.path.rfind("/resumable/upload/storage/v1/", 0) == 0;
+}
+
+std::optional<HttpResponse> RouteStorage(const StorageContext& ctx, const HttpRequest& r) {
+  if (ctx.store == nullptr) return std::nullopt;
+  std::vector<std::string> seg = SplitPath(r.path);
+  if (seg.empty()) return std::nullopt;
+  if (StartsWith(seg, {"storage", "v1", "b"})) return JsonApi(ctx, r, seg, 2);
+  if (seg[0] == "b") return JsonApi(ctx, r, seg, 0);
+  const bool upload = StartsWith(seg, {"upload", "storage", "v1", "b"});
+  const bool resumable = StartsWith(seg, {"resumable", "upload", "storage", "v1", "b"});
+  if (upload || resumable) {
+    const size_t at = upload ? 4 : 5;
+    if (r.method == "PUT" || !Param(r, "upload_id").empty()) return PutToSession(ctx, r);
+    if (seg.size() == at + 2 && seg[at + 1] == "o" && r.method == "POST") {
+      return UploadObject(ctx, r, seg[at]);
+    }
+    return StorageError(NotFound("No such upload route: " + r.path));
+  }
+  if (StartsWith(seg, {"download", "storage", "v1", "b"}) && seg.size() == 7 && seg[5] == "o") {
+    return Download(ctx, r, seg[4], seg[6]);
+  }
+  // Path-style reads: GET /BUCKET/OBJECT, only for a bucket that exists.
+  if (r.method == "GET" && seg.size() >= 2 && ctx.store->GetBucket(seg[0]).ok()) {
+    std::string name = seg[1];
+    for (size_t i = 2; i < seg.size(); ++i) name += "/" + seg[i];
+    return Download(ctx, r, seg[0], name);
+  }
+  return std::nullopt;
+}
+
+}  // namespace ty::api::internal

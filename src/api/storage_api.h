@@ -1,0 +1,52 @@
+// Internal to api/: the Cloud Storage JSON API over storage::ObjectStore
+// (spec/cloud-storage-v1.md), as gcloud storage, the ml-engine package upload and
+// the Python/Node clients (STORAGE_EMULATOR_HOST) call it.
+//
+// Routes (B = bucket, O = one percent-encoded path segment holding the object name):
+//   /storage/v1/b[/B[/storageLayout|/o[/O[/compose|/rewriteTo/b/B2/o/O2|/copyTo/...]]]]
+//   /b/...                                the same, as Node sends them (no prefix)
+//   /upload/storage/v1/b/B/o              POST multipart | media | resumable; PUT session
+//   /resumable/upload/storage/v1/b/B/o    POST resumable (gcloud's initiation path)
+//   /download/storage/v1/b/B/o/O          media
+//   GET /B/O...                           path-style media, for an existing bucket B
+// Errors carry Cloud Storage's shape: {"error":{"code","message","errors":[{"domain",
+// "reason","message"}]}}.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/http_types.h"
+#include "storage/object_store.h"
+#include "storage/upload_sessions.h"
+
+namespace ty::api::internal {
+
+struct StorageContext {
+  storage::ObjectStore* store = nullptr;
+  storage::UploadSessions* sessions = nullptr;
+};
+
+// The answer when `request` is a storage route; nullopt otherwise (path-style
+// reads only match existing buckets, so the job routes keep their paths).
+std::optional<HttpResponse> RouteStorage(const StorageContext& ctx, const HttpRequest& request);
+
+// Whether the body of `request` should be spooled to a staging file (uploads).
+bool IsStorageUpload(const HttpRequest& request);
+
+// ---- Shared by storage_api.cc and storage_uploads.cc ----------------------------
+
+HttpResponse StorageError(const Status& status);
+// "http://HOST" of the request, for selfLink, mediaLink and session URLs.
+std::string BaseUrl(const HttpRequest& request);
+HttpResponse ObjectResponse(const HttpRequest& request, const storage::ObjectInfo& info);
+// ifGenerationMatch and friends from the query. InvalidArgument for a non-number.
+Result<storage::Preconditions> PreconditionsOf(const HttpRequest& request);
+
+// Uploads (storage_uploads.cc): POST to the bucket's upload URL, PUT to a session.
+HttpResponse UploadObject(const StorageContext& ctx, const HttpRequest& request,
+                          const std::string& bucket);
+HttpResponse PutToSession(const StorageContext& ctx, const HttpRequest& request);
+
+}  // namespace ty::api::internal

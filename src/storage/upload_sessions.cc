@@ -1,0 +1,138 @@
+#include "storage/upload_sessions.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+namespace ty::storage {
+
+namespace {
+
+// Finished sessions remembered so a client that lost the final answer gets it again.
+constexpr size_t kFinishedKept = 1000;
+
+std::string NewId() {
+  static std::mutex mu;
+  static std::mt19937_64 rng{std::random_device{}()};
+  std::lock_guard<std::mutex> lock(mu);
+  char buf[33];
+  std::snprintf(buf, sizeof(buf), "%016llx%016llx", static_cast<unsigned long long>(rng()),
+                static_cast<unsigned long long>(rng()));
+  return buf;
+}
+
+// Appends bytes [skip, end) of `from` to `to` (kernel-side copy where possible).
+Status AppendFile(const std::string& from, uint64_t skip, const std::string& to) {
+  int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) return Internal("cannot read the upload: " + std::string(std::strerror(errno)));
+  int out = ::open(to.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (out < 0) {
+    ::close(in);
+    return Internal("cannot extend the upload: " + std::string(std::strerror(errno)));
+  }
+  struct stat st {};
+  ::fstat(in, &st);
+  off_t at = static_cast<off_t>(skip);
+  Status result = Status::Ok();
+  while (at < st.st_size) {
+    ssize_t n = ::copy_file_range(in, &at, out, nullptr, static_cast<size_t>(st.st_size - at), 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      result = Internal("cannot extend the upload: " + std::string(std::strerror(errno)));
+      break;
+    }
+  }
+  ::close(in);
+  ::close(out);
+  return result;
+}
+
+uint64_t FileSize(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+}
+
+}  // namespace
+
+Result<std::string> UploadSessions::Start(UploadSession session) {
+  RETURN_IF_ERROR(store_->GetBucket(session.bucket).status());
+  RETURN_IF_ERROR(ObjectStore::CheckObjectName(session.name));
+  ASSIGN_OR_RETURN(session.staged, store_->NewStagingFile());
+  std::string id = NewId();
+  std::lock_guard<std::mutex> lock(mu_);
+  sessions_[id] = std::move(session);
+  return id;
+}
+
+Result<UploadProgress> UploadSessions::Put(const std::string& id, uint64_t first,
+                                           const std::string& chunk_file,
+                                           std::optional<uint64_t> total, bool last) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto done = finished_.find(id); done != finished_.end()) {
+    return UploadProgress{done->second.size, done->second};
+  }
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return NotFound("No such upload session: " + id);
+  UploadSession& s = it->second;
+  if (first > s.persisted) {
+    return InvalidArgument("Content-Range starts at byte " + std::to_string(first) + " but only " +
+                           std::to_string(s.persisted) + " bytes are persisted");
+  }
+  const uint64_t chunk = FileSize(chunk_file);
+  if (s.persisted == 0 && first == 0 && chunk > 0) {
+    // The common case (gcloud sends a whole file in one PUT): move, do not copy.
+    if (::rename(chunk_file.c_str(), s.staged.c_str()) != 0) {
+      return Internal("cannot keep the upload: " + std::string(std::strerror(errno)));
+    }
+    s.persisted = chunk;
+  } else if (first + chunk > s.persisted) {
+    // Bytes the session already holds (a client resending after a lost answer) are skipped.
+    RETURN_IF_ERROR(AppendFile(chunk_file, s.persisted - first, s.staged));
+    s.persisted = first + chunk;
+  }
+  if (total) s.total = *total;
+  if (last && !s.total) s.total = s.persisted;
+  return MaybeFinish(id, &s);
+}
+
+Result<UploadProgress> UploadSessions::Query(const std::string& id, std::optional<uint64_t> total) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto done = finished_.find(id); done != finished_.end()) {
+    return UploadProgress{done->second.size, done->second};
+  }
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return NotFound("No such upload session: " + id);
+  if (total) it->second.total = *total;
+  return MaybeFinish(id, &it->second);
+}
+
+Result<UploadProgress> UploadSessions::MaybeFinish(const std::string& id, UploadSession* s) {
+  UploadProgress progress{s->persisted, std::nullopt};
+  if (!s->total || s->persisted < *s->total) return progress;
+  if (s->persisted > *s->total) {
+    return InvalidArgument("the upload holds " + std::to_string(s->persisted) +
+                           " bytes, more than the declared " + std::to_string(*s->total));
+  }
+  Result<ObjectInfo> object =
+      store_->Commit(s->bucket, s->name, s->attributes, s->preconditions, s->staged);
+  sessions_.erase(id);  // Commit consumed the staged file either way.
+  if (!object.ok()) return object.status();
+  if (finished_.size() >= kFinishedKept) finished_.erase(finished_.begin());
+  finished_[id] = *object;
+  progress.object = *object;
+  return progress;
+}
+
+void UploadSessions::Cancel(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return;
+  ::unlink(it->second.staged.c_str());
+  sessions_.erase(it);
+}
+
+}  // namespace ty::storage

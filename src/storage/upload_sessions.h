@@ -1,0 +1,65 @@
+// Resumable upload sessions (spec/cloud-storage-v1.md §2.3): what an initiation
+// promised (object name, attributes, preconditions, maybe the total size) and the
+// bytes persisted so far, in a staging file of the ObjectStore, until the last
+// byte arrives and the object is committed.
+//
+// Sessions live in memory: after a daemon restart a session URL answers 404 and
+// the client starts the upload again (what clients do for a session the server
+// no longer knows). Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "storage/object_store.h"
+
+namespace ty::storage {
+
+struct UploadSession {
+  std::string bucket;
+  std::string name;
+  ObjectAttributes attributes;
+  Preconditions preconditions;
+  std::optional<uint64_t> total;  // From X-Upload-Content-Length or a Content-Range.
+  std::string staged;             // Bytes persisted so far.
+  uint64_t persisted = 0;
+};
+
+// How one PUT to a session ended.
+struct UploadProgress {
+  uint64_t persisted = 0;            // Bytes the session holds (for Range: bytes=0-N).
+  std::optional<ObjectInfo> object;  // Set when the upload is complete.
+};
+
+class UploadSessions {
+ public:
+  explicit UploadSessions(ObjectStore* store) : store_(store) {}
+
+  // A new session id. Checks the bucket and name first (NotFound, InvalidArgument).
+  Result<std::string> Start(UploadSession session);
+
+  // Appends bytes [first, first + size of `chunk_file`) of the object. `first`
+  // must not be past what is persisted (bytes already held are skipped; a gap is
+  // InvalidArgument). `total`, when the request knows it, completes the upload
+  // once that many bytes are held; `last` (a `bytes a-*/...` or unknown-size
+  // final request) completes it with what is held. NotFound for an unknown id.
+  Result<UploadProgress> Put(const std::string& id, uint64_t first, const std::string& chunk_file,
+                             std::optional<uint64_t> total, bool last);
+  // A status query (`bytes */*`, or `bytes */T` to finalize with what is held).
+  Result<UploadProgress> Query(const std::string& id, std::optional<uint64_t> total);
+  // Drops a session and its bytes (DELETE of the session URL). OK if unknown.
+  void Cancel(const std::string& id);
+
+ private:
+  Result<UploadProgress> MaybeFinish(const std::string& id, UploadSession* s);
+
+  ObjectStore* store_;
+  std::mutex mu_;
+  std::map<std::string, UploadSession> sessions_;
+  std::map<std::string, ObjectInfo> finished_;  // A repeated final PUT answers again.
+};
+
+}  // namespace ty::storage
