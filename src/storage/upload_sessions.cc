@@ -29,17 +29,21 @@ std::string NewId() {
 Status AppendFile(const std::string& from, uint64_t skip, const std::string& to) {
   int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
   if (in < 0) return Internal("cannot read the upload: " + std::string(std::strerror(errno)));
-  int out = ::open(to.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  // Not O_APPEND: copy_file_range refuses such a descriptor; the offset is explicit.
+  int out = ::open(to.c_str(), O_WRONLY | O_CLOEXEC);
   if (out < 0) {
     ::close(in);
     return Internal("cannot extend the upload: " + std::string(std::strerror(errno)));
   }
-  struct stat st {};
+  struct stat st {
+  }, dst{};
   ::fstat(in, &st);
+  ::fstat(out, &dst);
   off_t at = static_cast<off_t>(skip);
+  off_t out_at = dst.st_size;
   Status result = Status::Ok();
   while (at < st.st_size) {
-    ssize_t n = ::copy_file_range(in, &at, out, nullptr, static_cast<size_t>(st.st_size - at), 0);
+    ssize_t n = ::copy_file_range(in, &at, out, &out_at, static_cast<size_t>(st.st_size - at), 0);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       result = Internal("cannot extend the upload: " + std::string(std::strerror(errno)));

@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -18,6 +21,7 @@
 #include "fakes/fake_executor.h"
 #include "logs/log_store.h"
 #include "service/job_service.h"
+#include "storage/object_store.h"
 #include "store/memory_job_store.h"
 
 namespace ty::api {
@@ -26,7 +30,8 @@ struct Reply {
   long status = 0;
   std::string content_type;
   std::string body;
-  std::string curl_error;  // Non-empty when the transfer itself failed.
+  std::string curl_error;                      // Non-empty when the transfer itself failed.
+  std::map<std::string, std::string> headers;  // Lower-case names.
 
   nlohmann::json json() const {
     return nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
@@ -48,8 +53,12 @@ class ApiFixture : public ::testing::Test {
     ASSERT_TRUE(service.ok()) << service.status().ToString();
     service_ = std::move(service).value();
     ASSERT_TRUE(service_->Start().ok());
+    auto objects = storage::ObjectStore::Open((dir_ / "buckets").string(), nullptr);
+    ASSERT_TRUE(objects.ok()) << objects.status().ToString();
+    objects_ = std::move(objects).value();
     ApiServer::Options server_options;
     server_options.port = 0;
+    server_options.storage = objects_.get();
     auto server = ApiServer::Create(service_.get(), server_options);
     ASSERT_TRUE(server.ok()) << server.status().ToString();
     server_ = std::move(server).value();
@@ -86,7 +95,10 @@ class ApiFixture : public ::testing::Test {
     if (body) {
       curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body->data());
       curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
-      headers.push_back("Content-Type: application/json");
+      bool typed = std::any_of(headers.begin(), headers.end(), [](const std::string& h) {
+        return h.rfind("Content-Type:", 0) == 0;
+      });
+      if (!typed) headers.push_back("Content-Type: application/json");
     } else if (method == "POST") {
       // A POST with nothing: `content-length: 0` and no content type (googleapis).
       curl_easy_setopt(curl, CURLOPT_POSTFIELDS, "");
@@ -103,6 +115,22 @@ class ApiFixture : public ::testing::Test {
           std::string piece(data, size * n);
           s->reply->body += piece;
           if (*s->on_data && !(*s->on_data)(piece)) return 0;
+          return size * n;
+        });
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &reply);
+    curl_easy_setopt(
+        curl, CURLOPT_HEADERFUNCTION, +[](char* data, size_t size, size_t n, void* user) -> size_t {
+          std::string line(data, size * n);
+          size_t colon = line.find(':');
+          if (colon != std::string::npos) {
+            std::string name = line.substr(0, colon);
+            for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            std::string value = line.substr(colon + 1);
+            while (!value.empty() && (value.front() == ' ')) value.erase(0, 1);
+            while (!value.empty() && (value.back() == '\r' || value.back() == '\n'))
+              value.pop_back();
+            static_cast<Reply*>(user)->headers[name] = value;
+          }
           return size * n;
         });
     CURLcode rc = curl_easy_perform(curl);
@@ -178,6 +206,7 @@ class ApiFixture : public ::testing::Test {
   store::MemoryJobStore store_;
   testing::FakeExecutor executor_;
   std::unique_ptr<logs::LogStore> logs_;
+  std::unique_ptr<storage::ObjectStore> objects_;  // Cloud Storage over dir_/buckets.
   std::unique_ptr<service::JobService> service_;
   std::unique_ptr<ApiServer> server_;
   std::string base_;
