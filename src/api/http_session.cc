@@ -191,6 +191,7 @@ void HttpSession::WriteSource(HttpResponse response, bool keep_alive) {
   response_ = {};  // OnWrite asks it whether the connection must close.
   response_.version(version_ == 10 ? 10 : 11);
   response_.keep_alive(keep_alive);
+  response_.prepare_payload();  // A length, so need_eof() is false on keep-alive.
   source_ = std::move(response.source);
   source_at_ = 0;
   source_response_ = {};

@@ -136,6 +136,30 @@ TEST_F(ApiStorageTest, RangedDownloadsWithGoogleHeaders) {
   EXPECT_EQ(Get("/download/storage/v1/b/bkt/o/r.txt?alt=media&generation=1").status, 404);
 }
 
+// A streamed download leaves the connection open for the next request (clients
+// pool connections; one closed under them fails with "socket hang up").
+TEST_F(ApiStorageTest, ConnectionStaysOpenAfterAStreamedDownload) {
+  ASSERT_EQ(GcloudMultipart("k.txt", "keep me").status, 200);
+  CURL* curl = curl_easy_init();
+  std::string body;
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+  curl_easy_setopt(
+      curl, CURLOPT_WRITEFUNCTION, +[](char* d, size_t s, size_t n, void* out) {
+        static_cast<std::string*>(out)->append(d, s * n);
+        return s * n;
+      });
+  long connects = -1;
+  for (int i = 0; i < 2; ++i) {
+    std::string url = base_ + "/storage/v1/b/bkt/o/k.txt?alt=media";
+    curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+    ASSERT_EQ(curl_easy_perform(curl), CURLE_OK);
+    curl_easy_getinfo(curl, CURLINFO_NUM_CONNECTS, &connects);
+  }
+  curl_easy_cleanup(curl);
+  EXPECT_EQ(body, "keep mekeep me");
+  EXPECT_EQ(connects, 0);  // The second request reused the first connection.
+}
+
 TEST_F(ApiStorageTest, ListingWithPrefixesAndPages) {
   for (const char* n : {"a/1", "a/2", "b/1", "c"}) ASSERT_EQ(GcloudMultipart(n, n).status, 200);
   json top = Get("/storage/v1/b/bkt/o?delimiter=%2F&maxResults=1000").json();

@@ -489,6 +489,34 @@ test('gapic: createCustomJob without containerSpec.imageUri rejects 400 naming t
     });
 });
 
+// ------------------------------------------------ @google-cloud/storage
+// The Cloud Storage client as training code uses it, pointed at the daemon the
+// documented way (STORAGE_EMULATOR_HOST); it verifies CRC32C on every transfer.
+process.env.STORAGE_EMULATOR_HOST = rootUrl.replace(/\/$/, '');
+const { Storage } = await import('@google-cloud/storage');
+const gcs = new Storage({ projectId: PROJECT });
+const BUCKET = `clients-${RUN}`;
+
+test('storage: bucket, resumable and multipart uploads, download, list, delete', async () => {
+  await gcs.createBucket(BUCKET);
+  const bucket = gcs.bucket(BUCKET);
+  const big = Buffer.alloc(3 * 1024 * 1024 + 17, 7);
+  await bucket.file('dir/resumable.bin').save(big);                       // resumable (default)
+  await bucket.file('dir/small.txt').save('hello storage', { resumable: false });  // multipart
+  const [back] = await bucket.file('dir/resumable.bin').download();
+  assert.ok(back.equals(big), 'downloaded bytes differ');
+  const [text] = await bucket.file('dir/small.txt').download();
+  assert.equal(text.toString(), 'hello storage');
+  const [files] = await bucket.getFiles({ prefix: 'dir/' });
+  assert.deepEqual(files.map((f) => f.name).sort(), ['dir/resumable.bin', 'dir/small.txt']);
+  const [meta] = await bucket.file('dir/small.txt').getMetadata();
+  assert.equal(meta.size, '13');
+  assert.ok(meta.crc32c && meta.md5Hash, JSON.stringify(meta));
+  await bucket.file('dir/small.txt').delete();
+  const [exists] = await bucket.file('dir/small.txt').exists();
+  assert.equal(exists, false);
+});
+
 // ---------------------------------------------------------------- run
 let passed = 0;
 let failed = 0;
