@@ -234,11 +234,13 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& root,
     std::filesystem::create_directories(root + kHidden + sub, ec);
     if (ec) return Internal("cannot create " + root + kHidden + sub + ": " + ec.message());
   }
-  // Uploads in flight when the last daemon stopped cannot be resumed (sessions
-  // live in memory): their bytes go.
+  // Bytes of requests cut off by the last daemon's end go; resumable sessions'
+  // bytes stay for their clients (storage/upload_sessions.h).
   for (const auto& leftover :
        std::filesystem::directory_iterator(root + kHidden + "/staging", ec)) {
-    std::filesystem::remove(leftover.path(), ec);
+    if (leftover.path().filename().string().rfind("session-", 0) != 0) {
+      std::filesystem::remove(leftover.path(), ec);
+    }
   }
   return std::unique_ptr<ObjectStore>(
       new ObjectStore(root, clock != nullptr ? clock : SystemClock::Get()));
@@ -461,10 +463,13 @@ Result<ListResult> ObjectStore::List(const std::string& bucket, const ListQuery&
 
 // ---- Writing ---------------------------------------------------------------------------
 
-Result<std::string> ObjectStore::NewStagingFile() {
+Result<std::string> ObjectStore::NewStagingFile(const std::string& name) {
   static std::atomic<uint64_t> counter{0};
-  std::string path = root_ + kHidden + "/staging/" + std::to_string(::getpid()) + "-" +
-                     std::to_string(clock_->Now()) + "-" + std::to_string(counter++);
+  std::string path =
+      root_ + kHidden + "/staging/" +
+      (!name.empty() ? name
+                     : std::to_string(::getpid()) + "-" + std::to_string(clock_->Now()) + "-" +
+                           std::to_string(counter++));
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return Internal("cannot create a staging file: " + Errno());
   ::close(fd);

@@ -146,7 +146,9 @@ class ObjectStore {
   Result<ListResult> List(const std::string& bucket, const ListQuery& query);
 
   // A new empty staging file (same filesystem as the buckets) to write bytes into.
-  Result<std::string> NewStagingFile();
+  // `name` (optional) names it; files named "session-*" survive Open (resumable
+  // uploads, storage/upload_sessions.h), every other leftover is removed there.
+  Result<std::string> NewStagingFile(const std::string& name = "");
   // Makes the staged file `staged` the object: hashes it, checks preconditions
   // and name clashes, renames it into place. The staged file is gone afterwards
   // (moved or removed) unless an error is returned before it was touched.

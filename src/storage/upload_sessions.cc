@@ -6,7 +6,13 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
+
+#include "common/files.h"
 
 namespace ty::storage {
 
@@ -60,14 +66,101 @@ uint64_t FileSize(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
 }
 
+nlohmann::json ToJson(const UploadSession& s) {
+  nlohmann::json j = {{"bucket", s.bucket},
+                      {"name", s.name},
+                      {"contentType", s.attributes.content_type},
+                      {"contentEncoding", s.attributes.content_encoding},
+                      {"cacheControl", s.attributes.cache_control},
+                      {"contentDisposition", s.attributes.content_disposition},
+                      {"metadata", s.attributes.metadata},
+                      {"staged", s.staged}};
+  if (s.total) j["total"] = *s.total;
+  const Preconditions& p = s.preconditions;
+  if (p.if_generation_match) j["ifGenerationMatch"] = *p.if_generation_match;
+  if (p.if_generation_not_match) j["ifGenerationNotMatch"] = *p.if_generation_not_match;
+  if (p.if_metageneration_match) j["ifMetagenerationMatch"] = *p.if_metageneration_match;
+  if (p.if_metageneration_not_match) {
+    j["ifMetagenerationNotMatch"] = *p.if_metageneration_not_match;
+  }
+  return j;
+}
+
+std::optional<UploadSession> FromJson(const nlohmann::json& j) {
+  if (!j.is_object()) return std::nullopt;
+  try {
+    UploadSession s;
+    s.bucket = j.at("bucket").get<std::string>();
+    s.name = j.at("name").get<std::string>();
+    s.attributes.content_type = j.value("contentType", "");
+    s.attributes.content_encoding = j.value("contentEncoding", "");
+    s.attributes.cache_control = j.value("cacheControl", "");
+    s.attributes.content_disposition = j.value("contentDisposition", "");
+    s.attributes.metadata = j.value("metadata", std::map<std::string, std::string>());
+    s.staged = j.at("staged").get<std::string>();
+    if (j.contains("total")) s.total = j["total"].get<uint64_t>();
+    auto opt = [&](const char* key, std::optional<int64_t>* into) {
+      if (j.contains(key)) *into = j[key].get<int64_t>();
+    };
+    opt("ifGenerationMatch", &s.preconditions.if_generation_match);
+    opt("ifGenerationNotMatch", &s.preconditions.if_generation_not_match);
+    opt("ifMetagenerationMatch", &s.preconditions.if_metageneration_match);
+    opt("ifMetagenerationNotMatch", &s.preconditions.if_metageneration_not_match);
+    return s;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace
+
+UploadSessions::UploadSessions(ObjectStore* store) : store_(store) {
+  std::error_code ec;
+  const std::string dir = store_->root() + "/.trainyard/sessions";
+  std::filesystem::create_directories(dir, ec);
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    std::optional<UploadSession> s =
+        FromJson(nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false));
+    if (!s || !std::filesystem::exists(s->staged, ec)) {
+      std::filesystem::remove(entry.path(), ec);
+      continue;
+    }
+    s->persisted = FileSize(s->staged);
+    sessions_[entry.path().stem().string()] = std::move(*s);
+  }
+  // Bytes whose session file is gone (finished or cancelled as the daemon died).
+  for (const auto& entry :
+       std::filesystem::directory_iterator(store_->root() + "/.trainyard/staging", ec)) {
+    std::string file = entry.path().filename().string();
+    if (file.rfind("session-", 0) == 0 && sessions_.count(file.substr(8)) == 0) {
+      std::filesystem::remove(entry.path(), ec);
+    }
+  }
+}
+
+std::string UploadSessions::SessionFile(const std::string& id) const {
+  return store_->root() + "/.trainyard/sessions/" + id + ".json";
+}
+
+void UploadSessions::Save(const std::string& id, const UploadSession& s) const {
+  (void)WriteFileAtomically(SessionFile(id), ToJson(s).dump());
+}
+
+void UploadSessions::Forget(const std::string& id) {
+  ::unlink(SessionFile(id).c_str());
+  sessions_.erase(id);
+}
 
 Result<std::string> UploadSessions::Start(UploadSession session) {
   RETURN_IF_ERROR(store_->GetBucket(session.bucket).status());
   RETURN_IF_ERROR(ObjectStore::CheckObjectName(session.name));
-  ASSIGN_OR_RETURN(session.staged, store_->NewStagingFile());
   std::string id = NewId();
+  ASSIGN_OR_RETURN(session.staged, store_->NewStagingFile("session-" + id));
   std::lock_guard<std::mutex> lock(mu_);
+  Save(id, session);
   sessions_[id] = std::move(session);
   return id;
 }
@@ -98,8 +191,10 @@ Result<UploadProgress> UploadSessions::Put(const std::string& id, uint64_t first
     RETURN_IF_ERROR(AppendFile(chunk_file, s.persisted - first, s.staged));
     s.persisted = first + chunk;
   }
+  const bool learnt_total = (total && !s.total) || (last && !s.total);
   if (total) s.total = *total;
   if (last && !s.total) s.total = s.persisted;
+  if (learnt_total) Save(id, s);
   return MaybeFinish(id, &s);
 }
 
@@ -123,7 +218,7 @@ Result<UploadProgress> UploadSessions::MaybeFinish(const std::string& id, Upload
   }
   Result<ObjectInfo> object =
       store_->Commit(s->bucket, s->name, s->attributes, s->preconditions, s->staged);
-  sessions_.erase(id);  // Commit consumed the staged file either way.
+  Forget(id);  // Commit consumed the staged file either way.
   if (!object.ok()) return object.status();
   if (finished_.size() >= kFinishedKept) finished_.erase(finished_.begin());
   finished_[id] = *object;
@@ -136,7 +231,7 @@ void UploadSessions::Cancel(const std::string& id) {
   auto it = sessions_.find(id);
   if (it == sessions_.end()) return;
   ::unlink(it->second.staged.c_str());
-  sessions_.erase(it);
+  Forget(id);
 }
 
 }  // namespace ty::storage

@@ -3,9 +3,11 @@
 // bytes persisted so far, in a staging file of the ObjectStore, until the last
 // byte arrives and the object is committed.
 //
-// Sessions live in memory: after a daemon restart a session URL answers 404 and
-// the client starts the upload again (what clients do for a session the server
-// no longer knows). Thread-safe.
+// Sessions survive a daemon restart: each is a small JSON file under
+// <root>/.trainyard/sessions/ beside its bytes (staging/session-<id>), because
+// gcloud keeps a session URL in a tracker file and, finding it unknown (404),
+// fails the copy instead of starting over. The bytes held are the staging file's
+// size. Thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -36,7 +38,8 @@ struct UploadProgress {
 
 class UploadSessions {
  public:
-  explicit UploadSessions(ObjectStore* store) : store_(store) {}
+  // Loads the sessions a previous daemon left (and drops bytes without a session).
+  explicit UploadSessions(ObjectStore* store);
 
   // A new session id. Checks the bucket and name first (NotFound, InvalidArgument).
   Result<std::string> Start(UploadSession session);
@@ -55,6 +58,9 @@ class UploadSessions {
 
  private:
   Result<UploadProgress> MaybeFinish(const std::string& id, UploadSession* s);
+  std::string SessionFile(const std::string& id) const;
+  void Save(const std::string& id, const UploadSession& s) const;
+  void Forget(const std::string& id);  // REQUIRES: mu_ held.
 
   ObjectStore* store_;
   std::mutex mu_;

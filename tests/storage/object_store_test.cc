@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "storage/hashes.h"
+#include "storage/upload_sessions.h"
 
 namespace ty::storage {
 namespace {
@@ -208,6 +209,51 @@ TEST_F(ObjectStoreTest, Buckets) {
   EXPECT_EQ(store_->DeleteBucket("bkt").code(), StatusCode::kFailedPrecondition);
   EXPECT_TRUE(store_->DeleteBucket("second").ok());
   EXPECT_EQ(store_->GetBucket("second").status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace ty::storage
+
+namespace ty::storage {
+namespace {
+
+// gcloud keeps a session URL across runs (its tracker files) and fails a copy whose
+// session the server forgot: sessions outlive the daemon.
+TEST_F(ObjectStoreTest, ResumableSessionsSurviveARestart) {
+  std::string id;
+  std::string chunk = root_.string() + "-chunk";
+  {
+    UploadSessions sessions(store_.get());
+    UploadSession s;
+    s.bucket = "bkt";
+    s.name = "resumed.bin";
+    s.attributes.content_type = "text/plain";
+    auto started = sessions.Start(s);
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    id = *started;
+    std::ofstream(chunk) << "01234";
+    auto first = sessions.Put(id, 0, chunk, 10, false);
+    ASSERT_TRUE(first.ok()) << first.status().ToString();
+    EXPECT_EQ(first->persisted, 5u);
+    EXPECT_FALSE(first->object.has_value());
+  }
+  // The daemon restarts: a new store and session table over the same root.
+  auto reopened = ObjectStore::Open(root_.string(), nullptr);
+  ASSERT_TRUE(reopened.ok());
+  store_ = std::move(*reopened);
+  UploadSessions sessions(store_.get());
+  auto status = sessions.Query(id, std::nullopt);
+  ASSERT_TRUE(status.ok()) << status.status().ToString();
+  EXPECT_EQ(status->persisted, 5u);
+  std::ofstream(chunk) << "56789";
+  auto done = sessions.Put(id, 5, chunk, std::nullopt, false);
+  ASSERT_TRUE(done.ok()) << done.status().ToString();
+  ASSERT_TRUE(done->object.has_value());
+  EXPECT_EQ(done->object->content_type, "text/plain");
+  EXPECT_EQ(Read("resumed.bin"), "0123456789");
+  std::filesystem::remove(chunk);
+  EXPECT_TRUE(std::filesystem::is_empty(root_ / ".trainyard/sessions"));
+  EXPECT_TRUE(std::filesystem::is_empty(root_ / ".trainyard/staging"));
 }
 
 }  // namespace
