@@ -20,6 +20,29 @@ namespace ty::api {
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
+namespace {
+
+// "10.88.0.0/13" -> (network, mask); nullopt when malformed.
+std::optional<std::pair<uint32_t, uint32_t>> ParseCidr(const std::string& cidr) {
+  size_t slash = cidr.find('/');
+  boost::system::error_code ec;
+  auto address = net::ip::make_address_v4(cidr.substr(0, slash), ec);
+  if (ec) return std::nullopt;
+  int bits = 32;
+  if (slash != std::string::npos) {
+    try {
+      bits = std::stoi(cidr.substr(slash + 1));
+    } catch (...) {
+      return std::nullopt;
+    }
+  }
+  if (bits < 0 || bits > 32) return std::nullopt;
+  uint32_t mask = bits == 0 ? 0 : ~uint32_t{0} << (32 - bits);
+  return std::make_pair(address.to_uint() & mask, mask);
+}
+
+}  // namespace
+
 class ApiServer::Impl {
  public:
   Impl(service::JobService* service, Options options)
@@ -29,6 +52,9 @@ class ApiServer::Impl {
         acceptor_(std::make_unique<tcp::acceptor>(net::make_strand(*ioc_))) {
     limits_.max_body_bytes = options_.max_body_bytes;
     limits_.max_upload_bytes = options_.max_upload_bytes;
+    for (const std::string& cidr : options_.allowed_peers) {
+      if (auto parsed = ParseCidr(cidr)) peers_.push_back(*parsed);
+    }
   }
 
   ~Impl() { Stop(); }
@@ -89,11 +115,28 @@ class ApiServer::Impl {
   }
 
  private:
+  bool PeerAllowed(const tcp::socket& socket) const {
+    if (peers_.empty()) return true;
+    boost::system::error_code ec;
+    net::ip::address a = socket.remote_endpoint(ec).address();
+    if (ec) return false;
+    if (a.is_v6() && a.to_v6().is_v4_mapped()) {
+      a = net::ip::make_address_v4(net::ip::v4_mapped, a.to_v6());
+    }
+    if (a.is_loopback()) return true;
+    if (!a.is_v4()) return false;
+    const uint32_t v = a.to_v4().to_uint();
+    for (const auto& [net_addr, mask] : peers_) {
+      if ((v & mask) == net_addr) return true;
+    }
+    return false;
+  }
+
   void Accept() {
     acceptor_->async_accept(
         net::make_strand(*ioc_), [this](boost::system::error_code ec, tcp::socket socket) {
           if (!acceptor_->is_open()) return;
-          if (!ec) {
+          if (!ec && PeerAllowed(socket)) {
             std::make_shared<internal::HttpSession>(std::move(socket), &router_, &limits_)->Run();
           }
           // Transient failures (EMFILE, aborted handshakes) must not
@@ -106,6 +149,7 @@ class ApiServer::Impl {
   // they point at router_ and limits_, which therefore come first. The acceptor
   // must go before its io_context.
   Options options_;
+  std::vector<std::pair<uint32_t, uint32_t>> peers_;  // (network, mask), IPv4.
   Router router_;
   internal::SessionLimits limits_;
   std::unique_ptr<net::io_context> ioc_;
@@ -124,6 +168,9 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Create(service::JobService* servic
     return InvalidArgument("API port must be in 0..65535, got " + std::to_string(options.port));
   }
   if (options.max_body_bytes == 0) return InvalidArgument("max_body_bytes must be > 0");
+  for (const std::string& cidr : options.allowed_peers) {
+    if (!ParseCidr(cidr)) return InvalidArgument("not an IPv4 CIDR: \"" + cidr + "\"");
+  }
   return std::unique_ptr<ApiServer>(
       new ApiServer(std::make_unique<Impl>(service, std::move(options))));
 }

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
@@ -38,6 +39,11 @@ class ApiServer {
     int threads = 2;
     // The Cloud Storage JSON API over these buckets (not owned); null = not served.
     storage::ObjectStore* storage = nullptr;
+    // Peers allowed to connect, as IPv4 CIDRs ("10.88.0.0/13"); empty = anyone.
+    // Loopback is always allowed. Others are closed at once (the replica listener
+    // binds 0.0.0.0 so containers reach it through their network's gateway, but
+    // only container networks may use it). InvalidArgument for a malformed CIDR.
+    std::vector<std::string> allowed_peers;
   };
 
   // InvalidArgument for bad options (threads < 1, port outside 0..65535).

@@ -36,7 +36,28 @@ struct DaemonConfig {
   double stop_grace_seconds = 10;
   int warm_pool = 0;  // Containers started ahead of demand (executor/warm_pool.h); 0 = none.
   ty::model::SpecLimits limits;  // Bounds on accepted specs (model/spec_limits.h).
+  // Where containers reach the Cloud Storage API (container executor): every
+  // address, so each engine network's gateway (host.containers.internal) answers,
+  // but only peers in the engine's address pools are served. "" = off.
+  std::string replica_listen = "0.0.0.0:0";
 };
+
+// Podman's default network (10.88.0.0/16) and netavark's default pool for new
+// networks (10.89.0.0/16 up to 10.255.255.0/24).
+const std::vector<std::string> kContainerNetworks = {"10.88.0.0/13", "10.96.0.0/11",
+                                                     "10.128.0.0/9"};
+
+// "HOST:PORT" -> (host, port). InvalidArgument naming `flag` otherwise.
+ty::Result<std::pair<std::string, int>> SplitHostPort(const std::string& value,
+                                                      const std::string& flag) {
+  size_t colon = value.rfind(':');
+  if (colon == std::string::npos) return ty::InvalidArgument(flag + " must be HOST:PORT");
+  try {
+    return std::make_pair(value.substr(0, colon), std::stoi(value.substr(colon + 1)));
+  } catch (...) {
+    return ty::InvalidArgument(flag + ": bad port in \"" + value + "\"");
+  }
+}
 
 std::string DefaultDataDir() {
   if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg)
@@ -65,7 +86,8 @@ ty::Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI
                                  "stop_grace_seconds",
                                  "warm_pool",
                                  "max_replicas_per_pool",
-                                 "max_replicas_per_job"};
+                                 "max_replicas_per_job",
+                                 "replica_listen"};
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     if (std::find(std::begin(kKnown), std::end(kKnown), it.key()) == std::end(kKnown)) {
       return ty::InvalidArgument("config " + path + ": unknown key \"" + it.key() + "\"");
@@ -77,6 +99,7 @@ ty::Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI
   RETURN_IF_ERROR(str("executor", "--executor", cfg.executor));
   RETURN_IF_ERROR(str("engine_socket", "--engine-socket", cfg.engine_socket));
   RETURN_IF_ERROR(str("bucket_root", "--bucket-root", cfg.bucket_root));
+  RETURN_IF_ERROR(str("replica_listen", "--replica-listen", cfg.replica_listen));
   if (doc.contains("stop_grace_seconds") && app.count("--stop-grace") == 0) {
     if (!doc["stop_grace_seconds"].is_number())
       return ty::InvalidArgument("config: stop_grace_seconds must be a number");
@@ -156,6 +179,31 @@ int Fail(const ty::Status& s) {
 
 }  // namespace
 
+// The listener containers use for the Cloud Storage API (see --replica-listen),
+// and the port the service puts in their environment. Local processes use the
+// main listener. Null when there is none.
+ty::Result<std::unique_ptr<ty::api::ApiServer>> StartReplicaApi(const DaemonConfig& cfg,
+                                                                ty::service::JobService* service,
+                                                                ty::storage::ObjectStore* objects,
+                                                                int main_port) {
+  if (cfg.executor != "container" || cfg.replica_listen.empty()) {
+    service->SetReplicaStoragePort(cfg.executor == "container" ? 0 : main_port);
+    return std::unique_ptr<ty::api::ApiServer>();
+  }
+  ASSIGN_OR_RETURN(auto where, SplitHostPort(cfg.replica_listen, "--replica-listen"));
+  ty::api::ApiServer::Options o;
+  o.host = where.first;
+  o.port = where.second;
+  o.storage = objects;
+  o.allowed_peers = kContainerNetworks;
+  ASSIGN_OR_RETURN(std::unique_ptr<ty::api::ApiServer> server,
+                   ty::api::ApiServer::Create(service, o));
+  ASSIGN_OR_RETURN(int port, server->Start());
+  service->SetReplicaStoragePort(port);
+  spdlog::info("replicas reach the storage API on port {} (from container networks)", port);
+  return server;
+}
+
 int main(int argc, char** argv) {
   DaemonConfig cfg;
   std::string config_path;
@@ -186,10 +234,14 @@ int main(int argc, char** argv) {
   app.add_option("--max-replicas-per-job", cfg.limits.max_replicas_per_job,
                  "Largest total replica count of a job (default 1024)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--replica-listen", cfg.replica_listen,
+                 "HOST:PORT where containers reach the Cloud Storage API (STORAGE_EMULATOR_HOST "
+                 "in replicas; only container networks may connect); \"\" = off");
   app.add_option(
       "--config", config_path,
       "YAML file with the same keys (listen, data_dir, executor, engine_socket, bucket_root, "
-      "port_file, stop_grace_seconds, warm_pool, max_replicas_per_pool, max_replicas_per_job)");
+      "port_file, stop_grace_seconds, warm_pool, max_replicas_per_pool, max_replicas_per_job, "
+      "replica_listen)");
   CLI11_PARSE(app, argc, argv);
 
   if (!config_path.empty()) {
@@ -197,15 +249,9 @@ int main(int argc, char** argv) {
   }
   if (cfg.data_dir.empty()) cfg.data_dir = DefaultDataDir();
   if (cfg.bucket_root.empty()) cfg.bucket_root = cfg.data_dir + "/buckets";
-  size_t colon = cfg.listen.rfind(':');
-  if (colon == std::string::npos) return Fail(ty::InvalidArgument("--listen must be HOST:PORT"));
-  std::string host = cfg.listen.substr(0, colon);
-  int port = 0;
-  try {
-    port = std::stoi(cfg.listen.substr(colon + 1));
-  } catch (...) {
-    return Fail(ty::InvalidArgument("--listen: bad port in \"" + cfg.listen + "\""));
-  }
+  auto listen = SplitHostPort(cfg.listen, "--listen");
+  if (!listen.ok()) return Fail(listen.status());
+  const auto& [host, port] = *listen;
 
   std::error_code ec;
   std::filesystem::create_directories(cfg.data_dir, ec);
@@ -234,12 +280,13 @@ int main(int argc, char** argv) {
   auto service = ty::service::JobService::Create(store->get(), executor->get(), logs->get(),
                                                  ty::SystemClock::Get(), so);
   if (!service.ok()) return Fail(service.status());
-  if (ty::Status s = (*service)->Start(); !s.ok()) return Fail(s);
 
   // The Cloud Storage JSON API over the same directories replicas see at /gcs.
   auto objects = ty::storage::ObjectStore::Open(cfg.bucket_root, ty::SystemClock::Get());
   if (!objects.ok()) return Fail(objects.status());
 
+  // The servers start before the service, whose first launches need the port
+  // replicas reach the storage API on (requests wait for the loop meanwhile).
   ty::api::ApiServer::Options ao;
   ao.host = host;
   ao.port = port;
@@ -248,6 +295,9 @@ int main(int argc, char** argv) {
   if (!api.ok()) return Fail(api.status());
   auto bound = (*api)->Start();
   if (!bound.ok()) return Fail(bound.status());
+  auto replica_api = StartReplicaApi(cfg, service->get(), objects->get(), *bound);
+  if (!replica_api.ok()) return Fail(replica_api.status());
+  if (ty::Status s = (*service)->Start(); !s.ok()) return Fail(s);
   if (!cfg.port_file.empty()) {
     if (ty::Status s = ty::WriteFileAtomically(cfg.port_file, std::to_string(*bound) + "\n");
         !s.ok()) {
@@ -261,6 +311,7 @@ int main(int argc, char** argv) {
   sigwait(&stop_signals, &sig);
   spdlog::info("signal {}: shutting down (running replicas keep running)", sig);
   (*api)->Stop();
+  if (*replica_api) (*replica_api)->Stop();
   (*service)->Shutdown();
   return 0;
 }

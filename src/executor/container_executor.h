@@ -113,6 +113,9 @@ class ContainerExecutor : public Executor {
   Status RestartReplica(const std::string& job_uid, int attempt, int pool, int index) override;
   Status Cleanup(const std::string& job_uid, int attempt) override;
   std::string ReplicaBucketRoot() const override;
+  // Podman (and Docker with host-gateway) resolve it to the gateway of the
+  // container's network; a listener on 0.0.0.0 answers there.
+  std::string DaemonHostForReplicas() const override { return "host.containers.internal"; }
   // A replica that was created but never started is reported not running with
   // exit_code -1. The log of every exited replica is complete in the sink when
   // this returns.

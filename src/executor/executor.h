@@ -137,6 +137,9 @@ class Executor {
   // host's bucket directory for local processes). The runtime environment maps
   // gs:// paths with it. "" = buckets are not reachable as files.
   virtual std::string ReplicaBucketRoot() const = 0;
+  // The host name replicas reach the daemon's machine by: "host.containers.internal"
+  // in containers (each engine network's gateway), "127.0.0.1" for local processes.
+  virtual std::string DaemonHostForReplicas() const { return "127.0.0.1"; }
 };
 
 // Labels every replica carries so Recover() can find it.

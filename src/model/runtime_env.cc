@@ -218,6 +218,13 @@ ReplicaRuntime BuildReplicaRuntime(const Job& job, int pool, int index,
     env.push_back({"AIP_TENSORBOARD_LOG_DIR", base + "logs/"});
   }
 
+  // Cloud Storage client libraries in the replica talk to the daemon (the same
+  // buckets as /gcs); a user's own value below wins.
+  if (!options.storage_endpoint.empty()) {
+    env.push_back({"STORAGE_EMULATOR_HOST", options.storage_endpoint});
+    env.push_back({"CLOUD_STORAGE_EMULATOR_ENDPOINT", options.storage_endpoint});
+  }
+
   // The user's variables come last: they may reference the ones above and override
   // them by name.
   const std::vector<EnvVar>& user_env = wp.container ? wp.container->env : wp.python_package->env;

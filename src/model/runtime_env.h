@@ -35,6 +35,10 @@ struct RuntimeOptions {
   // Where the replica sees bucket B as "<bucket_root>/B": a property of the executor
   // (executor::Executor::ReplicaBucketRoot; "/gcs" in containers, as on Vertex).
   std::string bucket_root = "/gcs";
+  // The daemon's Cloud Storage API as replicas reach it ("http://host:port"); set as
+  // STORAGE_EMULATOR_HOST (Python, Go, Node clients) and
+  // CLOUD_STORAGE_EMULATOR_ENDPOINT (google-cloud-cpp). "" = not offered.
+  std::string storage_endpoint;
 };
 
 // REQUIRES: job.spec parsed; 0 <= pool < job.spec.pools.size(); index < replica_count.

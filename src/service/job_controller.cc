@@ -328,7 +328,8 @@ void JobController::Perform(const model::Job& job, const model::JobAction& a) {
 }
 
 void JobController::Launch(const model::Job& job) {
-  executor::AttemptSpec spec = BuildAttemptSpec(job, executor_->ReplicaBucketRoot());
+  executor::AttemptSpec spec =
+      BuildAttemptSpec(job, executor_->ReplicaBucketRoot(), replica_storage_endpoint_);
   core_->Blocking([this, spec = std::move(spec)] {
     Status s = executor_->Launch(spec);
     if (s.ok()) return;

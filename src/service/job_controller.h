@@ -53,6 +53,10 @@ class JobController {
   // limits is failed (never run) and listed in problems(); it never stops the
   // daemon. Errors only when the store cannot be read.
   Status Load();
+  // Before the loop runs: the daemon's Cloud Storage API as replicas reach it
+  // ("http://host:port"), put in their environment
+  // (model::RuntimeOptions::storage_endpoint); "" = none.
+  void SetReplicaStorageEndpoint(std::string url) { replica_storage_endpoint_ = std::move(url); }
   // Loop thread: reconcile records with what the executor still has.
   void Recover(const std::vector<executor::ObservedReplica>& observed);
 
@@ -90,6 +94,7 @@ class JobController {
   executor::Executor* const executor_;
   logs::LogStore* const logs_;
   const ControllerOptions options_;
+  std::string replica_storage_endpoint_;
 
   // Loop-thread only: every job that is not finished, with its parsed spec.
   std::map<std::string, model::Job> live_;

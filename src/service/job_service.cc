@@ -212,6 +212,12 @@ Result<logs::LogPage> JobService::ReadLogs(const JobRef& ref, const std::string&
   return logs_->Read(uid, cursor, task, max_entries);
 }
 
+void JobService::SetReplicaStoragePort(int port) {
+  if (port <= 0) return jobs_->SetReplicaStorageEndpoint("");
+  jobs_->SetReplicaStorageEndpoint("http://" + executor_->DaemonHostForReplicas() + ":" +
+                                   std::to_string(port));
+}
+
 Result<LogEntriesPage> JobService::ListLogEntries(const LogEntriesRequest& request) {
   return LogEntriesQuery(store_, logs_).List(request);
 }

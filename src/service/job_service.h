@@ -89,6 +89,10 @@ class JobService {
   // Loads every job from the store, recovers executor state, starts the loop. A
   // stored job that cannot be run any more is failed and reported (problems()).
   Status Start();
+  // Before Start: the daemon's port replicas use for the Cloud Storage API; their
+  // environment then points the client libraries at
+  // http://<Executor::DaemonHostForReplicas()>:<port>. 0 = none.
+  void SetReplicaStoragePort(int port);
   // Why some stored jobs were failed at start-up (for /healthz); empty when none.
   std::vector<std::string> problems() const;
   // Manual loop only: runs everything due; returns how many tasks ran.

@@ -5,7 +5,8 @@
 namespace ty::service {
 
 executor::AttemptSpec BuildAttemptSpec(const model::Job& job,
-                                       const std::string& replica_bucket_root) {
+                                       const std::string& replica_bucket_root,
+                                       const std::string& storage_endpoint) {
   executor::AttemptSpec spec;
   spec.job_uid = job.uid;
   spec.attempt = job.attempt;
@@ -16,6 +17,7 @@ executor::AttemptSpec BuildAttemptSpec(const model::Job& job,
   spec.labels[executor::kLabelAttempt] = std::to_string(job.attempt);
   model::RuntimeOptions runtime;
   runtime.bucket_root = replica_bucket_root;
+  runtime.storage_endpoint = storage_endpoint;
   for (const auto& r : job.replicas) {
     model::ReplicaRuntime rt = model::BuildReplicaRuntime(job, r.pool, r.index, runtime);
     executor::ReplicaLaunch launch;

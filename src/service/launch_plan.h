@@ -14,8 +14,10 @@ namespace ty::service {
 
 // REQUIRES: job.attempt >= 1 and job.replicas describe that attempt.
 // `replica_bucket_root`: where the executor shows replicas the buckets.
+// `storage_endpoint`: the daemon's Cloud Storage API as replicas reach it ("" = none).
 executor::AttemptSpec BuildAttemptSpec(const model::Job& job,
-                                       const std::string& replica_bucket_root);
+                                       const std::string& replica_bucket_root,
+                                       const std::string& storage_endpoint = "");
 
 // Buckets the job names (baseOutputDirectory, jobDir): created before launch so
 // replicas can write into them.

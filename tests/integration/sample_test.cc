@@ -82,5 +82,42 @@ TEST_F(SampleTest, MlJobReceivesJobDirAndWritesThere) {
       std::filesystem::exists(daemon_->data_dir() + "/buckets/samples/digits-ml/model.pkl"));
 }
 
+// Training code that uses the Cloud Storage JSON API (as the client libraries do,
+// through STORAGE_EMULATOR_HOST) reaches the daemon from its container and writes
+// into the same bucket directory /gcs shows.
+TEST_F(SampleTest, ReplicaWritesThroughTheStorageApiIntoTheBucket) {
+  ASSERT_EQ(daemon_->Post("/storage/v1/b?project=p", R"({"name":"replica-out"})").status, 200);
+  const std::string code =
+      "import json, os, urllib.request\n"
+      "host = os.environ['STORAGE_EMULATOR_HOST']\n"
+      "assert os.environ['CLOUD_STORAGE_EMULATOR_ENDPOINT'] == host\n"
+      "req = urllib.request.Request(host + '/upload/storage/v1/b/replica-out/o"
+      "?uploadType=media&name=run%2Fmetrics.json', data=b'{\"accuracy\": 0.9}', method='POST',"
+      " headers={'Content-Type': 'application/json'})\n"
+      "obj = json.load(urllib.request.urlopen(req, timeout=20))\n"
+      "print('stored', obj['name'], obj['size'])\n"
+      "print('listed', [o['name'] for o in json.load(urllib.request.urlopen("
+      "host + '/storage/v1/b/replica-out/o', timeout=20))['items']])\n";
+  nlohmann::json job = {
+      {"displayName", "storage-writer"},
+      {"jobSpec",
+       {{"workerPoolSpecs",
+         {{{"machineSpec", {{"machineType", "n1-standard-4"}}},
+           {"replicaCount", 1},
+           {"containerSpec",
+            {{"imageUri", kSampleImage}, {"command", {"python3", "-c", code}}}}}}}}}};
+  HttpReply made = daemon_->Post("/v1/projects/p/locations/us-central1/customJobs", job.dump());
+  ASSERT_EQ(made.status, 200) << made.body;
+  const std::string path = "/v1/projects/p/locations/us-central1/customJobs/" + IdOf(made.Json());
+  nlohmann::json done =
+      daemon_->WaitForField(path, "state", {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED"}, 120);
+  const std::string logs = Messages(path + "/logs");
+  ASSERT_EQ(done.value("state", ""), "JOB_STATE_SUCCEEDED") << done.dump() << "\n" << logs;
+  EXPECT_NE(logs.find("stored run/metrics.json 17"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("listed ['run/metrics.json']"), std::string::npos) << logs;
+  std::ifstream written(daemon_->data_dir() + "/buckets/replica-out/run/metrics.json");
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(written)), {}), "{\"accuracy\": 0.9}");
+}
+
 }  // namespace
 }  // namespace ty::testing

@@ -33,6 +33,19 @@ Job VertexJob(std::vector<WorkerPool> pools) {
   return job;
 }
 
+TEST(RuntimeEnvTest, StorageClientsPointAtTheDaemonUnlessTheUserSaysOtherwise) {
+  Job job = VertexJob({Pool(1)});
+  EXPECT_EQ(Env(BuildReplicaRuntime(job, 0, 0), "STORAGE_EMULATOR_HOST"), "<unset>");
+  RuntimeOptions options;
+  options.storage_endpoint = "http://host.containers.internal:4443";
+  ReplicaRuntime rt = BuildReplicaRuntime(job, 0, 0, options);
+  EXPECT_EQ(Env(rt, "STORAGE_EMULATOR_HOST"), "http://host.containers.internal:4443");
+  EXPECT_EQ(Env(rt, "CLOUD_STORAGE_EMULATOR_ENDPOINT"), "http://host.containers.internal:4443");
+  job.spec.pools[0].container->env = {{"STORAGE_EMULATOR_HOST", "http://elsewhere:1"}};
+  EXPECT_EQ(Env(BuildReplicaRuntime(job, 0, 0, options), "STORAGE_EMULATOR_HOST"),
+            "http://elsewhere:1");
+}
+
 TEST(RuntimeEnvTest, VertexSingleReplicaHasClusterSpecButNoTfConfig) {
   Job job = VertexJob({Pool(1)});
   ReplicaRuntime rt = BuildReplicaRuntime(job, 0, 0);
