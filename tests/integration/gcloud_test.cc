@@ -272,6 +272,23 @@ TEST_F(GcloudTest, StorageRoundTripsThenAReplicaReadsTheBytesAtGcs) {
   ProcessRun cat = Gcloud({"storage", "cat", "gs://data-bkt/many/f1.txt"});
   EXPECT_EQ(cat.out, "edited\n");
 
+  // `submit training --package-path --staging-bucket` builds the package and uploads
+  // it (multipart, the name in the query) before creating the job.
+  std::filesystem::create_directories(config_dir_ / "pkg/trainer");
+  std::ofstream(config_dir_ / "pkg/trainer/__init__.py") << "";
+  std::ofstream(config_dir_ / "pkg/trainer/task.py") << "print('packaged')\n";
+  ProcessRun packaged = Gcloud(
+      {"ai-platform", "jobs", "submit", "training", "packaged", "--region=local",
+       "--package-path=" + (config_dir_ / "pkg/trainer").string(), "--module-name=trainer.task",
+       "--staging-bucket=gs://data-bkt", "--runtime-version=2.11", "--python-version=3.7"});
+  ASSERT_EQ(packaged.rc, 0) << packaged.err;
+  nlohmann::json staged = daemon_.Get("/v1/projects/p/jobs/packaged").Json();
+  std::string uri = staged["trainingInput"]["packageUris"][0];
+  ASSERT_EQ(uri.rfind("gs://data-bkt/packaged/", 0), 0u) << uri;
+  EXPECT_TRUE(std::filesystem::exists(daemon_.data_dir() + "/buckets/data-bkt/" + uri.substr(14)))
+      << uri;
+  Gcloud({"ai-platform", "jobs", "cancel", "packaged"});
+
   // A replica sees the same bytes at /gcs/data-bkt.
   ProcessRun sum = RunProcess({"md5sum", big.string()});
   std::string md5 = sum.out.substr(0, 32);
