@@ -23,12 +23,15 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
 #include "api/http_types.h"
 #include "service/job_service.h"
+#include "storage/hashes.h"
 #include "storage/object_store.h"
 #include "storage/upload_sessions.h"
 
@@ -65,6 +68,8 @@ class Router {
   // Where the body of a request with these headers goes instead of memory: a new
   // staging file for Cloud Storage uploads; nullopt for everything else.
   std::optional<std::string> SpoolFileFor(const HttpRequest& head) const;
+  // The spooled request never reached Handle (the client went away): forget it.
+  void DropSpool(const std::string& file) const;
 
   // Reads what was appended after `follow->cursor` (up to about `max_bytes` of
   // NDJSON), advancing the cursor. Marks the stream done once the job is terminal and
@@ -76,6 +81,9 @@ class Router {
   service::JobService* service_;   // Not owned.
   storage::ObjectStore* storage_;  // Not owned; may be null.
   std::unique_ptr<storage::UploadSessions> sessions_;
+  // Hashers following spooled upload bodies, by file (SpoolFileFor .. Handle).
+  mutable std::mutex spool_mu_;
+  mutable std::map<std::string, std::unique_ptr<storage::FollowingHasher>> followers_;
 };
 
 }  // namespace ty::api

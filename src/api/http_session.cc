@@ -67,6 +67,8 @@ bool HttpSession::SpoolBody() {
   if (!path) return true;
   auto length = parser_->content_length();
   if (length && *length > limits_->max_upload_bytes) {
+    router_->DropSpool(*path);
+    ::unlink(path->c_str());
     OnReadError(http::error::body_limit);
     return false;
   }
@@ -77,6 +79,7 @@ bool HttpSession::SpoolBody() {
   file_parser_->get().body().open(path->c_str(), beast::file_mode::write, ec);
   spool_path_ = *path;
   if (ec) {
+    router_->DropSpool(spool_path_);
     Write(ErrorResponse(Internal("cannot spool the upload: " + ec.message())), false);
     return false;
   }
@@ -120,7 +123,10 @@ void HttpSession::ReadBody() {
 
 void HttpSession::OnBody(error_code ec) {
   if (ec) {
-    if (!spool_path_.empty()) ::unlink(spool_path_.c_str());
+    if (!spool_path_.empty()) {
+      router_->DropSpool(spool_path_);
+      ::unlink(spool_path_.c_str());
+    }
     return OnReadError(ec);
   }
   Serve();

@@ -13,6 +13,7 @@
 // "reason","message"}]}}.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,11 @@ namespace ty::api::internal {
 struct StorageContext {
   storage::ObjectStore* store = nullptr;
   storage::UploadSessions* sessions = nullptr;
+  // Digests of a spooled request body, hashed as it arrived (Router::SpoolFileFor);
+  // nullopt when unknown. `size`: the body's length.
+  std::function<std::optional<std::pair<std::string, std::string>>(const std::string& file,
+                                                                   uint64_t size)>
+      spooled_hashes;
 };
 
 // The answer when `request` is a storage route; nullopt otherwise (path-style

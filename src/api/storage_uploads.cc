@@ -209,12 +209,14 @@ HttpResponse Media(const StorageContext& ctx, const HttpRequest& r, const std::s
   if (!target.ok()) return StorageError(target.status());
   Result<std::string> staged = ctx.store->NewStagingFile();
   if (!staged.ok()) return StorageError(staged.status());
+  auto hashes =
+      ctx.spooled_hashes ? ctx.spooled_hashes(r.body_file, SizeOf(r.body_file)) : std::nullopt;
   // The spooled body is the object: move it.
   if (::rename(r.body_file.c_str(), staged->c_str()) != 0) {
     return StorageError(Internal("cannot keep the upload: " + std::string(std::strerror(errno))));
   }
-  Result<storage::ObjectInfo> made =
-      ctx.store->Commit(bucket, target->name, target->attributes, pre, *staged);
+  Result<storage::ObjectInfo> made = ctx.store->Commit(
+      bucket, target->name, target->attributes, pre, *staged, 0, hashes ? &*hashes : nullptr);
   if (!made.ok()) return StorageError(made.status());
   return ObjectResponse(r, *made);
 }
@@ -298,8 +300,13 @@ HttpResponse PutToSession(const StorageContext& ctx, const HttpRequest& r) {
     if (!parsed.ok()) return StorageError(parsed.status());
     cr = *parsed;
   }
+  std::optional<std::pair<std::string, std::string>> hashes;
+  if (cr.first && *cr.first == 0 && cr.total && *cr.total == size && ctx.spooled_hashes) {
+    hashes = ctx.spooled_hashes(r.body_file, size);  // This PUT carries the whole object.
+  }
   Result<storage::UploadProgress> progress =
-      cr.first && size > 0 ? ctx.sessions->Put(id, *cr.first, r.body_file, cr.total, cr.open_end)
+      cr.first && size > 0 ? ctx.sessions->Put(id, *cr.first, r.body_file, cr.total, cr.open_end,
+                                               hashes ? &*hashes : nullptr)
                            : ctx.sessions->Query(id, cr.total);
   if (!progress.ok()) return StorageError(progress.status());
   if (progress->object) return ObjectResponse(r, *progress->object);

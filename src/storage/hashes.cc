@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "common/files.h"  // Base64Encode
@@ -109,6 +110,76 @@ Status HashFile(const std::string& path, std::string* md5_b64, std::string* crc3
   ::close(fd);
   hasher.Finish(md5_b64, crc32c_b64);
   return Status::Ok();
+}
+
+// ---- FollowingHasher ------------------------------------------------------------
+
+FollowingHasher::FollowingHasher(std::string path)
+    : path_(std::move(path)), thread_([this] { Run(); }) {}
+
+FollowingHasher::~FollowingHasher() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void FollowingHasher::Run() {
+  int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  ObjectHasher hasher;
+  std::string buf(1 << 20, '\0');
+  uint64_t at = 0;
+  Status error =
+      fd < 0 ? Internal("cannot read " + path_ + ": " + std::strerror(errno)) : Status::Ok();
+  while (error.ok()) {
+    ssize_t n = ::pread(fd, buf.data(), buf.size(), static_cast<off_t>(at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      error = Internal("cannot read " + path_ + ": " + std::strerror(errno));
+      break;
+    }
+    if (n > 0) {
+      std::unique_lock<std::mutex> lock(mu_);
+      // Never past what Finish asked for (the file may grow further meanwhile).
+      uint64_t take = static_cast<uint64_t>(n);
+      if (target_ && at + take > *target_) take = *target_ - at;
+      lock.unlock();
+      hasher.Update(buf.data(), static_cast<size_t>(take));
+      at += take;
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    hashed_ = at;
+    if (stop_) break;
+    if (target_ && at >= *target_) break;
+    if (n == 0 || (target_ && at >= *target_)) {
+      // Caught up with the writer: look again shortly (it does not signal).
+      cv_.wait_for(lock, std::chrono::microseconds(500));
+    }
+  }
+  if (fd >= 0) ::close(fd);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (error.ok() && !stop_) hasher.Finish(&md5_, &crc_);
+  error_ = error;
+  done_ = true;
+  cv_.notify_all();
+}
+
+Result<std::pair<std::string, std::string>> FollowingHasher::Finish(uint64_t size) {
+  std::unique_lock<std::mutex> lock(mu_);
+  target_ = size;
+  cv_.notify_all();
+  // A file shorter than promised would leave the thread waiting: bound the wait.
+  if (!cv_.wait_for(lock, std::chrono::seconds(60), [&] { return done_; })) {
+    stop_ = true;
+    return Internal("hashing " + path_ + " did not finish");
+  }
+  if (!error_.ok()) return error_;
+  if (hashed_ != size)
+    return Internal("hashed " + std::to_string(hashed_) + " of " + std::to_string(size) +
+                    " bytes of " + path_);
+  return std::make_pair(md5_, crc_);
 }
 
 }  // namespace ty::storage

@@ -5,10 +5,15 @@
 // 4 big-endian bytes. Not thread-safe; one per stream.
 #pragma once
 
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
+#include <utility>
 
 #include "common/status.h"
 
@@ -37,5 +42,39 @@ uint32_t Crc32cExtend(uint32_t crc, const void* data, size_t n);
 
 // Hashes the file at `path` whole. Internal on I/O failure.
 Status HashFile(const std::string& path, std::string* md5_b64, std::string* crc32c_b64);
+
+}  // namespace ty::storage
+
+namespace ty::storage {
+
+// Hashes a file while another party is still writing it (an upload arriving), so
+// the digests are ready when the last byte is: a thread reads what has been
+// written so far and waits for more. Finish(size) waits until `size` bytes were
+// hashed and returns the digests. Dropping the hasher without Finish stops it.
+class FollowingHasher {
+ public:
+  explicit FollowingHasher(std::string path);
+  ~FollowingHasher();
+  FollowingHasher(const FollowingHasher&) = delete;
+  FollowingHasher& operator=(const FollowingHasher&) = delete;
+
+  // Base64 MD5 and CRC-32C of the file's first `size` bytes; Internal when the file
+  // cannot be read (or is shorter).
+  Result<std::pair<std::string, std::string>> Finish(uint64_t size);
+
+ private:
+  void Run();
+
+  std::string path_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::optional<uint64_t> target_;  // Set by Finish.
+  bool stop_ = false;
+  bool done_ = false;
+  Status error_;
+  uint64_t hashed_ = 0;
+  std::string md5_, crc_;
+  std::thread thread_;
+};
 
 }  // namespace ty::storage

@@ -507,7 +507,8 @@ Status ObjectStore::CheckPreconditions(const std::optional<ObjectInfo>& live,
 
 Result<ObjectInfo> ObjectStore::Commit(const std::string& bucket, const std::string& name,
                                        const ObjectAttributes& attributes, const Preconditions& pre,
-                                       const std::string& staged, int component_count) {
+                                       const std::string& staged, int component_count,
+                                       const std::pair<std::string, std::string>* known_hashes) {
   auto discard = [&](Status s) {
     ::unlink(staged.c_str());
     return s;
@@ -530,7 +531,11 @@ Result<ObjectInfo> ObjectStore::Commit(const std::string& bucket, const std::str
       return discard(Internal("staged upload vanished: " + Errno()));
     }
     info.size = static_cast<uint64_t>(st.st_size);
-    if (Status s = HashFd(staged_fd.fd, "upload", &info.md5_b64, &info.crc32c_b64); !s.ok()) {
+    if (known_hashes != nullptr) {
+      info.md5_b64 = known_hashes->first;
+      info.crc32c_b64 = known_hashes->second;
+    } else if (Status s = HashFd(staged_fd.fd, "upload", &info.md5_b64, &info.crc32c_b64);
+               !s.ok()) {
       return discard(s);
     }
   }

@@ -152,9 +152,12 @@ class ObjectStore {
   // Makes the staged file `staged` the object: hashes it, checks preconditions
   // and name clashes, renames it into place. The staged file is gone afterwards
   // (moved or removed) unless an error is returned before it was touched.
+  // `known_hashes` (base64 MD5, CRC-32C), when the caller hashed the bytes as they
+  // arrived (FollowingHasher), spare reading the file again.
   Result<ObjectInfo> Commit(const std::string& bucket, const std::string& name,
                             const ObjectAttributes& attributes, const Preconditions& pre,
-                            const std::string& staged, int component_count = 0);
+                            const std::string& staged, int component_count = 0,
+                            const std::pair<std::string, std::string>* known_hashes = nullptr);
   Status Delete(const std::string& bucket, const std::string& name,
                 std::optional<int64_t> generation, const Preconditions& pre);
   Result<ObjectInfo> Patch(const std::string& bucket, const std::string& name,

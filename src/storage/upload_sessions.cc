@@ -165,9 +165,10 @@ Result<std::string> UploadSessions::Start(UploadSession session) {
   return id;
 }
 
-Result<UploadProgress> UploadSessions::Put(const std::string& id, uint64_t first,
-                                           const std::string& chunk_file,
-                                           std::optional<uint64_t> total, bool last) {
+Result<UploadProgress> UploadSessions::Put(
+    const std::string& id, uint64_t first, const std::string& chunk_file,
+    std::optional<uint64_t> total, bool last,
+    const std::pair<std::string, std::string>* chunk_hashes) {
   std::lock_guard<std::mutex> lock(mu_);
   if (auto done = finished_.find(id); done != finished_.end()) {
     return UploadProgress{done->second.size, done->second};
@@ -180,7 +181,8 @@ Result<UploadProgress> UploadSessions::Put(const std::string& id, uint64_t first
                            std::to_string(s.persisted) + " bytes are persisted");
   }
   const uint64_t chunk = FileSize(chunk_file);
-  if (s.persisted == 0 && first == 0 && chunk > 0) {
+  const bool whole = s.persisted == 0 && first == 0 && chunk > 0;
+  if (whole) {
     // The common case (gcloud sends a whole file in one PUT): move, do not copy.
     if (::rename(chunk_file.c_str(), s.staged.c_str()) != 0) {
       return Internal("cannot keep the upload: " + std::string(std::strerror(errno)));
@@ -195,7 +197,8 @@ Result<UploadProgress> UploadSessions::Put(const std::string& id, uint64_t first
   if (total) s.total = *total;
   if (last && !s.total) s.total = s.persisted;
   if (learnt_total) Save(id, s);
-  return MaybeFinish(id, &s);
+  const bool chunk_is_object = whole && s.total && *s.total == chunk;
+  return MaybeFinish(id, &s, chunk_is_object ? chunk_hashes : nullptr);
 }
 
 Result<UploadProgress> UploadSessions::Query(const std::string& id, std::optional<uint64_t> total) {
@@ -209,7 +212,8 @@ Result<UploadProgress> UploadSessions::Query(const std::string& id, std::optiona
   return MaybeFinish(id, &it->second);
 }
 
-Result<UploadProgress> UploadSessions::MaybeFinish(const std::string& id, UploadSession* s) {
+Result<UploadProgress> UploadSessions::MaybeFinish(
+    const std::string& id, UploadSession* s, const std::pair<std::string, std::string>* hashes) {
   UploadProgress progress{s->persisted, std::nullopt};
   if (!s->total || s->persisted < *s->total) return progress;
   if (s->persisted > *s->total) {
@@ -217,7 +221,7 @@ Result<UploadProgress> UploadSessions::MaybeFinish(const std::string& id, Upload
                            " bytes, more than the declared " + std::to_string(*s->total));
   }
   Result<ObjectInfo> object =
-      store_->Commit(s->bucket, s->name, s->attributes, s->preconditions, s->staged);
+      store_->Commit(s->bucket, s->name, s->attributes, s->preconditions, s->staged, 0, hashes);
   Forget(id);  // Commit consumed the staged file either way.
   if (!object.ok()) return object.status();
   if (finished_.size() >= kFinishedKept) finished_.erase(finished_.begin());

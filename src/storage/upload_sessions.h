@@ -49,15 +49,19 @@ class UploadSessions {
   // InvalidArgument). `total`, when the request knows it, completes the upload
   // once that many bytes are held; `last` (a `bytes a-*/...` or unknown-size
   // final request) completes it with what is held. NotFound for an unknown id.
+  // `chunk_hashes`: the chunk's digests when known; used when the chunk alone is
+  // the whole object (gcloud's single PUT), so it is not read again.
   Result<UploadProgress> Put(const std::string& id, uint64_t first, const std::string& chunk_file,
-                             std::optional<uint64_t> total, bool last);
+                             std::optional<uint64_t> total, bool last,
+                             const std::pair<std::string, std::string>* chunk_hashes = nullptr);
   // A status query (`bytes */*`, or `bytes */T` to finalize with what is held).
   Result<UploadProgress> Query(const std::string& id, std::optional<uint64_t> total);
   // Drops a session and its bytes (DELETE of the session URL). OK if unknown.
   void Cancel(const std::string& id);
 
  private:
-  Result<UploadProgress> MaybeFinish(const std::string& id, UploadSession* s);
+  Result<UploadProgress> MaybeFinish(const std::string& id, UploadSession* s,
+                                     const std::pair<std::string, std::string>* hashes = nullptr);
   std::string SessionFile(const std::string& id) const;
   void Save(const std::string& id, const UploadSession& s) const;
   void Forget(const std::string& id);  // REQUIRES: mu_ held.
