@@ -53,7 +53,10 @@ HttpRequest HttpSession::RequestHead() const {
   std::string_view target(req.target().data(), req.target().size());
   size_t question = target.find('?');
   request.path = std::string(target.substr(0, question));
-  if (question != std::string_view::npos) request.query = ParseQuery(target.substr(question + 1));
+  if (question != std::string_view::npos) {
+    request.raw_query = std::string(target.substr(question + 1));
+    request.query = ParseQuery(request.raw_query);
+  }
   for (const auto& field : req) {
     std::string name(field.name_string());
     for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

@@ -22,6 +22,7 @@ struct HttpRequest {
   std::string method;                        // Upper case: "GET", "POST", "DELETE", ...
   std::string path;                          // Raw path, still percent-encoded, without the query.
   std::map<std::string, std::string> query;  // Decoded names and values; last one wins.
+  std::string raw_query;                     // As sent, without the '?'.
   std::string body;                          // Empty for a bodiless request.
   // Header fields by lower-case name (the last one wins).
   std::map<std::string, std::string> headers;

@@ -43,7 +43,13 @@ std::vector<std::string> SplitPath(std::string_view path) {
   return segments;
 }
 
-std::map<std::string, std::string> ParseQuery(std::string_view query) {
+std::map<std::string, std::string> ParseQuery(std::string_view query, bool plus_is_space) {
+  auto decode = [&](std::string_view text) {
+    if (!plus_is_space) return PercentDecode(text);
+    std::string spaced(text);
+    for (char& c : spaced) c = c == '+' ? ' ' : c;
+    return PercentDecode(spaced);
+  };
   std::map<std::string, std::string> params;
   size_t start = 0;
   while (start <= query.size()) {
@@ -53,9 +59,9 @@ std::map<std::string, std::string> ParseQuery(std::string_view query) {
     if (!pair.empty()) {
       size_t eq = pair.find('=');
       if (eq == std::string_view::npos) {
-        params[PercentDecode(pair)] = "";
+        params[decode(pair)] = "";
       } else {
-        params[PercentDecode(pair.substr(0, eq))] = PercentDecode(pair.substr(eq + 1));
+        params[decode(pair.substr(0, eq))] = decode(pair.substr(eq + 1));
       }
     }
     start = end + 1;

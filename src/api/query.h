@@ -22,6 +22,9 @@ std::vector<std::string> SplitPath(std::string_view path);
 
 // Parses "a=1&b=x%20y" (no leading '?'). A name without '=' gets "". Repeated
 // names keep the last value.
-std::map<std::string, std::string> ParseQuery(std::string_view query);
+// `plus_is_space`: HTML-form decoding, for the Cloud Storage routes, whose clients
+// (gcloud's apitools, Python) build query strings with urlencode: a space in an
+// object name or prefix arrives as `+`, a real plus as `%2B`.
+std::map<std::string, std::string> ParseQuery(std::string_view query, bool plus_is_space = false);
 
 }  // namespace ty::api

@@ -496,10 +496,12 @@ bool IsStorageUpload(const HttpRequest& r) {
          r.path.rfind("/resumable/upload/storage/v1/", 0) == 0;
 }
 
-std::optional<HttpResponse> RouteStorage(const StorageContext& ctx, const HttpRequest& r) {
+std::optional<HttpResponse> RouteStorage(const StorageContext& ctx, const HttpRequest& request) {
   if (ctx.store == nullptr) return std::nullopt;
-  std::vector<std::string> seg = SplitPath(r.path);
+  std::vector<std::string> seg = SplitPath(request.path);
   if (seg.empty()) return std::nullopt;
+  HttpRequest r = request;  // Storage clients form-encode their query strings.
+  if (!r.raw_query.empty()) r.query = ParseQuery(r.raw_query, /*plus_is_space=*/true);
   if (StartsWith(seg, {"storage", "v1", "b"})) return JsonApi(ctx, r, seg, 2);
   if (seg[0] == "b") return JsonApi(ctx, r, seg, 0);
   const bool upload = StartsWith(seg, {"upload", "storage", "v1", "b"});

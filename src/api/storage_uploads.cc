@@ -15,6 +15,7 @@
 
 #include "api/http_status.h"
 #include "api/storage_api.h"
+#include "storage/hashes.h"
 
 namespace ty::api::internal {
 
@@ -56,6 +57,8 @@ std::string BodyText(const HttpRequest& r) {
 struct UploadTarget {
   std::string name;
   storage::ObjectAttributes attributes;
+  std::string md5_b64;  // What the client says the bytes hash to ("" = nothing).
+  std::string crc32c_b64;
 };
 
 Result<UploadTarget> TargetOf(const HttpRequest& r, const std::string& metadata_text,
@@ -74,6 +77,8 @@ Result<UploadTarget> TargetOf(const HttpRequest& r, const std::string& metadata_
   t.attributes.content_encoding = text("contentEncoding");
   t.attributes.cache_control = text("cacheControl");
   t.attributes.content_disposition = text("contentDisposition");
+  t.md5_b64 = text("md5Hash");
+  t.crc32c_b64 = text("crc32c");
   if (m.contains("metadata") && m["metadata"].is_object()) {
     for (const auto& [k, v] : m["metadata"].items()) {
       if (v.is_string()) t.attributes.metadata[k] = v.get<std::string>();
@@ -197,8 +202,23 @@ HttpResponse Multipart(const StorageContext& ctx, const HttpRequest& r, const st
   }
   Result<std::string> staged = StageRange(ctx.store, r.body_file, begin, end);
   if (!staged.ok()) return StorageError(staged.status());
+  // Python sends its checksum in the metadata; Google refuses bytes that differ.
+  std::pair<std::string, std::string> hashes;
+  Status hashed = storage::HashFile(*staged, &hashes.first, &hashes.second);
+  Status mismatch = hashed;
+  if (hashed.ok() && !target->md5_b64.empty() && target->md5_b64 != hashes.first) {
+    mismatch = InvalidArgument("Provided MD5 hash \"" + target->md5_b64 +
+                               "\" doesn't match calculated MD5 hash \"" + hashes.first + "\".");
+  } else if (hashed.ok() && !target->crc32c_b64.empty() && target->crc32c_b64 != hashes.second) {
+    mismatch = InvalidArgument("Provided CRC32C \"" + target->crc32c_b64 +
+                               "\" doesn't match calculated CRC32C \"" + hashes.second + "\".");
+  }
+  if (!mismatch.ok()) {
+    ::unlink(staged->c_str());
+    return StorageError(mismatch);
+  }
   Result<storage::ObjectInfo> made =
-      ctx.store->Commit(bucket, target->name, target->attributes, pre, *staged);
+      ctx.store->Commit(bucket, target->name, target->attributes, pre, *staged, 0, &hashes);
   if (!made.ok()) return StorageError(made.status());
   return ObjectResponse(r, *made);
 }

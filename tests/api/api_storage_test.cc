@@ -101,6 +101,36 @@ TEST_F(ApiStorageTest, ResumableSessionWith308AndRangeThenFinalize) {
             404);
 }
 
+// Python puts its checksum in the metadata part; bytes that differ are refused and
+// nothing is stored.
+TEST_F(ApiStorageTest, MultipartChecksumsFromTheClientAreVerified) {
+  auto upload = [&](const std::string& checksum) {
+    std::string body =
+        "--b1\r\ncontent-type: application/json; charset=UTF-8\r\n\r\n"
+        "{\"name\":\"checked.txt\"," +
+        checksum + "}\r\n--b1\r\ncontent-type: text/plain\r\n\r\n123456789\r\n--b1--\r\n";
+    return Send("POST", "/upload/storage/v1/b/bkt/o?uploadType=multipart", body,
+                {"Content-Type: multipart/related; boundary=\"b1\""});
+  };
+  Reply bad = upload("\"crc32c\":\"AAAAAA==\"");
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  EXPECT_THAT(bad.json()["error"]["message"].get<std::string>(), HasSubstr("4waSgw=="));
+  EXPECT_EQ(Get("/storage/v1/b/bkt/o/checked.txt").status, 404);
+  EXPECT_EQ(upload("\"md5Hash\":\"1B2M2Y8AsgTpgAmY7PhCfg==\"").status, 400);
+  Reply good = upload("\"crc32c\":\"4waSgw==\",\"md5Hash\":\"JfnnlDI7RTiF9RgfG2JNCw==\"");
+  EXPECT_EQ(good.status, 200) << good.body;
+}
+
+// gcloud and Python build query strings with urlencode: a space is '+', a plus %2B.
+TEST_F(ApiStorageTest, FormEncodedQueryValues) {
+  Reply r = Send("POST", "/upload/storage/v1/b/bkt/o?uploadType=media&name=my+file%2Bv2.txt", "x",
+                 {"Content-Type: text/plain"});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json()["name"], "my file+v2.txt");
+  json listed = Get("/storage/v1/b/bkt/o?prefix=my+file").json();
+  ASSERT_EQ(listed["items"].size(), 1u);
+}
+
 TEST_F(ApiStorageTest, NodeStyleOpenEndedChunkFinalizes) {
   Reply init = Send("POST", "/upload/storage/v1/b/bkt/o?name=node.txt&uploadType=resumable", "{}");
   ASSERT_EQ(init.status, 200) << init.body;
