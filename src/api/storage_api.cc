@@ -11,6 +11,7 @@
 #include "api/query.h"
 #include "common/files.h"
 #include "common/time.h"
+#include "storage/hashes.h"
 
 namespace ty::api::internal {
 
@@ -88,12 +89,12 @@ json ObjectJson(const HttpRequest& r, const ObjectInfo& o) {
             {"contentType", o.content_type},
             {"storageClass", "STANDARD"},
             {"size", std::to_string(o.size)},
-            {"md5Hash", o.md5_b64},
             {"crc32c", o.crc32c_b64},
             {"etag", Base64Encode(gen + "/" + std::to_string(o.metageneration))},
             {"timeCreated", FormatRfc3339(o.time_created)},
             {"updated", FormatRfc3339(o.updated)},
             {"timeStorageClassUpdated", FormatRfc3339(o.time_created)}};
+  if (!o.md5_b64.empty()) j["md5Hash"] = o.md5_b64;
   if (!o.metadata.empty()) j["metadata"] = o.metadata;
   if (!o.content_encoding.empty()) j["contentEncoding"] = o.content_encoding;
   if (!o.cache_control.empty()) j["cacheControl"] = o.cache_control;
@@ -150,7 +151,8 @@ HttpResponse Download(const StorageContext& ctx, const HttpRequest& r, const std
   const ObjectInfo info = reader->info();
   HttpResponse out;
   out.content_type = info.content_type;
-  out.headers = {{"x-goog-hash", "crc32c=" + info.crc32c_b64 + ",md5=" + info.md5_b64},
+  out.headers = {{"x-goog-hash", "crc32c=" + info.crc32c_b64 +
+                                     (info.md5_b64.empty() ? "" : ",md5=" + info.md5_b64)},
                  {"x-goog-generation", std::to_string(info.generation)},
                  {"x-goog-metageneration", std::to_string(info.metageneration)},
                  {"x-goog-stored-content-length", std::to_string(info.size)},
@@ -313,9 +315,11 @@ HttpResponse Object(const StorageContext& ctx, const HttpRequest& r, const std::
   return StorageError(NotFound("No such method " + r.method + " on an object"));
 }
 
-// Appends the object's bytes to the staging file `to`.
+// Appends the object's bytes to the staging file `to`, extending `*crc` (if set)
+// over them.
 Status AppendObject(const StorageContext& ctx, const std::string& bucket, const std::string& name,
-                    std::optional<int64_t> generation, const std::string& to) {
+                    std::optional<int64_t> generation, const std::string& to,
+                    uint32_t* crc = nullptr) {
   ASSIGN_OR_RETURN(storage::ObjectReader reader, ctx.store->OpenForRead(bucket, name, generation));
   int out = ::open(to.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   if (out < 0) return Internal("cannot write a staging file");
@@ -330,6 +334,7 @@ Status AppendObject(const StorageContext& ctx, const std::string& bucket, const 
       result = Internal("cannot write a staging file");
       break;
     }
+    if (crc != nullptr) *crc = storage::Crc32cExtend(*crc, piece->data(), piece->size());
     at += piece->size();
   }
   ::close(out);
@@ -397,6 +402,7 @@ HttpResponse Compose(const StorageContext& ctx, const HttpRequest& r, const std:
   Result<std::string> staged = ctx.store->NewStagingFile();
   if (!staged.ok()) return StorageError(staged.status());
   int components = 0;
+  uint32_t crc = 0;
   std::optional<ObjectInfo> first;
   for (const json& src : body["sourceObjects"]) {
     std::string src_name = src.is_object() ? src.value("name", "") : "";
@@ -408,8 +414,8 @@ HttpResponse Compose(const StorageContext& ctx, const HttpRequest& r, const std:
                                     : 0;
     }
     Result<ObjectInfo> info = ctx.store->Stat(bucket, src_name, gen);
-    Status s =
-        info.ok() ? AppendObject(ctx, bucket, src_name, info->generation, *staged) : info.status();
+    Status s = info.ok() ? AppendObject(ctx, bucket, src_name, info->generation, *staged, &crc)
+                         : info.status();
     if (!s.ok()) {
       ::unlink(staged->c_str());
       return StorageError(s);
@@ -418,7 +424,11 @@ HttpResponse Compose(const StorageContext& ctx, const HttpRequest& r, const std:
     components += std::max(1, info->component_count);
   }
   storage::ObjectAttributes attributes = AttributesOf(*first, body.value("destination", json()));
-  Result<ObjectInfo> made = ctx.store->Commit(bucket, name, attributes, *pre, *staged, components);
+  // As on Google, a composite object has a CRC-32C but no MD5: hashing a large
+  // composite again serially would undo the point of uploading its parts in parallel.
+  const std::pair<std::string, std::string> hashes{"", storage::Crc32cBase64(crc)};
+  Result<ObjectInfo> made =
+      ctx.store->Commit(bucket, name, attributes, *pre, *staged, components, &hashes);
   if (!made.ok()) return StorageError(made.status());
   return ObjectResponse(r, *made);
 }

@@ -87,9 +87,13 @@ void ObjectHasher::Finish(std::string* md5_b64, std::string* crc32c_b64) {
   unsigned int len = 0;
   EVP_DigestFinal_ex(md5_->ctx, digest, &len);
   *md5_b64 = Base64Encode(std::string(reinterpret_cast<char*>(digest), len));
-  std::string crc(4, '\0');
-  for (int i = 0; i < 4; ++i) crc[i] = static_cast<char>((crc_ >> (24 - 8 * i)) & 0xff);
-  *crc32c_b64 = Base64Encode(crc);
+  *crc32c_b64 = Crc32cBase64(crc_);
+}
+
+std::string Crc32cBase64(uint32_t crc) {
+  std::string bytes(4, '\0');
+  for (int i = 0; i < 4; ++i) bytes[i] = static_cast<char>((crc >> (24 - 8 * i)) & 0xff);
+  return Base64Encode(bytes);
 }
 
 Status HashFile(const std::string& path, std::string* md5_b64, std::string* crc32c_b64) {

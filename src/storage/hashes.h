@@ -39,6 +39,8 @@ class ObjectHasher {
 // CRC-32C of `n` bytes continuing from `crc` (0 to start); hardware instructions
 // where the CPU has them.
 uint32_t Crc32cExtend(uint32_t crc, const void* data, size_t n);
+// As the API reports it: the 4 bytes big-endian, base64.
+std::string Crc32cBase64(uint32_t crc);
 
 // Hashes the file at `path` whole. Internal on I/O failure.
 Status HashFile(const std::string& path, std::string* md5_b64, std::string* crc32c_b64);

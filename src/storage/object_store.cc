@@ -120,7 +120,8 @@ bool FromMeta(const json& m, const struct stat& st, ObjectInfo* info) {
   } catch (const json::exception&) {
     return false;  // A damaged sidecar: recomputed.
   }
-  return !info->md5_b64.empty() && !info->crc32c_b64.empty();
+  // Composite objects have no MD5, as on Google (object_store.h).
+  return (!info->md5_b64.empty() || info->component_count > 0) && !info->crc32c_b64.empty();
 }
 
 json ReadJsonFile(const std::string& path) {

@@ -53,7 +53,7 @@ struct ObjectInfo {
   std::string cache_control;
   std::string content_disposition;
   std::map<std::string, std::string> metadata;
-  std::string md5_b64;
+  std::string md5_b64;  // "" for composite objects (as Google: only crc32c).
   std::string crc32c_b64;
   TimeMicros time_created = 0;
   TimeMicros updated = 0;

@@ -227,12 +227,14 @@ TEST_F(ApiStorageTest, PreconditionsPatchDeleteComposeRewrite) {
   ASSERT_EQ(composed.status, 200) << composed.body;
   EXPECT_EQ(composed.json()["componentCount"], 2);
   EXPECT_EQ(Get("/storage/v1/b/bkt/o/xy?alt=media").body, "first-second");
-  EXPECT_NE(composed.json()["md5Hash"], "bogus");
+  // Like Google's composites: a server-computed CRC-32C and no MD5.
+  EXPECT_FALSE(composed.json().contains("md5Hash"));
+  EXPECT_EQ(composed.json()["crc32c"], GcloudMultipart("flat", "first-second").json()["crc32c"]);
   Reply rewritten =
       Post("/storage/v1/b/bkt/o/xy/rewriteTo/b/bkt/o/copy%2Fxy?maxBytesRewrittenPerCall=1", "{}");
   ASSERT_EQ(rewritten.status, 200) << rewritten.body;
   EXPECT_EQ(rewritten.json()["done"], true);
-  EXPECT_EQ(rewritten.json()["resource"]["md5Hash"], composed.json()["md5Hash"]);
+  EXPECT_EQ(rewritten.json()["resource"]["crc32c"], composed.json()["crc32c"]);
   std::string gen = Get("/storage/v1/b/bkt/o/x").json()["generation"];
   EXPECT_EQ(Delete("/storage/v1/b/bkt/o/x?generation=1").status, 404);
   EXPECT_EQ(Delete("/storage/v1/b/bkt/o/x?generation=" + gen).status, 204);
