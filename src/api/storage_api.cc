@@ -3,6 +3,7 @@
 #include "api/storage_api.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -315,30 +316,26 @@ HttpResponse Object(const StorageContext& ctx, const HttpRequest& r, const std::
   return StorageError(NotFound("No such method " + r.method + " on an object"));
 }
 
-// Appends the object's bytes to the staging file `to`, extending `*crc` (if set)
-// over them.
+// Appends the object's bytes to the staging file `to` (in the kernel), extending
+// `*crc` (if set) by the object's CRC-32C without reading the bytes.
 Status AppendObject(const StorageContext& ctx, const std::string& bucket, const std::string& name,
                     std::optional<int64_t> generation, const std::string& to,
                     uint32_t* crc = nullptr) {
   ASSIGN_OR_RETURN(storage::ObjectReader reader, ctx.store->OpenForRead(bucket, name, generation));
-  int out = ::open(to.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  int out = ::open(to.c_str(), O_WRONLY | O_CLOEXEC);
   if (out < 0) return Internal("cannot write a staging file");
-  Status result = Status::Ok();
-  for (uint64_t at = 0; at < reader.info().size;) {
-    Result<std::string> piece = reader.Read(at, 1 << 20);
-    if (!piece.ok() || piece->empty()) {
-      result = piece.ok() ? Internal("object shrank while copied") : piece.status();
-      break;
-    }
-    if (::write(out, piece->data(), piece->size()) != static_cast<ssize_t>(piece->size())) {
-      result = Internal("cannot write a staging file");
-      break;
-    }
-    if (crc != nullptr) *crc = storage::Crc32cExtend(*crc, piece->data(), piece->size());
-    at += piece->size();
-  }
+  struct stat st {};
+  ::fstat(out, &st);
+  uint64_t offset = static_cast<uint64_t>(st.st_size);
+  Status copied = reader.CopyTo(out, &offset);
   ::close(out);
-  return result;
+  RETURN_IF_ERROR(copied);
+  if (crc != nullptr) {
+    std::optional<uint32_t> part = storage::Crc32cFromBase64(reader.info().crc32c_b64);
+    if (!part) return Internal("object " + bucket + "/" + name + " has no usable CRC-32C");
+    *crc = storage::Crc32cCombine(*crc, *part, reader.info().size);
+  }
+  return Status::Ok();
 }
 
 storage::ObjectAttributes AttributesOf(const ObjectInfo& source, const json& overrides) {

@@ -90,6 +90,57 @@ void ObjectHasher::Finish(std::string* md5_b64, std::string* crc32c_b64) {
   *crc32c_b64 = Crc32cBase64(crc_);
 }
 
+std::optional<uint32_t> Crc32cFromBase64(const std::string& b64) {
+  static const std::string kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  if (b64.size() != 8 || b64.substr(6) != "==") return std::nullopt;
+  uint64_t bits = 0;
+  for (int i = 0; i < 6; ++i) {
+    size_t v = kAlphabet.find(b64[i]);
+    if (v == std::string::npos) return std::nullopt;
+    bits = (bits << 6) | v;
+  }
+  return static_cast<uint32_t>(bits >> 4);  // 36 bits hold 32 and 4 zero bits.
+}
+
+namespace {
+
+// Multiplies the 32x32 GF(2) matrix `m` (one column per word) by `v`.
+uint32_t Gf2Times(const uint32_t* m, uint32_t v) {
+  uint32_t sum = 0;
+  for (; v != 0; v >>= 1, ++m) {
+    if (v & 1) sum ^= *m;
+  }
+  return sum;
+}
+
+void Gf2Square(uint32_t* square, const uint32_t* m) {
+  for (int n = 0; n < 32; ++n) square[n] = Gf2Times(m, m[n]);
+}
+
+}  // namespace
+
+uint32_t Crc32cCombine(uint32_t crc_a, uint32_t crc_b, uint64_t length_b) {
+  if (length_b == 0) return crc_a;
+  // `odd`: the operator for one zero bit; squaring gives 2, 4, 8... bits.
+  uint32_t even[32], odd[32];
+  odd[0] = kPoly;
+  for (int n = 1; n < 32; ++n) odd[n] = uint32_t{1} << (n - 1);
+  Gf2Square(even, odd);  // 2 zero bits.
+  Gf2Square(odd, even);  // 4 zero bits.
+  // Apply length_b zero bytes to crc_a, one bit of the length at a time.
+  do {
+    Gf2Square(even, odd);
+    if (length_b & 1) crc_a = Gf2Times(even, crc_a);
+    length_b >>= 1;
+    if (length_b == 0) break;
+    Gf2Square(odd, even);
+    if (length_b & 1) crc_a = Gf2Times(odd, crc_a);
+    length_b >>= 1;
+  } while (length_b != 0);
+  return crc_a ^ crc_b;
+}
+
 std::string Crc32cBase64(uint32_t crc) {
   std::string bytes(4, '\0');
   for (int i = 0; i < 4; ++i) bytes[i] = static_cast<char>((crc >> (24 - 8 * i)) & 0xff);
@@ -135,6 +186,7 @@ void FollowingHasher::Run() {
   ObjectHasher hasher;
   std::string buf(1 << 20, '\0');
   uint64_t at = 0;
+  int idle_us = 500;
   Status error =
       fd < 0 ? Internal("cannot read " + path_ + ": " + std::strerror(errno)) : Status::Ok();
   while (error.ok()) {
@@ -157,9 +209,13 @@ void FollowingHasher::Run() {
     hashed_ = at;
     if (stop_) break;
     if (target_ && at >= *target_) break;
-    if (n == 0 || (target_ && at >= *target_)) {
-      // Caught up with the writer: look again shortly (it does not signal).
-      cv_.wait_for(lock, std::chrono::microseconds(500));
+    if (n == 0) {
+      // Caught up with the writer, which does not signal: look again soon, backing
+      // off (0.5 to 8 ms) so that idle followers do not keep the CPUs busy.
+      cv_.wait_for(lock, std::chrono::microseconds(idle_us));
+      idle_us = std::min(idle_us * 2, 8000);
+    } else {
+      idle_us = 500;
     }
   }
   if (fd >= 0) ::close(fd);

@@ -41,6 +41,11 @@ class ObjectHasher {
 uint32_t Crc32cExtend(uint32_t crc, const void* data, size_t n);
 // As the API reports it: the 4 bytes big-endian, base64.
 std::string Crc32cBase64(uint32_t crc);
+// The inverse; nullopt for anything but 4 bytes of base64.
+std::optional<uint32_t> Crc32cFromBase64(const std::string& b64);
+// CRC-32C of A followed by B from CRC(A), CRC(B) and B's length, without the
+// bytes (the GF(2) matrix method zlib uses for its CRC-32): composing objects.
+uint32_t Crc32cCombine(uint32_t crc_a, uint32_t crc_b, uint64_t length_b);
 
 // Hashes the file at `path` whole. Internal on I/O failure.
 Status HashFile(const std::string& path, std::string* md5_b64, std::string* crc32c_b64);

@@ -190,6 +190,32 @@ Result<std::string> ObjectReader::Read(uint64_t offset, size_t n) const {
   return buf;
 }
 
+Status ObjectReader::CopyTo(int out_fd, uint64_t* out_offset) const {
+  off_t in = 0;
+  off_t out = static_cast<off_t>(*out_offset);
+  const off_t size = static_cast<off_t>(info_.size);
+  while (in < size) {
+    ssize_t n = ::copy_file_range(fd_, &in, out_fd, &out, static_cast<size_t>(size - in), 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP)) {
+      ASSIGN_OR_RETURN(std::string piece, Read(static_cast<uint64_t>(in), 1 << 20));
+      if (piece.empty()) break;
+      if (::pwrite(out_fd, piece.data(), piece.size(), out) != static_cast<ssize_t>(piece.size())) {
+        return Internal("cannot copy " + info_.name + ": " + Errno());
+      }
+      in += static_cast<off_t>(piece.size());
+      out += static_cast<off_t>(piece.size());
+      continue;
+    }
+    if (n <= 0) {
+      return Internal("cannot copy " + info_.bucket + "/" + info_.name + ": " +
+                      (n == 0 ? std::string("it shrank") : Errno()));
+    }
+  }
+  *out_offset = static_cast<uint64_t>(out);
+  return Status::Ok();
+}
+
 // ---- Names ---------------------------------------------------------------------------
 
 Status ObjectStore::CheckBucketName(const std::string& b) {

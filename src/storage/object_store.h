@@ -112,6 +112,10 @@ class ObjectReader {
   const ObjectInfo& info() const { return info_; }
   // Up to `n` bytes at `offset` (fewer only at the end). Internal on I/O failure.
   Result<std::string> Read(uint64_t offset, size_t n) const;
+  // Writes all its bytes into `out_fd` at `*out_offset` (advanced), in the kernel
+  // where it can (copy_file_range: no trip through user space, a reflink where the
+  // filesystem shares blocks).
+  Status CopyTo(int out_fd, uint64_t* out_offset) const;
 
  private:
   ObjectInfo info_;

@@ -258,3 +258,21 @@ TEST_F(ObjectStoreTest, ResumableSessionsSurviveARestart) {
 
 }  // namespace
 }  // namespace ty::storage
+
+namespace ty::storage {
+namespace {
+
+TEST(HashesTest, CrcCombineEqualsTheCrcOfTheConcatenation) {
+  std::string a(1000, 'a'), b = "123456789";
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<char>(i * 7);
+  uint32_t whole = Crc32cExtend(Crc32cExtend(0, a.data(), a.size()), b.data(), b.size());
+  EXPECT_EQ(Crc32cCombine(Crc32cExtend(0, a.data(), a.size()), Crc32cExtend(0, b.data(), 9), 9),
+            whole);
+  EXPECT_EQ(Crc32cCombine(0x12345678, 0, 0), 0x12345678u);
+  EXPECT_EQ(Crc32cFromBase64("4waSgw=="), 0xE3069283u);
+  EXPECT_EQ(Crc32cFromBase64(Crc32cBase64(whole)), whole);
+  EXPECT_FALSE(Crc32cFromBase64("not-b64!").has_value());
+}
+
+}  // namespace
+}  // namespace ty::storage
