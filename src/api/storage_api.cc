@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/endpoints.h"  // Param
 #include "api/http_status.h"
 #include "api/query.h"
 #include "common/files.h"
@@ -20,11 +21,6 @@ namespace {
 
 using json = nlohmann::json;
 using storage::ObjectInfo;
-
-std::string Param(const HttpRequest& r, const std::string& name) {
-  auto it = r.query.find(name);
-  return it == r.query.end() ? std::string() : it->second;
-}
 
 Result<std::optional<int64_t>> Int64Param(const HttpRequest& r, const std::string& name) {
   std::string v = Param(r, name);

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "api/endpoints.h"  // Param
 #include "api/http_status.h"
 #include "api/storage_api.h"
 #include "storage/hashes.h"
@@ -24,11 +25,6 @@ namespace {
 using json = nlohmann::json;
 
 constexpr size_t kMaxMetadataPart = 1 << 20;  // The JSON part of a multipart body.
-
-std::string Param(const HttpRequest& r, const std::string& name) {
-  auto it = r.query.find(name);
-  return it == r.query.end() ? std::string() : it->second;
-}
 
 uint64_t SizeOf(const std::string& path) {
   struct stat st {};

@@ -1,9 +1,7 @@
 // `trainyard config gcloud`: one step from an installed gcloud to one that talks to
 // trainyardd (see cli/gcloud_config.h for what is written where and why).
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/gcloud_config.h"
@@ -30,11 +28,8 @@ Result<std::string> GcloudDir(Runtime& rt) {
 }
 
 std::string ReadFileOr(const std::string& path, const std::string& fallback) {
-  std::ifstream in(path);
-  if (!in) return fallback;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  Result<std::string> text = ReadFile(path);
+  return text.ok() ? *text : fallback;
 }
 
 int Run(Runtime& rt, const ConfigState& st) {

@@ -21,6 +21,28 @@ Status WriteFileAtomically(const std::string& path, const std::string& data) {
   return Status::Ok();
 }
 
+Result<std::string> ReadFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return NotFound("no file " + path);
+    return Internal("cannot read " + path + ": " + std::strerror(errno));
+  }
+  std::string out;
+  char buf[64 * 1024];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd);
+      return Internal("cannot read " + path + ": " + std::strerror(errno));
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
 std::string UrlEncode(std::string_view value) {
   static const char kHex[] = "0123456789ABCDEF";
   std::string out;

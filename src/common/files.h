@@ -13,6 +13,9 @@ namespace ty {
 // half-written file (LevelDB's CURRENT, STYLE.md §6.5). Internal on any failure.
 Status WriteFileAtomically(const std::string& path, const std::string& data);
 
+// The whole file. NotFound when it does not exist, Internal on other failures.
+Result<std::string> ReadFile(const std::string& path);
+
 // Percent-encodes everything but RFC 3986 unreserved characters, for one path
 // segment or query value.
 std::string UrlEncode(std::string_view value);

@@ -10,10 +10,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "common/files.h"
 #include "storage/hashes.h"
@@ -125,11 +123,8 @@ bool FromMeta(const json& m, const struct stat& st, ObjectInfo* info) {
 }
 
 json ReadJsonFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return json();
-  std::stringstream s;
-  s << in.rdbuf();
-  return json::parse(s.str(), nullptr, /*allow_exceptions=*/false);
+  Result<std::string> text = ReadFile(path);
+  return text.ok() ? json::parse(*text, nullptr, /*allow_exceptions=*/false) : json();
 }
 
 // Hashes the open file from its start.

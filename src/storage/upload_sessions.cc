@@ -7,10 +7,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
-#include <sstream>
 
 #include "common/files.h"
 
@@ -119,11 +117,9 @@ UploadSessions::UploadSessions(ObjectStore* store) : store_(store) {
   const std::string dir = store_->root() + "/.trainyard/sessions";
   std::filesystem::create_directories(dir, ec);
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    std::ifstream in(entry.path());
-    std::stringstream text;
-    text << in.rdbuf();
-    std::optional<UploadSession> s =
-        FromJson(nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false));
+    Result<std::string> text = ReadFile(entry.path().string());
+    std::optional<UploadSession> s = FromJson(
+        nlohmann::json::parse(text.ok() ? *text : "", nullptr, /*allow_exceptions=*/false));
     if (!s || !std::filesystem::exists(s->staged, ec)) {
       std::filesystem::remove(entry.path(), ec);
       continue;

@@ -45,3 +45,19 @@ TEST(FilesTest, Base64EncodeWithPadding) {
 
 }  // namespace
 }  // namespace ty
+
+namespace ty {
+namespace {
+
+TEST(FilesTest, ReadFileReturnsTheBytesOrSaysWhy) {
+  std::string path = "/tmp/ty-files-test-" + std::to_string(::getpid());
+  ASSERT_TRUE(WriteFileAtomically(path, std::string("a\0b", 3)).ok());
+  Result<std::string> text = ReadFile(path);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(*text, std::string("a\0b", 3));
+  ::unlink(path.c_str());
+  EXPECT_EQ(ReadFile(path).status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace ty
