@@ -104,6 +104,55 @@ std::string Join(const std::vector<std::string>& segments, size_t from) {
 
 Dispatch Respond(HttpResponse response) { return Dispatch{std::move(response), std::nullopt}; }
 
+// ml v1: projects/p/jobs[/id[/logs|/details]] (seg[3] == "jobs").
+Dispatch RouteMlJobs(const Call& call, const std::vector<std::string>& seg,
+                     const std::string& verb) {
+  const std::string& method = call.request.method;
+  const std::string& project = seg[2];
+  const size_t n = seg.size();
+  service::JobRef ref{Dialect::kMlV1, project, "", ""};
+  if (n == 4 && verb.empty()) {
+    if (method == "POST") return Respond(internal::CreateJob(call, ref));
+    if (method == "GET") return Respond(internal::ListJobs(call, ref));
+  } else if (n == 5) {
+    ref.id = seg[4];
+    if (verb.empty() && method == "GET") return Respond(internal::GetJob(call, ref));
+    if (verb == "cancel" && method == "POST") return Respond(internal::CancelJob(call, ref));
+  } else if (n == 6 && seg[5] == "logs" && verb.empty() && method == "GET") {
+    ref.id = seg[4];
+    return internal::ReadLogs(call, ref);
+  } else if (n == 6 && seg[5] == "details" && verb.empty() && method == "GET") {
+    ref.id = seg[4];
+    return Respond(internal::GetJobDetails(call, ref));
+  }
+  return Respond(NoRoute(call.request));
+}
+
+// Vertex: projects/p/locations/l/customJobs[/id[/logs|/details]].
+Dispatch RouteVertexJobs(const Call& call, const std::vector<std::string>& seg,
+                         const std::string& verb) {
+  const std::string& method = call.request.method;
+  const std::string& project = seg[2];
+  const size_t n = seg.size();
+  service::JobRef ref{Dialect::kVertex, project, seg[4], ""};
+  if (n == 6 && verb.empty()) {
+    if (method == "POST") return Respond(internal::CreateJob(call, ref));
+    if (method == "GET") return Respond(internal::ListJobs(call, ref));
+  } else if (n == 7) {
+    ref.id = seg[6];
+    if (verb.empty() && method == "GET") return Respond(internal::GetJob(call, ref));
+    if (verb.empty() && method == "DELETE") return Respond(internal::DeleteJob(call, ref));
+    if (verb == "cancel" && method == "POST") return Respond(internal::CancelJob(call, ref));
+  } else if (n == 8 && seg[7] == "logs" && verb.empty() && method == "GET") {
+    ref.id = seg[6];
+    return internal::ReadLogs(call, ref);
+  } else if (n == 8 && seg[7] == "details" && verb.empty() && method == "GET") {
+    ref.id = seg[6];
+    return Respond(internal::GetJobDetails(call, ref));
+  }
+  return Respond(NoRoute(call.request));
+}
+
 Dispatch Route(service::JobService* service, const HttpRequest& request) {
   std::vector<std::string> seg = SplitPath(request.path);
   const std::string& method = request.method;
@@ -125,7 +174,6 @@ Dispatch Route(service::JobService* service, const HttpRequest& request) {
   const bool ui = seg[0] == "ui";
   std::string verb = SplitVerb(&seg);
   Call call{service, request, RenderOptionsOf(request)};
-  const std::string& project = seg[2];
   const size_t n = seg.size();
 
   // Operations, under /v1 and /ui (GAPIC polls /ui/..., client-wire.md §2):
@@ -136,44 +184,9 @@ Dispatch Route(service::JobService* service, const HttpRequest& request) {
   }
   if (ui) return Respond(NoRoute(request));
 
-  // ml v1: projects/p/jobs[/id[/logs|/details]].
-  if (seg[3] == "jobs") {
-    service::JobRef ref{Dialect::kMlV1, project, "", ""};
-    if (n == 4 && verb.empty()) {
-      if (method == "POST") return Respond(internal::CreateJob(call, ref));
-      if (method == "GET") return Respond(internal::ListJobs(call, ref));
-    } else if (n == 5) {
-      ref.id = seg[4];
-      if (verb.empty() && method == "GET") return Respond(internal::GetJob(call, ref));
-      if (verb == "cancel" && method == "POST") return Respond(internal::CancelJob(call, ref));
-    } else if (n == 6 && seg[5] == "logs" && verb.empty() && method == "GET") {
-      ref.id = seg[4];
-      return internal::ReadLogs(call, ref);
-    } else if (n == 6 && seg[5] == "details" && verb.empty() && method == "GET") {
-      ref.id = seg[4];
-      return Respond(internal::GetJobDetails(call, ref));
-    }
-    return Respond(NoRoute(request));
-  }
-
-  // Vertex: projects/p/locations/l/customJobs[/id[/logs|/details]].
+  if (seg[3] == "jobs") return RouteMlJobs(call, seg, verb);
   if (seg[3] == "locations" && n >= 6 && seg[5] == "customJobs") {
-    service::JobRef ref{Dialect::kVertex, project, seg[4], ""};
-    if (n == 6 && verb.empty()) {
-      if (method == "POST") return Respond(internal::CreateJob(call, ref));
-      if (method == "GET") return Respond(internal::ListJobs(call, ref));
-    } else if (n == 7) {
-      ref.id = seg[6];
-      if (verb.empty() && method == "GET") return Respond(internal::GetJob(call, ref));
-      if (verb.empty() && method == "DELETE") return Respond(internal::DeleteJob(call, ref));
-      if (verb == "cancel" && method == "POST") return Respond(internal::CancelJob(call, ref));
-    } else if (n == 8 && seg[7] == "logs" && verb.empty() && method == "GET") {
-      ref.id = seg[6];
-      return internal::ReadLogs(call, ref);
-    } else if (n == 8 && seg[7] == "details" && verb.empty() && method == "GET") {
-      ref.id = seg[6];
-      return Respond(internal::GetJobDetails(call, ref));
-    }
+    return RouteVertexJobs(call, seg, verb);
   }
   return Respond(NoRoute(request));
 }

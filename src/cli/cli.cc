@@ -119,6 +119,28 @@ std::string SelectedPath(CLI::App& app) {
 
 }  // namespace
 
+namespace {
+
+// Everything after a bare `--` is user args (ai-platform's USER_ARGS), never flags:
+// they go to `*user_args`; the rest is returned.
+std::vector<std::string> SplitUserArgs(const std::vector<std::string>& argv,
+                                       std::vector<std::string>* user_args) {
+  std::vector<std::string> args;
+  bool saw_separator = false;
+  for (const std::string& a : argv) {
+    if (!saw_separator && a == "--") {
+      saw_separator = true;
+    } else if (saw_separator) {
+      user_args->push_back(a);
+    } else {
+      args.push_back(a);
+    }
+  }
+  return args;
+}
+
+}  // namespace
+
 int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err,
            const CliEnvironment& env) {
   using internal::Runtime;
@@ -140,19 +162,8 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     rt.http = owned_http.get();
   }
 
-  // Everything after a bare `--` is user args (ai-platform's USER_ARGS), never flags.
-  std::vector<std::string> args;
-  bool saw_separator = false;
-  for (const std::string& a : argv) {
-    if (!saw_separator && a == "--") {
-      saw_separator = true;
-    } else if (saw_separator) {
-      rt.user_args.push_back(a);
-    } else {
-      args.push_back(a);
-    }
-  }
-  args = internal::NormalizeEmptyValues(args);
+  std::vector<std::string> args =
+      internal::NormalizeEmptyValues(SplitUserArgs(argv, &rt.user_args));
 
   CLI::App app{
       "trainyard: command-line client of the Trainyard training service "

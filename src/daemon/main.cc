@@ -204,11 +204,8 @@ ty::Result<std::unique_ptr<ty::api::ApiServer>> StartReplicaApi(const DaemonConf
   return server;
 }
 
-int main(int argc, char** argv) {
-  DaemonConfig cfg;
-  std::string config_path;
-  CLI::App app{
-      "trainyardd: self-hosted training jobs (Vertex AI custom jobs / AI Platform Training API)"};
+// Every flag, each also a key of the --config file (ApplyConfigFile).
+void AddFlags(CLI::App& app, DaemonConfig& cfg, std::string* config_path) {
   app.add_option("--listen", cfg.listen,
                  "HOST:PORT to serve the REST API on; port 0 picks a free one");
   app.add_option("--port-file", cfg.port_file, "Write the bound port here (useful with port 0)");
@@ -238,34 +235,27 @@ int main(int argc, char** argv) {
                  "HOST:PORT where containers reach the Cloud Storage API (STORAGE_EMULATOR_HOST "
                  "in replicas; only container networks may connect); \"\" = off");
   app.add_option(
-      "--config", config_path,
+      "--config", *config_path,
       "YAML file with the same keys (listen, data_dir, executor, engine_socket, bucket_root, "
       "port_file, stop_grace_seconds, warm_pool, max_replicas_per_pool, max_replicas_per_job, "
       "replica_listen)");
-  CLI11_PARSE(app, argc, argv);
+}
 
-  if (!config_path.empty()) {
-    if (ty::Status s = ApplyConfigFile(config_path, cfg, app); !s.ok()) return Fail(s);
-  }
-  if (cfg.data_dir.empty()) cfg.data_dir = DefaultDataDir();
-  if (cfg.bucket_root.empty()) cfg.bucket_root = cfg.data_dir + "/buckets";
-  auto listen = SplitHostPort(cfg.listen, "--listen");
-  if (!listen.ok()) return Fail(listen.status());
-  const auto& [host, port] = *listen;
-
-  std::error_code ec;
-  std::filesystem::create_directories(cfg.data_dir, ec);
-  std::filesystem::create_directories(cfg.bucket_root, ec);
-  if (ec) return Fail(ty::Internal("cannot create " + cfg.bucket_root + ": " + ec.message()));
-
-  // Block the stop signals in every thread; main waits for them below.
+// Blocks the stop signals in every thread (threads started later inherit the
+// mask); main waits for them with sigwait.
+sigset_t BlockStopSignals() {
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  return stop_signals;
+}
 
+// Opens the backends, starts the servers and the service, and runs until a stop
+// signal arrives.
+int Serve(const DaemonConfig& cfg, const std::string& host, int port, sigset_t stop_signals) {
   auto store = ty::store::SqliteJobStore::Open(cfg.data_dir + "/trainyard.db");
   if (!store.ok()) return Fail(store.status());
   auto logs = ty::logs::LogStore::Create(cfg.data_dir + "/logs");
@@ -314,4 +304,27 @@ int main(int argc, char** argv) {
   if (*replica_api) (*replica_api)->Stop();
   (*service)->Shutdown();
   return 0;
+}
+
+int main(int argc, char** argv) {
+  DaemonConfig cfg;
+  std::string config_path;
+  CLI::App app{
+      "trainyardd: self-hosted training jobs (Vertex AI custom jobs / AI Platform Training API)"};
+  AddFlags(app, cfg, &config_path);
+  CLI11_PARSE(app, argc, argv);
+
+  if (!config_path.empty()) {
+    if (ty::Status s = ApplyConfigFile(config_path, cfg, app); !s.ok()) return Fail(s);
+  }
+  if (cfg.data_dir.empty()) cfg.data_dir = DefaultDataDir();
+  if (cfg.bucket_root.empty()) cfg.bucket_root = cfg.data_dir + "/buckets";
+  auto listen = SplitHostPort(cfg.listen, "--listen");
+  if (!listen.ok()) return Fail(listen.status());
+
+  std::error_code ec;
+  std::filesystem::create_directories(cfg.data_dir, ec);
+  std::filesystem::create_directories(cfg.bucket_root, ec);
+  if (ec) return Fail(ty::Internal("cannot create " + cfg.bucket_root + ": " + ec.message()));
+  return Serve(cfg, listen->first, listen->second, BlockStopSignals());
 }

@@ -171,6 +171,54 @@ std::optional<std::pair<std::string, std::string>> SplitGcsUri(const std::string
   return std::make_pair(bucket, path);
 }
 
+namespace {
+
+// PyTorch's variables (spec §4).
+void AppendTorchEnv(const Job& job, int pool, int index, std::vector<EnvVar>* env) {
+  // PyTorch (spec §4): the process group is the primary plus pool 1 in CLUSTER_SPEC
+  // order (RANK 0 = primary, workerpool1 index i = 1 + i). Parameter servers and
+  // evaluators are not members of it; they get ranks after the group so every
+  // replica still has a distinct RANK.
+  int64_t world = job.spec.pools[0].replica_count +
+                  (job.spec.pools.size() > 1 ? job.spec.pools[1].replica_count : 0);
+  int64_t rank = 0;
+  for (int p = 0; p < pool; ++p) rank += job.spec.pools[p].replica_count;
+  rank += index;
+  env->push_back({"MASTER_ADDR", ReplicaHostname(job, 0, 0)});
+  env->push_back({"MASTER_PORT", std::to_string(kClusterPort)});
+  env->push_back({"WORLD_SIZE", std::to_string(world)});
+  env->push_back({"RANK", std::to_string(rank)});
+}
+
+// What the service itself tells every replica: job, project and trial ids, output
+// directories, and where the Cloud Storage client libraries find the daemon.
+void AppendServiceEnv(const Job& job, const RuntimeOptions& options, std::vector<EnvVar>* env) {
+  env->push_back({"CLOUD_ML_JOB_ID", job.public_id()});
+  // Google sets the project *number*; a self-hosted server has only the name it was
+  // given, which is what training code uses to build resource names anyway.
+  env->push_back({"CLOUD_ML_PROJECT_ID", job.project});
+  if (options.trial_id) env->push_back({"CLOUD_ML_TRIAL_ID", *options.trial_id});
+
+  // Output directories (spec §6); kept as gs:// URIs as on Vertex; replicas reach
+  // them through <bucket root>/BUCKET (/gcs in containers).
+  if (!job.spec.base_output_directory.empty()) {
+    std::string base = job.spec.base_output_directory;
+    if (options.trial_id) base += *options.trial_id + "/";
+    env->push_back({"AIP_MODEL_DIR", base + "model/"});
+    env->push_back({"AIP_CHECKPOINT_DIR", base + "checkpoints/"});
+    env->push_back({"AIP_TENSORBOARD_LOG_DIR", base + "logs/"});
+  }
+
+  // Cloud Storage client libraries in the replica talk to the daemon (the same
+  // buckets as /gcs); a user's own value below wins.
+  if (!options.storage_endpoint.empty()) {
+    env->push_back({"STORAGE_EMULATOR_HOST", options.storage_endpoint});
+    env->push_back({"CLOUD_STORAGE_EMULATOR_ENDPOINT", options.storage_endpoint});
+  }
+}
+
+}  // namespace
+
 ReplicaRuntime BuildReplicaRuntime(const Job& job, int pool, int index,
                                    const RuntimeOptions& options) {
   const JobSpec& spec = job.spec;
@@ -188,42 +236,8 @@ ReplicaRuntime BuildReplicaRuntime(const Job& job, int pool, int index,
     env.push_back({"CLUSTER_SPEC", ClusterSpec(job, pool, index, options)});
   }
 
-  // PyTorch (spec §4): the process group is the primary plus pool 1 in CLUSTER_SPEC
-  // order (RANK 0 = primary, workerpool1 index i = 1 + i). Parameter servers and
-  // evaluators are not members of it; they get ranks after the group so every
-  // replica still has a distinct RANK.
-  int64_t world =
-      spec.pools[0].replica_count + (spec.pools.size() > 1 ? spec.pools[1].replica_count : 0);
-  int64_t rank = 0;
-  for (int p = 0; p < pool; ++p) rank += spec.pools[p].replica_count;
-  rank += index;
-  env.push_back({"MASTER_ADDR", ReplicaHostname(job, 0, 0)});
-  env.push_back({"MASTER_PORT", std::to_string(kClusterPort)});
-  env.push_back({"WORLD_SIZE", std::to_string(world)});
-  env.push_back({"RANK", std::to_string(rank)});
-
-  env.push_back({"CLOUD_ML_JOB_ID", job.public_id()});
-  // Google sets the project *number*; a self-hosted server has only the name it was
-  // given, which is what training code uses to build resource names anyway.
-  env.push_back({"CLOUD_ML_PROJECT_ID", job.project});
-  if (options.trial_id) env.push_back({"CLOUD_ML_TRIAL_ID", *options.trial_id});
-
-  // Output directories (spec §6); kept as gs:// URIs as on Vertex; replicas reach
-  // them through <bucket root>/BUCKET (/gcs in containers).
-  if (!spec.base_output_directory.empty()) {
-    std::string base = spec.base_output_directory;
-    if (options.trial_id) base += *options.trial_id + "/";
-    env.push_back({"AIP_MODEL_DIR", base + "model/"});
-    env.push_back({"AIP_CHECKPOINT_DIR", base + "checkpoints/"});
-    env.push_back({"AIP_TENSORBOARD_LOG_DIR", base + "logs/"});
-  }
-
-  // Cloud Storage client libraries in the replica talk to the daemon (the same
-  // buckets as /gcs); a user's own value below wins.
-  if (!options.storage_endpoint.empty()) {
-    env.push_back({"STORAGE_EMULATOR_HOST", options.storage_endpoint});
-    env.push_back({"CLOUD_STORAGE_EMULATOR_ENDPOINT", options.storage_endpoint});
-  }
+  AppendTorchEnv(job, pool, index, &env);
+  AppendServiceEnv(job, options, &env);
 
   // The user's variables come last: they may reference the ones above and override
   // them by name.
