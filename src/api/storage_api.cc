@@ -499,32 +499,61 @@ bool IsStorageUpload(const HttpRequest& r) {
          r.path.rfind("/resumable/upload/storage/v1/", 0) == 0;
 }
 
+namespace {
+
+// Which storage route the path names; kNone for the job routes.
+enum class StorageRoute { kNone, kJson, kNodeJson, kUpload, kResumable, kDownload, kPathStyle };
+
+StorageRoute RouteOf(const StorageContext& ctx, const HttpRequest& request,
+                     const std::vector<std::string>& seg) {
+  if (seg.empty()) return StorageRoute::kNone;
+  if (StartsWith(seg, {"storage", "v1", "b"})) return StorageRoute::kJson;
+  if (seg[0] == "b") return StorageRoute::kNodeJson;
+  if (StartsWith(seg, {"upload", "storage", "v1", "b"})) return StorageRoute::kUpload;
+  if (StartsWith(seg, {"resumable", "upload", "storage", "v1", "b"})) {
+    return StorageRoute::kResumable;
+  }
+  if (StartsWith(seg, {"download", "storage", "v1", "b"})) return StorageRoute::kDownload;
+  // Path-style reads: GET /BUCKET/OBJECT, only for a bucket that exists.
+  if (request.method == "GET" && seg.size() >= 2 && ctx.store->GetBucket(seg[0]).ok()) {
+    return StorageRoute::kPathStyle;
+  }
+  return StorageRoute::kNone;
+}
+
+}  // namespace
+
 std::optional<HttpResponse> RouteStorage(const StorageContext& ctx, const HttpRequest& request) {
   if (ctx.store == nullptr) return std::nullopt;
   std::vector<std::string> seg = SplitPath(request.path);
-  if (seg.empty()) return std::nullopt;
+  const StorageRoute route = RouteOf(ctx, request, seg);
+  if (route == StorageRoute::kNone) return std::nullopt;
   HttpRequest r = request;  // Storage clients form-encode their query strings.
   if (!r.raw_query.empty()) r.query = ParseQuery(r.raw_query, /*plus_is_space=*/true);
-  if (StartsWith(seg, {"storage", "v1", "b"})) return JsonApi(ctx, r, seg, 2);
-  if (seg[0] == "b") return JsonApi(ctx, r, seg, 0);
-  const bool upload = StartsWith(seg, {"upload", "storage", "v1", "b"});
-  const bool resumable = StartsWith(seg, {"resumable", "upload", "storage", "v1", "b"});
-  if (upload || resumable) {
-    const size_t at = upload ? 4 : 5;
-    if (r.method == "PUT" || !Param(r, "upload_id").empty()) return PutToSession(ctx, r);
-    if (seg.size() == at + 2 && seg[at + 1] == "o" && r.method == "POST") {
-      return UploadObject(ctx, r, seg[at]);
+  switch (route) {
+    case StorageRoute::kJson:
+      return JsonApi(ctx, r, seg, 2);
+    case StorageRoute::kNodeJson:
+      return JsonApi(ctx, r, seg, 0);
+    case StorageRoute::kUpload:
+    case StorageRoute::kResumable: {
+      const size_t at = route == StorageRoute::kUpload ? 4 : 5;
+      if (r.method == "PUT" || !Param(r, "upload_id").empty()) return PutToSession(ctx, r);
+      if (seg.size() == at + 2 && seg[at + 1] == "o" && r.method == "POST") {
+        return UploadObject(ctx, r, seg[at]);
+      }
+      return StorageError(NotFound("No such upload route: " + r.path));
     }
-    return StorageError(NotFound("No such upload route: " + r.path));
-  }
-  if (StartsWith(seg, {"download", "storage", "v1", "b"}) && seg.size() == 7 && seg[5] == "o") {
-    return Download(ctx, r, seg[4], seg[6]);
-  }
-  // Path-style reads: GET /BUCKET/OBJECT, only for a bucket that exists.
-  if (r.method == "GET" && seg.size() >= 2 && ctx.store->GetBucket(seg[0]).ok()) {
-    std::string name = seg[1];
-    for (size_t i = 2; i < seg.size(); ++i) name += "/" + seg[i];
-    return Download(ctx, r, seg[0], name);
+    case StorageRoute::kDownload:
+      if (seg.size() == 7 && seg[5] == "o") return Download(ctx, r, seg[4], seg[6]);
+      return StorageError(NotFound("No such download route: " + r.path));
+    case StorageRoute::kPathStyle: {
+      std::string name = seg[1];
+      for (size_t i = 2; i < seg.size(); ++i) name += "/" + seg[i];
+      return Download(ctx, r, seg[0], name);
+    }
+    case StorageRoute::kNone:
+      break;
   }
   return std::nullopt;
 }
