@@ -326,5 +326,9 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(cfg.data_dir, ec);
   std::filesystem::create_directories(cfg.bucket_root, ec);
   if (ec) return Fail(ty::Internal("cannot create " + cfg.bucket_root + ": " + ec.message()));
+  // Absolute, because the engine reads a relative bind-mount source as a volume name
+  // ("data/buckets" failed every replica) and the process executor changes directory.
+  cfg.data_dir = std::filesystem::absolute(cfg.data_dir).lexically_normal().string();
+  cfg.bucket_root = std::filesystem::absolute(cfg.bucket_root).lexically_normal().string();
   return Serve(cfg, listen->first, listen->second, BlockStopSignals());
 }

@@ -114,7 +114,12 @@ inline std::string IdOf(const nlohmann::json& job) {
 
 class Daemon {
  public:
-  explicit Daemon(std::vector<std::string> extra_args = {}) {
+  // kRelative starts the daemon in its temp dir with `--data-dir data`, as a user
+  // typing a relative path does.
+  enum class DataDirArg { kAbsolute, kRelative };
+  explicit Daemon(std::vector<std::string> extra_args = {},
+                  DataDirArg data_dir_arg = DataDirArg::kAbsolute)
+      : data_dir_arg_(data_dir_arg) {
     dir_ = std::filesystem::temp_directory_path() /
            ("ty-it-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
     std::filesystem::create_directories(dir_);
@@ -136,7 +141,7 @@ class Daemon {
                                      "--port-file",
                                      port_file,
                                      "--data-dir",
-                                     data_dir_,
+                                     data_dir_arg_ == DataDirArg::kRelative ? "data" : data_dir_,
                                      "--engine-socket",
                                      EngineSocket()};
     // A short grace keeps tests fast unless a test asks for its own.
@@ -150,6 +155,7 @@ class Daemon {
       FILE* f = freopen(log.c_str(), "a", stderr);
       (void)f;
       dup2(fileno(stderr), 1);
+      if (data_dir_arg_ == DataDirArg::kRelative && chdir(dir_.c_str()) != 0) _exit(126);
       std::vector<char*> argv;
       for (auto& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);
@@ -256,6 +262,7 @@ class Daemon {
 
   std::filesystem::path dir_;
   std::string data_dir_;
+  DataDirArg data_dir_arg_ = DataDirArg::kAbsolute;
   std::string base_;
   pid_t pid_ = -1;
   static inline int counter_ = 0;

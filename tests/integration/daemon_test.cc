@@ -123,6 +123,19 @@ TEST_F(DaemonTest, GcsWritesLandInTheBucketDirectory) {
   EXPECT_EQ(entries.back()["message"], "gs://results/run2/model/");
 }
 
+// A relative --data-dir once reached the engine as a bind source "data/buckets", which
+// the engine takes for a volume name: every replica failed to be created.
+TEST_F(DaemonTest, ARelativeDataDirRunsJobsAndMountsTheBuckets) {
+  daemon_ = std::make_unique<Daemon>(std::vector<std::string>{}, Daemon::DataDirArg::kRelative);
+  std::string id = IdOf(Create(VertexJob("mkdir -p /gcs/rel && echo ok > /gcs/rel/out.txt")));
+  nlohmann::json done = WaitDone(id);
+  ASSERT_EQ(done["state"], "JOB_STATE_SUCCEEDED") << done.dump();
+  std::ifstream in(daemon_->data_dir() + "/buckets/rel/out.txt");
+  std::string content;
+  std::getline(in, content);
+  EXPECT_EQ(content, "ok");
+}
+
 TEST_F(DaemonTest, MlJobsConflictOnDuplicateIdAndMissingJobsAre404) {
   std::string body =
       R"({"jobId": "dup_1", "trainingInput": {"scaleTier": "BASIC", "region": "local",
