@@ -20,6 +20,7 @@
 #include "format/yaml_json.h"
 #include "logs/log_store.h"
 #include "model/spec_limits.h"
+#include "service/capacity_config.h"
 #include "service/job_service.h"
 #include "storage/object_store.h"
 #include "store/sqlite_job_store.h"
@@ -40,6 +41,8 @@ struct DaemonConfig {
   // address, so each engine network's gateway (host.containers.internal) answers,
   // but only peers in the engine's address pools are served. "" = off.
   std::string replica_listen = "0.0.0.0:0";
+  // The config file's admission keys (service/capacity_config.h); null = defaults.
+  nlohmann::json admission_doc;
 };
 
 // Podman's default network (10.88.0.0/16) and netavark's default pool for new
@@ -88,7 +91,12 @@ ty::Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI
                                  "max_replicas_per_pool",
                                  "max_replicas_per_job",
                                  "replica_listen"};
+  const auto& admission_keys = ty::service::AdmissionConfigKeys();
   for (auto it = doc.begin(); it != doc.end(); ++it) {
+    if (std::find(admission_keys.begin(), admission_keys.end(), it.key()) != admission_keys.end()) {
+      cfg.admission_doc[it.key()] = *it;
+      continue;
+    }
     if (std::find(std::begin(kKnown), std::end(kKnown), it.key()) == std::end(kKnown)) {
       return ty::InvalidArgument("config " + path + ": unknown key \"" + it.key() + "\"");
     }
@@ -177,6 +185,15 @@ int Fail(const ty::Status& s) {
   return 1;
 }
 
+void LogCapacity(const ty::scheduler::Capacity& c) {
+  for (const auto& n : c.nodes) {
+    spdlog::info(
+        "capacity: node {}: {} vCPUs, {:.1f} GB, {} GPUs (overcommit cpu {}x, memory {}x{})",
+        n.name, n.cpus, n.memory_gb, n.gpus.size(), c.cpu_overcommit, c.memory_overcommit,
+        c.strict ? ", strict" : "");
+  }
+}
+
 }  // namespace
 
 // The listener containers use for the Cloud Storage API (see --replica-listen),
@@ -238,7 +255,7 @@ void AddFlags(CLI::App& app, DaemonConfig& cfg, std::string* config_path) {
       "--config", *config_path,
       "YAML file with the same keys (listen, data_dir, executor, engine_socket, bucket_root, "
       "port_file, stop_grace_seconds, warm_pool, max_replicas_per_pool, max_replicas_per_job, "
-      "replica_listen)");
+      "replica_listen), and capacity, overcommit, strict, quotas, machine_types (README)");
 }
 
 // Blocks the stop signals in every thread (threads started later inherit the
@@ -267,6 +284,11 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port, sigset_t s
   ty::service::JobServiceOptions so;
   so.stop_grace = static_cast<ty::DurationMicros>(cfg.stop_grace_seconds * 1e6);
   so.limits = cfg.limits;
+  auto admission =
+      ty::service::AdmissionOptionsFromConfig(cfg.admission_doc, ty::service::DetectHost());
+  if (!admission.ok()) return Fail(admission.status());
+  so.admission = std::move(admission).value();
+  LogCapacity(so.admission.capacity);
   auto service = ty::service::JobService::Create(store->get(), executor->get(), logs->get(),
                                                  ty::SystemClock::Get(), so);
   if (!service.ok()) return Fail(service.status());

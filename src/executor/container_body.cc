@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -23,6 +24,23 @@ std::string MacAddressFor(const std::string& ipv4) {
   return buf;
 }
 
+void ApplyGrant(const ReplicaLaunch& r, ContainerBody* b) {
+  b->cpu_limit = r.cpu_limit;
+  b->memory_bytes = static_cast<int64_t>(r.memory_limit_gb * 1024 * 1024 * 1024);
+  // The engine can give NVIDIA GPUs (CDI / nvidia runtime); other accelerator types
+  // (TPUs) have no device here and run without one.
+  if (r.accelerator_type.rfind("NVIDIA", 0) != 0) return;
+  b->nvidia_gpus = r.accelerator_count;
+  b->gpu_indices = r.gpu_indices;
+  if (r.gpu_indices.empty() || !b->env) return;
+  // The runtime hook exposes the host's devices by NVIDIA_VISIBLE_DEVICES; inside, CUDA
+  // numbers the ones it sees from 0.
+  std::vector<int> inside(r.gpu_indices.size());
+  for (size_t i = 0; i < inside.size(); ++i) inside[i] = static_cast<int>(i);
+  b->env->push_back("NVIDIA_VISIBLE_DEVICES=" + JoinIndices(r.gpu_indices));
+  b->env->push_back("CUDA_VISIBLE_DEVICES=" + JoinIndices(inside));
+}
+
 std::string RenderContainerBody(const ContainerBody& b) {
   json body;
   body["Image"] = b.image;
@@ -33,9 +51,19 @@ std::string RenderContainerBody(const ContainerBody& b) {
   body["Labels"] = b.labels;
   json host;
   host["Binds"] = b.binds;
-  if (b.nvidia_gpus > 0) {
+  if (!b.gpu_indices.empty()) {
+    json ids = json::array();
+    for (int i : b.gpu_indices) ids.push_back(std::to_string(i));
+    host["DeviceRequests"] =
+        json::array({{{"Driver", "nvidia"}, {"DeviceIDs", ids}, {"Capabilities", {{"gpu"}}}}});
+  } else if (b.nvidia_gpus > 0) {
     host["DeviceRequests"] = json::array(
         {{{"Driver", "nvidia"}, {"Count", b.nvidia_gpus}, {"Capabilities", {{"gpu"}}}}});
+  }
+  if (b.cpu_limit > 0) host["NanoCpus"] = static_cast<int64_t>(std::llround(b.cpu_limit * 1e9));
+  if (b.memory_bytes > 0) {
+    host["Memory"] = b.memory_bytes;
+    host["MemorySwap"] = b.memory_bytes;
   }
   if (!b.network.empty()) {
     host["NetworkMode"] = b.network;

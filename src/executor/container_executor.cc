@@ -184,6 +184,7 @@ void ContainerExecutor::RunWatcher(const Watched& w) {
     bool done = state.ok() && (state->status == "exited" || state->status == "dead" ||
                                state->status == "stopped");
     if (state.ok()) last_state = *state;
+    if (state.ok() && state->running) oom_watch_.Watch(w.container, state->pid);
     Status s = CaptureLogs(w.container, w.job_uid, w.task, /*replica_done=*/done, &cursor);
     if (work_.shutting_down()) return;
     if (s.code() == StatusCode::kNotFound) {
@@ -203,6 +204,8 @@ void ContainerExecutor::RunWatcher(const Watched& w) {
     exit_code = last_state->exit_code;
     oom_killed = last_state->oom_killed;
   }
+  // Also when the engine did not say so (podman 4.3 on cgroup v1 never does).
+  oom_killed = oom_watch_.TakeOomKilled(w.container) || oom_killed;
   ExecutorEvent e =
       internal::ReplicaExitedEvent(w.job_uid, w.attempt, w.pool, w.index, exit_code, Now());
   e.oom_killed = oom_killed;

@@ -63,6 +63,7 @@
 #include "executor/background_work.h"
 #include "executor/engine_client.h"
 #include "executor/executor.h"
+#include "executor/oom_watch.h"
 #include "executor/warm_pool.h"
 #include "logs/log_store.h"
 
@@ -239,6 +240,9 @@ class ContainerExecutor : public Executor {
   // replica at once would both append its missing lines, and a restart racing
   // either would be read by both.
   std::mutex recover_mu_;
+  // OOM kills the engine misses (cgroup v1); declared before work_, whose watcher
+  // threads use it and stop first.
+  OomWatch oom_watch_;
   // Launch and watcher threads (watchers keyed by container name), the callback.
   internal::BackgroundWork work_;
 };

@@ -99,9 +99,7 @@ std::string ContainerExecutor::CreateBodyForTest(const AttemptSpec& attempt, con
   b.labels[kLabelIndex] = std::to_string(r.index);
   b.labels[kLabelTask] = r.task_name;
   for (const Mount& m : r.mounts) b.binds.push_back(internal::BindOf(m));
-  // The engine can give NVIDIA GPUs (CDI / nvidia runtime); other accelerator types
-  // (TPUs) have no device here and run without one.
-  if (r.accelerator_type.rfind("NVIDIA", 0) == 0) b.nvidia_gpus = r.accelerator_count;
+  internal::ApplyGrant(r, &b);
   if (attempt.peers_talk) {
     b.network = AttemptNetworkName(attempt.job_uid, attempt.attempt);
     if (!r.hostname.empty()) b.aliases.push_back(r.hostname);

@@ -28,4 +28,10 @@ bool ParseReplicaName(const std::string& name, std::string* job_uid, int* attemp
   return true;
 }
 
+std::string JoinIndices(const std::vector<int>& indices) {
+  std::string out;
+  for (int i : indices) out += (out.empty() ? "" : ",") + std::to_string(i);
+  return out;
+}
+
 }  // namespace ty::executor

@@ -61,7 +61,16 @@ struct ReplicaLaunch {
   // what it can give (the container engine: NVIDIA device requests).
   std::string accelerator_type;  // "" = none.
   int accelerator_count = 0;
+  // What admission granted (service/job_demand.h): the device indices of the GPUs on
+  // this host (CUDA_VISIBLE_DEVICES / the engine's device ids), and the limits the
+  // replica is held to. Empty / 0 = not pinned / no limit.
+  std::vector<int> gpu_indices;
+  double cpu_limit = 0;
+  double memory_limit_gb = 0;
 };
+
+// "0,2" for device indices {0, 2}.
+std::string JoinIndices(const std::vector<int>& indices);
 
 // What an attempt needs, not how to provide it: the executor picks networks, mount
 // points and device requests (DESIGN.md decision 3).

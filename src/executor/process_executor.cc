@@ -217,6 +217,11 @@ Status ProcessExecutor::Spawn(const AttemptSpec& attempt, const ReplicaLaunch& r
     env_s.push_back(e.name + "=" + e.value);
     has_path = has_path || e.name == "PATH";
   }
+  if (!r.gpu_indices.empty()) {
+    // A process sees every GPU of the host: CUDA is told which are this replica's.
+    env_s.push_back("CUDA_VISIBLE_DEVICES=" + JoinIndices(r.gpu_indices));
+    env_s.push_back("NVIDIA_VISIBLE_DEVICES=" + JoinIndices(r.gpu_indices));
+  }
   if (!has_path) {
     const char* path = getenv("PATH");
     env_s.push_back(std::string("PATH=") + (path != nullptr ? path : "/usr/bin:/bin"));

@@ -99,7 +99,7 @@ std::string WarmPool::ShapeKey(const AttemptSpec& attempt) {
   key << (attempt.peers_talk ? "own-network" : "default") << '\n';
   for (const ReplicaLaunch& r : attempt.replicas) {
     if (r.accelerator_count > 0) return "";
-    key << r.image;
+    key << r.image << '\t' << r.cpu_limit << '\t' << r.memory_limit_gb;
     for (const Mount& m : r.mounts) {
       key << '\t' << m.host_path << ':' << m.container_path << (m.read_only ? ":ro" : "");
     }
@@ -260,6 +260,7 @@ Status WarmPool::CreateSandbox(const ReplicaLaunch& r, const std::string& networ
   body.labels = labels;
   body.labels[kLabelSandbox] = s->name;
   body.labels[kLabelSandboxNetwork] = network;
+  internal::ApplyGrant(r, &body);  // Limits (a warm shape has no GPUs).
   for (const Mount& m : r.mounts) body.binds.push_back(internal::BindOf(m));
   body.binds.push_back(options_.init_path + ":" + kInitInContainer + ":ro");
   body.binds.push_back(s->dir + "/run:" + kRunInContainer + ":ro");

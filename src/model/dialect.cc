@@ -11,8 +11,9 @@
 //   returns it for every finished training job (gcloud describe shows it), with
 //   `consumedMLUnits` = replica-hours (replicas of the spec x start-to-end hours),
 //   rounded to 2 decimals: machines are symbolic here, so one ML unit stands for
-//   one replica for one hour. `jobPosition` is omitted (0 once scheduled, and the
-//   queue position is not known to the renderer). `enum_as_int` does not apply to
+//   one replica for one hour. `jobPosition` is the queue position while QUEUED (the
+//   service fills Job::queue_position on reads), omitted otherwise (proto3 default
+//   0). `enum_as_int` does not apply to
 //   ml v1 (only GAPIC asks for it, and GAPIC is Vertex-only).
 #include "model/dialect.h"
 
@@ -133,6 +134,9 @@ nlohmann::json RenderJob(const Job& job, const RenderOptions& options) {
   SetTime(out, "startTime", job.start_time);
   SetTime(out, "endTime", job.end_time);
   if (job.error && !job.error->message.empty()) out["errorMessage"] = job.error->message;
+  if (job.state == JobState::kQueued && job.queue_position > 0) {
+    out["jobPosition"] = std::to_string(job.queue_position);  // int64: a string.
+  }
   if (IsTerminal(job.state) && job.start_time != 0 && job.end_time >= job.start_time) {
     out["trainingOutput"] = MlTrainingOutput(job, out);
   }

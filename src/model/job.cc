@@ -74,13 +74,15 @@ const char* EndingKindName(EndingKind k) {
       return "RETRY";
     case EndingKind::kCancel:
       return "CANCEL";
+    case EndingKind::kPreempt:
+      return "PREEMPT";
   }
   return "FAIL";
 }
 
 std::optional<EndingKind> EndingKindFromName(const std::string& name) {
-  for (EndingKind k :
-       {EndingKind::kSucceed, EndingKind::kFail, EndingKind::kRetry, EndingKind::kCancel}) {
+  for (EndingKind k : {EndingKind::kSucceed, EndingKind::kFail, EndingKind::kRetry,
+                       EndingKind::kCancel, EndingKind::kPreempt}) {
     if (name == EndingKindName(k)) return k;
   }
   return std::nullopt;

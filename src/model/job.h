@@ -77,6 +77,7 @@ enum class EndingKind {
   kFail,     // A replica failed for good; `error` says which and why.
   kRetry,    // Start attempt + 1 once this one is down (`error`: why, if retries run out).
   kCancel,   // A user, maxWaitTime or the timeout cancelled the job (`error`: which).
+  kPreempt,  // A spot job makes room: back to the queue once down (not a retry).
 };
 const char* EndingKindName(EndingKind k);
 std::optional<EndingKind> EndingKindFromName(const std::string& name);
@@ -88,6 +89,27 @@ struct PhaseTimes {
   TimeMicros image_ready = 0;  // Images present (pulled if needed).
   TimeMicros all_running = 0;  // Every replica of the current attempt started.
   TimeMicros finished = 0;     // Terminal state reached.
+};
+
+// What admission gave one replica of the job, kept in the record so every attempt
+// and a restarted daemon use the same node and GPUs (scheduler/ decided it).
+struct ReplicaGrant {
+  int pool = 0;
+  int index = 0;
+  int node = 0;  // Index into the daemon's capacity nodes.
+  std::string node_name;
+  double cpus = 0;             // Counted against the node (may be a share of an overcommit).
+  double memory_gb = 0;        // Counted against the node.
+  double cpu_limit = 0;        // Enforced: the machine type's vCPUs, capped by the node.
+  double memory_limit_gb = 0;  // Enforced: the machine type's memory, capped by the node.
+  std::string gpu_type;
+  std::vector<int> gpu_indices;
+  bool operator==(const ReplicaGrant& o) const {
+    return pool == o.pool && index == o.index && node == o.node && node_name == o.node_name &&
+           cpus == o.cpus && memory_gb == o.memory_gb && cpu_limit == o.cpu_limit &&
+           memory_limit_gb == o.memory_limit_gb && gpu_type == o.gpu_type &&
+           gpu_indices == o.gpu_indices;
+  }
 };
 
 struct Ending {
@@ -129,6 +151,15 @@ struct Job {
   std::vector<ReplicaRecord> replicas;  // Replicas of the current attempt.
   // Set while the current attempt is being stopped: what happens once it is down.
   std::optional<Ending> ending;
+  // Admission's grant while the job holds resources (PREPARING .. the end of its last
+  // attempt); empty while queued.
+  std::vector<ReplicaGrant> grants;
+  // Times a spot attempt was preempted; they do not count against the retry limit.
+  int preemptions = 0;
+
+  // Not stored: filled by the service when a queued job is read (admission's view).
+  int64_t queue_position = 0;  // 1-based; 0 = not waiting.
+  std::string queue_reason;
 
   // Public id: spec.job_id for ml v1, uid for Vertex.
   const std::string& public_id() const { return dialect == Dialect::kMlV1 ? spec.job_id : uid; }

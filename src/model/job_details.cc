@@ -23,6 +23,26 @@ nlohmann::json RenderJobDetails(const Job& job, const std::vector<JobEvent>& eve
   PutTime(phases, "allRunningTime", job.phases.all_running);
   PutTime(phases, "endTime", job.phases.finished);
   out["phases"] = phases;
+  if (job.queue_position > 0) {
+    out["queue"] = {{"position", job.queue_position}, {"reason", job.queue_reason}};
+  }
+  if (job.preemptions > 0) out["preemptions"] = job.preemptions;
+  nlohmann::json grants = nlohmann::json::array();
+  for (const ReplicaGrant& g : job.grants) {
+    nlohmann::json gj = {{"pool", g.pool},
+                         {"index", g.index},
+                         {"node", g.node_name},
+                         {"cpus", g.cpus},
+                         {"memoryGb", g.memory_gb},
+                         {"cpuLimit", g.cpu_limit},
+                         {"memoryLimitGb", g.memory_limit_gb}};
+    if (!g.gpu_indices.empty()) {
+      gj["gpuType"] = g.gpu_type;
+      gj["gpuIndices"] = g.gpu_indices;
+    }
+    grants.push_back(gj);
+  }
+  if (!grants.empty()) out["grants"] = grants;
   nlohmann::json replicas = nlohmann::json::array();
   for (const ReplicaRecord& r : job.replicas) {
     nlohmann::json rj = nlohmann::json::object();

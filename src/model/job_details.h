@@ -2,6 +2,10 @@
 // `GET .../{job}/details` answers, for either dialect:
 //   {"attempt": 2,
 //    "phases": {"queueTime", "admitTime", "imageReadyTime", "allRunningTime", "endTime"},
+//    "queue": {"position", "reason"}          (while it waits for admission),
+//    "preemptions": N                         (spot attempts preempted, if any),
+//    "grants": [{"pool", "index", "node", "cpus", "memoryGb", "cpuLimit",
+//                "memoryLimitGb", "gpuType", "gpuIndices"}]   (while admitted),
 //    "replicas": [{"taskName", "pool", "index", "attempt", "hostname", "state",
 //                  "exitCode", "signal", "restarts", "startTime", "endTime"}],
 //    "events": [{"time", "kind", "message"}]}

@@ -117,7 +117,7 @@ class Machine {
   }
 
   void Submitted();
-  void Admitted();
+  void Admitted(const JobInput& in);
   void StartAttempt(int attempt);
   void AttemptStarted(const JobInput& in);
   void LaunchFailed(const JobInput& in);
@@ -126,6 +126,7 @@ class Machine {
   void RestartFailed(const JobInput& in);
   void Cancel(const std::string& reason);
   void Unrunnable(const std::string& why);
+  void Preempt();
   void TimerFired(TimerKind timer);
   void Recovered(const std::vector<ObservedReplicaState>& observed);
   void RecoverPendingLaunch(const std::vector<ObservedReplicaState>& observed);
@@ -134,6 +135,7 @@ class Machine {
   void RetryOrFail(JobError error);
   void BeginEnding(Ending ending, const std::string& why);
   void MaybeFinish();
+  void Requeue();
   void Finish(JobState state, std::optional<JobError> error);
   void ArmTimers();
   std::string FailureMessage(const ReplicaRecord& r, const JobInput& in);
@@ -151,7 +153,7 @@ void Machine::Apply(const JobInput& in) {
     case InputKind::kSubmitted:
       return Submitted();
     case InputKind::kAdmitted:
-      return Admitted();
+      return Admitted(in);
     case InputKind::kAttemptStarted:
       return AttemptStarted(in);
     case InputKind::kLaunchFailed:
@@ -170,6 +172,8 @@ void Machine::Apply(const JobInput& in) {
       return Unrunnable(in.message);
     case InputKind::kRecovered:
       return Recovered(in.observed);
+    case InputKind::kPreempt:
+      return Preempt();
   }
 }
 
@@ -185,13 +189,23 @@ void Machine::Submitted() {
   Act(ActionKind::kRequestAdmission);
 }
 
-void Machine::Admitted() {
+void Machine::Admitted(const JobInput& in) {
   if (job().state != JobState::kQueued) return;
   job().state = JobState::kPreparing;
   job().phases.admitted = now_;
+  job().grants = in.grants;
   Changed("state", "Job is preparing.");
   Log("Waiting for job to be provisioned.");
-  StartAttempt(1);
+  // After a preemption the next attempt starts; otherwise the first.
+  StartAttempt(job().attempt + 1);
+}
+
+void Machine::Preempt() {
+  const JobState s = job().state;
+  if (s != JobState::kPreparing && s != JobState::kRunning) return;
+  if (job().ending && job().ending->kind != EndingKind::kRetry) return;  // Already decided.
+  Log("Preempting this spot job: a job that is not spot needs its resources.", "WARNING");
+  BeginEnding(Ending{EndingKind::kPreempt, std::nullopt}, "preempted");
 }
 
 void Machine::StartAttempt(int attempt) {
@@ -340,10 +354,12 @@ void Machine::RestartFailed(const JobInput& in) {
 }
 
 void Machine::RetryOrFail(JobError error) {
-  if (job().spec.scheduling.disable_retries || job().attempt >= policy_.max_attempts) {
+  // Preempted attempts are not failures: they do not use up retries.
+  const int failed_attempts = job().attempt - job().preemptions;
+  if (job().spec.scheduling.disable_retries || failed_attempts >= policy_.max_attempts) {
     return BeginEnding(Ending{EndingKind::kFail, std::move(error)}, "the job failed");
   }
-  Log("Retrying the job (attempt " + std::to_string(job().attempt + 1) + " of " +
+  Log("Retrying the job (attempt " + std::to_string(failed_attempts + 1) + " of " +
       std::to_string(policy_.max_attempts) + ").");
   BeginEnding(Ending{EndingKind::kRetry, std::move(error)}, "the job is retried");
 }
@@ -372,6 +388,8 @@ void Machine::MaybeFinish() {
     case EndingKind::kRetry:
       Act(ActionKind::kCleanup);  // Names the attempt that ended.
       return StartAttempt(job().attempt + 1);
+    case EndingKind::kPreempt:
+      return Requeue();
     case EndingKind::kSucceed:
       return Finish(JobState::kSucceeded, std::nullopt);
     case EndingKind::kFail:
@@ -401,9 +419,26 @@ void Machine::Finish(JobState state, std::optional<JobError> error) {
   if (job().attempt > 0) Act(ActionKind::kCleanup);
 }
 
+void Machine::Requeue() {
+  Act(ActionKind::kCleanup);  // Names the attempt that ended.
+  job().state = JobState::kQueued;
+  job().ending.reset();
+  job().grants.clear();
+  job().preemptions += 1;
+  for (auto& r : job().replicas) {
+    if (!ReplicaDone(r)) r.state = ReplicaState::kStopped;
+  }
+  Changed("state", "Job was preempted and is queued again.");
+  Log("Job was preempted; it is queued again and restarts as attempt " +
+      std::to_string(job().attempt + 1) + ".");
+  Act(ActionKind::kRequestAdmission);
+}
+
 void Machine::Cancel(const std::string& reason) {
   const std::string why = reason.empty() ? "Job was cancelled by a user request." : reason;
-  if (job().ending && job().ending->kind != EndingKind::kRetry) return;  // Already decided.
+  const bool undecided = !job().ending || job().ending->kind == EndingKind::kRetry ||
+                         job().ending->kind == EndingKind::kPreempt;
+  if (!undecided) return;  // Already decided.
   job().cancel_requested = true;
   if (job().state == JobState::kQueued) {
     return Finish(JobState::kCancelled, JobError{kErrorCodeCancelled, why});

@@ -70,6 +70,7 @@ enum class InputKind {
   kTimerFired,        // `timer` is due.
   kRecovered,         // Daemon start: `observed` = what exists of the current attempt.
   kUnrunnable,        // Daemon start: the stored job cannot run any more (`message`).
+  kPreempt,           // Admission: stop this spot job's attempt and queue it again.
 };
 
 struct JobInput {
@@ -85,10 +86,13 @@ struct JobInput {
   std::vector<std::string> log_tail;      // kReplicaExited: the replica's last log lines.
   TimerKind timer = TimerKind::kTimeout;  // kTimerFired.
   std::vector<ObservedReplicaState> observed;  // kRecovered.
+  std::vector<ReplicaGrant> grants;            // kAdmitted: where and with what it runs.
 };
 
 enum class ActionKind {
   kRequestAdmission,  // Queue the job for admission (a kAdmitted input follows).
+                      // Its grants are released whenever a committed record is
+                      // terminal or queued (the controller does it, not an action).
   kLaunch,            // Launch `attempt` (every replica of the record, gang start).
   kStop,              // Stop every replica of `attempt` (SIGTERM, SIGKILL after grace).
   kRestartReplica,    // Restart (pool, index) of `attempt` in place.

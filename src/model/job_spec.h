@@ -72,6 +72,7 @@ struct Scheduling {
   bool restart_job_on_worker_restart = false;
   bool disable_retries = false;
   int32_t priority = 0;  // ml v1 0..1000.
+  bool spot = false;     // Vertex `strategy: SPOT`: may be preempted for a job that is not.
 };
 
 struct JobSpec {

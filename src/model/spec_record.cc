@@ -88,6 +88,7 @@ JobSpec DecodeRecord(const json& j) {
   spec.scheduling.restart_job_on_worker_restart = Get<bool>(s, "restartJobOnWorkerRestart", false);
   spec.scheduling.disable_retries = Get<bool>(s, "disableRetries", false);
   spec.scheduling.priority = Get<int32_t>(s, "priority", 0);
+  spec.scheduling.spot = Get<bool>(s, "spot", false);
   spec.base_output_directory = Get<std::string>(j, "baseOutputDirectory", "");
   spec.job_dir = Get<std::string>(j, "jobDir", "");
   spec.use_chief_in_tf_config = Get<bool>(j, "useChiefInTfConfig", false);
@@ -112,7 +113,8 @@ std::string EncodeSpecRecord(const JobSpec& spec) {
                 {"maxWaitMicros", spec.scheduling.max_wait},
                 {"restartJobOnWorkerRestart", spec.scheduling.restart_job_on_worker_restart},
                 {"disableRetries", spec.scheduling.disable_retries},
-                {"priority", spec.scheduling.priority}}},
+                {"priority", spec.scheduling.priority},
+                {"spot", spec.scheduling.spot}}},
               {"baseOutputDirectory", spec.base_output_directory},
               {"jobDir", spec.job_dir},
               {"useChiefInTfConfig", spec.use_chief_in_tf_config},

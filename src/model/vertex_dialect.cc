@@ -301,6 +301,7 @@ Result<nlohmann::json> ParseScheduling(const nlohmann::json& v, const std::strin
   RETURN_IF_ERROR(o.Bool("restartJobOnWorkerRestart", &out->restart_job_on_worker_restart));
   std::string strategy;
   RETURN_IF_ERROR(o.Enum("strategy", internal::VertexSchedulingStrategies(), &strategy));
+  out->spot = strategy == "SPOT";
   RETURN_IF_ERROR(o.Bool("disableRetries", &out->disable_retries));
   if (out->disable_retries) out->restart_job_on_worker_restart = false;
   RETURN_IF_ERROR(o.Duration("maxWaitDuration", &out->max_wait));

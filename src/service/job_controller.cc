@@ -108,6 +108,9 @@ Status JobController::Load() {
                          "it exceeds this server's limits (" + limits.message() + ")");
       continue;
     }
+    // Admitted before the restart: it holds its grants (queued jobs ask again when
+    // Recover replays them).
+    if (job.state != model::JobState::kQueued) admission_->Hold(job);
     Publish(job);
     live_[job.uid] = std::move(job);
   }
@@ -265,6 +268,7 @@ Status JobController::Apply(model::Decision d, bool create) {
       return s;
     }
     for (const model::JobEvent& e : d.history) store_->AppendEvent(job.uid, e).IgnoreError();
+    ReleaseIfDone(create ? nullptr : Find(job.uid), job);
     // A finished job leaves memory: from now on it is read from the store, which
     // already has this final record.
     Publish(job);
@@ -291,8 +295,7 @@ void JobController::Perform(const model::Job& job, const model::JobAction& a) {
     case model::ActionKind::kLog:
       return ServiceLog(uid, a.message, a.severity);
     case model::ActionKind::kRequestAdmission:
-      // Admission is immediate until the scheduler (next issue) decides it.
-      return core_->Post([this, uid] { Feed(uid, model::JobInput{model::InputKind::kAdmitted}); });
+      return admission_->Request(job);
     case model::ActionKind::kArmTimer:
       return core_->At(a.at, [this, uid, timer = a.timer] {
         model::JobInput in;
@@ -350,6 +353,19 @@ void JobController::ServiceLog(const std::string& uid, const std::string& messag
   entry.severity = severity;
   entry.message = message;
   logs_->Append(uid, entry);
+}
+
+std::map<model::JobState, int64_t> JobController::CountLiveByState() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::map<model::JobState, int64_t> out;
+  for (const auto& [uid, job] : jobs_) out[job.state] += 1;
+  return out;
+}
+
+void JobController::ReleaseIfDone(const model::Job* before, const model::Job& after) {
+  const bool requeued = after.state == model::JobState::kQueued && before != nullptr &&
+                        before->state != model::JobState::kQueued;
+  if (model::IsTerminal(after.state) || requeued) admission_->Release(after.uid);
 }
 
 // ---------------------------------------------------------------------------

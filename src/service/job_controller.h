@@ -22,6 +22,7 @@
 #include "model/job.h"
 #include "model/job_machine.h"
 #include "model/spec_limits.h"
+#include "service/admission_controller.h"
 #include "service/loop_core.h"
 #include "store/job_store.h"
 
@@ -57,6 +58,8 @@ class JobController {
   // ("http://host:port"), put in their environment
   // (model::RuntimeOptions::storage_endpoint); "" = none.
   void SetReplicaStorageEndpoint(std::string url) { replica_storage_endpoint_ = std::move(url); }
+  // Before Load: who admits queued jobs (required).
+  void SetAdmission(AdmissionController* admission) { admission_ = admission; }
   // Loop thread: reconcile records with what the executor still has.
   void Recover(const std::vector<executor::ObservedReplica>& observed);
 
@@ -68,6 +71,10 @@ class JobController {
   Status Delete(const std::string& uid);
   // Any thread: posts the event to the loop.
   void OnExecutorEvent(const executor::ExecutorEvent& event);
+  // Loop thread: an input from another controller (admission).
+  void Input(const std::string& uid, model::JobInput input) { Feed(uid, std::move(input)); }
+  // Any thread: a line in the job's service log.
+  void ServiceLog(const std::string& uid, const std::string& message, const std::string& severity);
 
   // --- Published state (any thread): jobs that are not finished. A finished job is
   // removed once its final record is committed; readers then find it in the store.
@@ -75,6 +82,7 @@ class JobController {
   std::optional<std::string> FindLiveMl(const std::string& project,
                                         const std::string& job_id) const;
   std::vector<std::string> problems() const;
+  std::map<model::JobState, int64_t> CountLiveByState() const;
 
  private:
   void Feed(const std::string& uid, model::JobInput input);
@@ -82,7 +90,8 @@ class JobController {
   void Perform(const model::Job& job, const model::JobAction& action);
   void Launch(const model::Job& job);
   void Publish(const model::Job& job);
-  void ServiceLog(const std::string& uid, const std::string& message, const std::string& severity);
+  // After a commit: a job that ended or went back to the queue gives back its grants.
+  void ReleaseIfDone(const model::Job* before, const model::Job& after);
   // Start-up: keeps `job` to be failed by Recover (through the machine) and reports it.
   void SetAsideUnrunnable(model::Job job, const std::string& why);
   model::Job* Find(const std::string& uid);  // Loop thread; null if absent.
@@ -95,6 +104,7 @@ class JobController {
   logs::LogStore* const logs_;
   const ControllerOptions options_;
   std::string replica_storage_endpoint_;
+  AdmissionController* admission_ = nullptr;
 
   // Loop-thread only: every job that is not finished, with its parsed spec.
   std::map<std::string, model::Job> live_;

@@ -46,6 +46,13 @@ JobService::JobService(store::JobStore* store, executor::Executor* executor, log
   c.random = options_.random ? options_.random : DefaultRandom();
   c.after_commit_for_test = options_.after_commit_for_test;
   jobs_ = std::make_unique<JobController>(core_.get(), store, executor, logs, std::move(c));
+  admission_ = std::make_unique<AdmissionController>(
+      core_.get(), options_.admission,
+      [this](const std::string& uid, model::JobInput in) { jobs_->Input(uid, std::move(in)); },
+      [this](const std::string& uid, const std::string& message, const std::string& severity) {
+        jobs_->ServiceLog(uid, message, severity);
+      });
+  jobs_->SetAdmission(admission_.get());
 }
 
 JobService::~JobService() { Shutdown(); }
@@ -94,12 +101,16 @@ Result<model::Job> JobService::Submit(model::Dialect dialect, const std::string&
   job.location = dialect == model::Dialect::kVertex ? location : "";
   job.spec = std::move(parsed.spec);
   job.spec_json = std::move(parsed.spec_json);
+  RETURN_IF_ERROR(admission_->CheckSubmittable(job));
   return core_->Call<Result<model::Job>>(
       [this, job = std::move(job)]() mutable { return jobs_->Submit(std::move(job)); });
 }
 
 Result<model::Job> JobService::Lookup(const std::string& uid) const {
-  if (std::optional<model::Job> live = jobs_->GetLive(uid)) return *live;
+  if (std::optional<model::Job> live = jobs_->GetLive(uid)) {
+    WithQueueView(&*live);
+    return *live;
+  }
   ASSIGN_OR_RETURN(model::Job job, store_->GetJob(uid));
   // Best effort: a finished job whose spec no longer parses is still shown (the
   // store kept its list fields and its wire JSON, which is what renders).
@@ -161,6 +172,7 @@ Result<ListResponse> JobService::List(const ListRequest& request) {
     ASSIGN_OR_RETURN(std::vector<model::Job> batch, store_->ListJobsPage(query));
     for (model::Job& job : batch) {
       if (!filter.Matches(job)) continue;
+      WithQueueView(&job);
       if (static_cast<int>(response.jobs.size()) == page_size) {
         response.next_page_token = response.jobs.back().uid;
         return response;
@@ -226,6 +238,22 @@ bool JobService::WaitForLogs(const JobRef& ref, const std::string& cursor, int t
   Result<std::string> uid = ResolveUid(ref);
   if (!uid.ok()) return false;
   return logs_->WaitForMore(*uid, cursor, timeout_ms);
+}
+
+std::optional<scheduler::WaitInfo> JobService::QueueWait(const std::string& uid) const {
+  return admission_->WaitOf(uid);
+}
+
+void JobService::WithQueueView(model::Job* job) const {
+  if (job->state != model::JobState::kQueued) return;
+  if (std::optional<scheduler::WaitInfo> wait = admission_->WaitOf(job->uid)) {
+    job->queue_position = wait->position;
+    job->queue_reason = wait->reason;
+  }
+}
+
+std::map<model::JobState, int64_t> JobService::LiveJobsByState() const {
+  return jobs_->CountLiveByState();
 }
 
 }  // namespace ty::service

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,8 @@ struct JobServiceOptions {
   bool manual_loop_for_test = false;
   // Crash-point tests: asked after every commit whether the "daemon" dies there.
   std::function<AfterCommit()> after_commit_for_test;
+  // Capacity, quotas and machine sizes admission works with (no nodes: admit all).
+  AdmissionOptions admission;
 };
 
 // How a request names a job: ml v1 by (project, jobId); Vertex by
@@ -124,12 +127,22 @@ class JobService {
   // Cloud Logging `entries:list` over every job's log (service/log_entries.h).
   Result<LogEntriesPage> ListLogEntries(const LogEntriesRequest& request);
 
+  // Why a queued job waits and its place in the queue; nullopt when it does not wait.
+  std::optional<scheduler::WaitInfo> QueueWait(const std::string& uid) const;
+  // Admission's counters and the capacity, for GET /metrics.
+  AdmissionStats Admission() const { return admission_->stats(); }
+  const scheduler::Capacity& Capacity() const { return admission_->capacity(); }
+  // Live jobs by state (for GET /metrics; finished ones are counted from the store).
+  std::map<model::JobState, int64_t> LiveJobsByState() const;
+
  private:
   JobService(store::JobStore* store, executor::Executor* executor, logs::LogStore* logs,
              const Clock* clock, JobServiceOptions options);
   Result<std::string> ResolveUid(const JobRef& ref) const;
   // A live job from memory, else the stored record (NotFound if neither).
   Result<model::Job> Lookup(const std::string& uid) const;
+  // Fills a queued job's position and reason from admission.
+  void WithQueueView(model::Job* job) const;
 
   store::JobStore* const store_;
   executor::Executor* const executor_;
@@ -137,6 +150,7 @@ class JobService {
   const JobServiceOptions options_;
   std::unique_ptr<LoopCore> core_;
   std::unique_ptr<JobController> jobs_;
+  std::unique_ptr<AdmissionController> admission_;
   mutable std::mutex ops_mu_;
   std::map<std::string, Operation> operations_;  // Guarded by ops_mu_.
 };

@@ -33,6 +33,12 @@ executor::AttemptSpec BuildAttemptSpec(const model::Job& job,
     const model::MachineSpec& machine = job.spec.pools[r.pool].machine;
     launch.accelerator_type = machine.accelerator_type;
     launch.accelerator_count = machine.accelerator_type.empty() ? 0 : machine.accelerator_count;
+    for (const model::ReplicaGrant& g : job.grants) {
+      if (g.pool != r.pool || g.index != r.index) continue;
+      launch.gpu_indices = g.gpu_indices;
+      launch.cpu_limit = g.cpu_limit;
+      launch.memory_limit_gb = g.memory_limit_gb;
+    }
     spec.replicas.push_back(std::move(launch));
   }
   return spec;

@@ -31,6 +31,48 @@ std::string LabelsToJson(const std::map<std::string, std::string>& labels) {
   return nlohmann::json(labels).dump();
 }
 
+std::string GrantsToJson(const std::vector<model::ReplicaGrant>& grants) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const model::ReplicaGrant& g : grants) {
+    out.push_back({{"pool", g.pool},
+                   {"index", g.index},
+                   {"node", g.node},
+                   {"nodeName", g.node_name},
+                   {"cpus", g.cpus},
+                   {"memoryGb", g.memory_gb},
+                   {"cpuLimit", g.cpu_limit},
+                   {"memoryLimitGb", g.memory_limit_gb},
+                   {"gpuType", g.gpu_type},
+                   {"gpuIndices", g.gpu_indices}});
+  }
+  return out.dump();
+}
+
+std::vector<model::ReplicaGrant> GrantsFromJson(const std::string& text) {
+  std::vector<model::ReplicaGrant> out;
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_array()) return out;
+  try {
+    for (const auto& g : j) {
+      model::ReplicaGrant r;
+      r.pool = g.value("pool", 0);
+      r.index = g.value("index", 0);
+      r.node = g.value("node", 0);
+      r.node_name = g.value("nodeName", "");
+      r.cpus = g.value("cpus", 0.0);
+      r.memory_gb = g.value("memoryGb", 0.0);
+      r.cpu_limit = g.value("cpuLimit", 0.0);
+      r.memory_limit_gb = g.value("memoryLimitGb", 0.0);
+      r.gpu_type = g.value("gpuType", "");
+      r.gpu_indices = g.value("gpuIndices", std::vector<int>{});
+      out.push_back(std::move(r));
+    }
+  } catch (const nlohmann::json::exception&) {
+    return {};
+  }
+  return out;
+}
+
 std::map<std::string, std::string> LabelsFromJson(const std::string& text) {
   std::map<std::string, std::string> out;
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);

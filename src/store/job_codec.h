@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "model/job.h"
 
@@ -30,6 +31,11 @@ std::string MlJobIdOf(const model::Job& job);
 // no labels: it only narrows what a list filter can match.
 std::string LabelsToJson(const std::map<std::string, std::string>& labels);
 std::map<std::string, std::string> LabelsFromJson(const std::string& text);
+
+// Admission grants as stored (a JSON array) and back. An unreadable text reads as
+// no grants (a running job then restarts without a GPU pin rather than not at all).
+std::string GrantsToJson(const std::vector<model::ReplicaGrant>& grants);
+std::vector<model::ReplicaGrant> GrantsFromJson(const std::string& text);
 
 // Numeric value of a decimal uid (0 when it is not one); uids fit in int64.
 int64_t UidNumber(const std::string& uid);

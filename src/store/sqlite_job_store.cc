@@ -98,6 +98,11 @@ CREATE INDEX jobs_live ON jobs (state)
     {4, R"sql(
 ALTER TABLE jobs ADD COLUMN spec_record TEXT NOT NULL DEFAULT '';
 )sql"},
+    // Admission's grant (model::Job::grants) and the count of preempted attempts.
+    {5, R"sql(
+ALTER TABLE jobs ADD COLUMN grants_json TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE jobs ADD COLUMN preemptions INTEGER NOT NULL DEFAULT 0;
+)sql"},
 };
 
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == SqliteJobStore::kSchemaVersion,
@@ -134,7 +139,8 @@ constexpr char kJobColumns[] =
     "uid, dialect, project, location, job_id, spec_json, state, create_time, start_time, "
     "end_time, update_time, queued_time, admitted_time, image_ready_time, all_running_time, "
     "finished_time, error_code, error_message, attempt, cancel_requested, ending_kind, "
-    "ending_code, ending_message, uid_num, display_name, labels_json, spec_record";
+    "ending_code, ending_message, uid_num, display_name, labels_json, spec_record, grants_json, "
+    "preemptions";
 
 }  // namespace
 
@@ -408,6 +414,8 @@ Result<model::Job> ReadJobRow(const Stmt& st) {
   job.spec.display_name = st.Text(24);
   job.spec.labels = internal::LabelsFromJson(st.Text(25));
   job.spec_record = st.Text(26);
+  job.grants = internal::GrantsFromJson(st.Text(27));
+  job.preemptions = static_cast<int>(st.Int(28));
   return job;
 }
 
@@ -518,7 +526,7 @@ Status SqliteJobStore::CreateJob(const model::Job& job) {
   {
     static const std::string kInsert =
         std::string("INSERT INTO jobs (") + kJobColumns +
-        ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+        ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     ASSIGN_OR_RETURN(Statement st, Prepare(kInsert.c_str()));
     st.Bind(1, job.uid)
         .Bind(2, internal::DialectName(job.dialect))
@@ -529,7 +537,9 @@ Status SqliteJobStore::CreateJob(const model::Job& job) {
     st.Bind(24, internal::UidNumber(job.uid))
         .Bind(25, job.spec.display_name)
         .Bind(26, internal::LabelsToJson(job.spec.labels))
-        .Bind(27, job.spec_record);
+        .Bind(27, job.spec_record)
+        .Bind(28, internal::GrantsToJson(job.grants))
+        .Bind(29, static_cast<int64_t>(job.preemptions));
     RETURN_IF_ERROR(st.Run("insert job " + job.uid));
   }
   RETURN_IF_ERROR(WriteReplicas(job));
@@ -554,13 +564,16 @@ Status SqliteJobStore::UpdateJob(const model::Job& job) {
   {
     ASSIGN_OR_RETURN(
         Statement st,
-        Prepare("UPDATE jobs SET spec_json = ?, state = ?, create_time = ?, start_time = ?, "
-                "end_time = ?, update_time = ?, queued_time = ?, admitted_time = ?, "
-                "image_ready_time = ?, all_running_time = ?, finished_time = ?, error_code = ?, "
-                "error_message = ?, attempt = ?, cancel_requested = ?, ending_kind = ?, "
-                "ending_code = ?, ending_message = ? WHERE uid = ?"));
+        Prepare(
+            "UPDATE jobs SET spec_json = ?, state = ?, create_time = ?, start_time = ?, "
+            "end_time = ?, update_time = ?, queued_time = ?, admitted_time = ?, "
+            "image_ready_time = ?, all_running_time = ?, finished_time = ?, error_code = ?, "
+            "error_message = ?, attempt = ?, cancel_requested = ?, ending_kind = ?, "
+            "ending_code = ?, ending_message = ?, grants_json = ?, preemptions = ? WHERE uid = ?"));
     BindMutableColumns(st, 1, job);
-    st.Bind(19, job.uid);
+    st.Bind(19, internal::GrantsToJson(job.grants))
+        .Bind(20, static_cast<int64_t>(job.preemptions))
+        .Bind(21, job.uid);
     RETURN_IF_ERROR(st.Run("update job " + job.uid));
   }
   RETURN_IF_ERROR(WriteReplicas(job));

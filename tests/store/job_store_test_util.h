@@ -34,6 +34,9 @@ inline model::Job FullJob(const std::string& uid, model::Dialect dialect = model
   job.attempt = 2;
   job.cancel_requested = true;
   job.ending = model::Ending{model::EndingKind::kRetry, model::JobError{3, "worker died"}};
+  job.grants = {
+      model::ReplicaGrant{0, 0, 1, "gpu-box", 2.5, 7.5, 4, 15, "NVIDIA_TESLA_T4", {1, 3}}};
+  job.preemptions = 2;
   model::ReplicaRecord r0;
   r0.pool = 0;
   r0.index = 0;
@@ -108,6 +111,8 @@ inline void ExpectStoredJob(const model::Job& want, const model::Job& got) {
   EXPECT_EQ(got.cancel_requested, want.cancel_requested);
   EXPECT_EQ(got.spec_record, want.spec_record);
   EXPECT_EQ(got.ending == want.ending, true);
+  EXPECT_EQ(got.grants == want.grants, true);
+  EXPECT_EQ(got.preemptions, want.preemptions);
   ASSERT_EQ(got.replicas.size(), want.replicas.size());
   for (size_t i = 0; i < want.replicas.size(); ++i)
     ExpectSameReplica(want.replicas[i], got.replicas[i]);

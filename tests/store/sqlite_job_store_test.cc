@@ -242,6 +242,7 @@ TEST(SqliteMigrationTest, Version3BackfillsListFieldsFromTheStoredSpec) {
          {"DROP INDEX jobs_by_scope", "DROP INDEX jobs_live",
           "ALTER TABLE jobs DROP COLUMN uid_num", "ALTER TABLE jobs DROP COLUMN display_name",
           "ALTER TABLE jobs DROP COLUMN labels_json", "ALTER TABLE jobs DROP COLUMN spec_record",
+          "ALTER TABLE jobs DROP COLUMN grants_json", "ALTER TABLE jobs DROP COLUMN preemptions",
           "PRAGMA user_version = 2"}) {
       ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
     }

@@ -1,0 +1,151 @@
+#include "service/admission_controller.h"
+
+#include <chrono>
+
+#include "service/job_demand.h"
+
+namespace ty::service {
+
+AdmissionController::AdmissionController(LoopCore* core, AdmissionOptions options, FeedFn feed,
+                                         LogFn log)
+    : core_(core), options_(std::move(options)), feed_(std::move(feed)), log_(std::move(log)) {}
+
+Status AdmissionController::CheckSubmittable(const model::Job& job) const {
+  ASSIGN_OR_RETURN(scheduler::JobDemand demand, DemandOf(job, options_.machine_types));
+  if (options_.capacity.nodes.empty()) return Status::Ok();
+  Status s = scheduler::CheckCanEverFit(demand, options_.capacity);
+  if (!s.ok() && !demand.replicas.empty()) return s.WithField(demand.replicas.front().field);
+  return s;
+}
+
+void AdmissionController::Request(const model::Job& job) {
+  holding_.erase(job.uid);
+  queued_[job.uid] = job;
+  SchedulePass();
+}
+
+void AdmissionController::Hold(const model::Job& job) {
+  queued_.erase(job.uid);
+  holding_[job.uid] = AllocationOf(job, core_->clock()->Now());
+}
+
+void AdmissionController::Release(const std::string& uid) {
+  bool had = queued_.erase(uid) + holding_.erase(uid) > 0;
+  last_reason_.erase(uid);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    waits_.erase(uid);
+  }
+  if (had) SchedulePass();
+}
+
+void AdmissionController::SchedulePass() {
+  if (pass_pending_) return;
+  pass_pending_ = true;
+  // Coalesced: every change made by the task that is running now is in one pass.
+  core_->Post([this] {
+    pass_pending_ = false;
+    RunPass();
+  });
+}
+
+void AdmissionController::RunPass() {
+  if (queued_.empty()) return PublishWaits({});
+  const TimeMicros now = core_->clock()->Now();
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<scheduler::JobDemand> queue;
+  queue.reserve(queued_.size());
+  for (const auto& [uid, job] : queued_) {
+    Result<scheduler::JobDemand> d = DemandOf(job, options_.machine_types);
+    if (d.ok()) queue.push_back(std::move(d).value());
+  }
+  std::vector<scheduler::Allocation> running;
+  running.reserve(holding_.size());
+  for (const auto& [uid, a] : holding_) running.push_back(a);
+
+  scheduler::AdmissionDecisions decisions;
+  if (options_.capacity.nodes.empty()) {
+    for (const scheduler::JobDemand& d : queue) decisions.admit.push_back({d.uid, {}});
+  } else {
+    decisions = scheduler::Admit(options_.capacity, running, queue, now);
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.passes += 1;
+    stats_.admissions += static_cast<int64_t>(decisions.admit.size());
+    stats_.preemptions += static_cast<int64_t>(decisions.preempt.size());
+    stats_.pass_seconds_total += seconds;
+    stats_.last_pass_seconds = seconds;
+  }
+  for (const std::string& uid : decisions.preempt) {
+    auto it = holding_.find(uid);
+    if (it == holding_.end()) continue;
+    it->second.preempting = true;
+    feed_(uid, model::JobInput{model::InputKind::kPreempt});
+  }
+  for (scheduler::Admitted& a : decisions.admit) {
+    auto it = queued_.find(a.uid);
+    if (it == queued_.end()) continue;
+    model::Job job = std::move(it->second);
+    queued_.erase(it);
+    last_reason_.erase(a.uid);
+    job.grants = GrantsOf(job, a.placement, options_.capacity, options_.machine_types);
+    holding_[a.uid] = AllocationOf(job, now);
+    model::JobInput in;
+    in.kind = model::InputKind::kAdmitted;
+    in.grants = job.grants;
+    feed_(a.uid, std::move(in));
+  }
+  PublishWaits(decisions.waiting);
+}
+
+void AdmissionController::PublishWaits(const std::map<std::string, scheduler::WaitInfo>& waiting) {
+  for (const auto& [uid, wait] : waiting) {
+    std::string& last = last_reason_[uid];
+    if (last == wait.reason) continue;
+    last = wait.reason;
+    log_(uid,
+         "Waiting in the queue (position " + std::to_string(wait.position) + "): " + wait.reason +
+             ".",
+         "INFO");
+  }
+  AdmissionStats s;
+  for (const auto& [uid, job] : queued_) {
+    if (!waiting.count(uid)) continue;
+    s.queued += 1;
+    if (s.oldest_queued_since == 0 || job.create_time < s.oldest_queued_since) {
+      s.oldest_queued_since = job.create_time;
+    }
+  }
+  for (const auto& [uid, a] : holding_) {
+    for (const scheduler::ReplicaPlacement& r : a.replicas) {
+      s.admitted_cpus += r.cpus;
+      s.admitted_memory_gb += r.memory_gb;
+      if (!r.gpu_indices.empty()) s.admitted_gpus[r.gpu_type] += r.gpu_indices.size();
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  waits_ = waiting;
+  s.passes = stats_.passes;
+  s.admissions = stats_.admissions;
+  s.preemptions = stats_.preemptions;
+  s.pass_seconds_total = stats_.pass_seconds_total;
+  s.last_pass_seconds = stats_.last_pass_seconds;
+  stats_ = std::move(s);
+}
+
+std::optional<scheduler::WaitInfo> AdmissionController::WaitOf(const std::string& uid) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = waits_.find(uid);
+  if (it == waits_.end()) return std::nullopt;
+  return it->second;
+}
+
+AdmissionStats AdmissionController::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+}  // namespace ty::service

@@ -1,0 +1,106 @@
+#include "service/job_demand.h"
+
+#include <algorithm>
+
+namespace ty::service {
+
+std::string MachineFieldOf(const model::Job& job, int pool) {
+  if (job.dialect == model::Dialect::kVertex) {
+    return "jobSpec.workerPoolSpecs[" + std::to_string(pool) + "].machineSpec";
+  }
+  if (job.spec.scale_tier != "CUSTOM") return "trainingInput.scaleTier";
+  static const char* kTypes[] = {"trainingInput.masterType", "trainingInput.workerType",
+                                 "trainingInput.parameterServerType",
+                                 "trainingInput.evaluatorType"};
+  return kTypes[std::clamp(pool, 0, 3)];
+}
+
+Result<scheduler::JobDemand> DemandOf(const model::Job& job,
+                                      const model::MachineOverrides& machine_types) {
+  scheduler::JobDemand d;
+  d.uid = job.uid;
+  d.project = job.project;
+  d.priority = job.spec.scheduling.priority;
+  d.queued_since = job.create_time;
+  d.spot = job.spec.scheduling.spot;
+  d.max_run = job.spec.scheduling.timeout;
+  for (int p = 0; p < static_cast<int>(job.spec.pools.size()); ++p) {
+    const model::WorkerPool& pool = job.spec.pools[p];
+    if (pool.empty()) continue;
+    const std::string field = MachineFieldOf(job, p);
+    std::optional<model::MachineShape> shape =
+        model::MachineShapeOf(pool.machine.machine_type, machine_types);
+    if (!shape) {
+      return InvalidArgument(field + ": machine type \"" + pool.machine.machine_type +
+                             "\" has no known size on this server (add it under machine_types "
+                             "in the daemon's config)")
+          .WithField(field);
+    }
+    scheduler::ReplicaDemand r;
+    r.cpus = shape->vcpus;
+    r.memory_gb = shape->memory_gb;
+    if (!pool.machine.accelerator_type.empty() && pool.machine.accelerator_count > 0) {
+      r.gpu_type = pool.machine.accelerator_type;
+      r.gpus = pool.machine.accelerator_count;
+    }
+    r.field = field;
+    for (int64_t i = 0; i < pool.replica_count; ++i) d.replicas.push_back(r);
+  }
+  return d;
+}
+
+std::vector<model::ReplicaGrant> GrantsOf(const model::Job& job,
+                                          const std::vector<scheduler::ReplicaPlacement>& placement,
+                                          const scheduler::Capacity& capacity,
+                                          const model::MachineOverrides& machine_types) {
+  std::vector<model::ReplicaGrant> out;
+  size_t next = 0;
+  for (int p = 0; p < static_cast<int>(job.spec.pools.size()); ++p) {
+    const model::WorkerPool& pool = job.spec.pools[p];
+    std::optional<model::MachineShape> shape =
+        model::MachineShapeOf(pool.machine.machine_type, machine_types);
+    for (int64_t i = 0; i < pool.replica_count && next < placement.size(); ++i, ++next) {
+      const scheduler::ReplicaPlacement& at = placement[next];
+      model::ReplicaGrant g;
+      g.pool = p;
+      g.index = static_cast<int>(i);
+      g.node = at.node;
+      g.cpus = at.cpus;
+      g.memory_gb = at.memory_gb;
+      g.gpu_type = at.gpu_type;
+      g.gpu_indices = at.gpu_indices;
+      if (at.node >= 0 && at.node < static_cast<int>(capacity.nodes.size())) {
+        const scheduler::Node& node = capacity.nodes[at.node];
+        g.node_name = node.name;
+        if (shape) {
+          g.cpu_limit = std::min(shape->vcpus, node.cpus);
+          g.memory_limit_gb = std::min(shape->memory_gb, node.memory_gb);
+        }
+      }
+      out.push_back(std::move(g));
+    }
+  }
+  return out;
+}
+
+scheduler::Allocation AllocationOf(const model::Job& job, TimeMicros now) {
+  scheduler::Allocation a;
+  a.uid = job.uid;
+  a.project = job.project;
+  a.priority = job.spec.scheduling.priority;
+  a.spot = job.spec.scheduling.spot;
+  const TimeMicros started = job.start_time > 0 ? job.start_time : now;
+  a.expected_end = started + job.spec.scheduling.timeout;
+  for (const model::ReplicaGrant& g : job.grants) {
+    scheduler::ReplicaPlacement p;
+    p.node = g.node;
+    p.cpus = g.cpus;
+    p.memory_gb = g.memory_gb;
+    p.gpu_type = g.gpu_type;
+    p.gpu_indices = g.gpu_indices;
+    a.replicas.push_back(std::move(p));
+  }
+  return a;
+}
+
+}  // namespace ty::service
