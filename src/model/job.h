@@ -84,7 +84,7 @@ std::optional<EndingKind> EndingKindFromName(const std::string& name);
 
 // Times of each phase, so a slow start can be explained (DESIGN.md "Job lifecycle").
 struct PhaseTimes {
-  TimeMicros queued = 0;       // == create_time.
+  TimeMicros queued = 0;       // Entered the queue: create_time, or the last preemption.
   TimeMicros admitted = 0;     // QUEUED -> PREPARING.
   TimeMicros image_ready = 0;  // Images present (pulled if needed).
   TimeMicros all_running = 0;  // Every replica of the current attempt started.

@@ -425,6 +425,8 @@ void Machine::Requeue() {
   job().ending.reset();
   job().grants.clear();
   job().preemptions += 1;
+  // Back of the queue: ahead of the job it made room for, it would take the room back.
+  job().phases.queued = now_;
   for (auto& r : job().replicas) {
     if (!ReplicaDone(r)) r.state = ReplicaState::kStopped;
   }

@@ -21,7 +21,8 @@ Result<scheduler::JobDemand> DemandOf(const model::Job& job,
   d.uid = job.uid;
   d.project = job.project;
   d.priority = job.spec.scheduling.priority;
-  d.queued_since = job.create_time;
+  // Its latest entry into the queue (a preempted job queues again at the back).
+  d.queued_since = job.phases.queued > 0 ? job.phases.queued : job.create_time;
   d.spot = job.spec.scheduling.spot;
   d.max_run = job.spec.scheduling.timeout;
   for (int p = 0; p < static_cast<int>(job.spec.pools.size()); ++p) {

@@ -43,6 +43,7 @@ class ServiceFixture : public ::testing::Test {
     options.manual_loop_for_test = true;
     uint64_t seq = 0;
     options.random = [seq]() mutable { return ++seq; };
+    options.admission = admission_;
     service_ = std::move(
         service::JobService::Create(store_.get(), executor_.get(), logs_.get(), &clock_, options)
             .value());
@@ -90,6 +91,8 @@ class ServiceFixture : public ::testing::Test {
     return WaitFor(job, [state](const model::Job& j) { return j.state == state; });
   }
 
+  // Capacity and quotas the service admits with (default: no nodes, admit all).
+  service::AdmissionOptions admission_;
   ManualClock clock_;
   std::filesystem::path dir_;
   std::unique_ptr<store::MemoryJobStore> store_;
