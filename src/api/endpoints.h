@@ -47,4 +47,7 @@ Dispatch ReadLogs(const Call& call, const service::JobRef& ref);
 // Cloud Logging v2 `entries:list`, POST (JSON body) or GET (query) (logging_endpoints.cc).
 HttpResponse ListLogEntries(const Call& call);
 
+// GET /metrics: Prometheus text format (metrics_endpoint.cc).
+HttpResponse Metrics(service::JobService* service);
+
 }  // namespace ty::api::internal

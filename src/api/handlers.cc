@@ -164,6 +164,9 @@ Dispatch Route(service::JobService* service, const HttpRequest& request) {
     if (!problems.empty()) health["problems"] = problems;
     return Respond(JsonResponse(health));
   }
+  if (seg.size() == 1 && seg[0] == "metrics" && method == "GET") {
+    return Respond(internal::Metrics(service));
+  }
   if (seg.size() == 2 && seg[0] == "v2" && seg[1] == "entries:list" &&
       (method == "POST" || method == "GET")) {
     return Respond(internal::ListLogEntries(Call{service, request, RenderOptionsOf(request)}));

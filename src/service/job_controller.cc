@@ -355,13 +355,6 @@ void JobController::ServiceLog(const std::string& uid, const std::string& messag
   logs_->Append(uid, entry);
 }
 
-std::map<model::JobState, int64_t> JobController::CountLiveByState() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::map<model::JobState, int64_t> out;
-  for (const auto& [uid, job] : jobs_) out[job.state] += 1;
-  return out;
-}
-
 void JobController::ReleaseIfDone(const model::Job* before, const model::Job& after) {
   const bool requeued = after.state == model::JobState::kQueued && before != nullptr &&
                         before->state != model::JobState::kQueued;

@@ -82,7 +82,6 @@ class JobController {
   std::optional<std::string> FindLiveMl(const std::string& project,
                                         const std::string& job_id) const;
   std::vector<std::string> problems() const;
-  std::map<model::JobState, int64_t> CountLiveByState() const;
 
  private:
   void Feed(const std::string& uid, model::JobInput input);

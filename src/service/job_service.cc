@@ -252,8 +252,4 @@ void JobService::WithQueueView(model::Job* job) const {
   }
 }
 
-std::map<model::JobState, int64_t> JobService::LiveJobsByState() const {
-  return jobs_->CountLiveByState();
-}
-
 }  // namespace ty::service

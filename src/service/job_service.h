@@ -132,8 +132,11 @@ class JobService {
   // Admission's counters and the capacity, for GET /metrics.
   AdmissionStats Admission() const { return admission_->stats(); }
   const scheduler::Capacity& Capacity() const { return admission_->capacity(); }
-  // Live jobs by state (for GET /metrics; finished ones are counted from the store).
-  std::map<model::JobState, int64_t> LiveJobsByState() const;
+  TimeMicros Now() const { return core_->clock()->Now(); }
+  // Every stored job by state (GET /metrics).
+  Result<std::map<model::JobState, int64_t>> JobsByState() const {
+    return store_->CountJobsByState();
+  }
 
  private:
   JobService(store::JobStore* store, executor::Executor* executor, logs::LogStore* logs,

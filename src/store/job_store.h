@@ -9,6 +9,7 @@
 // atomic (one transaction). The service uses one writer (its reconcile loop).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,6 +63,9 @@ class JobStore {
 
   // The largest uid ever stored ("" when none): new uids must sort after it.
   virtual Result<std::string> LastUid() = 0;
+
+  // How many stored jobs are in each state (GET /metrics).
+  virtual Result<std::map<model::JobState, int64_t>> CountJobsByState() = 0;
 
   // Removes the job, its replicas and its events. NotFound if absent.
   virtual Status DeleteJob(const std::string& uid) = 0;

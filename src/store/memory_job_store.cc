@@ -112,6 +112,13 @@ Result<std::string> MemoryJobStore::LastUid() {
   return last;
 }
 
+Result<std::map<model::JobState, int64_t>> MemoryJobStore::CountJobsByState() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::map<model::JobState, int64_t> out;
+  for (const auto& [uid, rec] : jobs_) out[rec.job.state] += 1;
+  return out;
+}
+
 Status MemoryJobStore::DeleteJob(const std::string& uid) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = jobs_.find(uid);

@@ -684,6 +684,19 @@ Result<std::string> SqliteJobStore::LastUid() {
   return row ? st.Text(0) : std::string();
 }
 
+Result<std::map<model::JobState, int64_t>> SqliteJobStore::CountJobsByState() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSIGN_OR_RETURN(Statement st, Prepare("SELECT state, COUNT(*) FROM jobs GROUP BY state"));
+  std::map<model::JobState, int64_t> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st.Step("count jobs by state"));
+    if (!row) return out;
+    if (std::optional<model::JobState> s = model::JobStateFromName(st.Text(0))) {
+      out[*s] = st.Int(1);
+    }
+  }
+}
+
 Status SqliteJobStore::DeleteJob(const std::string& uid) {
   std::lock_guard<std::mutex> lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*this, /*write=*/true));

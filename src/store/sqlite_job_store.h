@@ -67,6 +67,7 @@ class SqliteJobStore : public JobStore {
   Result<std::vector<model::Job>> ListLiveJobs() override;
   Result<std::vector<model::Job>> ListJobsPage(const PageQuery& query) override;
   Result<std::string> LastUid() override;
+  Result<std::map<model::JobState, int64_t>> CountJobsByState() override;
   Status DeleteJob(const std::string& uid) override;
   Status AppendEvent(const std::string& uid, const model::JobEvent& event) override;
   Result<std::vector<model::JobEvent>> ListEvents(const std::string& uid) override;

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "integration/daemon_harness.h"
+#include "integration/subprocess.h"
 
 namespace ty::testing {
 namespace {
@@ -200,6 +201,33 @@ TEST_F(SchedulerTest, MaxRunningTimeOfThreeSecondsCancelsASleepingJob) {
   if (ran < 0) ran += 60;
   EXPECT_GE(ran, 3.0);
   EXPECT_LT(ran, 15.0);
+}
+
+TEST_F(SchedulerTest, MetricsSayWhatWaitsAndWhatIsHeldAndPromtoolAcceptsThem) {
+  StartWith("capacity: {cpus: 4, memory_gb: 15, gpus: {NVIDIA_TESLA_T4: 2}}\n");
+  std::string first = Create(VertexJob({"sh", "-c", "sleep 2"}));
+  WaitState(first, {"JOB_STATE_RUNNING"});
+  std::string second = Create(VertexJob({"true"}));
+  HttpReply r = daemon_->Get("/metrics");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, "text/plain; version=0.0.4; charset=utf-8");
+  for (const char* line :
+       {"trainyard_jobs{state=\"RUNNING\"} 1\n", "trainyard_jobs{state=\"QUEUED\"} 1\n",
+        "trainyard_queue_length 1\n", "trainyard_capacity_cpus 4\n",
+        "trainyard_capacity_gpus{type=\"NVIDIA_TESLA_T4\"} 2\n", "trainyard_admitted_cpus 4\n",
+        "trainyard_admissions_total 1\n", "trainyard_preemptions_total 0\n"}) {
+    EXPECT_NE(r.body.find(line), std::string::npos) << line << " in:\n" << r.body;
+  }
+  if (RunProcess({"sh", "-c", "command -v promtool"}).rc != 0) {
+    GTEST_SKIP() << "promtool is not installed (scripts/setup installs it)";
+  }
+  std::filesystem::path file = config_.string() + ".prom";
+  std::ofstream(file) << r.body;
+  ProcessRun check = RunProcess({"sh", "-c", "promtool check metrics < " + file.string()});
+  std::filesystem::remove(file);
+  EXPECT_EQ(check.rc, 0) << check.out << check.err;
+  EXPECT_EQ(check.out + check.err, "") << "promtool found problems";
+  WaitState(second, kTerminal);
 }
 
 }  // namespace

@@ -337,7 +337,21 @@ TYPED_TEST_P(JobStoreContractTest, LiveJobsAndLastUid) {
   EXPECT_EQ(*this->store_->LastUid(), "100");
 }
 
-REGISTER_TYPED_TEST_SUITE_P(JobStoreContractTest, CreateGetRoundTripsEveryField,
+TYPED_TEST_P(JobStoreContractTest, CountsJobsByState) {
+  EXPECT_TRUE(this->store_->CountJobsByState()->empty());
+  for (int i = 0; i < 5; ++i) {
+    model::Job job = FullJob(std::to_string(500 + i));
+    job.spec.job_id = "count" + std::to_string(i);
+    job.state = i < 3 ? model::JobState::kSucceeded : model::JobState::kQueued;
+    ASSERT_TRUE(this->store_->CreateJob(job).ok());
+  }
+  auto counts = this->store_->CountJobsByState();
+  ASSERT_TRUE(counts.ok());
+  EXPECT_EQ(*counts, (std::map<model::JobState, int64_t>{{model::JobState::kQueued, 2},
+                                                         {model::JobState::kSucceeded, 3}}));
+}
+
+REGISTER_TYPED_TEST_SUITE_P(JobStoreContractTest, CountsJobsByState, CreateGetRoundTripsEveryField,
                             ListJobsPageNewestFirstWithinScope, LiveJobsAndLastUid,
                             PendingEndingRoundTripsAndClears, RoundTripsDefaultsAndEmptyOptionals,
                             DuplicateUidIsAlreadyExists, MlJobIdIsUniquePerProject, FindMlJob,
