@@ -4,8 +4,10 @@
 #include <cstdio>
 #include <deque>
 #include <limits>
+#include <optional>
 #include <queue>
 #include <tuple>
+#include <unordered_map>
 
 #include "scheduler/free_state.h"
 
@@ -39,6 +41,12 @@ GangTotals TotalsOf(const std::vector<ReplicaDemand>& gang) {
     }
   }
   return t;
+}
+
+double CpusOf(const JobDemand& job) {
+  double cpus = 0;
+  for (const ReplicaDemand& r : job.replicas) cpus += r.cpus;
+  return cpus;
 }
 
 // "4", "2.5", "14.4": enough digits for vCPUs and GB without noise.
@@ -102,36 +110,46 @@ void AddUsage(Usage* u, const JobDemand& job) {
 }
 
 // Admission order: priority, then fair share between projects, then submit time.
-std::vector<const JobDemand*> Order(const std::vector<JobDemand>& queued,
+std::vector<const JobDemand*> Order(const std::vector<const JobDemand*>& queued,
                                     const std::map<std::string, Usage>& usage) {
-  std::map<int, std::map<std::string, std::vector<const JobDemand*>>, std::greater<>> levels;
-  for (const JobDemand& j : queued) levels[j.priority][j.project].push_back(&j);
+  // Projects by index, so the merge below compares numbers, not names.
+  std::unordered_map<std::string, int> project_index;
+  std::vector<double> running_cpus;
+  std::map<int, std::vector<std::vector<const JobDemand*>>, std::greater<>> levels;
+  for (const JobDemand* j : queued) {
+    auto [it, added] = project_index.try_emplace(j->project, static_cast<int>(running_cpus.size()));
+    if (added) {
+      auto u = usage.find(j->project);
+      running_cpus.push_back(u == usage.end() ? 0 : u->second.cpus);
+    }
+    auto& by_project = levels[j->priority];
+    if (by_project.size() <= static_cast<size_t>(it->second)) by_project.resize(it->second + 1);
+    by_project[it->second].push_back(j);
+  }
   std::vector<const JobDemand*> out;
   out.reserve(queued.size());
   for (auto& [priority, projects] : levels) {
-    // (usage of the project counting jobs ordered ahead, head's submit time, project)
-    using Key = std::tuple<double, TimeMicros, std::string>;
+    // (vCPUs of the project counting jobs ordered ahead, head's submit time, project)
+    using Key = std::tuple<double, TimeMicros, int>;
     std::priority_queue<Key, std::vector<Key>, std::greater<>> heap;
-    std::map<std::string, size_t> next;
-    std::map<std::string, double> virtual_cpus;
-    for (auto& [project, jobs] : projects) {
+    std::vector<size_t> next(projects.size(), 0);
+    std::vector<double> virtual_cpus = running_cpus;
+    for (size_t p = 0; p < projects.size(); ++p) {
+      auto& jobs = projects[p];
+      if (jobs.empty()) continue;
       std::sort(jobs.begin(), jobs.end(), [](const JobDemand* a, const JobDemand* b) {
         return std::tie(a->queued_since, a->uid) < std::tie(b->queued_since, b->uid);
       });
-      auto u = usage.find(project);
-      virtual_cpus[project] = u == usage.end() ? 0 : u->second.cpus;
-      heap.push({virtual_cpus[project], jobs.front()->queued_since, project});
+      heap.push({virtual_cpus[p], jobs.front()->queued_since, static_cast<int>(p)});
     }
     while (!heap.empty()) {
-      std::string project = std::get<2>(heap.top());
+      const int p = std::get<2>(heap.top());
       heap.pop();
-      const auto& jobs = projects[project];
-      const JobDemand* j = jobs[next[project]++];
+      const auto& jobs = projects[p];
+      const JobDemand* j = jobs[next[p]++];
       out.push_back(j);
-      virtual_cpus[project] += TotalsOf(j->replicas).cpus;
-      if (next[project] < jobs.size()) {
-        heap.push({virtual_cpus[project], jobs[next[project]]->queued_since, project});
-      }
+      virtual_cpus[p] += CpusOf(*j);
+      if (next[p] < jobs.size()) heap.push({virtual_cpus[p], jobs[next[p]]->queued_since, p});
     }
   }
   return out;
@@ -204,13 +222,16 @@ Reservation Reserve(const JobDemand& head, const FreeState& free,
 
 class Pass {
  public:
-  Pass(const Capacity& capacity, const std::vector<Allocation>& running, TimeMicros now)
+  Pass(const Capacity& capacity, const std::vector<Allocation>& running, TimeMicros now,
+       size_t queued)
       : capacity_(capacity),
         running_(running),
         now_(now),
         free_(capacity),
         extra_(capacity),
         both_(capacity) {
+    out_.waiting.reserve(queued);
+    wait_order_.reserve(queued);
     for (const Allocation& a : running) {
       free_.Take(a.replicas);
       Usage& u = usage_[a.project];
@@ -234,14 +255,14 @@ class Pass {
 
   AdmissionDecisions Finish() {
     int position = 0;
-    for (const std::string& uid : wait_order_) out_.waiting[uid].position = ++position;
+    for (WaitInfo* w : wait_order_) w->position = ++position;
     return std::move(out_);
   }
 
  private:
   void ConsiderBeforeHead(const JobDemand& job) {
     if (auto p = free_.Place(job.replicas)) return Admit(job, *p, /*reserved_too=*/false);
-    std::string why = ShortageReason(job, free_);
+    std::string why = Shortage(job);
     if (!job.spot) why = MakeRoomBySpot(job, why);
     std::vector<Allocation> holding = running_;
     holding.insert(holding.end(), admitted_.begin(), admitted_.end());
@@ -258,7 +279,7 @@ class Pass {
 
   void ConsiderAsBackfill(const JobDemand& job) {
     auto p = free_.Place(job.replicas);
-    if (!p) return Wait(job, ShortageReason(job, free_));
+    if (!p) return Wait(job, Shortage(job));
     if (now_ + job.max_run <= reservation_start_) return Admit(job, *p, false);
     if (auto q = both_.Place(job.replicas)) return Admit(job, *q, true);
     Wait(job, BehindReason(job));
@@ -295,7 +316,24 @@ class Pass {
            " (job " + head_->uid + " holds a reservation for the resources it needs)";
   }
 
+  // ShortageReason, remembered per gang shape until the next admission changes what
+  // is free (a long queue on a full cluster repeats a few shapes).
+  const std::string& Shortage(const JobDemand& job) {
+    std::string key;  // The replicas' sizes as raw bytes: cheap to build and compare.
+    for (const ReplicaDemand& r : job.replicas) {
+      key.append(reinterpret_cast<const char*>(&r.cpus), sizeof(r.cpus));
+      key.append(reinterpret_cast<const char*>(&r.memory_gb), sizeof(r.memory_gb));
+      key.append(reinterpret_cast<const char*>(&r.gpus), sizeof(r.gpus));
+      key += r.gpu_type;
+      key += '\0';
+    }
+    auto [it, added] = shortage_.try_emplace(std::move(key));
+    if (added) it->second = ShortageReason(job, free_);
+    return it->second;
+  }
+
   void Admit(const JobDemand& job, const std::vector<ReplicaPlacement>& p, bool reserved_too) {
+    shortage_.clear();
     free_.Take(p);
     if (head_) both_.Take(p);
     if (reserved_too) extra_.Take(p);
@@ -306,8 +344,9 @@ class Pass {
   }
 
   void Wait(const JobDemand& job, std::string why) {
-    out_.waiting[job.uid].reason = std::move(why);
-    wait_order_.push_back(job.uid);
+    WaitInfo& w = out_.waiting[job.uid];
+    w.reason = std::move(why);
+    wait_order_.push_back(&w);
     waiting_by_priority_[job.priority] += 1;
   }
 
@@ -321,7 +360,8 @@ class Pass {
   TimeMicros reservation_start_ = 0;
   FreeState extra_;  // Free at the reservation's start beyond the head's share.
   FreeState both_;   // Free now and then (conservative: only ever shrinks).
-  std::vector<std::string> wait_order_;
+  std::unordered_map<std::string, std::string> shortage_;  // See Shortage().
+  std::vector<WaitInfo*> wait_order_;           // Into out_.waiting (its nodes do not move).
   std::map<int, int64_t> waiting_by_priority_;  // Jobs waiting so far, by priority.
   AdmissionDecisions out_;
 };
@@ -346,22 +386,32 @@ std::string NodeSize(const Node& n) {
 
 }  // namespace
 
-JobDemand EffectiveDemand(const JobDemand& job, const Capacity& capacity) {
-  const Node* node = BiggestNode(capacity);
-  if (capacity.strict || node == nullptr || job.replicas.empty()) return job;
+namespace {
+
+// Without `strict`, a gang bigger than `node` scaled down to fill it; nullopt when the
+// job is used as it is.
+std::optional<JobDemand> ShrunkToNode(const JobDemand& job, const Capacity& capacity,
+                                      const Node* node) {
+  if (capacity.strict || node == nullptr || job.replicas.empty()) return std::nullopt;
   GangTotals t = TotalsOf(job.replicas);
   double cpus = node->cpus * capacity.cpu_overcommit;
   double memory = node->memory_gb * capacity.memory_overcommit;
   double f = 1;
   if (t.cpus > cpus) f = std::min(f, cpus / t.cpus);
   if (t.memory_gb > memory) f = std::min(f, memory / t.memory_gb);
-  if (f >= 1) return job;
+  if (f >= 1) return std::nullopt;
   JobDemand out = job;
   for (ReplicaDemand& r : out.replicas) {
     r.cpus *= f;
     r.memory_gb *= f;
   }
   return out;
+}
+
+}  // namespace
+
+JobDemand EffectiveDemand(const JobDemand& job, const Capacity& capacity) {
+  return ShrunkToNode(job, capacity, BiggestNode(capacity)).value_or(job);
 }
 
 Status CheckCanEverFit(const JobDemand& job, const Capacity& capacity) {
@@ -392,10 +442,21 @@ Status CheckCanEverFit(const JobDemand& job, const Capacity& capacity) {
 
 AdmissionDecisions Admit(const Capacity& capacity, const std::vector<Allocation>& running,
                          const std::vector<JobDemand>& queued, TimeMicros now) {
-  std::vector<JobDemand> effective;
+  // Jobs as admission sees them: most as they are, shrunk ones (not strict) copied.
+  const Node* biggest = BiggestNode(capacity);
+  std::vector<JobDemand> shrunk;
+  shrunk.reserve(queued.size());  // No reallocation: `effective` points into it.
+  std::vector<const JobDemand*> effective;
   effective.reserve(queued.size());
-  for (const JobDemand& j : queued) effective.push_back(EffectiveDemand(j, capacity));
-  Pass pass(capacity, running, now);
+  for (const JobDemand& j : queued) {
+    if (std::optional<JobDemand> s = ShrunkToNode(j, capacity, biggest)) {
+      shrunk.push_back(std::move(*s));
+      effective.push_back(&shrunk.back());
+    } else {
+      effective.push_back(&j);
+    }
+  }
+  Pass pass(capacity, running, now, queued.size());
   for (const JobDemand* j : Order(effective, pass.usage())) pass.Consider(*j);
   return pass.Finish();
 }

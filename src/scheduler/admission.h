@@ -23,6 +23,7 @@
 
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/status.h"
@@ -41,9 +42,9 @@ struct Admitted {
 };
 
 struct AdmissionDecisions {
-  std::vector<Admitted> admit;              // In admission order.
-  std::vector<std::string> preempt;         // Spot jobs to stop (uids).
-  std::map<std::string, WaitInfo> waiting;  // Every queued job not admitted.
+  std::vector<Admitted> admit;                        // In admission order.
+  std::vector<std::string> preempt;                   // Spot jobs to stop (uids).
+  std::unordered_map<std::string, WaitInfo> waiting;  // Every queued job not admitted.
   // The head's reservation, when one was made: the latest it will start, as the
   // running jobs' timeouts guarantee (backfill never moves this later).
   std::string reserved_uid;

@@ -39,9 +39,13 @@ void FreeState::Take(const std::vector<ReplicaPlacement>& placement) {
     NodeFree& n = nodes_[r.node];
     n.cpus -= r.cpus;
     n.memory_gb -= r.memory_gb;
-    for (int i : r.gpu_indices) n.gpus.erase({r.gpu_type, i});
+    total_cpus_ -= r.cpus;
+    total_memory_gb_ -= r.memory_gb;
+    for (int i : r.gpu_indices) {
+      if (n.gpus.erase({r.gpu_type, i}) > 0) total_gpus_[r.gpu_type] -= 1;
+    }
   }
-  RefreshMax();
+  // The maxima stay upper bounds; Place tightens them when a scan finds no room.
 }
 
 void FreeState::Give(const std::vector<ReplicaPlacement>& placement) {
@@ -50,9 +54,14 @@ void FreeState::Give(const std::vector<ReplicaPlacement>& placement) {
     NodeFree& n = nodes_[r.node];
     n.cpus += r.cpus;
     n.memory_gb += r.memory_gb;
-    for (int i : r.gpu_indices) n.gpus.insert({r.gpu_type, i});
+    total_cpus_ += r.cpus;
+    total_memory_gb_ += r.memory_gb;
+    for (int i : r.gpu_indices) {
+      if (n.gpus.insert({r.gpu_type, i}).second) total_gpus_[r.gpu_type] += 1;
+    }
+    max_cpus_ = std::max(max_cpus_, n.cpus);
+    max_memory_gb_ = std::max(max_memory_gb_, n.memory_gb);
   }
-  RefreshMax();
 }
 
 bool FreeState::Fits(const std::vector<ReplicaPlacement>& placement) const {
@@ -86,12 +95,19 @@ int FreeState::GpusOfType(const NodeFree& n, const std::string& type) {
 
 std::optional<std::vector<ReplicaPlacement>> FreeState::Place(
     const std::vector<ReplicaDemand>& gang) const {
+  // A replica bigger than every node: no scan, no allocation (the common miss).
+  for (const ReplicaDemand& d : gang) {
+    if (d.cpus > max_cpus_ + kEpsilon || d.memory_gb > max_memory_gb_ + kEpsilon)
+      return std::nullopt;
+    if (d.gpus > 0 && free_gpus(d.gpu_type) < d.gpus) return std::nullopt;
+  }
   // Biggest replicas first: they have the fewest places to go.
   std::vector<size_t> order(gang.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     if (gang[a].gpus != gang[b].gpus) return gang[a].gpus > gang[b].gpus;
-    return gang[a].cpus > gang[b].cpus;
+    if (gang[a].cpus != gang[b].cpus) return gang[a].cpus > gang[b].cpus;
+    return a < b;
   });
   std::map<int, NodeFree> touched;  // Nodes this gang uses, as left by its replicas so far.
   std::vector<ReplicaPlacement> out(gang.size());
@@ -99,11 +115,17 @@ std::optional<std::vector<ReplicaPlacement>> FreeState::Place(
     const ReplicaDemand& d = gang[i];
     if (d.cpus > max_cpus_ + kEpsilon || d.memory_gb > max_memory_gb_ + kEpsilon)
       return std::nullopt;
+    if (d.gpus > 0 && free_gpus(d.gpu_type) < d.gpus) return std::nullopt;
     int best = -1;
     double best_left = 0;
+    double seen_cpus = 0, seen_memory = 0;  // Maxima over the nodes as they are.
     for (int n = 0; n < static_cast<int>(nodes_.size()); ++n) {
       auto t = touched.find(n);
       const NodeFree& f = t != touched.end() ? t->second : nodes_[n];
+      if (t == touched.end()) {
+        seen_cpus = std::max(seen_cpus, f.cpus);
+        seen_memory = std::max(seen_memory, f.memory_gb);
+      }
       if (d.cpus > f.cpus + kEpsilon || d.memory_gb > f.memory_gb + kEpsilon) continue;
       if (d.gpus > 0 && GpusOfType(f, d.gpu_type) < d.gpus) continue;
       double left = f.cpus - d.cpus;
@@ -112,7 +134,14 @@ std::optional<std::vector<ReplicaPlacement>> FreeState::Place(
         best_left = left;
       }
     }
-    if (best < 0) return std::nullopt;
+    if (best < 0) {
+      if (touched.empty()) {
+        // Every node was seen as it is: exact maxima, so later misses are cheap.
+        max_cpus_ = seen_cpus;
+        max_memory_gb_ = seen_memory;
+      }
+      return std::nullopt;
+    }
     auto [it, inserted] = touched.try_emplace(best, nodes_[best]);
     NodeFree& f = it->second;
     ReplicaPlacement& p = out[i];

@@ -45,8 +45,10 @@ class FreeState {
   std::vector<NodeFree> nodes_;
   // Most free CPUs / memory on one node: a replica above them fails without a scan,
   // which keeps a pass over a long queue on a full cluster cheap.
-  double max_cpus_ = 0;
-  double max_memory_gb_ = 0;
+  // Upper bounds: exact after construction; Take leaves them high and a scan that
+  // finds no room makes them exact again.
+  mutable double max_cpus_ = 0;
+  mutable double max_memory_gb_ = 0;
   // Totals over all nodes, kept with the maxima.
   double total_cpus_ = 0;
   double total_memory_gb_ = 0;

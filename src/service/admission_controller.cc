@@ -101,7 +101,8 @@ void AdmissionController::RunPass() {
   PublishWaits(decisions.waiting);
 }
 
-void AdmissionController::PublishWaits(const std::map<std::string, scheduler::WaitInfo>& waiting) {
+void AdmissionController::PublishWaits(
+    const std::unordered_map<std::string, scheduler::WaitInfo>& waiting) {
   for (const auto& [uid, wait] : waiting) {
     std::string& last = last_reason_[uid];
     if (last == wait.reason) continue;

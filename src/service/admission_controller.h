@@ -72,7 +72,7 @@ class AdmissionController {
  private:
   void SchedulePass();
   void RunPass();
-  void PublishWaits(const std::map<std::string, scheduler::WaitInfo>& waiting);
+  void PublishWaits(const std::unordered_map<std::string, scheduler::WaitInfo>& waiting);
 
   LoopCore* const core_;
   const AdmissionOptions options_;
@@ -86,8 +86,8 @@ class AdmissionController {
   bool pass_pending_ = false;
 
   mutable std::mutex mu_;
-  std::map<std::string, scheduler::WaitInfo> waits_;  // Guarded by mu_.
-  AdmissionStats stats_;                              // Guarded by mu_.
+  std::unordered_map<std::string, scheduler::WaitInfo> waits_;  // Guarded by mu_.
+  AdmissionStats stats_;                                        // Guarded by mu_.
 };
 
 }  // namespace ty::service

@@ -240,20 +240,20 @@ TEST_F(SchedulerTest, TheCliShowsWhyAJobWaitsAndRefusesGpusThatAreNotThere) {
   const std::string cli = std::string(TY_BINARY_DIR) + "/bin/trainyard";
   const std::map<std::string, std::string> env = {{"TRAINYARD_API", daemon_->base()},
                                                   {"TRAINYARD_PROJECT", "it"}};
-  ProcessRun described = RunProcess(
-      {cli, "ai", "custom-jobs", "describe", second, "--region=local"}, env);
+  ProcessRun described =
+      RunProcess({cli, "ai", "custom-jobs", "describe", second, "--region=local"}, env);
   ASSERT_EQ(described.rc, 0) << described.err;
   EXPECT_NE(described.out.find("state: JOB_STATE_QUEUED"), std::string::npos) << described.out;
   EXPECT_NE(described.out.find("position: 1"), std::string::npos) << described.out;
   EXPECT_NE(described.out.find("reason: \"waiting for 4 vCPUs: 0 free\""), std::string::npos)
       << described.out;
 
-  ProcessRun gpu = RunProcess({cli, "ai-platform", "jobs", "submit", "training", "gpu_job",
-                               "--region=us-central1", "--scale-tier=custom",
-                               "--master-machine-type=n1-standard-4",
-                               std::string("--master-image-uri=") + kTestImage,
-                               "--master-accelerator=type=nvidia-tesla-t4,count=1", "--", "true"},
-                              env);
+  ProcessRun gpu = RunProcess(
+      {cli, "ai-platform", "jobs", "submit", "training", "gpu_job", "--region=us-central1",
+       "--scale-tier=custom", "--master-machine-type=n1-standard-4",
+       std::string("--master-image-uri=") + kTestImage,
+       "--master-accelerator=type=nvidia-tesla-t4,count=1", "--", "true"},
+      env);
   EXPECT_EQ(gpu.rc, 1) << gpu.out << gpu.err;
   EXPECT_NE(gpu.err.find("trainingInput.masterType: a replica needs 1 GPU of NVIDIA_TESLA_T4"),
             std::string::npos)
