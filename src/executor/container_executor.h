@@ -53,6 +53,7 @@
 // Thread-safety: every method may be called from any thread (executor.h).
 #pragma once
 
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -94,6 +95,11 @@ class ContainerExecutor : public Executor {
     // Host directory with one directory per bucket, mounted at /gcs in every
     // replica (kReplicaBucketRoot); "" = no buckets.
     std::string bucket_root;
+    // Attempts being launched (pull, create, start) at once. Each launch is a burst
+    // of engine calls; past a few in parallel podman only queues them, and with a
+    // few hundred at once its answers passed request_timeout_ms and jobs failed
+    // (bench/scheduler). Later launches wait their turn.
+    int max_parallel_launches = 4;
   };
 
   // Where replicas see the buckets, as on Vertex.
@@ -191,7 +197,8 @@ class ContainerExecutor : public Executor {
 
   ContainerExecutor(Options options);
 
-  void RunLaunch(const AttemptSpec& attempt);
+  void RunLaunch(const AttemptSpec& attempt);  // Waits for a launch slot, then:
+  void RunLaunchInSlot(const AttemptSpec& attempt);
   // Does the launch; on failure has removed what it created and returns why.
   // `containers[i]`: what the engine calls replica i; `warm`: a warm gang ran them.
   Status LaunchReplicas(const AttemptSpec& attempt, TimeMicros* image_ready_time,
@@ -240,6 +247,10 @@ class ContainerExecutor : public Executor {
   // replica at once would both append its missing lines, and a restart racing
   // either would be read by both.
   std::mutex recover_mu_;
+  // Launch slots (Options::max_parallel_launches); waiters also wake on shutdown.
+  std::mutex launch_mu_;
+  std::condition_variable launch_cv_;
+  int launches_running_ = 0;  // Guarded by launch_mu_.
   // OOM kills the engine misses (cgroup v1); declared before work_, whose watcher
   // threads use it and stop first.
   OomWatch oom_watch_;

@@ -147,6 +147,26 @@ std::string ContainerExecutor::ReplicaBucketRoot() const {
 }
 
 void ContainerExecutor::RunLaunch(const AttemptSpec& attempt) {
+  {
+    std::unique_lock<std::mutex> lock(launch_mu_);
+    // Polls the shutdown flag too: BackgroundWork's shutdown joins this thread
+    // without a way to notify launch_cv_.
+    while (launches_running_ >= std::max(1, options_.max_parallel_launches) &&
+           !work_.shutting_down()) {
+      launch_cv_.wait_for(lock, std::chrono::milliseconds(200));
+    }
+    if (work_.shutting_down()) return;  // Its outcome would not be delivered anyway.
+    ++launches_running_;
+  }
+  RunLaunchInSlot(attempt);
+  {
+    std::lock_guard<std::mutex> lock(launch_mu_);
+    --launches_running_;
+  }
+  launch_cv_.notify_one();
+}
+
+void ContainerExecutor::RunLaunchInSlot(const AttemptSpec& attempt) {
   // Off the caller's thread: the bucket root may be a slow shared filesystem.
   if (Status s = internal::EnsureBucketDirs(options_.bucket_root, attempt.buckets); !s.ok()) {
     work_.Emit(internal::LaunchOutcomeEvent(attempt, s, 0, Now()));
