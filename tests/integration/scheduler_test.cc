@@ -4,7 +4,9 @@
 // maxRunningTime cancels a job.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "integration/daemon_harness.h"
 #include "integration/subprocess.h"
@@ -69,6 +71,14 @@ class SchedulerTest : public ::testing::Test {
   nlohmann::json Details(const std::string& id) {
     return daemon_->Get(std::string(kVertexBase) + "/" + id + "/details").Json();
   }
+  nlohmann::json WaitForQueueInfo(const std::string& id) {
+    nlohmann::json details = Details(id);
+    for (int i = 0; i < 100 && !details.contains("queue"); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      details = Details(id);
+    }
+    return details;
+  }
   std::string ServiceLog(const std::string& id) {
     auto j = daemon_->Get(std::string(kVertexBase) + "/" + id + "/logs?task=service").Json();
     std::string out;
@@ -90,7 +100,8 @@ TEST_F(SchedulerTest, WithRoomForOneJobTheSecondWaitsWithItsReasonThenRuns) {
   std::string second = Create(VertexJob({"sh", "-c", "echo second"}));
   nlohmann::json queued = daemon_->Get(std::string(kVertexBase) + "/" + second).Json();
   EXPECT_EQ(queued["state"], "JOB_STATE_QUEUED") << queued.dump();
-  nlohmann::json details = Details(second);
+  // Admission passes run asynchronously after a submit: wait for the one that placed it.
+  nlohmann::json details = WaitForQueueInfo(second);
   ASSERT_TRUE(details.contains("queue")) << details.dump();
   EXPECT_EQ(details["queue"]["position"], 1);
   EXPECT_EQ(details["queue"]["reason"], "waiting for 4 vCPUs: 0 free");
@@ -104,6 +115,10 @@ TEST_F(SchedulerTest, WithRoomForOneJobTheSecondWaitsWithItsReasonThenRuns) {
                              {"region", "us-central1"}}}};
   ASSERT_EQ(daemon_->Post(kMlBase, ml_job.dump()).status, 200);
   nlohmann::json ml = daemon_->Get(std::string(kMlBase) + "/queued_ml").Json();
+  for (int i = 0; i < 100 && !ml.contains("jobPosition"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ml = daemon_->Get(std::string(kMlBase) + "/queued_ml").Json();
+  }
   EXPECT_EQ(ml["state"], "QUEUED");
   EXPECT_EQ(ml["jobPosition"], "2") << ml.dump();
 
@@ -208,6 +223,7 @@ TEST_F(SchedulerTest, MetricsSayWhatWaitsAndWhatIsHeldAndPromtoolAcceptsThem) {
   std::string first = Create(VertexJob({"sh", "-c", "sleep 2"}));
   WaitState(first, {"JOB_STATE_RUNNING"});
   std::string second = Create(VertexJob({"true"}));
+  ASSERT_TRUE(WaitForQueueInfo(second).contains("queue"));
   HttpReply r = daemon_->Get("/metrics");
   ASSERT_EQ(r.status, 200);
   EXPECT_EQ(r.content_type, "text/plain; version=0.0.4; charset=utf-8");
@@ -237,6 +253,7 @@ TEST_F(SchedulerTest, TheCliShowsWhyAJobWaitsAndRefusesGpusThatAreNotThere) {
   std::string first = Create(VertexJob({"sh", "-c", "sleep 3"}));
   WaitState(first, {"JOB_STATE_RUNNING"});
   std::string second = Create(VertexJob({"true"}));
+  ASSERT_TRUE(WaitForQueueInfo(second).contains("queue"));
   const std::string cli = std::string(TY_BINARY_DIR) + "/bin/trainyard";
   const std::map<std::string, std::string> env = {{"TRAINYARD_API", daemon_->base()},
                                                   {"TRAINYARD_PROJECT", "it"}};
