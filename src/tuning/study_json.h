@@ -1,0 +1,32 @@
+// Search spaces and parameter values in the APIs' JSON: the ml v1 / tuner-protocol
+// ParameterSpec (`parameterName`, `type`, `minValue`, ...) and the Vertex StudySpec
+// ParameterSpec (`parameterId`, `doubleValueSpec`, ..., `conditionalParameterSpecs`).
+// Errors are FieldErrors whose path starts with the `path` given, so the API can
+// name the exact field. Pure.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "tuning/search_space.h"
+
+namespace ty::tuning {
+
+// ml v1 `HyperparameterSpec.params` (also the tuner protocol's `study.params`).
+Result<std::vector<ParamSpec>> ParseMlParams(const nlohmann::json& params, const std::string& path);
+// Vertex `StudySpec.parameters`.
+Result<std::vector<ParamSpec>> ParseVertexParams(const nlohmann::json& params,
+                                                 const std::string& path);
+
+// A value as JSON: a number (an integer for INTEGER) or the category string.
+nlohmann::json ValueToJson(const ParamSpec& spec, const ParamValue& value);
+// Reads a value of `spec` from JSON (numbers may also come as strings).
+Result<ParamValue> ValueFromJson(const ParamSpec& spec, const nlohmann::json& v);
+// A whole assignment {"name": value, ...} over the parameters of `space`; names of
+// inactive or unknown parameters are refused.
+Result<Assignment> AssignmentFromJson(const SearchSpace& space, const nlohmann::json& params);
+nlohmann::json AssignmentToJson(const SearchSpace& space, const Assignment& a);
+
+}  // namespace ty::tuning

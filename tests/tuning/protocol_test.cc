@@ -1,0 +1,133 @@
+// The APIs' parameter JSON and the tuner protocol (spec/tuner-protocol.md).
+#include <gtest/gtest.h>
+
+#include "tuning/protocol_session.h"
+#include "tuning/study_json.h"
+
+namespace ty::tuning {
+namespace {
+
+using nlohmann::json;
+
+const json kMixedParams = json::parse(R"([
+  {"parameterName":"learning_rate","type":"DOUBLE","minValue":1e-05,"maxValue":1.0,"scaleType":"UNIT_LOG_SCALE"},
+  {"parameterName":"optimizer","type":"CATEGORICAL","categoricalValues":["sgd","momentum","rmsprop","adam"]},
+  {"parameterName":"num_layers","type":"INTEGER","minValue":1,"maxValue":10,"scaleType":"UNIT_LINEAR_SCALE"},
+  {"parameterName":"batch_size","type":"DISCRETE","discreteValues":[16,32,64,128,256,512],"scaleType":"UNIT_LOG_SCALE"},
+  {"parameterName":"dropout","type":"DOUBLE","minValue":0.0,"maxValue":0.7},
+  {"parameterName":"beta","type":"DOUBLE","minValue":0.001,"maxValue":0.999,"scaleType":"UNIT_REVERSE_LOG_SCALE"}])");
+
+TEST(StudyJsonTest, ReadsMlParamsAndNamesTheBrokenField) {
+  auto params = ParseMlParams(kMixedParams, "trainingInput.hyperparameters.params");
+  ASSERT_TRUE(params.ok()) << params.status().message();
+  ASSERT_EQ(params->size(), 6u);
+  EXPECT_EQ((*params)[0].scale, Scale::kLog);
+  EXPECT_EQ((*params)[3].discrete.back(), 512);
+
+  json bad = kMixedParams;
+  bad[2]["type"] = "PARAMETER_TYPE_UNSPECIFIED";
+  auto r = ParseMlParams(bad, "trainingInput.hyperparameters.params");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().field(), "trainingInput.hyperparameters.params[2].type");
+  bad = kMixedParams;
+  bad[0]["minValue"] = 0;
+  r = ParseMlParams(bad, "p");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().field(), "p[0]");
+  EXPECT_NE(r.status().message().find("a log scale needs a strictly positive range"),
+            std::string::npos);
+  bad = kMixedParams;
+  bad[4].erase("maxValue");
+  EXPECT_EQ(ParseMlParams(bad, "p").status().field(), "p[4].maxValue");
+  EXPECT_EQ(ParseMlParams(json::array(), "p").status().field(), "p");
+}
+
+TEST(StudyJsonTest, ReadsVertexParametersWithConditionalChildren) {
+  json params = json::parse(R"([
+    {"parameterId":"optimizer","categoricalValueSpec":{"values":["sgd","adam"]},
+     "conditionalParameterSpecs":[
+       {"parameterSpec":{"parameterId":"momentum","doubleValueSpec":{"minValue":0,"maxValue":0.99}},
+        "parentCategoricalValues":{"values":["sgd"]}}]},
+    {"parameterId":"units","integerValueSpec":{"minValue":"8","maxValue":"512"},"scaleType":"UNIT_LOG_SCALE"}])");
+  auto parsed = ParseVertexParams(params, "studySpec.parameters");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  ASSERT_EQ(parsed->size(), 2u);
+  ASSERT_EQ((*parsed)[0].children.size(), 1u);
+  EXPECT_EQ((*parsed)[0].children[0].parent_categories, std::vector<std::string>{"sgd"});
+  EXPECT_EQ((*parsed)[1].max, 512);  // int64 written as a string.
+  params[0]["conditionalParameterSpecs"][0].erase("parentCategoricalValues");
+  auto bad = ParseVertexParams(params, "studySpec.parameters");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().field(), "studySpec.parameters[0].conditionalParameterSpecs[0]");
+}
+
+json Call(ProtocolSession& s, const std::string& line) { return s.Handle(json::parse(line)); }
+
+TEST(ProtocolSessionTest, RunsAStudyWithSuggestReportAddAndClose) {
+  ProtocolSession s(Algorithm::kBayesian);
+  json create = {{"op", "create"},
+                 {"seed", 3},
+                 {"study",
+                  {{"goal", "MAXIMIZE"},
+                   {"hyperparameterMetricTag", "accuracy"},
+                   {"maxTrials", 12},
+                   {"maxParallelTrials", 2},
+                   {"params", kMixedParams}}}};
+  json reply = s.Handle(create);
+  ASSERT_TRUE(reply["ok"]) << reply.dump();
+  EXPECT_EQ(reply["tuner"], "trainyard");
+  auto space = SearchSpace::Create(*ParseMlParams(kMixedParams, "p"));
+  for (int round = 0; round < 5; ++round) {
+    json sug = Call(s, R"({"op":"suggest","count":2})");
+    ASSERT_TRUE(sug["ok"]) << sug.dump();
+    ASSERT_EQ(sug["trials"].size(), 2u);
+    for (const json& t : sug["trials"]) {
+      // Every parameter, no other, each valid; INTEGER as a JSON integer.
+      ASSERT_EQ(t["params"].size(), 6u);
+      EXPECT_TRUE(t["params"]["num_layers"].is_number_integer()) << t.dump();
+      EXPECT_TRUE(AssignmentFromJson(*space, t["params"]).ok()) << t.dump();
+      json rep = {{"op", "report"}, {"trial", t["trial"]}, {"value", 0.5 + 0.01 * round}};
+      EXPECT_TRUE(s.Handle(rep)["ok"]);
+    }
+  }
+  json add = {{"op", "add"},
+              {"params",
+               {{"learning_rate", 0.01},
+                {"optimizer", "adam"},
+                {"num_layers", 3},
+                {"batch_size", 64},
+                {"dropout", 0.1},
+                {"beta", 0.9}}},
+              {"value", 0.9}};
+  EXPECT_TRUE(s.Handle(add)["ok"]);
+  EXPECT_TRUE(Call(s, R"({"op":"close"})")["ok"]);
+  EXPECT_TRUE(s.closed());
+}
+
+TEST(ProtocolSessionTest, AnswersBadRequestsWithErrorsAndNeverThrows) {
+  ProtocolSession s(Algorithm::kRandom);
+  EXPECT_EQ(Call(s, R"({"op":"suggest","count":1})")["error"], "'suggest' before 'create'");
+  EXPECT_FALSE(Call(s, R"({"nope":1})")["ok"]);
+  EXPECT_FALSE(Call(s, R"({"op":"create","study":{"goal":7,"params":[]}})")["ok"]);
+  json created = Call(s, R"({"op":"create","seed":1,"study":{"goal":"MINIMIZE","maxTrials":3,
+      "maxParallelTrials":1,"params":[{"parameterName":"x","type":"DOUBLE","minValue":0,"maxValue":1}]}})");
+  ASSERT_TRUE(created["ok"]) << created.dump();
+  EXPECT_EQ(Call(s, R"({"op":"report","trial":99,"value":1})")["error"], "trial 99 is not pending");
+  EXPECT_FALSE(Call(s, R"({"op":"add","params":{"x":2},"value":1})")["ok"]);
+  EXPECT_FALSE(Call(s, R"({"op":"add","params":{"y":0.5},"value":1})")["ok"]);
+  EXPECT_FALSE(Call(s, R"({"op":"suggest","count":"two"})")["ok"]);
+  EXPECT_FALSE(Call(s, R"({"op":"dance"})")["ok"]);
+}
+
+TEST(ProtocolSessionTest, GridSearchSaysWhenTheSpaceRunsOut) {
+  ProtocolSession s(Algorithm::kGrid);
+  ASSERT_TRUE(Call(s, R"({"op":"create","seed":1,"study":{"goal":"MINIMIZE","maxTrials":3,
+      "maxParallelTrials":3,"params":[{"parameterName":"n","type":"INTEGER","minValue":1,"maxValue":2}]}})")
+                  ["ok"]);
+  json reply = Call(s, R"({"op":"suggest","count":3})");
+  EXPECT_FALSE(reply["ok"]);
+  EXPECT_EQ(reply["error"], "the search space has only 2 unseen points left for 3 trials");
+}
+
+}  // namespace
+}  // namespace ty::tuning
