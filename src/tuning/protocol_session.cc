@@ -3,7 +3,8 @@
 #include <cmath>
 #include <vector>
 
-#include "tuning/study_json.h"
+#include "model/study_json.h"
+#include "tuning/assignment_json.h"
 
 namespace ty::tuning {
 
@@ -43,7 +44,7 @@ json ProtocolSession::Dispatch(const json& request) {
 
 json ProtocolSession::Create(const json& request) {
   const json study = request.value("study", json::object());
-  auto params = ParseMlParams(study.value("params", json()), "study.params");
+  auto params = model::ParseMlParams(study.value("params", json()), "study.params");
   if (!params.ok()) return Error(params.status().message());
   auto space = SearchSpace::Create(std::move(*params));
   if (!space.ok()) return Error(space.status().message());

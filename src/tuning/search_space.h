@@ -16,47 +16,18 @@
 #include <vector>
 
 #include "common/status.h"
+#include "model/study_spec.h"
 
 namespace ty::tuning {
 
-enum class ParamType { kDouble, kInteger, kCategorical, kDiscrete };
-enum class Scale { kLinear, kLog, kReverseLog };
-
-struct ConditionalChild;
-
-struct ParamSpec {
-  std::string name;
-  ParamType type = ParamType::kDouble;
-  double min = 0;  // DOUBLE, INTEGER (inclusive).
-  double max = 0;
-  std::vector<double> discrete;         // DISCRETE: strictly increasing.
-  std::vector<std::string> categories;  // CATEGORICAL: distinct.
-  Scale scale = Scale::kLinear;
-  std::vector<ConditionalChild> children;  // Active only when this one's value matches.
-};
-
-// A child parameter and the parent values that make it active: numbers for INTEGER
-// and DISCRETE parents, category names for CATEGORICAL ones.
-struct ConditionalChild {
-  std::vector<double> parent_numbers;
-  std::vector<std::string> parent_categories;
-  ParamSpec spec;
-};
-
-struct ParamValue {
-  double number = 0;     // DOUBLE, INTEGER (integral), DISCRETE.
-  std::string category;  // CATEGORICAL.
-  bool operator==(const ParamValue& o) const {
-    return number == o.number && category == o.category;
-  }
-};
-
-// The values of the active parameters of one trial, by name.
-using Assignment = std::map<std::string, ParamValue>;
-
-// Formats a value as trials receive it on the command line (`--name=value`) and as ml
-// v1 reports it: integers without a fraction, doubles in the shortest exact form.
-std::string FormatValue(const ParamSpec& spec, const ParamValue& value);
+// The parameter types are the model's (model/study_spec.h).
+using model::ConditionalChild;
+using model::FormatValue;
+using model::ParamSpec;
+using model::ParamType;
+using model::ParamValue;
+using model::Scale;
+using Assignment = model::Assignment;
 
 struct Dim {
   ParamSpec spec;   // Without children (they are dimensions of their own).
@@ -68,10 +39,7 @@ struct Dim {
 
 class SearchSpace {
  public:
-  // Checks the rules (names unique and non-empty, min < max, integral INTEGER bounds,
-  // log scales on positive ranges, discrete values increasing, categories distinct,
-  // conditions on INTEGER/DISCRETE/CATEGORICAL parents naming values the parent has);
-  // the message names the parameter and the rule.
+  // Checks model::ValidateParams' rules first.
   static Result<SearchSpace> Create(std::vector<ParamSpec> params);
 
   const std::vector<Dim>& Dims() const { return dims_; }

@@ -65,28 +65,6 @@ AcquisitionBudget BudgetFor(size_t n) {
 
 }  // namespace
 
-Result<Algorithm> ParseAlgorithm(const std::string& name) {
-  if (name.empty() || name == "ALGORITHM_UNSPECIFIED") return Algorithm::kBayesian;
-  if (name == "GRID_SEARCH") return Algorithm::kGrid;
-  if (name == "RANDOM_SEARCH") return Algorithm::kRandom;
-  return InvalidArgument(
-      "algorithm must be ALGORITHM_UNSPECIFIED, GRID_SEARCH or RANDOM_SEARCH, "
-      "not '" +
-      name + "'");
-}
-
-const char* AlgorithmName(Algorithm a) {
-  switch (a) {
-    case Algorithm::kBayesian:
-      return "ALGORITHM_UNSPECIFIED";
-    case Algorithm::kGrid:
-      return "GRID_SEARCH";
-    case Algorithm::kRandom:
-      return "RANDOM_SEARCH";
-  }
-  return "?";
-}
-
 Tuner::Tuner(SearchSpace space, StudyOptions options)
     : space_(std::move(space)), options_(options) {}
 

@@ -30,12 +30,10 @@
 
 namespace ty::tuning {
 
-enum class Goal { kMaximize, kMinimize };
-enum class Algorithm { kBayesian, kGrid, kRandom };
-
-// "ALGORITHM_UNSPECIFIED" | "GRID_SEARCH" | "RANDOM_SEARCH" (the API's spelling).
-Result<Algorithm> ParseAlgorithm(const std::string& name);
-const char* AlgorithmName(Algorithm a);
+using model::Algorithm;
+using model::AlgorithmName;
+using model::Goal;
+using model::ParseAlgorithm;
 
 struct StudyOptions {
   Goal goal = Goal::kMaximize;

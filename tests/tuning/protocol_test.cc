@@ -1,8 +1,9 @@
 // The APIs' parameter JSON and the tuner protocol (spec/tuner-protocol.md).
 #include <gtest/gtest.h>
 
+#include "model/study_json.h"
+#include "tuning/assignment_json.h"
 #include "tuning/protocol_session.h"
-#include "tuning/study_json.h"
 
 namespace ty::tuning {
 namespace {
@@ -16,50 +17,6 @@ const json kMixedParams = json::parse(R"([
   {"parameterName":"batch_size","type":"DISCRETE","discreteValues":[16,32,64,128,256,512],"scaleType":"UNIT_LOG_SCALE"},
   {"parameterName":"dropout","type":"DOUBLE","minValue":0.0,"maxValue":0.7},
   {"parameterName":"beta","type":"DOUBLE","minValue":0.001,"maxValue":0.999,"scaleType":"UNIT_REVERSE_LOG_SCALE"}])");
-
-TEST(StudyJsonTest, ReadsMlParamsAndNamesTheBrokenField) {
-  auto params = ParseMlParams(kMixedParams, "trainingInput.hyperparameters.params");
-  ASSERT_TRUE(params.ok()) << params.status().message();
-  ASSERT_EQ(params->size(), 6u);
-  EXPECT_EQ((*params)[0].scale, Scale::kLog);
-  EXPECT_EQ((*params)[3].discrete.back(), 512);
-
-  json bad = kMixedParams;
-  bad[2]["type"] = "PARAMETER_TYPE_UNSPECIFIED";
-  auto r = ParseMlParams(bad, "trainingInput.hyperparameters.params");
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().field(), "trainingInput.hyperparameters.params[2].type");
-  bad = kMixedParams;
-  bad[0]["minValue"] = 0;
-  r = ParseMlParams(bad, "p");
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().field(), "p[0]");
-  EXPECT_NE(r.status().message().find("a log scale needs a strictly positive range"),
-            std::string::npos);
-  bad = kMixedParams;
-  bad[4].erase("maxValue");
-  EXPECT_EQ(ParseMlParams(bad, "p").status().field(), "p[4].maxValue");
-  EXPECT_EQ(ParseMlParams(json::array(), "p").status().field(), "p");
-}
-
-TEST(StudyJsonTest, ReadsVertexParametersWithConditionalChildren) {
-  json params = json::parse(R"([
-    {"parameterId":"optimizer","categoricalValueSpec":{"values":["sgd","adam"]},
-     "conditionalParameterSpecs":[
-       {"parameterSpec":{"parameterId":"momentum","doubleValueSpec":{"minValue":0,"maxValue":0.99}},
-        "parentCategoricalValues":{"values":["sgd"]}}]},
-    {"parameterId":"units","integerValueSpec":{"minValue":"8","maxValue":"512"},"scaleType":"UNIT_LOG_SCALE"}])");
-  auto parsed = ParseVertexParams(params, "studySpec.parameters");
-  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
-  ASSERT_EQ(parsed->size(), 2u);
-  ASSERT_EQ((*parsed)[0].children.size(), 1u);
-  EXPECT_EQ((*parsed)[0].children[0].parent_categories, std::vector<std::string>{"sgd"});
-  EXPECT_EQ((*parsed)[1].max, 512);  // int64 written as a string.
-  params[0]["conditionalParameterSpecs"][0].erase("parentCategoricalValues");
-  auto bad = ParseVertexParams(params, "studySpec.parameters");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().field(), "studySpec.parameters[0].conditionalParameterSpecs[0]");
-}
 
 json Call(ProtocolSession& s, const std::string& line) { return s.Handle(json::parse(line)); }
 
@@ -76,7 +33,7 @@ TEST(ProtocolSessionTest, RunsAStudyWithSuggestReportAddAndClose) {
   json reply = s.Handle(create);
   ASSERT_TRUE(reply["ok"]) << reply.dump();
   EXPECT_EQ(reply["tuner"], "trainyard");
-  auto space = SearchSpace::Create(*ParseMlParams(kMixedParams, "p"));
+  auto space = SearchSpace::Create(*model::ParseMlParams(kMixedParams, "p"));
   for (int round = 0; round < 5; ++round) {
     json sug = Call(s, R"({"op":"suggest","count":2})");
     ASSERT_TRUE(sug["ok"]) << sug.dump();

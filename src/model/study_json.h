@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "common/status.h"
-#include "tuning/search_space.h"
+#include "model/study_spec.h"
 
-namespace ty::tuning {
+namespace ty::model {
 
 // ml v1 `HyperparameterSpec.params` (also the tuner protocol's `study.params`).
 Result<std::vector<ParamSpec>> ParseMlParams(const nlohmann::json& params, const std::string& path);
@@ -24,9 +24,4 @@ Result<std::vector<ParamSpec>> ParseVertexParams(const nlohmann::json& params,
 nlohmann::json ValueToJson(const ParamSpec& spec, const ParamValue& value);
 // Reads a value of `spec` from JSON (numbers may also come as strings).
 Result<ParamValue> ValueFromJson(const ParamSpec& spec, const nlohmann::json& v);
-// A whole assignment {"name": value, ...} over the parameters of `space`; names of
-// inactive or unknown parameters are refused.
-Result<Assignment> AssignmentFromJson(const SearchSpace& space, const nlohmann::json& params);
-nlohmann::json AssignmentToJson(const SearchSpace& space, const Assignment& a);
-
-}  // namespace ty::tuning
+}  // namespace ty::model

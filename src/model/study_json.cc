@@ -1,9 +1,9 @@
-#include "tuning/study_json.h"
+#include "model/study_json.h"
 
 #include <cmath>
 #include <cstdlib>
 
-namespace ty::tuning {
+namespace ty::model {
 
 namespace {
 
@@ -65,13 +65,10 @@ Result<Scale> ParseScale(const json& obj, const std::string& path) {
                     "must be UNIT_LINEAR_SCALE, UNIT_LOG_SCALE or UNIT_REVERSE_LOG_SCALE");
 }
 
-// Runs SearchSpace's rules on one parameter so a broken one is reported at its path.
+// The search-space rules on one parameter, so a broken one is reported at its path.
 Status CheckOne(const ParamSpec& p, const std::string& path) {
-  ParamSpec alone = p;
-  alone.children.clear();
-  auto space = SearchSpace::Create({alone});
-  if (!space.ok()) return FieldError(path, space.status().message());
-  return Status::Ok();
+  Status s = ValidateParam(p);
+  return s.ok() ? s : FieldError(path, s.message());
 }
 
 Result<ParamSpec> ParseMlParam(const json& p, const std::string& path) {
@@ -178,8 +175,8 @@ Result<std::vector<ParamSpec>> ParseList(const json& params, const std::string& 
     out.push_back(std::move(p));
   }
   // The rules across parameters (unique names, conditions) over the whole tree.
-  auto space = SearchSpace::Create(out);
-  if (!space.ok()) return FieldError(path, space.status().message());
+  Status s = ValidateParams(out);
+  if (!s.ok()) return FieldError(path, s.message());
   return out;
 }
 
@@ -217,28 +214,4 @@ Result<ParamValue> ValueFromJson(const ParamSpec& spec, const json& v) {
   return out;
 }
 
-Result<Assignment> AssignmentFromJson(const SearchSpace& space, const json& params) {
-  if (!params.is_object()) return InvalidArgument("params must be an object");
-  Assignment a;
-  for (const auto& [name, value] : params.items()) {
-    const Dim* dim = nullptr;
-    for (const Dim& d : space.Dims()) {
-      if (d.spec.name == name) dim = &d;
-    }
-    if (dim == nullptr) return InvalidArgument("unknown parameter '" + name + "'");
-    ASSIGN_OR_RETURN(a[name], ValueFromJson(dim->spec, value));
-  }
-  RETURN_IF_ERROR(space.Check(a));
-  return a;
-}
-
-json AssignmentToJson(const SearchSpace& space, const Assignment& a) {
-  json out = json::object();
-  for (const Dim& d : space.Dims()) {
-    auto it = a.find(d.spec.name);
-    if (it != a.end()) out[d.spec.name] = ValueToJson(d.spec, it->second);
-  }
-  return out;
-}
-
-}  // namespace ty::tuning
+}  // namespace ty::model

@@ -1,0 +1,70 @@
+// A study (hyperparameter tuning) as the service keeps it: the search space, the goal,
+// the budget and the algorithm, for both dialects (ml v1 `trainingInput.hyperparameters`,
+// Vertex `HyperparameterTuningJob.studySpec`). Plain values; tuning/ turns them into
+// suggestions. Pure; safe to copy.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace ty::model {
+
+enum class ParamType { kDouble, kInteger, kCategorical, kDiscrete };
+enum class Scale { kLinear, kLog, kReverseLog };
+
+struct ConditionalChild;
+
+struct ParamSpec {
+  std::string name;
+  ParamType type = ParamType::kDouble;
+  double min = 0;  // DOUBLE, INTEGER (inclusive).
+  double max = 0;
+  std::vector<double> discrete;         // DISCRETE: strictly increasing.
+  std::vector<std::string> categories;  // CATEGORICAL: distinct.
+  Scale scale = Scale::kLinear;
+  std::vector<ConditionalChild> children;  // Active only when this one's value matches.
+};
+
+// A child parameter and the parent values that make it active: numbers for INTEGER
+// and DISCRETE parents, category names for CATEGORICAL ones.
+struct ConditionalChild {
+  std::vector<double> parent_numbers;
+  std::vector<std::string> parent_categories;
+  ParamSpec spec;
+};
+
+struct ParamValue {
+  double number = 0;     // DOUBLE, INTEGER (integral), DISCRETE.
+  std::string category;  // CATEGORICAL.
+  bool operator==(const ParamValue& o) const {
+    return number == o.number && category == o.category;
+  }
+};
+
+// The values of the active parameters of one trial, by name.
+using Assignment = std::map<std::string, ParamValue>;
+
+// Formats a value as trials receive it on the command line (`--name=value`) and as ml
+// v1 reports it: integers without a fraction, doubles in the shortest exact form.
+std::string FormatValue(const ParamSpec& spec, const ParamValue& value);
+
+// Checks a search space's rules (names unique and non-empty, without whitespace or
+// '='; min < max; integral INTEGER bounds; log scales on positive ranges; discrete
+// values increasing, at most 1000; categories distinct; conditions on INTEGER,
+// DISCRETE or CATEGORICAL parents naming values the parent takes). The message names
+// the parameter and the rule.
+Status ValidateParams(const std::vector<ParamSpec>& params);
+// The same for one parameter, without its children.
+Status ValidateParam(const ParamSpec& param);
+
+enum class Goal { kMaximize, kMinimize };
+enum class Algorithm { kBayesian, kGrid, kRandom };
+// "ALGORITHM_UNSPECIFIED" (or "") | "GRID_SEARCH" | "RANDOM_SEARCH": the APIs' spelling.
+Result<Algorithm> ParseAlgorithm(const std::string& name);
+const char* AlgorithmName(Algorithm a);
+
+}  // namespace ty::model

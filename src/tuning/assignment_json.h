@@ -1,0 +1,18 @@
+// Trial parameter values as JSON objects ({"name": value, ...}) over a search space:
+// the tuner protocol's `params` and what trials report back. Pure.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "model/study_json.h"
+#include "tuning/search_space.h"
+
+namespace ty::tuning {
+
+// A whole assignment {"name": value, ...} over the parameters of `space`; names of
+// inactive or unknown parameters are refused.
+Result<Assignment> AssignmentFromJson(const SearchSpace& space, const nlohmann::json& params);
+nlohmann::json AssignmentToJson(const SearchSpace& space, const Assignment& a);
+
+}  // namespace ty::tuning
