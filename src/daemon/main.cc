@@ -284,6 +284,8 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port, sigset_t s
   ty::service::JobServiceOptions so;
   so.stop_grace = static_cast<ty::DurationMicros>(cfg.stop_grace_seconds * 1e6);
   so.limits = cfg.limits;
+  // Each trial job's cloudml-hypertune file (service/trial_jobs.h).
+  so.trial_root = cfg.data_dir + "/trials";
   auto admission =
       ty::service::AdmissionOptionsFromConfig(cfg.admission_doc, ty::service::DetectHost());
   if (!admission.ok()) return Fail(admission.status());

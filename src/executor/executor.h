@@ -149,6 +149,9 @@ class Executor {
   // The host name replicas reach the daemon's machine by: "host.containers.internal"
   // in containers (each engine network's gateway), "127.0.0.1" for local processes.
   virtual std::string DaemonHostForReplicas() const { return "127.0.0.1"; }
+  // True when replicas run on the daemon's own filesystem (local processes): host
+  // paths are handed to them as they are instead of being mounted.
+  virtual bool ReplicasShareHostFilesystem() const { return false; }
 };
 
 // Labels every replica carries so Recover() can find it.

@@ -23,6 +23,7 @@
 
 #include "common/files.h"  // Base64Encode
 #include "model/machine_types.h"
+#include "model/study_output.h"
 #include "model/wire_json.h"
 
 namespace ty::model {
@@ -137,7 +138,14 @@ nlohmann::json RenderJob(const Job& job, const RenderOptions& options) {
   if (job.state == JobState::kQueued && job.queue_position > 0) {
     out["jobPosition"] = std::to_string(job.queue_position);  // int64: a string.
   }
-  if (IsTerminal(job.state) && job.start_time != 0 && job.end_time >= job.start_time) {
+  const bool study = !MlHyperparametersOf(out).empty() && job.study_uid.empty();
+  if (study) {
+    nlohmann::json output = MlStudyTrainingOutput(job, out);
+    if (IsTerminal(job.state) && job.start_time != 0 && job.end_time >= job.start_time) {
+      output.update(MlTrainingOutput(job, out));
+    }
+    out["trainingOutput"] = std::move(output);
+  } else if (IsTerminal(job.state) && job.start_time != 0 && job.end_time >= job.start_time) {
     out["trainingOutput"] = MlTrainingOutput(job, out);
   }
   out["etag"] = Etag(job);

@@ -18,6 +18,7 @@
 
 #include "common/time.h"
 #include "model/job_spec.h"
+#include "model/trial.h"
 
 namespace ty::model {
 
@@ -156,6 +157,13 @@ struct Job {
   std::vector<ReplicaGrant> grants;
   // Times a spot attempt was preempted; they do not count against the retry limit.
   int preemptions = 0;
+
+  // A study (spec.study set): its trials, in creation order.
+  std::vector<Trial> trials;
+  // A trial job: the study's uid and the trial's id (1, 2, ...); "" / 0 otherwise.
+  // Trial jobs are not listed among the project's jobs.
+  std::string study_uid;
+  int64_t trial_id = 0;
 
   // Not stored: filled by the service when a queued job is read (admission's view).
   int64_t queue_position = 0;  // 1-based; 0 = not waiting.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/time.h"
+#include "model/study_spec.h"
 
 namespace ty::model {
 
@@ -95,6 +96,10 @@ struct JobSpec {
   bool use_chief_in_tf_config = false;
   std::string region;      // ml v1 `trainingInput.region`.
   std::string scale_tier;  // ml v1 `scaleTier` name ("BASIC", "CUSTOM", ...).
+
+  // A tuning job: the pools above are the spec of every trial (ml v1
+  // `trainingInput.hyperparameters`; Vertex `HyperparameterTuningJob`).
+  std::optional<StudySpec> study;
 };
 
 }  // namespace ty::model

@@ -7,8 +7,9 @@
 //   enum value 0, so a client that omits it means BASIC and Google cannot tell.
 // - ml v1 enums are accepted by name only: every ml v1 client sends names
 //   (client-wire.md §4) and the spec gives no numbers to map.
-// - `trainingInput.hyperparameters` is rejected (tuning is a later feature), as is
-//   `predictionInput` (batch prediction is out of scope); `etag` is ignored on create.
+// - `trainingInput.hyperparameters` makes a tuning job (study_json.h has its rules);
+//   `predictionInput` is rejected (batch prediction is out of scope); `etag` is
+//   ignored on create.
 // - Machine types (`masterType`, ...) and replica counts are only allowed with CUSTOM;
 //   per-role `*Config` messages are allowed with any tier.
 // - Machine categories: Compute Engine (ml-v1-jobs.md §9 list), legacy (§9 table), and
@@ -36,6 +37,7 @@
 
 #include "model/dialect.h"
 #include "model/machine_types.h"
+#include "model/study_json.h"
 #include "model/wire_json.h"
 
 namespace ty::model {
@@ -329,8 +331,12 @@ Result<nlohmann::json> ParseTrainingInput(const nlohmann::json& v, JobSpec* spec
   }
   RETURN_IF_ERROR(ti.String("pythonModule", &python_module));
   RETURN_IF_ERROR(ti.StringList("args", &args));
-  if (ti.Has("hyperparameters")) {
-    return FieldError(ti.PathOf("hyperparameters"), "is not supported by this server version");
+  if (const nlohmann::json* h = ti.Find("hyperparameters")) {
+    StudySpec study;
+    ASSIGN_OR_RETURN(nlohmann::json c,
+                     ParseMlHyperparameters(*h, ti.PathOf("hyperparameters"), &study));
+    ti.SetCanonical("hyperparameters", std::move(c));
+    spec->study = std::move(study);
   }
   RETURN_IF_ERROR(ti.String("region", &spec->region));
   RETURN_IF_ERROR(ti.String("jobDir", &spec->job_dir));

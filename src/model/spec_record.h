@@ -15,7 +15,8 @@
 //                                 "args", "env"}}],
 //    "scheduling": {"timeoutMicros", "maxWaitMicros", "restartJobOnWorkerRestart",
 //                   "disableRetries", "priority"},
-//    "baseOutputDirectory", "jobDir", "useChiefInTfConfig", "region", "scaleTier"}
+//    "baseOutputDirectory", "jobDir", "useChiefInTfConfig", "region", "scaleTier",
+//    "study": {...} (tuning jobs; model/study_json.h EncodeStudy)}
 //
 // Pure; thread-safe.
 #pragma once

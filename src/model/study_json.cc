@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "model/wire_json.h"
+
 namespace ty::model {
 
 namespace {
@@ -212,6 +214,173 @@ Result<ParamValue> ValueFromJson(const ParamSpec& spec, const json& v) {
     return InvalidArgument("parameter '" + spec.name + "' must be a number");
   }
   return out;
+}
+
+namespace {
+
+constexpr internal::EnumValue kGoals[] = {
+    {"GOAL_TYPE_UNSPECIFIED", 0}, {"MAXIMIZE", 1}, {"MINIMIZE", 2}};
+constexpr internal::EnumValue kAlgorithms[] = {
+    {"ALGORITHM_UNSPECIFIED", 0}, {"GRID_SEARCH", 1}, {"RANDOM_SEARCH", 2}};
+
+bool AllDiscrete(const std::vector<ParamSpec>& params) {
+  for (const ParamSpec& p : params) {
+    if (p.type == ParamType::kDouble) return false;
+    for (const ConditionalChild& c : p.children) {
+      if (!AllDiscrete({c.spec})) return false;
+    }
+  }
+  return true;
+}
+
+const char* TypeText(ParamType t) {
+  switch (t) {
+    case ParamType::kDouble:
+      return "DOUBLE";
+    case ParamType::kInteger:
+      return "INTEGER";
+    case ParamType::kCategorical:
+      return "CATEGORICAL";
+    case ParamType::kDiscrete:
+      return "DISCRETE";
+  }
+  return "DOUBLE";
+}
+
+const char* ScaleText(Scale s) {
+  switch (s) {
+    case Scale::kLinear:
+      return "UNIT_LINEAR_SCALE";
+    case Scale::kLog:
+      return "UNIT_LOG_SCALE";
+    case Scale::kReverseLog:
+      return "UNIT_REVERSE_LOG_SCALE";
+  }
+  return "UNIT_LINEAR_SCALE";
+}
+
+json EncodeParam(const ParamSpec& p) {
+  json out = {
+      {"name", p.name}, {"type", TypeText(p.type)}, {"scale", ScaleText(p.scale)}, {"min", p.min},
+      {"max", p.max},   {"discrete", p.discrete},   {"categories", p.categories}};
+  json children = json::array();
+  for (const ConditionalChild& c : p.children) {
+    children.push_back({{"parentNumbers", c.parent_numbers},
+                        {"parentCategories", c.parent_categories},
+                        {"spec", EncodeParam(c.spec)}});
+  }
+  out["children"] = std::move(children);
+  return out;
+}
+
+ParamSpec DecodeParam(const json& j) {
+  ParamSpec p;
+  p.name = j.value("name", "");
+  const std::string type = j.value("type", "DOUBLE");
+  p.type = type == "INTEGER"       ? ParamType::kInteger
+           : type == "CATEGORICAL" ? ParamType::kCategorical
+           : type == "DISCRETE"    ? ParamType::kDiscrete
+                                   : ParamType::kDouble;
+  const std::string scale = j.value("scale", "");
+  p.scale = scale == "UNIT_LOG_SCALE"           ? Scale::kLog
+            : scale == "UNIT_REVERSE_LOG_SCALE" ? Scale::kReverseLog
+                                                : Scale::kLinear;
+  p.min = j.value("min", 0.0);
+  p.max = j.value("max", 0.0);
+  p.discrete = j.value("discrete", std::vector<double>{});
+  p.categories = j.value("categories", std::vector<std::string>{});
+  for (const json& c : j.value("children", json::array())) {
+    ConditionalChild child;
+    child.parent_numbers = c.value("parentNumbers", std::vector<double>{});
+    child.parent_categories = c.value("parentCategories", std::vector<std::string>{});
+    child.spec = DecodeParam(c.value("spec", json::object()));
+    p.children.push_back(std::move(child));
+  }
+  return p;
+}
+
+}  // namespace
+
+Result<json> ParseMlHyperparameters(const json& value, const std::string& path, StudySpec* out) {
+  ASSIGN_OR_RETURN(
+      internal::WireObject h,
+      internal::WireObject::Open(value, path,
+                                 {"goal", "params", "maxTrials", "maxParallelTrials",
+                                  "maxFailedTrials", "hyperparameterMetricTag",
+                                  "resumePreviousJobId", "enableTrialEarlyStopping", "algorithm"}));
+  StudySpec study;
+  std::string goal = "GOAL_TYPE_UNSPECIFIED", algorithm = "ALGORITHM_UNSPECIFIED";
+  RETURN_IF_ERROR(h.Enum("goal", kGoals, &goal, /*accept_numbers=*/false));
+  study.goal = goal == "MINIMIZE" ? Goal::kMinimize : Goal::kMaximize;
+  const json* params = h.Find("params");
+  if (params == nullptr) return FieldError(h.PathOf("params"), "is required");
+  ASSIGN_OR_RETURN(study.params, ParseMlParams(*params, h.PathOf("params")));
+  h.SetCanonical("params", *params);
+  RETURN_IF_ERROR(h.Int32("maxTrials", &study.max_trials));
+  RETURN_IF_ERROR(h.Int32("maxParallelTrials", &study.parallel_trials));
+  RETURN_IF_ERROR(h.Int32("maxFailedTrials", &study.max_failed_trials));
+  RETURN_IF_ERROR(h.String("hyperparameterMetricTag", &study.metric_tag));
+  RETURN_IF_ERROR(h.String("resumePreviousJobId", &study.resume_previous_job_id));
+  bool early = false;
+  RETURN_IF_ERROR(h.Bool("enableTrialEarlyStopping", &early));
+  if (early) study.stopping = StoppingRule::kDecayCurve;
+  RETURN_IF_ERROR(h.Enum("algorithm", kAlgorithms, &algorithm, /*accept_numbers=*/false));
+  study.algorithm = *ParseAlgorithm(algorithm);
+  if (study.max_trials < 1) return FieldError(h.PathOf("maxTrials"), "must be at least 1");
+  if (study.parallel_trials < 1) {
+    return FieldError(h.PathOf("maxParallelTrials"), "must be at least 1");
+  }
+  if (study.max_failed_trials < 0 || study.max_failed_trials > study.max_trials) {
+    return FieldError(h.PathOf("maxFailedTrials"), "must be between 0 and maxTrials");
+  }
+  if (study.metric_tag.find_first_of(" \t\n") != std::string::npos) {
+    return FieldError(h.PathOf("hyperparameterMetricTag"), "must not contain whitespace");
+  }
+  if (study.algorithm == Algorithm::kGrid && !AllDiscrete(study.params)) {
+    return FieldError(h.PathOf("algorithm"),
+                      "GRID_SEARCH needs every parameter to be INTEGER, CATEGORICAL or DISCRETE");
+  }
+  *out = std::move(study);
+  return h.canonical();
+}
+
+json EncodeStudy(const StudySpec& s) {
+  json params = json::array();
+  for (const ParamSpec& p : s.params) params.push_back(EncodeParam(p));
+  return {{"params", params},
+          {"goal", s.goal == Goal::kMinimize ? "MINIMIZE" : "MAXIMIZE"},
+          {"metricTag", s.metric_tag},
+          {"maxTrials", s.max_trials},
+          {"parallelTrials", s.parallel_trials},
+          {"maxFailedTrials", s.max_failed_trials},
+          {"algorithm", AlgorithmName(s.algorithm)},
+          {"stopping", s.stopping == StoppingRule::kMedian       ? "MEDIAN"
+                       : s.stopping == StoppingRule::kDecayCurve ? "DECAY_CURVE"
+                                                                 : "NONE"},
+          {"stoppingUseElapsed", s.stopping_use_elapsed},
+          {"selection", s.selection == MeasurementSelection::kBest ? "BEST" : "LAST"},
+          {"resumePreviousJobId", s.resume_previous_job_id}};
+}
+
+StudySpec DecodeStudy(const json& j) {
+  StudySpec s;
+  for (const json& p : j.value("params", json::array())) s.params.push_back(DecodeParam(p));
+  s.goal = j.value("goal", "") == "MINIMIZE" ? Goal::kMinimize : Goal::kMaximize;
+  s.metric_tag = j.value("metricTag", "");
+  s.max_trials = j.value("maxTrials", 1);
+  s.parallel_trials = j.value("parallelTrials", 1);
+  s.max_failed_trials = j.value("maxFailedTrials", 0);
+  auto algorithm = ParseAlgorithm(j.value("algorithm", ""));
+  s.algorithm = algorithm.ok() ? *algorithm : Algorithm::kBayesian;
+  const std::string stopping = j.value("stopping", "");
+  s.stopping = stopping == "MEDIAN"        ? StoppingRule::kMedian
+               : stopping == "DECAY_CURVE" ? StoppingRule::kDecayCurve
+                                           : StoppingRule::kNone;
+  s.stopping_use_elapsed = j.value("stoppingUseElapsed", false);
+  s.selection = j.value("selection", "") == "BEST" ? MeasurementSelection::kBest
+                                                   : MeasurementSelection::kLast;
+  s.resume_previous_job_id = j.value("resumePreviousJobId", "");
+  return s;
 }
 
 }  // namespace ty::model

@@ -24,4 +24,17 @@ Result<std::vector<ParamSpec>> ParseVertexParams(const nlohmann::json& params,
 nlohmann::json ValueToJson(const ParamSpec& spec, const ParamValue& value);
 // Reads a value of `spec` from JSON (numbers may also come as strings).
 Result<ParamValue> ValueFromJson(const ParamSpec& spec, const nlohmann::json& v);
+// ml v1 `trainingInput.hyperparameters` (ml-v1-jobs.md §5) at `path`; returns its
+// canonical form. Rules: `goal` MAXIMIZE | MINIMIZE (GOAL_TYPE_UNSPECIFIED or absent:
+// MAXIMIZE); `params` required; maxTrials, maxParallelTrials >= 1 (default 1);
+// 0 <= maxFailedTrials <= maxTrials; `enableTrialEarlyStopping` selects the
+// decay-curve rule; GRID_SEARCH only with INTEGER, CATEGORICAL and DISCRETE params.
+Result<nlohmann::json> ParseMlHyperparameters(const nlohmann::json& value, const std::string& path,
+                                              StudySpec* out);
+
+// The study inside a stored spec record (model/spec_record.h): every field, the
+// parameter tree included; Decode never validates (records are trusted).
+nlohmann::json EncodeStudy(const StudySpec& study);
+StudySpec DecodeStudy(const nlohmann::json& record);
+
 }  // namespace ty::model

@@ -67,4 +67,30 @@ enum class Algorithm { kBayesian, kGrid, kRandom };
 Result<Algorithm> ParseAlgorithm(const std::string& name);
 const char* AlgorithmName(Algorithm a);
 
+// Automated early stopping of trials (tuning/early_stopping.h).
+enum class StoppingRule { kNone, kMedian, kDecayCurve };
+// Which reported measurement is a trial's final one (Vertex measurementSelectionType).
+enum class MeasurementSelection { kLast, kBest };
+
+inline constexpr char kDefaultMetricTag[] = "training/hptuning/metric";
+
+struct StudySpec {
+  std::vector<ParamSpec> params;
+  Goal goal = Goal::kMaximize;
+  std::string metric_tag;  // ml v1 hyperparameterMetricTag / Vertex metricId; "" = default.
+  int32_t max_trials = 1;
+  int32_t parallel_trials = 1;
+  int32_t max_failed_trials = 0;  // 0: the service decides (the first trial failing ends it).
+  Algorithm algorithm = Algorithm::kBayesian;
+  StoppingRule stopping = StoppingRule::kNone;
+  bool stopping_use_elapsed = false;  // Compare by elapsed time instead of steps.
+  MeasurementSelection selection = MeasurementSelection::kLast;
+  std::string resume_previous_job_id;  // ml v1 resumePreviousJobId.
+
+  const std::string& tag() const {
+    static const std::string kDefault = kDefaultMetricTag;
+    return metric_tag.empty() ? kDefault : metric_tag;
+  }
+};
+
 }  // namespace ty::model

@@ -3,12 +3,14 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <set>
 #include <tuple>
 
 #include "model/dialect.h"
 #include "model/spec_record.h"
 #include "service/launch_plan.h"
+#include "service/trial_jobs.h"
 
 namespace ty::service {
 namespace {
@@ -102,6 +104,7 @@ Status JobController::Load() {
       continue;
     }
     job.spec = std::move(spec).value();
+    if (job.spec.study.has_value()) continue;  // A study: the study controller's.
     Status limits = model::CheckSpecLimits(job.spec, options_.limits);
     if (!limits.ok()) {
       SetAsideUnrunnable(std::move(job),
@@ -278,6 +281,7 @@ Status JobController::Apply(model::Decision d, bool create) {
       live_[job.uid] = job;
     }
     if (options_.after_commit_for_test) after = options_.after_commit_for_test();
+    if (on_commit_ && after == AfterCommit::kContinue) on_commit_(job);
   }
   if (after == AfterCommit::kCrashBeforeActions) {
     core_->Halt();
@@ -331,9 +335,16 @@ void JobController::Perform(const model::Job& job, const model::JobAction& a) {
 }
 
 void JobController::Launch(const model::Job& job) {
+  TrialFiles trial;
+  if (job.trial_id > 0 && !trial_root_.empty()) {
+    trial.host_dir = TrialMetricsDir(trial_root_, job.uid);
+    trial.share_host = executor_->ReplicasShareHostFilesystem();
+  }
   executor::AttemptSpec spec =
-      BuildAttemptSpec(job, executor_->ReplicaBucketRoot(), replica_storage_endpoint_);
-  core_->Blocking([this, spec = std::move(spec)] {
+      BuildAttemptSpec(job, executor_->ReplicaBucketRoot(), replica_storage_endpoint_, trial);
+  core_->Blocking([this, spec = std::move(spec), dir = trial.host_dir] {
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
     Status s = executor_->Launch(spec);
     if (s.ok()) return;
     model::JobInput in;

@@ -60,6 +60,16 @@ class JobController {
   void SetReplicaStorageEndpoint(std::string url) { replica_storage_endpoint_ = std::move(url); }
   // Before Load: who admits queued jobs (required).
   void SetAdmission(AdmissionController* admission) { admission_ = admission; }
+  // Before Load: called on the loop after every commit of a job (the study
+  // controller follows its trial jobs this way).
+  void SetCommitObserver(std::function<void(const model::Job&)> observer) {
+    on_commit_ = std::move(observer);
+  }
+  // Before Load: where trial jobs' metrics directories live (service/trial_jobs.h);
+  // their primary replica gets it (containers at /tmp/hypertune). "" = none.
+  void SetTrialRoot(std::string root) { trial_root_ = std::move(root); }
+  // Loop thread: a new job uid, after every uid ever stored (studies take theirs here).
+  std::string AllocateUid() { return NewUid(); }
   // Loop thread: reconcile records with what the executor still has.
   void Recover(const std::vector<executor::ObservedReplica>& observed);
 
@@ -104,6 +114,8 @@ class JobController {
   const ControllerOptions options_;
   std::string replica_storage_endpoint_;
   AdmissionController* admission_ = nullptr;
+  std::function<void(const model::Job&)> on_commit_;
+  std::string trial_root_;
 
   // Loop-thread only: every job that is not finished, with its parsed spec.
   std::map<std::string, model::Job> live_;

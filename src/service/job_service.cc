@@ -7,6 +7,7 @@
 #include <random>
 
 #include "model/list_filter.h"
+#include "service/study_controller.h"
 
 namespace ty::service {
 namespace {
@@ -53,6 +54,10 @@ JobService::JobService(store::JobStore* store, executor::Executor* executor, log
         jobs_->ServiceLog(uid, message, severity);
       });
   jobs_->SetAdmission(admission_.get());
+  jobs_->SetTrialRoot(options_.trial_root);
+  studies_ =
+      std::make_unique<StudyController>(core_.get(), store, jobs_.get(), options_.trial_root);
+  jobs_->SetCommitObserver([this](const model::Job& job) { studies_->OnJobCommitted(job); });
 }
 
 JobService::~JobService() { Shutdown(); }
@@ -70,12 +75,16 @@ Result<std::unique_ptr<JobService>> JobService::Create(store::JobStore* store,
 
 Status JobService::Start() {
   RETURN_IF_ERROR(jobs_->Load());
+  RETURN_IF_ERROR(studies_->Load());
   executor_->SetEventCallback(
       [this](const executor::ExecutorEvent& event) { jobs_->OnExecutorEvent(event); });
   Result<std::vector<executor::ObservedReplica>> observed = executor_->Recover();
   if (!observed.ok()) return observed.status().WithContext("executor recovery");
   core_->Start();
-  core_->Post([this, observed = std::move(observed).value()] { jobs_->Recover(observed); });
+  core_->Post([this, observed = std::move(observed).value()] {
+    jobs_->Recover(observed);
+    studies_->Start();
+  });
   return Status::Ok();
 }
 
@@ -102,6 +111,12 @@ Result<model::Job> JobService::Submit(model::Dialect dialect, const std::string&
   job.spec = std::move(parsed.spec);
   job.spec_json = std::move(parsed.spec_json);
   RETURN_IF_ERROR(admission_->CheckSubmittable(job));
+  if (job.spec.study.has_value()) {
+    job.create_time = core_->clock()->Now();
+    job.update_time = job.create_time;
+    return core_->Call<Result<model::Job>>(
+        [this, job = std::move(job)]() mutable { return studies_->Submit(std::move(job)); });
+  }
   return core_->Call<Result<model::Job>>(
       [this, job = std::move(job)]() mutable { return jobs_->Submit(std::move(job)); });
 }
@@ -111,6 +126,7 @@ Result<model::Job> JobService::Lookup(const std::string& uid) const {
     WithQueueView(&*live);
     return *live;
   }
+  if (std::optional<model::Job> study = studies_->GetLive(uid)) return *study;
   ASSIGN_OR_RETURN(model::Job job, store_->GetJob(uid));
   // Best effort: a finished job whose spec no longer parses is still shown (the
   // store kept its list fields and its wire JSON, which is what renders).
@@ -129,6 +145,7 @@ Result<std::string> JobService::ResolveUid(const JobRef& ref) const {
                     "/customJobs/" + ref.id + " does not exist.");
   }
   if (std::optional<std::string> uid = jobs_->FindLiveMl(ref.project, ref.id)) return *uid;
+  if (std::optional<std::string> uid = studies_->FindLiveMl(ref.project, ref.id)) return *uid;
   Result<model::Job> stored = store_->FindMlJob(ref.project, ref.id);
   if (stored.ok()) return stored->uid;
   if (stored.status().code() != StatusCode::kNotFound) return stored.status();
@@ -186,8 +203,10 @@ Result<ListResponse> JobService::List(const ListRequest& request) {
 
 Status JobService::Cancel(const JobRef& ref) {
   ASSIGN_OR_RETURN(std::string uid, ResolveUid(ref));
-  return core_->Call<Status>(
-      [this, uid] { return jobs_->Cancel(uid, "Job was cancelled by a user request."); });
+  return core_->Call<Status>([this, uid] {
+    if (studies_->IsLive(uid)) return studies_->Cancel(uid);
+    return jobs_->Cancel(uid, "Job was cancelled by a user request.");
+  });
 }
 
 Result<Operation> JobService::Delete(const JobRef& ref) {

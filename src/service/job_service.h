@@ -32,6 +32,8 @@
 
 namespace ty::service {
 
+class StudyController;  // service/study_controller.h
+
 struct JobServiceOptions {
   DurationMicros stop_grace = 10LL * 1000000;  // SIGTERM -> SIGKILL.
   int worker_threads = 4;
@@ -47,6 +49,9 @@ struct JobServiceOptions {
   std::function<AfterCommit()> after_commit_for_test;
   // Capacity, quotas and machine sizes admission works with (no nodes: admit all).
   AdmissionOptions admission;
+  // Where trial jobs' cloudml-hypertune files live on this host (one directory per
+  // trial job); "" = trials cannot report metrics (service/trial_jobs.h).
+  std::string trial_root;
 };
 
 // How a request names a job: ml v1 by (project, jobId); Vertex by
@@ -154,6 +159,7 @@ class JobService {
   std::unique_ptr<LoopCore> core_;
   std::unique_ptr<JobController> jobs_;
   std::unique_ptr<AdmissionController> admission_;
+  std::unique_ptr<StudyController> studies_;
   mutable std::mutex ops_mu_;
   std::map<std::string, Operation> operations_;  // Guarded by ops_mu_.
 };

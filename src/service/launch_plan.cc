@@ -1,12 +1,14 @@
 #include "service/launch_plan.h"
 
 #include "model/runtime_env.h"
+#include "service/trial_jobs.h"
 
 namespace ty::service {
 
 executor::AttemptSpec BuildAttemptSpec(const model::Job& job,
                                        const std::string& replica_bucket_root,
-                                       const std::string& storage_endpoint) {
+                                       const std::string& storage_endpoint,
+                                       const TrialFiles& trial) {
   executor::AttemptSpec spec;
   spec.job_uid = job.uid;
   spec.attempt = job.attempt;
@@ -18,6 +20,7 @@ executor::AttemptSpec BuildAttemptSpec(const model::Job& job,
   model::RuntimeOptions runtime;
   runtime.bucket_root = replica_bucket_root;
   runtime.storage_endpoint = storage_endpoint;
+  if (job.trial_id > 0) runtime.trial_id = std::to_string(job.trial_id);
   for (const auto& r : job.replicas) {
     model::ReplicaRuntime rt = model::BuildReplicaRuntime(job, r.pool, r.index, runtime);
     executor::ReplicaLaunch launch;
@@ -30,6 +33,13 @@ executor::AttemptSpec BuildAttemptSpec(const model::Job& job,
     launch.command = rt.command;
     launch.args = rt.args;
     launch.env = rt.env;
+    if (!trial.host_dir.empty() && r.pool == 0 && r.index == 0) {
+      // cloudml-hypertune writes CLOUD_ML_HP_METRIC_FILE (default
+      // /tmp/hypertune/output.metrics); the daemon reads it from the host.
+      std::string dir = trial.share_host ? trial.host_dir : kReplicaMetricsDir;
+      if (!trial.share_host) launch.mounts.push_back({trial.host_dir, kReplicaMetricsDir, false});
+      launch.env.push_back({"CLOUD_ML_HP_METRIC_FILE", dir + "/" + kTrialMetricsFile});
+    }
     const model::MachineSpec& machine = job.spec.pools[r.pool].machine;
     launch.accelerator_type = machine.accelerator_type;
     launch.accelerator_count = machine.accelerator_type.empty() ? 0 : machine.accelerator_count;

@@ -49,8 +49,9 @@ class JobStore {
 
   // One page of a scope's jobs, newest first by uid as a number, for List: at most
   // `limit` jobs whose uid is below `before_uid` (when not empty). Replicas are not
-  // loaded. Like every read, `spec` holds only the list fields (job_id, display_name,
-  // labels); the rest is in `spec_json`.
+  // loaded. Trial jobs (study_uid set) are left out: a study lists as one job. Like
+  // every read, `spec` holds only the list fields (job_id, display_name, labels); the
+  // rest is in `spec_json`.
   struct PageQuery {
     model::Dialect dialect = model::Dialect::kVertex;
     std::string project;

@@ -85,6 +85,7 @@ Result<std::vector<model::Job>> MemoryJobStore::ListJobsPage(const PageQuery& qu
   for (const auto& [uid, rec] : jobs_) {
     const model::Job& j = rec.job;
     if (j.dialect != query.dialect || j.project != query.project) continue;
+    if (!j.study_uid.empty()) continue;  // Trial jobs are not listed (job_store.h).
     if (query.dialect == model::Dialect::kVertex && !query.any_location &&
         j.location != query.location) {
       continue;

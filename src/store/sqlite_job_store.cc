@@ -103,6 +103,12 @@ ALTER TABLE jobs ADD COLUMN spec_record TEXT NOT NULL DEFAULT '';
 ALTER TABLE jobs ADD COLUMN grants_json TEXT NOT NULL DEFAULT '[]';
 ALTER TABLE jobs ADD COLUMN preemptions INTEGER NOT NULL DEFAULT 0;
 )sql"},
+    // Studies (model::Job::trials) and trial jobs (study_uid, trial_id).
+    {6, R"sql(
+ALTER TABLE jobs ADD COLUMN trials_json TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE jobs ADD COLUMN study_uid TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN trial_id INTEGER NOT NULL DEFAULT 0;
+)sql"},
 };
 
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == SqliteJobStore::kSchemaVersion,
@@ -140,7 +146,7 @@ constexpr char kJobColumns[] =
     "end_time, update_time, queued_time, admitted_time, image_ready_time, all_running_time, "
     "finished_time, error_code, error_message, attempt, cancel_requested, ending_kind, "
     "ending_code, ending_message, uid_num, display_name, labels_json, spec_record, grants_json, "
-    "preemptions";
+    "preemptions, trials_json, study_uid, trial_id";
 
 }  // namespace
 
@@ -416,6 +422,13 @@ Result<model::Job> ReadJobRow(const Stmt& st) {
   job.spec_record = st.Text(26);
   job.grants = internal::GrantsFromJson(st.Text(27));
   job.preemptions = static_cast<int>(st.Int(28));
+  if (st.Text(29) != "[]") {
+    Result<std::vector<model::Trial>> trials = model::DecodeTrials(st.Text(29));
+    if (!trials.ok()) return trials.status().WithContext("job " + job.uid);
+    job.trials = std::move(*trials);
+  }
+  job.study_uid = st.Text(30);
+  job.trial_id = st.Int(31);
   return job;
 }
 
@@ -526,7 +539,7 @@ Status SqliteJobStore::CreateJob(const model::Job& job) {
   {
     static const std::string kInsert =
         std::string("INSERT INTO jobs (") + kJobColumns +
-        ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+        ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     ASSIGN_OR_RETURN(Statement st, Prepare(kInsert.c_str()));
     st.Bind(1, job.uid)
         .Bind(2, internal::DialectName(job.dialect))
@@ -539,7 +552,10 @@ Status SqliteJobStore::CreateJob(const model::Job& job) {
         .Bind(26, internal::LabelsToJson(job.spec.labels))
         .Bind(27, job.spec_record)
         .Bind(28, internal::GrantsToJson(job.grants))
-        .Bind(29, static_cast<int64_t>(job.preemptions));
+        .Bind(29, static_cast<int64_t>(job.preemptions))
+        .Bind(30, model::EncodeTrials(job.trials))
+        .Bind(31, job.study_uid)
+        .Bind(32, job.trial_id);
     RETURN_IF_ERROR(st.Run("insert job " + job.uid));
   }
   RETURN_IF_ERROR(WriteReplicas(job));
@@ -564,16 +580,17 @@ Status SqliteJobStore::UpdateJob(const model::Job& job) {
   {
     ASSIGN_OR_RETURN(
         Statement st,
-        Prepare(
-            "UPDATE jobs SET spec_json = ?, state = ?, create_time = ?, start_time = ?, "
-            "end_time = ?, update_time = ?, queued_time = ?, admitted_time = ?, "
-            "image_ready_time = ?, all_running_time = ?, finished_time = ?, error_code = ?, "
-            "error_message = ?, attempt = ?, cancel_requested = ?, ending_kind = ?, "
-            "ending_code = ?, ending_message = ?, grants_json = ?, preemptions = ? WHERE uid = ?"));
+        Prepare("UPDATE jobs SET spec_json = ?, state = ?, create_time = ?, start_time = ?, "
+                "end_time = ?, update_time = ?, queued_time = ?, admitted_time = ?, "
+                "image_ready_time = ?, all_running_time = ?, finished_time = ?, error_code = ?, "
+                "error_message = ?, attempt = ?, cancel_requested = ?, ending_kind = ?, "
+                "ending_code = ?, ending_message = ?, grants_json = ?, preemptions = ?, "
+                "trials_json = ? WHERE uid = ?"));
     BindMutableColumns(st, 1, job);
     st.Bind(19, internal::GrantsToJson(job.grants))
         .Bind(20, static_cast<int64_t>(job.preemptions))
-        .Bind(21, job.uid);
+        .Bind(21, model::EncodeTrials(job.trials))
+        .Bind(22, job.uid);
     RETURN_IF_ERROR(st.Run("update job " + job.uid));
   }
   RETURN_IF_ERROR(WriteReplicas(job));
@@ -647,11 +664,11 @@ Result<std::vector<model::Job>> SqliteJobStore::ListJobsPage(const PageQuery& qu
   static const std::string kSelect =
       std::string("SELECT ") + kJobColumns +
       " FROM jobs WHERE dialect = ? AND project = ? AND location = ? AND uid_num < ? "
-      "ORDER BY uid_num DESC LIMIT ?";
+      "AND study_uid = '' ORDER BY uid_num DESC LIMIT ?";
   // ml v1 jobs are stored with an empty location.
   static const std::string kSelectAnyLocation =
       std::string("SELECT ") + kJobColumns +
-      " FROM jobs WHERE dialect = ? AND project = ? AND uid_num < ? "
+      " FROM jobs WHERE dialect = ? AND project = ? AND uid_num < ? AND study_uid = '' "
       "ORDER BY uid_num DESC LIMIT ?";
   const std::string location = query.dialect == model::Dialect::kMlV1 ? "" : query.location;
   const bool any_location = query.dialect == model::Dialect::kVertex && query.any_location;

@@ -43,7 +43,7 @@ namespace ty::store {
 class SqliteJobStore : public JobStore {
  public:
   // The schema this code writes. Files at a higher version are refused.
-  static constexpr int kSchemaVersion = 5;
+  static constexpr int kSchemaVersion = 6;
 
   // Opens (creating if missing) the database at `path`; ":memory:" gives a private
   // in-memory database (no WAL there). Applies pending migrations.

@@ -19,7 +19,7 @@
 
 namespace ty::tuning {
 
-enum class StoppingRule { kNone, kMedian, kDecayCurve };
+using model::StoppingRule;
 
 inline constexpr size_t kMinCompleted = 3;
 inline constexpr size_t kMinMeasurements = 3;

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "model/dialect.h"
+#include "model/spec_record.h"
+#include "model/study_json.h"
 
 namespace ty::model {
 namespace {
@@ -281,7 +283,31 @@ const std::vector<Case>& Cases() {
       {"m_missing_training_input", Dialect::kMlV1, MlBase, [](json& j) { j.erase("trainingInput"); },
        "trainingInput"},
       {"m_hyperparameters", Dialect::kMlV1, MlBase,
-       [](json& j) { Ti(j)["hyperparameters"] = {{"goal", "MAXIMIZE"}}; }, "trainingInput.hyperparameters"},
+       [](json& j) { Ti(j)["hyperparameters"] = {{"goal", "MAXIMIZE"}}; },
+       "trainingInput.hyperparameters.params"},
+      {"m_hyperparameters_grid_double", Dialect::kMlV1, MlBase,
+       [](json& j) {
+         Ti(j)["hyperparameters"] = {
+             {"algorithm", "GRID_SEARCH"},
+             {"params",
+              {{{"parameterName", "lr"}, {"type", "DOUBLE"}, {"minValue", 0}, {"maxValue", 1}}}}};
+       },
+       "trainingInput.hyperparameters.algorithm"},
+      {"m_hyperparameters_zero_trials", Dialect::kMlV1, MlBase,
+       [](json& j) {
+         Ti(j)["hyperparameters"] = {
+             {"maxTrials", 0},
+             {"params",
+              {{{"parameterName", "lr"}, {"type", "DOUBLE"}, {"minValue", 0}, {"maxValue", 1}}}}};
+       },
+       "trainingInput.hyperparameters.maxTrials"},
+      {"m_hyperparameters_bad_param", Dialect::kMlV1, MlBase,
+       [](json& j) {
+         Ti(j)["hyperparameters"] = {
+             {"params",
+              {{{"parameterName", "lr"}, {"type", "DOUBLE"}, {"minValue", 2}, {"maxValue", 1}}}}};
+       },
+       "trainingInput.hyperparameters.params[0]"},
       {"m_bad_label", Dialect::kMlV1, MlBase, [](json& j) { j["labels"]["Owner"] = "x"; }, "labels"},
       // ---- ml v1: TrainingInput ----------------------------------------------------
       {"m_unknown_training_field", Dialect::kMlV1, MlBase, [](json& j) { Ti(j)["workerPoolSpecs"] = 1; },
@@ -447,13 +473,33 @@ TEST(InvalidSpecMessageTest, UnknownFieldNamesTheKey) {
       << r.status().message();
 }
 
-TEST(InvalidSpecMessageTest, HyperparametersAreNotSupportedYet) {
+TEST(InvalidSpecMessageTest, HyperparametersMakeAStudyThatSurvivesTheSpecRecord) {
   json body = MlBase();
-  Ti(body)["hyperparameters"] = {{"goal", "MAXIMIZE"}};
+  Ti(body)["hyperparameters"] = json::parse(R"({
+    "goal": "MINIMIZE", "maxTrials": 6, "maxParallelTrials": 2, "maxFailedTrials": 1,
+    "hyperparameterMetricTag": "loss", "enableTrialEarlyStopping": true,
+    "algorithm": "RANDOM_SEARCH",
+    "params": [{"parameterName": "lr", "type": "DOUBLE", "minValue": 0.0001, "maxValue": 0.1,
+                "scaleType": "UNIT_LOG_SCALE"},
+               {"parameterName": "opt", "type": "CATEGORICAL", "categoricalValues": ["a", "b"]}]})");
   Result<ParsedJob> r = ParseMlJob(body);
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("is not supported by this server version"),
-            std::string::npos);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_TRUE(r->spec.study.has_value());
+  const StudySpec& s = *r->spec.study;
+  EXPECT_EQ(s.goal, Goal::kMinimize);
+  EXPECT_EQ(s.max_trials, 6);
+  EXPECT_EQ(s.parallel_trials, 2);
+  EXPECT_EQ(s.max_failed_trials, 1);
+  EXPECT_EQ(s.tag(), "loss");
+  EXPECT_EQ(s.stopping, StoppingRule::kDecayCurve);
+  EXPECT_EQ(s.algorithm, Algorithm::kRandom);
+  ASSERT_EQ(s.params.size(), 2u);
+  EXPECT_EQ(s.params[0].scale, Scale::kLog);
+  Result<JobSpec> back = DecodeSpecRecord(EncodeSpecRecord(r->spec));
+  ASSERT_TRUE(back.ok());
+  ASSERT_TRUE(back->study.has_value());
+  EXPECT_EQ(EncodeStudy(*back->study), EncodeStudy(s));
+  EXPECT_EQ(StudySpec().tag(), "training/hptuning/metric");
 }
 
 TEST(InvalidSpecMessageTest, UnknownMachineTypeIsQuoted) {

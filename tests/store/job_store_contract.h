@@ -351,7 +351,58 @@ TYPED_TEST_P(JobStoreContractTest, CountsJobsByState) {
                                                          {model::JobState::kSucceeded, 3}}));
 }
 
-REGISTER_TYPED_TEST_SUITE_P(JobStoreContractTest, CountsJobsByState, CreateGetRoundTripsEveryField,
+// A study keeps its trials in its record; its trial jobs are stored (and live) but
+// not listed.
+TYPED_TEST_P(JobStoreContractTest, StudyTrialsRoundTripAndTrialJobsAreNotListed) {
+  model::Job study = FullJob("40");
+  model::Trial t;
+  t.id = 1;
+  model::ParamValue lr, opt;
+  lr.number = 0.01;
+  opt.category = "adam";
+  t.params["lr"] = lr;
+  t.params["opt"] = opt;
+  t.state = model::TrialState::kSucceeded;
+  t.job_uid = "41";
+  t.measurements = {{10, 0.5, 1.5}, {20, 0.75, 3.0}};
+  t.final_measurement = t.measurements.back();
+  t.stopped_early = true;
+  t.start_time = 5;
+  t.end_time = 9;
+  study.trials = {t};
+  ASSERT_TRUE(this->store_->CreateJob(study).ok());
+  model::Job trial_job = FullJob("41");
+  trial_job.study_uid = "40";
+  trial_job.trial_id = 1;
+  ASSERT_TRUE(this->store_->CreateJob(trial_job).ok());
+  Result<model::Job> got = this->store_->GetJob("40");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ExpectStoredJob(study, *got);
+  got = this->store_->GetJob("41");
+  ASSERT_TRUE(got.ok());
+  ExpectStoredJob(trial_job, *got);
+  // Updates carry the trials too.
+  study.trials.push_back(t);
+  study.trials.back().id = 2;
+  study.trials.back().state = model::TrialState::kActive;
+  study.trials.back().final_measurement.reset();
+  ASSERT_TRUE(this->store_->UpdateJob(study).ok());
+  got = this->store_->GetJob("40");
+  ASSERT_TRUE(got.ok());
+  ExpectStoredJob(study, *got);
+  JobStore::PageQuery q;
+  q.project = "proj";
+  q.location = "us-central1";
+  std::vector<std::string> listed;
+  Result<std::vector<model::Job>> page = this->store_->ListJobsPage(q);
+  ASSERT_TRUE(page.ok());
+  for (const auto& j : *page) listed.push_back(j.uid);
+  EXPECT_EQ(listed, std::vector<std::string>{"40"});
+  EXPECT_EQ(this->store_->ListLiveJobs()->size(), 2u);
+}
+
+REGISTER_TYPED_TEST_SUITE_P(JobStoreContractTest, StudyTrialsRoundTripAndTrialJobsAreNotListed,
+                            CountsJobsByState, CreateGetRoundTripsEveryField,
                             ListJobsPageNewestFirstWithinScope, LiveJobsAndLastUid,
                             PendingEndingRoundTripsAndClears, RoundTripsDefaultsAndEmptyOptionals,
                             DuplicateUidIsAlreadyExists, MlJobIdIsUniquePerProject, FindMlJob,

@@ -243,7 +243,8 @@ TEST(SqliteMigrationTest, Version3BackfillsListFieldsFromTheStoredSpec) {
           "ALTER TABLE jobs DROP COLUMN uid_num", "ALTER TABLE jobs DROP COLUMN display_name",
           "ALTER TABLE jobs DROP COLUMN labels_json", "ALTER TABLE jobs DROP COLUMN spec_record",
           "ALTER TABLE jobs DROP COLUMN grants_json", "ALTER TABLE jobs DROP COLUMN preemptions",
-          "PRAGMA user_version = 2"}) {
+          "ALTER TABLE jobs DROP COLUMN trials_json", "ALTER TABLE jobs DROP COLUMN study_uid",
+          "ALTER TABLE jobs DROP COLUMN trial_id", "PRAGMA user_version = 2"}) {
       ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
     }
     sqlite3_close(db);

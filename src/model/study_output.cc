@@ -1,0 +1,87 @@
+#include "model/study_output.h"
+
+#include <algorithm>
+
+#include "common/time.h"
+
+namespace ty::model {
+
+namespace {
+
+const char* MlTrialState(TrialState s) {
+  switch (s) {
+    case TrialState::kActive:
+      return "RUNNING";
+    case TrialState::kStopping:
+      return "CANCELLING";
+    case TrialState::kSucceeded:
+      return "SUCCEEDED";
+    case TrialState::kCancelled:
+      return "CANCELLED";
+    case TrialState::kInfeasible:
+    case TrialState::kFailed:
+      return "FAILED";
+  }
+  return "STATE_UNSPECIFIED";
+}
+
+// Every value as text; the parameter's type is not at hand here, so integral
+// numbers print without a fraction (INTEGER values always are; a DOUBLE that
+// happens to be integral reads the same either way).
+std::string ValueText(const ParamValue& v) {
+  if (!v.category.empty()) return v.category;
+  ParamSpec as_double;
+  return FormatValue(as_double, v);
+}
+
+}  // namespace
+
+nlohmann::json MlHyperparametersOf(const nlohmann::json& rendered) {
+  auto ti = rendered.find("trainingInput");
+  if (ti == rendered.end() || !ti->is_object()) return nlohmann::json::object();
+  auto h = ti->find("hyperparameters");
+  return h != ti->end() && h->is_object() ? *h : nlohmann::json::object();
+}
+
+std::vector<const Trial*> TrialsBestFirst(const std::vector<Trial>& trials, Goal goal) {
+  std::vector<const Trial*> out;
+  for (const Trial& t : trials) out.push_back(&t);
+  std::stable_sort(out.begin(), out.end(), [goal](const Trial* a, const Trial* b) {
+    std::optional<double> va = ObjectiveOf(*a), vb = ObjectiveOf(*b);
+    if (va.has_value() != vb.has_value()) return va.has_value();
+    if (!va.has_value()) return a->id < b->id;
+    return goal == Goal::kMaximize ? *va > *vb : *va < *vb;
+  });
+  return out;
+}
+
+nlohmann::json MlStudyTrainingOutput(const Job& job, const nlohmann::json& rendered) {
+  const nlohmann::json h = MlHyperparametersOf(rendered);
+  const Goal goal = h.value("goal", "") == "MINIMIZE" ? Goal::kMinimize : Goal::kMaximize;
+  const std::string tag = h.value("hyperparameterMetricTag", std::string(kDefaultMetricTag));
+  nlohmann::json trials = nlohmann::json::array();
+  int64_t completed = 0;
+  for (const Trial* t : TrialsBestFirst(job.trials, goal)) {
+    completed += t->state == TrialState::kSucceeded;
+    nlohmann::json params = nlohmann::json::object();
+    for (const auto& [name, v] : t->params) params[name] = ValueText(v);
+    nlohmann::json out = {{"trialId", std::to_string(t->id)},
+                          {"hyperparameters", params},
+                          {"state", MlTrialState(t->state)}};
+    if (t->final_measurement) {
+      out["finalMetric"] = {{"trainingStep", std::to_string(t->final_measurement->step)},
+                            {"objectiveValue", t->final_measurement->value}};
+    }
+    if (t->stopped_early) out["isTrialStoppedEarly"] = true;
+    if (t->start_time != 0) out["startTime"] = FormatRfc3339(t->start_time);
+    if (t->end_time != 0) out["endTime"] = FormatRfc3339(t->end_time);
+    trials.push_back(std::move(out));
+  }
+  nlohmann::json output = {{"isHyperparameterTuningJob", true},
+                           {"hyperparameterMetricTag", tag},
+                           {"completedTrialCount", std::to_string(completed)}};
+  if (!trials.empty()) output["trials"] = std::move(trials);
+  return output;
+}
+
+}  // namespace ty::model

@@ -1,0 +1,460 @@
+#include "service/study_controller.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "model/spec_record.h"
+#include "service/trial_jobs.h"
+#include "tuning/early_stopping.h"
+#include "tuning/tuner.h"
+
+namespace ty::service {
+
+namespace {
+
+bool Active(const model::Trial& t) { return !model::IsTrialDone(t.state); }
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return "";
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+// A tuner seed of its own per study, stable across restarts.
+uint64_t SeedOf(const std::string& uid) { return std::hash<std::string>{}(uid); }
+
+tuning::TrialCurve CurveOf(const model::StudySpec& spec, const model::Trial& t) {
+  tuning::TrialCurve c;
+  for (const auto& m : t.measurements) {
+    c.points.push_back(
+        {spec.stopping_use_elapsed ? m.elapsed_seconds : static_cast<double>(m.step), m.value});
+  }
+  std::stable_sort(c.points.begin(), c.points.end(),
+                   [](const auto& a, const auto& b) { return a.x < b.x; });
+  if (t.final_measurement) c.final_value = t.final_measurement->value;
+  return c;
+}
+
+}  // namespace
+
+StudyController::StudyController(LoopCore* core, store::JobStore* store, JobController* jobs,
+                                 std::string trial_root)
+    : core_(core), store_(store), jobs_(jobs), trial_root_(std::move(trial_root)) {}
+
+StudyController::~StudyController() = default;
+
+StudyController::Study* StudyController::Find(const std::string& uid) {
+  auto it = studies_.find(uid);
+  return it == studies_.end() ? nullptr : &it->second;
+}
+
+model::Trial* StudyController::FindTrial(Study& st, int64_t trial_id) {
+  for (model::Trial& t : st.job.trials) {
+    if (t.id == trial_id) return &t;
+  }
+  return nullptr;
+}
+
+bool StudyController::IsLive(const std::string& uid) const { return studies_.count(uid) > 0; }
+
+// ---------------------------------------------------------------------------
+// Start-up
+
+Status StudyController::Adopt(model::Job job) {
+  if (!job.spec.study.has_value()) return InvalidArgument("job " + job.uid + " is not a study");
+  Study st;
+  st.spec = *job.spec.study;
+  auto space = tuning::SearchSpace::Create(st.spec.params);
+  if (!space.ok()) return space.status();
+  tuning::StudyOptions options;
+  options.goal = st.spec.goal;
+  options.algorithm = st.spec.algorithm;
+  options.max_trials = st.spec.max_trials;
+  options.parallel = st.spec.parallel_trials;
+  options.seed = SeedOf(job.uid);
+  auto tuner = tuning::Tuner::Create(std::move(*space), options);
+  if (!tuner.ok()) return tuner.status();
+  st.tuner = std::make_unique<tuning::Tuner>(std::move(*tuner));
+  // The tuner relearns the study from its finished trials, in the order they were run.
+  for (const model::Trial& t : job.trials) {
+    if (Active(t) || t.state == model::TrialState::kCancelled) continue;
+    st.tuner->Observe({t.params, model::ObjectiveOf(t)});
+  }
+  st.job = std::move(job);
+  const std::string uid = st.job.uid;
+  Publish(st.job);
+  studies_[uid] = std::move(st);
+  return Status::Ok();
+}
+
+Status StudyController::Load() {
+  ASSIGN_OR_RETURN(std::vector<model::Job> stored, store_->ListLiveJobs());
+  for (model::Job& job : stored) {
+    Result<model::JobSpec> spec = RestoreSpec(job);
+    if (!spec.ok() || !spec->study.has_value()) continue;
+    job.spec = std::move(*spec);
+    Status s = Adopt(std::move(job));
+    if (!s.ok()) spdlog::error("study: cannot resume a stored study: {}", s.ToString());
+  }
+  return Status::Ok();
+}
+
+void StudyController::Start() {
+  std::vector<std::string> uids;
+  for (const auto& [uid, st] : studies_) uids.push_back(uid);
+  for (const std::string& uid : uids) {
+    Study* st = Find(uid);
+    // Trials whose job ended while the daemon was down (or before the study recorded
+    // it): end them now from the job's record.
+    for (model::Trial& t : st->job.trials) {
+      if (!Active(t) || t.job_uid.empty()) continue;
+      std::optional<model::Job> live = jobs_->GetLive(t.job_uid);
+      if (live.has_value()) continue;
+      Result<model::Job> stored = store_->GetJob(t.job_uid);
+      if (stored.ok() && model::IsTerminal(stored->state)) EndTrial(*st, t, *stored);
+    }
+    Step(uid);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Requests
+
+Result<model::Job> StudyController::Submit(model::Job job) {
+  job.uid = jobs_->AllocateUid();
+  job.state = model::JobState::kQueued;
+  if (job.create_time == 0) job.create_time = core_->clock()->Now();
+  job.update_time = job.create_time;
+  job.phases.queued = job.create_time;
+  job.spec_record = model::EncodeSpecRecord(job.spec);
+  Status s = store_->CreateJob(job);
+  if (s.code() == StatusCode::kAlreadyExists && job.dialect == model::Dialect::kMlV1) {
+    return AlreadyExists("Field: job.job_id Error: A job with this id already exists.")
+        .WithField("job.job_id");
+  }
+  RETURN_IF_ERROR(s);
+  model::Job created = job;
+  RETURN_IF_ERROR(Adopt(std::move(job)));
+  core_->Post([this, uid = created.uid] { Step(uid); });
+  return created;
+}
+
+Status StudyController::Cancel(const std::string& uid) {
+  Study* st = Find(uid);
+  if (st == nullptr) return NotFound("study " + uid + " is not running");
+  if (st->job.cancel_requested) return Status::Ok();
+  st->job.cancel_requested = true;
+  if (st->job.state != model::JobState::kQueued) st->job.state = model::JobState::kCancelling;
+  RETURN_IF_ERROR(Commit(*st));
+  Log(*st, "Cancelling the study and every running trial.");
+  core_->Post([this, uid] { Step(uid); });
+  return Status::Ok();
+}
+
+void StudyController::OnJobCommitted(const model::Job& job) {
+  if (job.study_uid.empty() || !model::IsTerminal(job.state)) return;
+  // Deferred: the job controller is in the middle of its own commit.
+  core_->Post([this, job] {
+    Study* st = Find(job.study_uid);
+    if (st == nullptr) return;
+    model::Trial* t = FindTrial(*st, job.trial_id);
+    if (t == nullptr || !Active(*t)) return;
+    EndTrial(*st, *t, job);
+    Step(job.study_uid);
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Decisions
+
+void StudyController::Step(const std::string& uid) {
+  Study* st = Find(uid);
+  if (st == nullptr) return;
+  model::Job& job = st->job;
+  int active = 0, succeeded = 0, failed = 0;
+  for (const model::Trial& t : job.trials) {
+    active += Active(t);
+    succeeded += t.state == model::TrialState::kSucceeded;
+    failed += t.state == model::TrialState::kFailed;
+  }
+  const bool stopping = job.cancel_requested || !st->failing.empty();
+  if (stopping) {
+    bool dropped = false;
+    for (model::Trial& t : job.trials) {
+      if (Active(t) && t.job_uid.empty()) {  // Recorded, never submitted.
+        t.state = model::TrialState::kCancelled;
+        t.end_time = core_->clock()->Now();
+        --active;
+        dropped = true;
+      }
+    }
+    if (dropped) Commit(*st).IgnoreError();
+    for (model::Trial& t : job.trials) {
+      if (Active(t) && !t.job_uid.empty()) {
+        jobs_
+            ->Cancel(t.job_uid,
+                     job.cancel_requested ? "The study was cancelled." : "The study failed.")
+            .IgnoreError();
+      }
+    }
+    if (active > 0) return;  // Their ends come back through OnJobCommitted.
+    if (job.cancel_requested) {
+      Finish(*st, model::JobState::kCancelled, model::JobError{1, "Job was cancelled."});
+    } else {
+      Finish(*st, model::JobState::kFailed, model::JobError{13, st->failing});
+    }
+    return;
+  }
+  // maxFailedTrials; 0: the service decides, and here the first trial failing ends
+  // the study (what Vertex documents), later failures only once all are done.
+  const model::StudySpec& spec = st->spec;
+  if ((spec.max_failed_trials > 0 && failed >= spec.max_failed_trials) ||
+      (spec.max_failed_trials == 0 && !job.trials.empty() &&
+       job.trials.front().state == model::TrialState::kFailed && succeeded == 0)) {
+    const model::Trial* last = nullptr;
+    for (const model::Trial& t : job.trials) {
+      if (t.state == model::TrialState::kFailed) last = &t;
+    }
+    st->failing = std::to_string(failed) + " of " + std::to_string(job.trials.size()) +
+                  " trials failed (maxFailedTrials " + std::to_string(spec.max_failed_trials) +
+                  "); the last, trial " + std::to_string(last->id) + ": " + last->infeasible_reason;
+    Log(*st, "The study fails: " + st->failing);
+    Step(uid);
+    return;
+  }
+  StartTrials(*st);
+  active = static_cast<int>(std::count_if(job.trials.begin(), job.trials.end(), Active));
+  const bool budget_spent = static_cast<int>(job.trials.size()) >= spec.max_trials || st->exhausted;
+  if (active > 0 || !budget_spent) return;
+  if (succeeded > 0) {
+    Finish(*st, model::JobState::kSucceeded, std::nullopt);
+  } else {
+    Finish(*st, model::JobState::kFailed,
+           model::JobError{13, "No trial reported the metric '" + spec.tag() +
+                                   "': " + std::to_string(job.trials.size()) +
+                                   " trials ended infeasible, failed or cancelled."});
+  }
+}
+
+void StudyController::StartTrials(Study& st) {
+  const model::StudySpec& spec = st.spec;
+  model::Job& job = st.job;
+  std::vector<model::Assignment> pending;
+  int active = 0;
+  for (const model::Trial& t : job.trials) {
+    if (Active(t)) {
+      pending.push_back(t.params);
+      ++active;
+    }
+  }
+  // A trial recorded before a crash whose job was never submitted: submit it now.
+  for (model::Trial& t : job.trials) {
+    if (Active(t) && t.job_uid.empty()) SubmitTrialJob(st, t);
+  }
+  const int room = std::min(spec.parallel_trials - active,
+                            spec.max_trials - static_cast<int>(job.trials.size()));
+  if (room <= 0 || st.exhausted) return;
+  std::vector<model::Assignment> next = st.tuner->Suggest(room, pending);
+  if (static_cast<int>(next.size()) < room) st.exhausted = true;
+  const TimeMicros now = core_->clock()->Now();
+  for (model::Assignment& params : next) {
+    model::Trial t;
+    t.id = static_cast<int64_t>(job.trials.size()) + 1;
+    t.params = std::move(params);
+    t.start_time = now;
+    job.trials.push_back(std::move(t));
+  }
+  if (job.state == model::JobState::kQueued && !job.trials.empty()) {
+    job.state = model::JobState::kRunning;
+    job.start_time = now;
+    job.phases.admitted = now;
+  }
+  // Recorded first: a crash from here on finds them and submits their jobs.
+  if (!Commit(st).ok()) return;
+  for (model::Trial& t : job.trials) {
+    if (Active(t) && t.job_uid.empty()) SubmitTrialJob(st, t);
+  }
+}
+
+void StudyController::SubmitTrialJob(Study& st, model::Trial& trial) {
+  model::Job trial_job = TrialJob(st.job, st.spec, trial.id, trial.params);
+  trial_job.create_time = core_->clock()->Now();
+  trial_job.update_time = trial_job.create_time;
+  trial_job.spec_json = st.job.spec_json;
+  Result<model::Job> created = jobs_->Submit(std::move(trial_job));
+  if (!created.ok()) {
+    // The trial cannot run at all (a trial job id taken by a user's job...): it fails.
+    trial.state = model::TrialState::kFailed;
+    trial.infeasible_reason = "its job could not be created: " + created.status().message();
+    trial.end_time = core_->clock()->Now();
+    st.tuner->Observe({trial.params, std::nullopt});
+    Commit(st).IgnoreError();
+    return;
+  }
+  trial.job_uid = created->uid;
+  Commit(st).IgnoreError();
+  Log(st, "Trial " + std::to_string(trial.id) + " started (job " + created->uid +
+              "): " + DescribeParams(st.spec, trial.params) + ".");
+}
+
+bool StudyController::ReadMetrics(const Study& st, model::Trial& trial) const {
+  if (trial_root_.empty() || trial.job_uid.empty()) return false;
+  std::string text =
+      ReadFile(TrialMetricsDir(trial_root_, trial.job_uid) + "/" + kTrialMetricsFile);
+  if (text.empty()) return false;
+  return MergeMeasurements(text, st.spec.tag(), trial.start_time, &trial);
+}
+
+void StudyController::EndTrial(Study& st, model::Trial& trial, const model::Job& trial_job) {
+  ReadMetrics(st, trial);
+  trial.final_measurement = FinalMeasurement(st.spec, trial);
+  trial.end_time = trial_job.end_time != 0 ? trial_job.end_time : core_->clock()->Now();
+  const std::string id = "Trial " + std::to_string(trial.id);
+  switch (trial_job.state) {
+    case model::JobState::kSucceeded:
+    case model::JobState::kCancelled:
+      if (trial_job.state == model::JobState::kCancelled && !trial.stopped_early) {
+        trial.state = model::TrialState::kCancelled;
+        Log(st, id + " was cancelled.");
+        break;
+      }
+      if (trial.final_measurement) {
+        trial.state = model::TrialState::kSucceeded;
+        Log(st, id + (trial.stopped_early ? " stopped early" : " succeeded") + ": " +
+                    st.spec.tag() + " " + Num(trial.final_measurement->value) + " at step " +
+                    std::to_string(trial.final_measurement->step) + ".");
+      } else {
+        trial.state = model::TrialState::kInfeasible;
+        trial.infeasible_reason = "the trial ended without reporting the metric '" + st.spec.tag() +
+                                  "' (cloudml-hypertune writes it to " +
+                                  std::string(kReplicaMetricsDir) + "/" + kTrialMetricsFile + ")";
+        Log(st, id + " is infeasible: " + trial.infeasible_reason + ".");
+      }
+      break;
+    default:
+      trial.state = model::TrialState::kFailed;
+      trial.infeasible_reason =
+          trial_job.error ? trial_job.error->message : std::string("the trial job failed");
+      Log(st, id + " failed: " + trial.infeasible_reason);
+      break;
+  }
+  if (trial.state != model::TrialState::kCancelled) {
+    st.tuner->Observe({trial.params, model::ObjectiveOf(trial)});
+  }
+  Commit(st).IgnoreError();
+}
+
+void StudyController::Finish(Study& st, model::JobState state,
+                             std::optional<model::JobError> error) {
+  const TimeMicros now = core_->clock()->Now();
+  st.job.state = state;
+  st.job.error = std::move(error);
+  st.job.end_time = now;
+  st.job.phases.finished = now;
+  if (!Commit(st).ok()) return;
+  int succeeded = 0;
+  for (const model::Trial& t : st.job.trials) succeeded += t.state == model::TrialState::kSucceeded;
+  Log(st, std::string("Study ") + model::JobStateName(state) + ": " + std::to_string(succeeded) +
+              " of " + std::to_string(st.job.trials.size()) + " trials succeeded.");
+  const std::string uid = st.job.uid;
+  studies_.erase(uid);
+  std::lock_guard<std::mutex> lock(mu_);
+  published_.erase(uid);
+}
+
+// ---------------------------------------------------------------------------
+// Intermediate measurements and early stopping
+
+void StudyController::Poll() {
+  if (studies_.empty()) {
+    polling_ = false;  // The next commit of a study starts it again.
+    return;
+  }
+  for (auto& [uid, st] : studies_) {
+    bool changed = false;
+    for (model::Trial& t : st.job.trials) {
+      if (t.state != model::TrialState::kActive) continue;
+      if (!ReadMetrics(st, t)) continue;
+      changed = true;
+      ConsiderStopping(st, t);
+    }
+    if (changed) Commit(st).IgnoreError();
+  }
+  core_->At(core_->clock()->Now() + kTrialPollInterval, [this] { Poll(); });
+}
+
+void StudyController::ConsiderStopping(Study& st, model::Trial& trial) {
+  if (st.spec.stopping == model::StoppingRule::kNone || trial.job_uid.empty()) return;
+  std::vector<tuning::TrialCurve> done;
+  for (const model::Trial& t : st.job.trials) {
+    if (t.state == model::TrialState::kSucceeded && !t.measurements.empty()) {
+      done.push_back(CurveOf(st.spec, t));
+    }
+  }
+  tuning::StopDecision d =
+      tuning::ShouldStop(st.spec.stopping, st.spec.goal, CurveOf(st.spec, trial), done);
+  if (!d.stop) return;
+  trial.state = model::TrialState::kStopping;
+  trial.stopped_early = true;
+  Log(st, "Trial " + std::to_string(trial.id) + " is stopped early: " + d.reason + ".");
+  jobs_->Cancel(trial.job_uid, "Stopped early: " + d.reason + ".").IgnoreError();
+}
+
+// ---------------------------------------------------------------------------
+// Records
+
+Status StudyController::Commit(Study& st) {
+  st.job.update_time = core_->clock()->Now();
+  Status s = store_->UpdateJob(st.job);
+  if (!s.ok()) {
+    spdlog::error("study {}: store write failed: {}", st.job.uid, s.ToString());
+    return s;
+  }
+  Publish(st.job);
+  if (!polling_) {
+    polling_ = true;
+    core_->At(core_->clock()->Now() + kTrialPollInterval, [this] { Poll(); });
+  }
+  return Status::Ok();
+}
+
+void StudyController::Publish(const model::Job& job) {
+  std::lock_guard<std::mutex> lock(mu_);
+  published_[job.uid] = job;
+}
+
+void StudyController::Log(const Study& st, const std::string& message) {
+  jobs_->ServiceLog(st.job.uid, message, "INFO");
+}
+
+std::optional<model::Job> StudyController::GetLive(const std::string& uid) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = published_.find(uid);
+  if (it == published_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::string> StudyController::FindLiveMl(const std::string& project,
+                                                       const std::string& job_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [uid, job] : published_) {
+    if (job.dialect == model::Dialect::kMlV1 && job.project == project &&
+        job.spec.job_id == job_id) {
+      return uid;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace ty::service

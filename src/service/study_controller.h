@@ -1,0 +1,103 @@
+// Internal to service/: the study controller runs tuning jobs (DESIGN.md §6). A study
+// is a job record with a StudySpec; its trials are jobs of their own ("trial jobs",
+// Job::study_uid set), submitted to the job controller, so they are admitted, run,
+// logged and recovered like every job. This controller decides which trials to run
+// (tuning/, pure), reads what they report (the cloudml-hypertune file of each trial
+// job's primary replica), stops hopeless ones early and ends the study:
+//
+//   QUEUED --first trial created--> RUNNING --maxTrials done (or the grid)--> SUCCEEDED
+//     |                               |  --too many failed trials------------> FAILED
+//     +--cancel--> CANCELLING --every trial job down--> CANCELLED
+//
+// Every decision is committed to the study's record before it acts (a trial is
+// recorded before its job is submitted), so a restarted daemon resumes the study
+// without running a trial twice or losing one: Load() takes the stored studies,
+// Start() reconciles each recorded trial with its job.
+//
+// Loop thread only, but for the published state (GetLive, FindLiveMl).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/job.h"
+#include "service/job_controller.h"
+#include "service/loop_core.h"
+#include "store/job_store.h"
+
+namespace ty::tuning {
+class Tuner;  // tuning/tuner.h; Eigen stays out of this header.
+}  // namespace ty::tuning
+
+namespace ty::service {
+
+// How often running trials' metrics files are read (intermediate measurements and
+// early stopping).
+inline constexpr DurationMicros kTrialPollInterval = 2 * 1000000;
+
+class StudyController {
+ public:
+  // `trial_root`: the host directory under which each trial job's metrics directory
+  // lives (service/trial_jobs.h); "" = trials cannot report (every trial infeasible).
+  StudyController(LoopCore* core, store::JobStore* store, JobController* jobs,
+                  std::string trial_root);
+  ~StudyController();
+
+  // Before the loop runs, after JobController::Load: the stored studies not finished.
+  Status Load();
+  // Loop thread, once, after recovery: reconciles trials with their jobs and resumes.
+  void Start();
+
+  // Loop thread. The job carries a parsed spec with `study` set.
+  Result<model::Job> Submit(model::Job job);
+  // Loop thread. NotFound when `uid` is not a live study.
+  Status Cancel(const std::string& uid);
+  bool IsLive(const std::string& uid) const;  // Loop thread.
+  // Loop thread: every commit of any job (trial jobs end here).
+  void OnJobCommitted(const model::Job& job);
+
+  // Any thread: a study that is not finished.
+  std::optional<model::Job> GetLive(const std::string& uid) const;
+  std::optional<std::string> FindLiveMl(const std::string& project,
+                                        const std::string& job_id) const;
+
+ private:
+  struct Study {
+    model::Job job;
+    model::StudySpec spec;
+    std::unique_ptr<tuning::Tuner> tuner;
+    bool exhausted = false;  // The search space has no unseen point left.
+    std::string failing;     // Set when the study fails once its trials are down.
+  };
+
+  Status Adopt(model::Job job);  // Builds the in-memory study (tuner from trials).
+  void Step(const std::string& uid);
+  void StartTrials(Study& st);
+  void SubmitTrialJob(Study& st, model::Trial& trial);
+  void EndTrial(Study& st, model::Trial& trial, const model::Job& trial_job);
+  void Finish(Study& st, model::JobState state, std::optional<model::JobError> error);
+  void Poll();
+  bool ReadMetrics(const Study& st, model::Trial& trial) const;
+  void ConsiderStopping(Study& st, model::Trial& trial);
+  Status Commit(Study& st);
+  void Publish(const model::Job& job);
+  void Log(const Study& st, const std::string& message);
+  Study* Find(const std::string& uid);
+  model::Trial* FindTrial(Study& st, int64_t trial_id);
+
+  LoopCore* const core_;
+  store::JobStore* const store_;
+  JobController* const jobs_;
+  const std::string trial_root_;
+  std::map<std::string, Study> studies_;  // Loop thread only.
+  bool polling_ = false;
+
+  mutable std::mutex mu_;
+  std::map<std::string, model::Job> published_;  // Guarded by mu_.
+};
+
+}  // namespace ty::service

@@ -1,0 +1,182 @@
+// Hyperparameter tuning through the real daemon and a real container engine: an ml v1
+// job with `trainingInput.hyperparameters` runs its trials as containers that report
+// with the cloudml-hypertune file format, and reads back best trial first.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "integration/daemon_harness.h"
+
+namespace ty::testing {
+namespace {
+
+constexpr char kMlBase[] = "/v1/projects/it/jobs";
+
+// The trainer: reads --x=, --n= and --opt= as argparse would, writes the metric
+// `accuracy` = x (+1 with opt=b) in cloudml-hypertune's format to the file the
+// service names, and prints what it saw.
+constexpr char kTrainer[] = R"SH(
+x=0; n=0; opt=a
+for a in "$@"; do
+  case "$a" in --x=*) x="${a#--x=}";; --n=*) n="${a#--n=}";; --opt=*) opt="${a#--opt=}";; esac
+done
+echo "trial $CLOUD_ML_TRIAL_ID tag $CLOUD_ML_HP_METRIC_TAG x=$x n=$n opt=$opt"
+sleep "${SLEEP:-0}"
+[ "$opt" = b ] && x=$(awk "BEGIN{print $x + 1}")
+[ -n "$NO_METRIC" ] && exit 0
+mkdir -p "$(dirname "$CLOUD_ML_HP_METRIC_FILE")"
+echo "{\"accuracy\": \"$x\", \"checkpoint_path\": \"\", \"global_step\": \"$n\", \"timestamp\": $(date +%s), \"trial\": \"$CLOUD_ML_TRIAL_ID\"}" > "$CLOUD_ML_HP_METRIC_FILE"
+)SH";
+
+nlohmann::json Study(const std::string& id, int trials, int parallel) {
+  nlohmann::json master = {{"imageUri", kTestImage}};
+  nlohmann::json job = {
+      {"jobId", id},
+      {"trainingInput",
+       {{"scaleTier", "CUSTOM"},
+        {"masterType", "n1-standard-4"},
+        {"masterConfig", master},
+        {"args", {"sh", "-c", kTrainer, "trainer"}},
+        {"region", "us-central1"},
+        {"hyperparameters",
+         {{"goal", "MAXIMIZE"},
+          {"hyperparameterMetricTag", "accuracy"},
+          {"maxTrials", trials},
+          {"maxParallelTrials", parallel},
+          {"algorithm", "RANDOM_SEARCH"},
+          {"params",
+           {{{"parameterName", "x"}, {"type", "DOUBLE"}, {"minValue", 0}, {"maxValue", 1}},
+            {{"parameterName", "n"}, {"type", "INTEGER"}, {"minValue", 1}, {"maxValue", 5}},
+            {{"parameterName", "opt"},
+             {"type", "CATEGORICAL"},
+             {"categoricalValues", {"a", "b"}}}}}}}}}};
+  return job;
+}
+
+class TuningTest : public ::testing::Test {
+ protected:
+  TuningTest() : daemon_(std::make_unique<Daemon>()) {}
+  nlohmann::json Get(const std::string& id) {
+    return daemon_->Get(std::string(kMlBase) + "/" + id).Json();
+  }
+  nlohmann::json WaitDone(const std::string& id, int timeout_s = 120) {
+    return daemon_->WaitForField(std::string(kMlBase) + "/" + id, "state",
+                                 {"SUCCEEDED", "FAILED", "CANCELLED"}, timeout_s);
+  }
+  std::string ServiceLog(const std::string& id) {
+    auto j = daemon_->Get(std::string(kMlBase) + "/" + id + "/logs?task=service").Json();
+    std::string out;
+    for (const auto& e : j.value("entries", nlohmann::json::array())) {
+      out += e.value("message", "") + "\n";
+    }
+    return out;
+  }
+  std::unique_ptr<Daemon> daemon_;
+};
+
+// Six trials, two at a time: all succeed, each with its own parameters passed as
+// --name=value, reported through the hypertune file, and the best reads first.
+TEST_F(TuningTest, SixTrialsTwoAtATimeSucceedBestFirst) {
+  ASSERT_EQ(daemon_->Post(kMlBase, Study("six", 6, 2).dump()).status, 200);
+  nlohmann::json done = WaitDone("six", 180);
+  ASSERT_EQ(done["state"], "SUCCEEDED") << done.dump(1) << "\n" << ServiceLog("six");
+  const nlohmann::json& out = done["trainingOutput"];
+  EXPECT_EQ(out["isHyperparameterTuningJob"], true);
+  EXPECT_EQ(out["hyperparameterMetricTag"], "accuracy");
+  EXPECT_EQ(out["completedTrialCount"], "6");
+  ASSERT_EQ(out["trials"].size(), 6u) << out.dump(1);
+  std::set<std::string> ids;
+  double previous = 1e9;
+  for (const auto& t : out["trials"]) {
+    ids.insert(t["trialId"].get<std::string>());
+    EXPECT_EQ(t["state"], "SUCCEEDED");
+    const auto& hp = t["hyperparameters"];
+    double x = std::stod(hp["x"].get<std::string>());
+    double want = x + (hp["opt"] == "b" ? 1 : 0);
+    double got = t["finalMetric"]["objectiveValue"];
+    EXPECT_NEAR(got, want, 1e-5) << t.dump();
+    EXPECT_EQ(t["finalMetric"]["trainingStep"], hp["n"]) << t.dump();
+    EXPECT_LE(got, previous) << "not best first: " << out.dump(1);
+    previous = got;
+  }
+  EXPECT_EQ(ids, (std::set<std::string>{"1", "2", "3", "4", "5", "6"}));
+  std::string log = ServiceLog("six");
+  EXPECT_NE(log.find("Trial 6 started"), std::string::npos) << log;
+  EXPECT_NE(log.find("Study SUCCEEDED: 6 of 6 trials succeeded."), std::string::npos) << log;
+  // Trial jobs are not listed among the project's jobs: the study lists as one.
+  nlohmann::json list = daemon_->Get(kMlBase).Json();
+  ASSERT_EQ(list["jobs"].size(), 1u) << list.dump(1);
+  EXPECT_EQ(list["jobs"][0]["jobId"], "six");
+}
+
+TEST_F(TuningTest, ATrialThatReportsNothingIsInfeasibleAndTheStudyFailsSayingWhy) {
+  nlohmann::json body = Study("silent", 2, 2);
+  body["trainingInput"]["args"] = {"sh", "-c", std::string("NO_METRIC=1; ") + kTrainer, "t"};
+  ASSERT_EQ(daemon_->Post(kMlBase, body.dump()).status, 200);
+  nlohmann::json done = WaitDone("silent");
+  ASSERT_EQ(done["state"], "FAILED") << done.dump(1);
+  EXPECT_EQ(done["errorMessage"],
+            "No trial reported the metric 'accuracy': 2 trials ended infeasible, failed or "
+            "cancelled.");
+  for (const auto& t : done["trainingOutput"]["trials"]) {
+    EXPECT_EQ(t["state"], "FAILED");
+    EXPECT_FALSE(t.contains("finalMetric"));
+  }
+  EXPECT_NE(ServiceLog("silent").find("Trial 1 is infeasible: the trial ended without reporting "
+                                      "the metric 'accuracy'"),
+            std::string::npos)
+      << ServiceLog("silent");
+}
+
+TEST_F(TuningTest, CancellingAStudyStopsEveryRunningTrial) {
+  nlohmann::json body = Study("long", 4, 2);
+  body["trainingInput"]["args"] = {"sh", "-c", std::string("SLEEP=600; ") + kTrainer, "t"};
+  ASSERT_EQ(daemon_->Post(kMlBase, body.dump()).status, 200);
+  nlohmann::json running;
+  for (int i = 0; i < 300; ++i) {
+    running = Get("long");
+    if (running.value("state", "") == "RUNNING" &&
+        running["trainingOutput"].value("trials", nlohmann::json::array()).size() == 2) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(running["trainingOutput"]["trials"].size(), 2u) << running.dump(1);
+  ASSERT_EQ(daemon_->Post(std::string(kMlBase) + "/long:cancel", "{}").status, 200);
+  nlohmann::json done = WaitDone("long", 60);
+  ASSERT_EQ(done["state"], "CANCELLED") << done.dump(1);
+  ASSERT_EQ(done["trainingOutput"]["trials"].size(), 2u);  // None started after the cancel.
+  for (const auto& t : done["trainingOutput"]["trials"]) EXPECT_EQ(t["state"], "CANCELLED");
+}
+
+// kill -9 mid-study, restart: the study finishes with exactly its trial count, no
+// trial run twice.
+TEST_F(TuningTest, AStudySurvivesKillNineWithExactlyItsTrialCount) {
+  nlohmann::json body = Study("hardy", 4, 2);
+  body["trainingInput"]["args"] = {"sh", "-c", std::string("SLEEP=2; ") + kTrainer, "t"};
+  ASSERT_EQ(daemon_->Post(kMlBase, body.dump()).status, 200);
+  for (int i = 0; i < 300; ++i) {
+    nlohmann::json j = Get("hardy");
+    if (j["trainingOutput"].value("trials", nlohmann::json::array()).size() >= 2) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  daemon_->Kill();
+  daemon_->Start();
+  nlohmann::json done = WaitDone("hardy", 180);
+  ASSERT_EQ(done["state"], "SUCCEEDED") << done.dump(1) << "\n" << daemon_->Log();
+  ASSERT_EQ(done["trainingOutput"]["trials"].size(), 4u) << done.dump(1);
+  EXPECT_EQ(done["trainingOutput"]["completedTrialCount"], "4");
+  std::string log = ServiceLog("hardy");
+  for (const char* once :
+       {"Trial 1 started", "Trial 2 started", "Trial 3 started", "Trial 4 started"}) {
+    size_t first = log.find(once);
+    ASSERT_NE(first, std::string::npos) << log;
+    EXPECT_EQ(log.find(once, first + 1), std::string::npos) << "twice: " << once << "\n" << log;
+  }
+  EXPECT_EQ(log.find("Trial 5"), std::string::npos) << log;
+}
+
+}  // namespace
+}  // namespace ty::testing
