@@ -18,6 +18,13 @@
 namespace ty::executor {
 namespace {
 
+// The engine refused a create because a container already has the name (Docker: 409;
+// podman: 500 "... is already in use").
+bool NameTaken(const Status& s) {
+  return s.code() == StatusCode::kAlreadyExists ||
+         s.message().find("already in use") != std::string::npos;
+}
+
 using json = nlohmann::json;
 using internal::FirstError;
 using internal::ForEachConcurrently;
@@ -367,6 +374,15 @@ Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, TimeMicros*
     }
     Result<std::string> id =
         engine_->CreateContainer(r.name, CreateBodyForTest(attempt, r, addresses));
+    if (!id.ok() && NameTaken(id.status())) {
+      // A daemon killed while this very attempt was being created: the engine finished
+      // the create after its client was gone, and recovery saw nothing yet. The name is
+      // this attempt's replica's own, so the leftover is stale: replace it.
+      spdlog::warn("launch {}: replacing leftover container {} of an interrupted launch",
+                   attempt.job_uid, r.name);
+      engine_->RemoveContainer(r.name).IgnoreError();
+      id = engine_->CreateContainer(r.name, CreateBodyForTest(attempt, r, addresses));
+    }
     if (!id.ok()) {
       results[i] = Unavailable("create replica " + r.name + ": " + id.status().message());
       return false;

@@ -175,9 +175,13 @@ void JobController::Recover(const std::vector<executor::ObservedReplica>& observ
 // ---------------------------------------------------------------------------
 // Inputs
 
+void JobController::ReserveUid(const std::string& uid) {
+  if (last_uid_.empty() || model::UidLess(last_uid_, uid)) last_uid_ = uid;
+}
+
 Result<model::Job> JobController::Submit(model::Job job) {
   AssertOnLoop();
-  job.uid = NewUid();
+  if (job.uid.empty()) job.uid = NewUid();
   job.state = model::JobState::kQueued;
   job.spec_record = model::EncodeSpecRecord(job.spec);
   model::JobInput in;

@@ -68,12 +68,17 @@ class JobController {
   // Before Load: where trial jobs' metrics directories live (service/trial_jobs.h);
   // their primary replica gets it (containers at /tmp/hypertune). "" = none.
   void SetTrialRoot(std::string root) { trial_root_ = std::move(root); }
-  // Loop thread: a new job uid, after every uid ever stored (studies take theirs here).
+  // Loop thread: a new job uid, after every uid ever stored (studies take theirs here,
+  // and record a trial's job uid before submitting the job).
   std::string AllocateUid() { return NewUid(); }
+  // Before the loop runs: `uid` was handed out (recorded somewhere) even if no job
+  // holds it yet; later uids go after it.
+  void ReserveUid(const std::string& uid);
   // Loop thread: reconcile records with what the executor still has.
   void Recover(const std::vector<executor::ObservedReplica>& observed);
 
-  // Loop thread. AlreadyExists for a duplicate ml v1 job id.
+  // Loop thread. AlreadyExists for a duplicate ml v1 job id, or for a uid given in
+  // `job.uid` (from AllocateUid) that a job already has; empty uid: a new one.
   Result<model::Job> Submit(model::Job job);
   // Loop thread. NotFound for an unknown uid; OK for a finished job.
   Status Cancel(const std::string& uid, const std::string& reason);

@@ -88,6 +88,7 @@ Status StudyController::Adopt(model::Job job) {
   st.tuner = std::make_unique<tuning::Tuner>(std::move(*tuner));
   // The tuner relearns the study from its finished trials, in the order they were run.
   for (const model::Trial& t : job.trials) {
+    if (!t.job_uid.empty()) jobs_->ReserveUid(t.job_uid);
     if (Active(t) || t.state == model::TrialState::kCancelled) continue;
     st.tuner->Observe({t.params, model::ObjectiveOf(t)});
   }
@@ -117,12 +118,19 @@ void StudyController::Start() {
     Study* st = Find(uid);
     // Trials whose job ended while the daemon was down (or before the study recorded
     // it): end them now from the job's record.
+    // A trial recorded just before a crash whose job was never created: create it now
+    // under the uid the record holds (never a second job for one trial).
     for (model::Trial& t : st->job.trials) {
       if (!Active(t) || t.job_uid.empty()) continue;
       std::optional<model::Job> live = jobs_->GetLive(t.job_uid);
       if (live.has_value()) continue;
       Result<model::Job> stored = store_->GetJob(t.job_uid);
-      if (stored.ok() && model::IsTerminal(stored->state)) EndTrial(*st, t, *stored);
+      if (stored.ok() && model::IsTerminal(stored->state)) {
+        EndTrial(*st, t, *stored);
+      } else if (!stored.ok() && stored.status().code() == StatusCode::kNotFound &&
+                 !st->job.cancel_requested) {
+        SubmitTrialJob(*st, t);
+      }
     }
     Step(uid);
   }
@@ -192,7 +200,10 @@ void StudyController::Step(const std::string& uid) {
   if (stopping) {
     bool dropped = false;
     for (model::Trial& t : job.trials) {
-      if (Active(t) && t.job_uid.empty()) {  // Recorded, never submitted.
+      if (!Active(t)) continue;
+      Status s = jobs_->Cancel(
+          t.job_uid, job.cancel_requested ? "The study was cancelled." : "The study failed.");
+      if (s.code() == StatusCode::kNotFound) {  // Recorded, its job never created.
         t.state = model::TrialState::kCancelled;
         t.end_time = core_->clock()->Now();
         --active;
@@ -200,14 +211,6 @@ void StudyController::Step(const std::string& uid) {
       }
     }
     if (dropped) Commit(*st).IgnoreError();
-    for (model::Trial& t : job.trials) {
-      if (Active(t) && !t.job_uid.empty()) {
-        jobs_
-            ->Cancel(t.job_uid,
-                     job.cancel_requested ? "The study was cancelled." : "The study failed.")
-            .IgnoreError();
-      }
-    }
     if (active > 0) return;  // Their ends come back through OnJobCommitted.
     if (job.cancel_requested) {
       Finish(*st, model::JobState::kCancelled, model::JobError{1, "Job was cancelled."});
@@ -258,10 +261,6 @@ void StudyController::StartTrials(Study& st) {
       ++active;
     }
   }
-  // A trial recorded before a crash whose job was never submitted: submit it now.
-  for (model::Trial& t : job.trials) {
-    if (Active(t) && t.job_uid.empty()) SubmitTrialJob(st, t);
-  }
   const int room = std::min(spec.parallel_trials - active,
                             spec.max_trials - static_cast<int>(job.trials.size()));
   if (room <= 0 || st.exhausted) return;
@@ -273,6 +272,7 @@ void StudyController::StartTrials(Study& st) {
     t.id = static_cast<int64_t>(job.trials.size()) + 1;
     t.params = std::move(params);
     t.start_time = now;
+    t.job_uid = jobs_->AllocateUid();  // Recorded before the job exists (see Start).
     job.trials.push_back(std::move(t));
   }
   if (job.state == model::JobState::kQueued && !job.trials.empty()) {
@@ -281,14 +281,14 @@ void StudyController::StartTrials(Study& st) {
     job.phases.admitted = now;
   }
   // Recorded first: a crash from here on finds them and submits their jobs.
+  const size_t first_new = job.trials.size() - next.size();
   if (!Commit(st).ok()) return;
-  for (model::Trial& t : job.trials) {
-    if (Active(t) && t.job_uid.empty()) SubmitTrialJob(st, t);
-  }
+  for (size_t i = first_new; i < job.trials.size(); ++i) SubmitTrialJob(st, job.trials[i]);
 }
 
 void StudyController::SubmitTrialJob(Study& st, model::Trial& trial) {
   model::Job trial_job = TrialJob(st.job, st.spec, trial.id, trial.params);
+  trial_job.uid = trial.job_uid;
   trial_job.create_time = core_->clock()->Now();
   trial_job.update_time = trial_job.create_time;
   trial_job.spec_json = st.job.spec_json;
@@ -300,10 +300,9 @@ void StudyController::SubmitTrialJob(Study& st, model::Trial& trial) {
     trial.end_time = core_->clock()->Now();
     st.tuner->Observe({trial.params, std::nullopt});
     Commit(st).IgnoreError();
+    Log(st, "Trial " + std::to_string(trial.id) + " failed: " + trial.infeasible_reason);
     return;
   }
-  trial.job_uid = created->uid;
-  Commit(st).IgnoreError();
   Log(st, "Trial " + std::to_string(trial.id) + " started (job " + created->uid +
               "): " + DescribeParams(st.spec, trial.params) + ".");
 }

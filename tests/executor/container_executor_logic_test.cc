@@ -97,6 +97,18 @@ TEST_F(ContainerExecutorLogicTest, UnavailableWhenTheEngineIsDown) {
   EXPECT_THAT(ex.status().message(), HasSubstr("podman system service"));
 }
 
+// A daemon killed while podman was creating a replica: the create completed after the
+// client was gone, recovery saw nothing, and the same attempt is launched again. The
+// leftover under the replica's own name is replaced instead of failing the launch.
+TEST_F(ContainerExecutorLogicTest, ALeftoverOfAnInterruptedLaunchIsReplaced) {
+  AttemptSpec a = Attempt(1);
+  ASSERT_TRUE(engine_->CreateContainer(Name(a, 0), R"({"Image":"127.0.0.1:5000/train:1"})").ok());
+  ASSERT_EQ(LaunchAndWait(a).kind, ExecutorEventKind::kAttemptStarted);
+  EXPECT_TRUE(engine_->IsRunning(Name(a, 0)));
+  // The running container is the launch's own (its labels), not the leftover.
+  EXPECT_EQ(engine_->CreateBody(Name(a, 0))["Labels"][executor::kLabelJob], uid_);
+}
+
 TEST_F(ContainerExecutorLogicTest, GangOnItsOwnNetworkLabelledForRecovery) {
   AttemptSpec a = Attempt(2);
   ASSERT_EQ(LaunchAndWait(a).kind, ExecutorEventKind::kAttemptStarted);

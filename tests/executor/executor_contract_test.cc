@@ -169,7 +169,9 @@ TEST_P(ExecutorContractTest, CleanupLeavesNothingAndIsIdempotent) {
 }
 
 TEST_P(ExecutorContractTest, RecoverReattachesAfterRestart) {
-  LaunchAndWaitStarted(Attempt({Replica(0, 0, "echo one; echo two; sleep 4; echo three; exit 4"),
+  // The primary outlives the executor's restart by seconds even on a loaded engine
+  // (CI: podman creates can take seconds each when two suites share it).
+  LaunchAndWaitStarted(Attempt({Replica(0, 0, "echo one; echo two; sleep 10; echo three; exit 4"),
                                 Replica(1, 0, "echo bye; exit 5")}));
   ASSERT_EQ(events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1).size(), 1u);
   ASSERT_TRUE(sink_.WaitForMessage(uid_, "two", 10000));
@@ -190,7 +192,7 @@ TEST_P(ExecutorContractTest, RecoverReattachesAfterRestart) {
   EXPECT_FALSE(mine[1].running);
   EXPECT_EQ(mine[1].exit_code, 5);
 
-  auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 2, 20000);
+  auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 2, 40000);
   ASSERT_EQ(exits.size(), 2u);
   EXPECT_EQ(exits[1].pool, 0);
   EXPECT_EQ(exits[1].exit_code, 4);

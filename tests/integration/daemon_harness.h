@@ -76,6 +76,11 @@ inline bool EngineAnswers() {
   return Http("GET", "http://d/_ping", "", true, EngineSocket(), 3).status == 200;
 }
 
+inline bool EngineHasImage(const std::string& image) {
+  return Http("GET", "http://d/v1.41/images/" + image + "/json", "", true, EngineSocket(), 10)
+             .status == 200;
+}
+
 // The engine's list of containers (all states) carrying every label filter
 // ("k" or "k=v"); not an array when the engine did not answer.
 inline nlohmann::json EngineContainers(const std::vector<std::string>& labels) {

@@ -12,16 +12,11 @@ namespace {
 
 constexpr char kSampleImage[] = "localhost/trainyard/sklearn-digits:latest";
 
-bool ImageExists(const std::string& image) {
-  return Http("GET", "http://d/v1.41/images/" + image + "/json", "", true, EngineSocket(), 10)
-             .status == 200;
-}
-
 class SampleTest : public ::testing::Test {
  protected:
   void SetUp() override {
     bool required = std::getenv("TRAINYARD_REQUIRE_ENGINE") != nullptr;
-    if (!EngineAnswers() || !ImageExists(kSampleImage)) {
+    if (!EngineAnswers() || !EngineHasImage(kSampleImage)) {
       if (required) FAIL() << kSampleImage << " is missing: run scripts/build-sample-image";
       GTEST_SKIP() << "engine or " << kSampleImage << " unavailable";
     }

@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <map>
 #include <set>
 #include <thread>
 
 #include "integration/daemon_harness.h"
+#include "integration/subprocess.h"
 
 namespace ty::testing {
 namespace {
@@ -176,6 +179,56 @@ TEST_F(TuningTest, AStudySurvivesKillNineWithExactlyItsTrialCount) {
     EXPECT_EQ(log.find(once, first + 1), std::string::npos) << "twice: " << once << "\n" << log;
   }
   EXPECT_EQ(log.find("Trial 5"), std::string::npos) << log;
+}
+
+// samples/sklearn-hptune through the trainyard CLI, as its README says: six trials of a
+// real scikit-learn model, two at a time, chosen by the default (Bayesian) algorithm.
+TEST(SampleStudyTest, TheSklearnSampleTunesSixTrialsThroughTheCli) {
+  constexpr char kImage[] = "localhost/trainyard/sklearn-hptune:latest";
+  if (!EngineAnswers() || !EngineHasImage(kImage)) {
+    if (std::getenv("TRAINYARD_REQUIRE_ENGINE") != nullptr) {
+      FAIL() << kImage << " is missing: run scripts/build-sample-image sklearn-hptune";
+    }
+    GTEST_SKIP() << "engine or " << kImage << " unavailable";
+  }
+  Daemon daemon;
+  const std::string cli = std::string(TY_BINARY_DIR) + "/bin/trainyard";
+  const std::map<std::string, std::string> env = {{"TRAINYARD_API", daemon.base()},
+                                                  {"TRAINYARD_PROJECT", "it"}};
+  ProcessRun submit = RunProcess(
+      {cli, "ai-platform", "jobs", "submit", "training", "digits_tuning",
+       std::string("--config=") + TY_SOURCE_DIR + "/samples/sklearn-hptune/hptuning_config.yaml"},
+      env);
+  ASSERT_EQ(submit.rc, 0) << submit.out << submit.err;
+  nlohmann::json done = daemon.WaitForField(std::string(kMlBase) + "/digits_tuning", "state",
+                                            {"SUCCEEDED", "FAILED", "CANCELLED"}, 300);
+  ASSERT_EQ(done["state"], "SUCCEEDED") << done.dump(1) << "\n" << daemon.Log();
+  const nlohmann::json& trials = done["trainingOutput"]["trials"];
+  ASSERT_EQ(trials.size(), 6u) << done.dump(1);
+  double previous = 2;
+  for (const auto& t : trials) {
+    ASSERT_TRUE(t.contains("finalMetric")) << t.dump();
+    double accuracy = t["finalMetric"]["objectiveValue"];
+    EXPECT_GT(accuracy, 0.5) << t.dump();  // Digits: even poor settings beat chance (0.1).
+    EXPECT_LE(accuracy, previous) << "not best first";
+    previous = accuracy;
+    double alpha = std::stod(t["hyperparameters"]["alpha"].get<std::string>());
+    EXPECT_GE(alpha, 1e-5);
+    EXPECT_LE(alpha, 0.1);
+    int iters = std::stoi(t["hyperparameters"]["max-iter"].get<std::string>());
+    EXPECT_GE(iters, 2);
+    EXPECT_LE(iters, 30);
+  }
+  ProcessRun describe = RunProcess({cli, "ai-platform", "jobs", "describe", "digits_tuning"}, env);
+  ASSERT_EQ(describe.rc, 0) << describe.err;
+  EXPECT_NE(describe.out.find("isHyperparameterTuningJob: true"), std::string::npos)
+      << describe.out;
+  // The first trial describe prints is the best one.
+  size_t at = describe.out.find("trialId:");
+  ASSERT_NE(at, std::string::npos) << describe.out;
+  std::string line = describe.out.substr(at, describe.out.find('\n', at) - at);
+  EXPECT_NE(line.find(trials[0]["trialId"].get<std::string>()), std::string::npos) << line << "\n"
+                                                                                   << describe.out;
 }
 
 }  // namespace
