@@ -36,6 +36,18 @@ std::map<std::string, std::string> AttemptLabels(const AttemptSpec& a) {
   return labels;
 }
 
+// True when the engine holds a container `name` labelled with this attempt's job and number.
+bool IsLeftoverOf(const AttemptSpec& a, const std::string& name, EngineClient* engine) {
+  auto mine =
+      engine->ListContainers({std::string(kLabelJob) + "=" + a.job_uid,
+                              std::string(kLabelAttempt) + "=" + std::to_string(a.attempt)});
+  if (!mine.ok()) return false;
+  for (const ContainerSummary& c : *mine) {
+    if (c.name == name) return true;
+  }
+  return false;
+}
+
 bool ParseIpv4(const std::string& text, uint32_t* out) {
   in_addr a{};
   if (inet_pton(AF_INET, text.c_str(), &a) != 1) return false;
@@ -374,10 +386,11 @@ Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, TimeMicros*
     }
     Result<std::string> id =
         engine_->CreateContainer(r.name, CreateBodyForTest(attempt, r, addresses));
-    if (!id.ok() && NameTaken(id.status())) {
+    if (!id.ok() && NameTaken(id.status()) && IsLeftoverOf(attempt, r.name, engine_.get())) {
       // A daemon killed while this very attempt was being created: the engine finished
-      // the create after its client was gone, and recovery saw nothing yet. The name is
-      // this attempt's replica's own, so the leftover is stale: replace it.
+      // the create after its client was gone, and recovery saw nothing yet. The leftover
+      // carries this attempt's labels, so it is stale: replace it. A container of the
+      // name that is not this attempt's is someone else's and fails the launch.
       spdlog::warn("launch {}: replacing leftover container {} of an interrupted launch",
                    attempt.job_uid, r.name);
       engine_->RemoveContainer(r.name).IgnoreError();

@@ -370,6 +370,18 @@ void JobController::ServiceLog(const std::string& uid, const std::string& messag
   logs_->Append(uid, entry);
 }
 
+std::vector<std::string> JobController::ServiceMessages(const std::string& uid) const {
+  std::vector<std::string> out;
+  logs_
+      ->Scan(uid,
+             [&](const logs::LogEntry& e) {
+               if (e.stream == logs::LogStream::kService) out.push_back(e.message);
+               return true;
+             })
+      .IgnoreError();
+  return out;
+}
+
 void JobController::ReleaseIfDone(const model::Job* before, const model::Job& after) {
   const bool requeued = after.state == model::JobState::kQueued && before != nullptr &&
                         before->state != model::JobState::kQueued;

@@ -90,6 +90,9 @@ class JobController {
   void Input(const std::string& uid, model::JobInput input) { Feed(uid, std::move(input)); }
   // Any thread: a line in the job's service log.
   void ServiceLog(const std::string& uid, const std::string& message, const std::string& severity);
+  // Any thread: the messages of the job's service log, oldest first (recovery reads it
+  // to tell which lines a crash kept from being written).
+  std::vector<std::string> ServiceMessages(const std::string& uid) const;
 
   // --- Published state (any thread): jobs that are not finished. A finished job is
   // removed once its final record is committed; readers then find it in the store.

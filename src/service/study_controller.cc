@@ -116,6 +116,7 @@ void StudyController::Start() {
   for (const auto& [uid, st] : studies_) uids.push_back(uid);
   for (const std::string& uid : uids) {
     Study* st = Find(uid);
+    AnnounceUnannouncedStarts(*st);
     // Trials whose job ended while the daemon was down (or before the study recorded
     // it): end them now from the job's record.
     // A trial recorded just before a crash whose job was never created: create it now
@@ -303,8 +304,33 @@ void StudyController::SubmitTrialJob(Study& st, model::Trial& trial) {
     Log(st, "Trial " + std::to_string(trial.id) + " failed: " + trial.infeasible_reason);
     return;
   }
-  Log(st, "Trial " + std::to_string(trial.id) + " started (job " + created->uid +
+  AnnounceStart(st, trial);
+}
+
+void StudyController::AnnounceStart(const Study& st, const model::Trial& trial) {
+  Log(st, StartedLinePrefix(trial) + " (job " + trial.job_uid +
               "): " + DescribeParams(st.spec, trial.params) + ".");
+}
+
+std::string StudyController::StartedLinePrefix(const model::Trial& trial) {
+  return "Trial " + std::to_string(trial.id) + " started";
+}
+
+// A crash between creating a trial's job and logging its start leaves the job without
+// its line: write the ones missing (each trial's start is announced exactly once).
+void StudyController::AnnounceUnannouncedStarts(Study& st) {
+  std::vector<std::string> lines = jobs_->ServiceMessages(st.job.uid);
+  for (const model::Trial& t : st.job.trials) {
+    if (t.job_uid.empty()) continue;
+    const std::string prefix = StartedLinePrefix(t) + " ";
+    bool announced = std::any_of(lines.begin(), lines.end(), [&](const std::string& l) {
+      return l.compare(0, prefix.size(), prefix) == 0;
+    });
+    if (announced) continue;
+    if (jobs_->GetLive(t.job_uid).has_value() || store_->GetJob(t.job_uid).ok()) {
+      AnnounceStart(st, t);
+    }
+  }
 }
 
 bool StudyController::ReadMetrics(const Study& st, model::Trial& trial) const {

@@ -78,6 +78,9 @@ class StudyController {
   void Step(const std::string& uid);
   void StartTrials(Study& st);
   void SubmitTrialJob(Study& st, model::Trial& trial);
+  void AnnounceStart(const Study& st, const model::Trial& trial);
+  void AnnounceUnannouncedStarts(Study& st);
+  static std::string StartedLinePrefix(const model::Trial& trial);
   void EndTrial(Study& st, model::Trial& trial, const model::Job& trial_job);
   void Finish(Study& st, model::JobState state, std::optional<model::JobError> error);
   void Poll();

@@ -102,11 +102,26 @@ TEST_F(ContainerExecutorLogicTest, UnavailableWhenTheEngineIsDown) {
 // leftover under the replica's own name is replaced instead of failing the launch.
 TEST_F(ContainerExecutorLogicTest, ALeftoverOfAnInterruptedLaunchIsReplaced) {
   AttemptSpec a = Attempt(1);
-  ASSERT_TRUE(engine_->CreateContainer(Name(a, 0), R"({"Image":"127.0.0.1:5000/train:1"})").ok());
+  nlohmann::json leftover = {{"Image", "127.0.0.1:5000/train:1"},
+                             {"Labels",
+                              {{executor::kLabelJob, uid_},
+                               {executor::kLabelAttempt, std::to_string(a.attempt)},
+                               {"leftover", "yes"}}}};
+  ASSERT_TRUE(engine_->CreateContainer(Name(a, 0), leftover.dump()).ok());
   ASSERT_EQ(LaunchAndWait(a).kind, ExecutorEventKind::kAttemptStarted);
   EXPECT_TRUE(engine_->IsRunning(Name(a, 0)));
-  // The running container is the launch's own (its labels), not the leftover.
-  EXPECT_EQ(engine_->CreateBody(Name(a, 0))["Labels"][executor::kLabelJob], uid_);
+  // The running container is the launch's own, not the leftover.
+  EXPECT_FALSE(engine_->CreateBody(Name(a, 0))["Labels"].contains("leftover"));
+}
+
+// A container of the replica's name that this attempt did not create is not ours to remove.
+TEST_F(ContainerExecutorLogicTest, AForeignContainerOfTheNameFailsTheLaunch) {
+  AttemptSpec a = Attempt(1);
+  ASSERT_TRUE(engine_->CreateContainer(Name(a, 0), R"({"Image":"127.0.0.1:5000/train:1"})").ok());
+  executor::ExecutorEvent e = LaunchAndWait(a);
+  EXPECT_EQ(e.kind, ExecutorEventKind::kLaunchFailed);
+  EXPECT_THAT(e.message, HasSubstr(Name(a, 0)));
+  EXPECT_FALSE(engine_->IsRunning(Name(a, 0)));
 }
 
 TEST_F(ContainerExecutorLogicTest, GangOnItsOwnNetworkLabelledForRecovery) {
