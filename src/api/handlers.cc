@@ -128,13 +128,14 @@ Dispatch RouteMlJobs(const Call& call, const std::vector<std::string>& seg,
   return Respond(NoRoute(call.request));
 }
 
-// Vertex: projects/p/locations/l/customJobs[/id[/logs|/details]].
+// Vertex: projects/p/locations/l/{customJobs|hyperparameterTuningJobs}[/id[/logs|/details]].
 Dispatch RouteVertexJobs(const Call& call, const std::vector<std::string>& seg,
                          const std::string& verb) {
   const std::string& method = call.request.method;
   const std::string& project = seg[2];
   const size_t n = seg.size();
   service::JobRef ref{Dialect::kVertex, project, seg[4], ""};
+  ref.study = seg[5] == "hyperparameterTuningJobs";
   if (n == 6 && verb.empty()) {
     if (method == "POST") return Respond(internal::CreateJob(call, ref));
     if (method == "GET") return Respond(internal::ListJobs(call, ref));
@@ -182,13 +183,15 @@ Dispatch Route(service::JobService* service, const HttpRequest& request) {
   // Operations, under /v1 and /ui (GAPIC polls /ui/..., client-wire.md §2):
   //   projects/p/locations/l/operations/o, projects/p/locations/l/customJobs/j/operations/o.
   if (verb.empty() && method == "GET" && n >= 7 && seg[3] == "locations" &&
-      seg[n - 2] == "operations" && (n == 7 || (n == 9 && seg[5] == "customJobs"))) {
+      seg[n - 2] == "operations" &&
+      (n == 7 || (n == 9 && (seg[5] == "customJobs" || seg[5] == "hyperparameterTuningJobs")))) {
     return Respond(internal::GetOperation(call, Join(seg, 1)));
   }
   if (ui) return Respond(NoRoute(request));
 
   if (seg[3] == "jobs") return RouteMlJobs(call, seg, verb);
-  if (seg[3] == "locations" && n >= 6 && seg[5] == "customJobs") {
+  if (seg[3] == "locations" && n >= 6 &&
+      (seg[5] == "customJobs" || seg[5] == "hyperparameterTuningJobs")) {
     return RouteVertexJobs(call, seg, verb);
   }
   return Respond(NoRoute(request));

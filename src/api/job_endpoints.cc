@@ -77,8 +77,9 @@ nlohmann::json RenderOperation(const service::Operation& op) {
 HttpResponse CreateJob(const Call& call, const service::JobRef& parent) {
   Result<nlohmann::json> body = BodyObject(call.request);
   if (!body.ok()) return ErrorResponse(body.status());
-  Result<model::ParsedJob> parsed = parent.dialect == Dialect::kMlV1
-                                        ? model::ParseMlJob(*body)
+  Result<model::ParsedJob> parsed = parent.dialect == Dialect::kMlV1 ? model::ParseMlJob(*body)
+                                    : parent.study
+                                        ? model::ParseVertexHyperparameterTuningJob(*body)
                                         : model::ParseVertexCustomJob(*body);
   if (!parsed.ok()) return ErrorResponse(parsed.status());
   Result<model::Job> job = call.service->Submit(parent.dialect, parent.project, parent.location,
@@ -101,6 +102,7 @@ HttpResponse ListJobs(const Call& call, const service::JobRef& parent) {
   request.project = parent.project;
   request.location = parent.location;
   request.filter = Param(call.request, "filter");
+  request.studies = parent.study;
   request.page_size = *page_size;
   request.page_token = Param(call.request, "pageToken");
   Result<service::ListResponse> listed = call.service->List(request);
@@ -111,10 +113,13 @@ HttpResponse ListJobs(const Call& call, const service::JobRef& parent) {
   // An empty list is `{}` (ml-v1-jobs.md §1), so the array is only added when used.
   nlohmann::json out = nlohmann::json::object();
   if (!listed->jobs.empty()) {
-    nlohmann::json& items = out[vertex ? "customJobs" : "jobs"];
+    nlohmann::json& items = out[!vertex        ? "jobs"
+                                : parent.study ? "hyperparameterTuningJobs"
+                                               : "customJobs"];
     items = nlohmann::json::array();
     for (const model::Job& job : listed->jobs) {
       nlohmann::json rendered = model::RenderJob(job, call.render);
+      rendered.erase("trials");  // Omitted in list results (vertex-v1-jobs.md §1).
       ApplyReadMask(mask, &rendered);
       items.push_back(std::move(rendered));
     }

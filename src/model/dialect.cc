@@ -78,8 +78,10 @@ void SetTime(nlohmann::json& out, const char* key, TimeMicros t) {
 Result<JobSpec> ParseStoredSpec(Dialect dialect, const std::string& spec_json) {
   nlohmann::json body = nlohmann::json::parse(spec_json, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) return Internal("stored job spec is not valid JSON");
-  Result<ParsedJob> parsed =
-      dialect == Dialect::kVertex ? ParseVertexCustomJob(body) : ParseMlJob(body);
+  Result<ParsedJob> parsed = dialect == Dialect::kMlV1 ? ParseMlJob(body)
+                             : IsVertexStudyJson(spec_json)
+                                 ? ParseVertexHyperparameterTuningJob(body)
+                                 : ParseVertexCustomJob(body);
   if (!parsed.ok())
     return Internal("stored job spec no longer parses: " + parsed.status().message());
   return std::move(parsed).value().spec;
@@ -127,6 +129,9 @@ nlohmann::json RenderJob(const Job& job, const RenderOptions& options) {
     SetTime(out, "endTime", job.end_time);
     SetTime(out, "updateTime", job.update_time);
     if (job.error) out["error"] = {{"code", job.error->code}, {"message", job.error->message}};
+    if (IsVertexStudyJson(job.spec_json) && !job.trials.empty()) {
+      out["trials"] = VertexTrials(job, out);
+    }
     return out;
   }
   out["jobId"] = job.spec.job_id.empty() ? out.value("jobId", "") : job.spec.job_id;

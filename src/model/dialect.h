@@ -28,6 +28,11 @@ struct ParsedJob {
 // Body of `POST .../customJobs` (a CustomJob). Output-only fields (name, state,
 // createTime, ...) are accepted and ignored, as Google does.
 Result<ParsedJob> ParseVertexCustomJob(const nlohmann::json& body);
+// Body of `POST .../hyperparameterTuningJobs` (a Vertex HyperparameterTuningJob):
+// the trial job spec becomes the pools, the study spec and budget `spec.study`.
+Result<ParsedJob> ParseVertexHyperparameterTuningJob(const nlohmann::json& body);
+// True for the canonical JSON of a Vertex HyperparameterTuningJob (Job::spec_json).
+bool IsVertexStudyJson(const std::string& spec_json);
 // Body of `POST /v1/projects/{p}/jobs` (an ml v1 Job).
 Result<ParsedJob> ParseMlJob(const nlohmann::json& body);
 

@@ -1,5 +1,7 @@
 #include "model/job.h"
 
+#include "model/dialect.h"
+
 namespace ty::model {
 
 bool IsTerminal(JobState s) {
@@ -95,7 +97,9 @@ bool UidLess(const std::string& a, const std::string& b) {
 
 std::string Job::ResourceName() const {
   if (dialect == Dialect::kMlV1) return "projects/" + project + "/jobs/" + spec.job_id;
-  return "projects/" + project + "/locations/" + location + "/customJobs/" + uid;
+  const char* collection =
+      IsVertexStudyJson(spec_json) ? "/hyperparameterTuningJobs/" : "/customJobs/";
+  return "projects/" + project + "/locations/" + location + collection + uid;
 }
 
 const char* MlRoleName(int pool) {

@@ -233,20 +233,6 @@ bool AllDiscrete(const std::vector<ParamSpec>& params) {
   return true;
 }
 
-const char* TypeText(ParamType t) {
-  switch (t) {
-    case ParamType::kDouble:
-      return "DOUBLE";
-    case ParamType::kInteger:
-      return "INTEGER";
-    case ParamType::kCategorical:
-      return "CATEGORICAL";
-    case ParamType::kDiscrete:
-      return "DISCRETE";
-  }
-  return "DOUBLE";
-}
-
 const char* ScaleText(Scale s) {
   switch (s) {
     case Scale::kLinear:
@@ -260,9 +246,13 @@ const char* ScaleText(Scale s) {
 }
 
 json EncodeParam(const ParamSpec& p) {
-  json out = {
-      {"name", p.name}, {"type", TypeText(p.type)}, {"scale", ScaleText(p.scale)}, {"min", p.min},
-      {"max", p.max},   {"discrete", p.discrete},   {"categories", p.categories}};
+  json out = {{"name", p.name},
+              {"type", ParamTypeName(p.type)},
+              {"scale", ScaleText(p.scale)},
+              {"min", p.min},
+              {"max", p.max},
+              {"discrete", p.discrete},
+              {"categories", p.categories}};
   json children = json::array();
   for (const ConditionalChild& c : p.children) {
     children.push_back({{"parentNumbers", c.parent_numbers},
@@ -342,6 +332,78 @@ Result<json> ParseMlHyperparameters(const json& value, const std::string& path, 
   }
   *out = std::move(study);
   return h.canonical();
+}
+
+Result<json> ParseVertexStudySpec(const json& value, const std::string& path, StudySpec* out) {
+  ASSIGN_OR_RETURN(
+      internal::WireObject o,
+      internal::WireObject::Open(
+          value, path,
+          {"metrics", "parameters", "algorithm", "observationNoise", "measurementSelectionType",
+           "decayCurveStoppingSpec", "medianAutomatedStoppingSpec", "convexAutomatedStoppingSpec",
+           "studyStoppingConfig"}));
+  StudySpec study;
+  const json* metrics = o.Find("metrics");
+  if (metrics == nullptr || !metrics->is_array() || metrics->size() != 1) {
+    return FieldError(o.PathOf("metrics"), "must hold exactly one metric");
+  }
+  const std::string metric_path = o.PathOf("metrics") + "[0]";
+  ASSIGN_OR_RETURN(
+      internal::WireObject m,
+      internal::WireObject::Open((*metrics)[0], metric_path, {"metricId", "goal", "safetyConfig"}));
+  RETURN_IF_ERROR(m.String("metricId", &study.metric_tag));
+  if (study.metric_tag.empty()) return FieldError(m.PathOf("metricId"), "is required");
+  if (study.metric_tag.find_first_of(" \t\n") != std::string::npos) {
+    return FieldError(m.PathOf("metricId"), "must not contain whitespace");
+  }
+  std::string goal = "GOAL_TYPE_UNSPECIFIED";
+  RETURN_IF_ERROR(m.Enum("goal", kGoals, &goal));
+  study.goal = goal == "MINIMIZE" ? Goal::kMinimize : Goal::kMaximize;
+  RETURN_IF_ERROR(m.OpaqueObject("safetyConfig"));
+  o.SetCanonical("metrics", json::array({m.canonical()}));
+  const json* params = o.Find("parameters");
+  if (params == nullptr) return FieldError(o.PathOf("parameters"), "is required");
+  ASSIGN_OR_RETURN(study.params, ParseVertexParams(*params, o.PathOf("parameters")));
+  o.SetCanonical("parameters", *params);
+  std::string algorithm = "ALGORITHM_UNSPECIFIED";
+  RETURN_IF_ERROR(o.Enum("algorithm", kAlgorithms, &algorithm));
+  study.algorithm = *ParseAlgorithm(algorithm);
+  if (study.algorithm == Algorithm::kGrid && !AllDiscrete(study.params)) {
+    return FieldError(o.PathOf("algorithm"),
+                      "GRID_SEARCH needs every parameter to be INTEGER, CATEGORICAL or DISCRETE");
+  }
+  static constexpr internal::EnumValue kNoise[] = {
+      {"OBSERVATION_NOISE_UNSPECIFIED", 0}, {"LOW", 1}, {"HIGH", 2}};
+  static constexpr internal::EnumValue kSelection[] = {
+      {"MEASUREMENT_SELECTION_TYPE_UNSPECIFIED", 0},
+      {"LAST_MEASUREMENT", 1},
+      {"BEST_MEASUREMENT", 2}};
+  std::string noise, selection;
+  RETURN_IF_ERROR(o.Enum("observationNoise", kNoise, &noise));
+  RETURN_IF_ERROR(o.Enum("measurementSelectionType", kSelection, &selection));
+  if (selection == "BEST_MEASUREMENT") study.selection = MeasurementSelection::kBest;
+  if (o.Has("convexAutomatedStoppingSpec")) {
+    return FieldError(o.PathOf("convexAutomatedStoppingSpec"),
+                      "is not supported; use decayCurveStoppingSpec or "
+                      "medianAutomatedStoppingSpec");
+  }
+  for (const auto& [field, rule] :
+       {std::pair{"decayCurveStoppingSpec", StoppingRule::kDecayCurve},
+        std::pair{"medianAutomatedStoppingSpec", StoppingRule::kMedian}}) {
+    const json* spec = o.Find(field);
+    if (spec == nullptr) continue;
+    if (study.stopping != StoppingRule::kNone) {
+      return FieldError(o.PathOf(field), "only one automated stopping spec may be set");
+    }
+    ASSIGN_OR_RETURN(internal::WireObject stop,
+                     internal::WireObject::Open(*spec, o.PathOf(field), {"useElapsedDuration"}));
+    RETURN_IF_ERROR(stop.Bool("useElapsedDuration", &study.stopping_use_elapsed));
+    o.SetCanonical(field, stop.canonical());
+    study.stopping = rule;
+  }
+  RETURN_IF_ERROR(o.OpaqueObject("studyStoppingConfig"));
+  *out = std::move(study);
+  return o.canonical();
 }
 
 json EncodeStudy(const StudySpec& s) {

@@ -32,6 +32,16 @@ Result<ParamValue> ValueFromJson(const ParamSpec& spec, const nlohmann::json& v)
 Result<nlohmann::json> ParseMlHyperparameters(const nlohmann::json& value, const std::string& path,
                                               StudySpec* out);
 
+// Vertex `StudySpec` of a HyperparameterTuningJob (vertex-v1-jobs.md §7) at `path`;
+// returns its canonical form. Rules: exactly one metric (`metricId` without
+// whitespace; goal MAXIMIZE | MINIMIZE, unspecified = MAXIMIZE); `parameters`
+// required (conditional children allowed); GRID_SEARCH only over discrete
+// parameters; `measurementSelectionType` LAST (default) or BEST; at most one of
+// decayCurveStoppingSpec / medianAutomatedStoppingSpec (convexAutomatedStoppingSpec is
+// refused: not implemented). Budget fields are the job's, not the study's.
+Result<nlohmann::json> ParseVertexStudySpec(const nlohmann::json& value, const std::string& path,
+                                            StudySpec* out);
+
 // The study inside a stored spec record (model/spec_record.h): every field, the
 // parameter tree included; Decode never validates (records are trusted).
 nlohmann::json EncodeStudy(const StudySpec& study);

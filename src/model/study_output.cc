@@ -84,4 +84,58 @@ nlohmann::json MlStudyTrainingOutput(const Job& job, const nlohmann::json& rende
   return output;
 }
 
+nlohmann::json VertexTrials(const Job& job, const nlohmann::json& rendered) {
+  std::string metric = kDefaultMetricTag;
+  auto study = rendered.find("studySpec");
+  if (study != rendered.end() && study->is_object() && study->contains("metrics") &&
+      (*study)["metrics"].is_array() && !(*study)["metrics"].empty()) {
+    metric = (*study)["metrics"][0].value("metricId", metric);
+  }
+  auto measurement = [&metric](const TrialMeasurement& m) {
+    return nlohmann::json{{"stepCount", std::to_string(m.step)},
+                          {"metrics", {{{"metricId", metric}, {"value", m.value}}}}};
+  };
+  nlohmann::json out = nlohmann::json::array();
+  for (const Trial& t : job.trials) {
+    nlohmann::json params = nlohmann::json::array();
+    for (const auto& [name, v] : t.params) {
+      params.push_back(
+          {{"parameterId", name},
+           {"value", v.category.empty() ? nlohmann::json(v.number) : nlohmann::json(v.category)}});
+    }
+    const char* state = "ACTIVE";
+    std::string reason = t.infeasible_reason;
+    switch (t.state) {
+      case TrialState::kActive:
+        break;
+      case TrialState::kStopping:
+        state = "STOPPING";
+        break;
+      case TrialState::kSucceeded:
+        state = "SUCCEEDED";
+        break;
+      case TrialState::kCancelled:
+        reason = "the trial was cancelled";
+        state = "INFEASIBLE";
+        break;
+      case TrialState::kInfeasible:
+      case TrialState::kFailed:
+        state = "INFEASIBLE";
+        break;
+    }
+    nlohmann::json trial = {{"id", std::to_string(t.id)}, {"state", state}, {"parameters", params}};
+    if (t.final_measurement) trial["finalMeasurement"] = measurement(*t.final_measurement);
+    if (!t.measurements.empty()) {
+      nlohmann::json all = nlohmann::json::array();
+      for (const auto& m : t.measurements) all.push_back(measurement(m));
+      trial["measurements"] = std::move(all);
+    }
+    if (t.start_time != 0) trial["startTime"] = FormatRfc3339(t.start_time);
+    if (t.end_time != 0) trial["endTime"] = FormatRfc3339(t.end_time);
+    if (!reason.empty() && std::string(state) == "INFEASIBLE") trial["infeasibleReason"] = reason;
+    out.push_back(std::move(trial));
+  }
+  return out;
+}
+
 }  // namespace ty::model

@@ -20,4 +20,9 @@ nlohmann::json MlHyperparametersOf(const nlohmann::json& rendered);
 // canonical `trainingInput.hyperparameters`) is `rendered`.
 nlohmann::json MlStudyTrainingOutput(const Job& job, const nlohmann::json& rendered);
 
+// Vertex `HyperparameterTuningJob.trials` (vertex-v1-jobs.md §8) in id order, for a
+// job whose rendered form (with its canonical `studySpec`) is `rendered`. Failed and
+// cancelled trials are INFEASIBLE with their reason, as Vertex shows them.
+nlohmann::json VertexTrials(const Job& job, const nlohmann::json& rendered);
+
 }  // namespace ty::model

@@ -10,23 +10,9 @@ namespace ty::model {
 
 namespace {
 
-const char* TypeName(ParamType t) {
-  switch (t) {
-    case ParamType::kDouble:
-      return "DOUBLE";
-    case ParamType::kInteger:
-      return "INTEGER";
-    case ParamType::kCategorical:
-      return "CATEGORICAL";
-    case ParamType::kDiscrete:
-      return "DISCRETE";
-  }
-  return "?";
-}
-
 Status CheckParam(const ParamSpec& p) {
   auto bad = [&](const std::string& rule) {
-    return InvalidArgument("parameter '" + p.name + "' (" + TypeName(p.type) + "): " + rule);
+    return InvalidArgument("parameter '" + p.name + "' (" + ParamTypeName(p.type) + "): " + rule);
   };
   if (p.name.empty()) return InvalidArgument("a parameter has no name");
   if (p.name.find_first_of(" \t\n=") != std::string::npos) {
@@ -114,6 +100,20 @@ Status CheckTree(const ParamSpec& p, std::set<std::string>* names) {
 }
 
 }  // namespace
+
+const char* ParamTypeName(ParamType t) {
+  switch (t) {
+    case ParamType::kDouble:
+      return "DOUBLE";
+    case ParamType::kInteger:
+      return "INTEGER";
+    case ParamType::kCategorical:
+      return "CATEGORICAL";
+    case ParamType::kDiscrete:
+      return "DISCRETE";
+  }
+  return "?";
+}
 
 std::string FormatValue(const ParamSpec& spec, const ParamValue& value) {
   if (spec.type == ParamType::kCategorical) return value.category;

@@ -14,6 +14,8 @@
 namespace ty::model {
 
 enum class ParamType { kDouble, kInteger, kCategorical, kDiscrete };
+// "DOUBLE", "INTEGER", "CATEGORICAL", "DISCRETE": the APIs' spelling.
+const char* ParamTypeName(ParamType t);
 enum class Scale { kLinear, kLog, kReverseLog };
 
 struct ConditionalChild;

@@ -21,6 +21,7 @@
 
 #include "model/dialect.h"
 #include "model/machine_types.h"
+#include "model/study_json.h"
 #include "model/wire_json.h"
 
 namespace ty::model {
@@ -419,6 +420,58 @@ Result<ParsedJob> ParseVertexCustomJob(const nlohmann::json& body) {
   }
   parsed.spec_json = o.canonical().dump();
   return parsed;
+}
+
+Result<ParsedJob> ParseVertexHyperparameterTuningJob(const nlohmann::json& body) {
+  ASSIGN_OR_RETURN(
+      WireObject o,
+      WireObject::Open(body, "",
+                       {"displayName", "studySpec", "maxTrialCount", "parallelTrialCount",
+                        "maxFailedTrialCount", "trialJobSpec", "labels", "encryptionSpec"},
+                       {"name", "state", "createTime", "startTime", "endTime", "updateTime",
+                        "error", "trials", "satisfiesPzs", "satisfiesPzi"}));
+  ParsedJob parsed;
+  JobSpec& spec = parsed.spec;
+  spec.dialect = Dialect::kVertex;
+  RETURN_IF_ERROR(RequireString(o, "displayName", &spec.display_name));
+  if (internal::Utf8Length(spec.display_name) > kMaxDisplayNameChars) {
+    return FieldError("displayName", "must be at most 128 characters");
+  }
+  StudySpec study;
+  const nlohmann::json* study_spec = o.Find("studySpec");
+  if (study_spec == nullptr) return FieldError("studySpec", "is required");
+  ASSIGN_OR_RETURN(nlohmann::json study_canon,
+                   ParseVertexStudySpec(*study_spec, "studySpec", &study));
+  o.SetCanonical("studySpec", std::move(study_canon));
+  for (const auto& [field, out] : {std::pair{"maxTrialCount", &study.max_trials},
+                                   std::pair{"parallelTrialCount", &study.parallel_trials}}) {
+    if (!o.Has(field)) return FieldError(field, "is required");
+    RETURN_IF_ERROR(o.Int32(field, out));
+    if (*out < 1) return FieldError(field, "must be at least 1");
+  }
+  RETURN_IF_ERROR(o.Int32("maxFailedTrialCount", &study.max_failed_trials));
+  if (study.max_failed_trials < 0 || study.max_failed_trials > study.max_trials) {
+    return FieldError("maxFailedTrialCount", "must be between 0 and maxTrialCount");
+  }
+  const nlohmann::json* trial_spec = o.Find("trialJobSpec");
+  if (trial_spec == nullptr) return FieldError("trialJobSpec", "is required");
+  ASSIGN_OR_RETURN(nlohmann::json trial_canon, ParseJobSpec(*trial_spec, "trialJobSpec", &spec));
+  o.SetCanonical("trialJobSpec", std::move(trial_canon));
+  RETURN_IF_ERROR(o.StringMap("labels", &spec.labels));
+  RETURN_IF_ERROR(internal::ValidateLabels("labels", spec.labels));
+  if (const nlohmann::json* enc = o.Find("encryptionSpec")) {
+    ASSIGN_OR_RETURN(nlohmann::json c, ParseEncryptionSpec(*enc, "encryptionSpec"));
+    o.SetCanonical("encryptionSpec", std::move(c));
+  }
+  spec.study = std::move(study);
+  parsed.spec_json = o.canonical().dump();
+  return parsed;
+}
+
+bool IsVertexStudyJson(const std::string& spec_json) {
+  // Canonical JSON has no spaces: `"studySpec":` can only be the top-level key (a
+  // string value equal to "studySpec" is followed by `,`, `]` or `}`).
+  return spec_json.find("\"studySpec\":") != std::string::npos;
 }
 
 }  // namespace ty::model

@@ -139,10 +139,15 @@ Result<std::string> JobService::ResolveUid(const JobRef& ref) const {
   if (ref.dialect == model::Dialect::kVertex) {
     RETURN_IF_ERROR(CheckVertexId(ref.id));
     Result<model::Job> job = Lookup(ref.id);
-    if (job.ok() && InScope(*job, ref.dialect, ref.project, ref.location)) return ref.id;
+    if (job.ok() && InScope(*job, ref.dialect, ref.project, ref.location) &&
+        model::IsVertexStudyJson(job->spec_json) == ref.study) {
+      return ref.id;
+    }
     if (!job.ok() && job.status().code() != StatusCode::kNotFound) return job.status();
-    return NotFound("CustomJob projects/" + ref.project + "/locations/" + ref.location +
-                    "/customJobs/" + ref.id + " does not exist.");
+    return NotFound((ref.study ? "HyperparameterTuningJob" : "CustomJob") +
+                    std::string(" projects/") + ref.project + "/locations/" + ref.location +
+                    (ref.study ? "/hyperparameterTuningJobs/" : "/customJobs/") + ref.id +
+                    " does not exist.");
   }
   if (std::optional<std::string> uid = jobs_->FindLiveMl(ref.project, ref.id)) return *uid;
   if (std::optional<std::string> uid = studies_->FindLiveMl(ref.project, ref.id)) return *uid;
@@ -188,6 +193,10 @@ Result<ListResponse> JobService::List(const ListRequest& request) {
   for (;;) {
     ASSIGN_OR_RETURN(std::vector<model::Job> batch, store_->ListJobsPage(query));
     for (model::Job& job : batch) {
+      if (request.dialect == model::Dialect::kVertex &&
+          model::IsVertexStudyJson(job.spec_json) != request.studies) {
+        continue;  // The other Vertex collection.
+      }
       if (!filter.Matches(job)) continue;
       WithQueueView(&job);
       if (static_cast<int>(response.jobs.size()) == page_size) {
@@ -213,6 +222,13 @@ Result<Operation> JobService::Delete(const JobRef& ref) {
   ASSIGN_OR_RETURN(std::string uid, ResolveUid(ref));
   Result<model::Job> job = Lookup(uid);
   RETURN_IF_ERROR(core_->Call<Status>([this, uid] { return jobs_->Delete(uid); }));
+  if (job.ok()) {
+    // A study's trial jobs go with it (they are not listed or addressable otherwise).
+    for (const model::Trial& t : job->trials) {
+      if (t.job_uid.empty()) continue;
+      core_->Call<Status>([this, trial = t.job_uid] { return jobs_->Delete(trial); }).IgnoreError();
+    }
+  }
   TimeMicros now = core_->clock()->Now();
   Operation op;
   // One delete per job, so the job id names it.

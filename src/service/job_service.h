@@ -61,6 +61,7 @@ struct JobRef {
   std::string project;
   std::string location;  // Vertex only.
   std::string id;
+  bool study = false;  // Vertex: the hyperparameterTuningJobs collection (else customJobs).
 };
 
 struct ListRequest {
@@ -68,6 +69,7 @@ struct ListRequest {
   std::string project;
   std::string location;  // Vertex only.
   std::string filter;    // AIP-160 (Vertex) or ml v1 filter text; "" = all.
+  bool studies = false;  // Vertex: hyperparameterTuningJobs instead of customJobs.
   int page_size = 0;     // 0 = default (ml v1: 20; Vertex: 100). Capped at 1000.
   std::string page_token;
 };

@@ -181,6 +181,61 @@ TEST_F(TuningTest, AStudySurvivesKillNineWithExactlyItsTrialCount) {
   EXPECT_EQ(log.find("Trial 5"), std::string::npos) << log;
 }
 
+// The Vertex collection: a HyperparameterTuningJob with a studySpec and a trial job
+// spec runs its trials and reads back in Vertex's shape; it is not a CustomJob.
+TEST_F(TuningTest, AVertexHyperparameterTuningJobRunsAndReadsBackInVertexShape) {
+  const std::string base = "/v1/projects/it/locations/us-central1/hyperparameterTuningJobs";
+  nlohmann::json body = {
+      {"displayName", "vertex-study"},
+      {"studySpec",
+       {{"metrics", {{{"metricId", "accuracy"}, {"goal", "MAXIMIZE"}}}},
+        {"parameters",
+         {{{"parameterId", "x"}, {"doubleValueSpec", {{"minValue", 0}, {"maxValue", 1}}}},
+          {{"parameterId", "n"}, {"integerValueSpec", {{"minValue", "1"}, {"maxValue", "5"}}}}}},
+        {"algorithm", "RANDOM_SEARCH"}}},
+      {"maxTrialCount", 3},
+      {"parallelTrialCount", 2},
+      {"trialJobSpec",
+       {{"workerPoolSpecs",
+         {{{"machineSpec", {{"machineType", "n1-standard-4"}}},
+           {"replicaCount", "1"},
+           {"containerSpec",
+            {{"imageUri", kTestImage}, {"command", {"sh", "-c", kTrainer, "trainer"}}}}}}}}}};
+  HttpReply created = daemon_->Post(base, body.dump());
+  ASSERT_EQ(created.status, 200) << created.body;
+  std::string name = created.Json()["name"];
+  ASSERT_NE(name.find("/hyperparameterTuningJobs/"), std::string::npos) << name;
+  const std::string id = IdOf(created.Json());
+  nlohmann::json done = daemon_->WaitForField(
+      base + "/" + id, "state", {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED"},
+      120);
+  ASSERT_EQ(done["state"], "JOB_STATE_SUCCEEDED") << done.dump(1);
+  ASSERT_EQ(done["trials"].size(), 3u) << done.dump(1);
+  for (size_t i = 0; i < 3; ++i) {
+    const auto& t = done["trials"][i];
+    EXPECT_EQ(t["id"], std::to_string(i + 1));
+    EXPECT_EQ(t["state"], "SUCCEEDED");
+    double x = -1;
+    for (const auto& p : t["parameters"]) {
+      if (p["parameterId"] == "x") x = p["value"];
+    }
+    EXPECT_EQ(t["finalMeasurement"]["metrics"][0]["metricId"], "accuracy");
+    EXPECT_NEAR(t["finalMeasurement"]["metrics"][0]["value"].get<double>(), x, 1e-5) << t.dump();
+  }
+  // Listed in its own collection, without trials; not a CustomJob.
+  nlohmann::json list = daemon_->Get(base).Json();
+  ASSERT_EQ(list["hyperparameterTuningJobs"].size(), 1u) << list.dump(1);
+  EXPECT_FALSE(list["hyperparameterTuningJobs"][0].contains("trials"));
+  nlohmann::json custom = daemon_->Get("/v1/projects/it/locations/us-central1/customJobs").Json();
+  EXPECT_FALSE(custom.contains("customJobs")) << custom.dump(1);
+  EXPECT_EQ(daemon_->Get("/v1/projects/it/locations/us-central1/customJobs/" + id).status, 404);
+  // A bad study names the field.
+  body["studySpec"]["metrics"] = nlohmann::json::array();
+  HttpReply bad = daemon_->Post(base, body.dump());
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.find("studySpec.metrics"), std::string::npos) << bad.body;
+}
+
 // samples/sklearn-hptune through the trainyard CLI, as its README says: six trials of a
 // real scikit-learn model, two at a time, chosen by the default (Bayesian) algorithm.
 TEST(SampleStudyTest, TheSklearnSampleTunesSixTrialsThroughTheCli) {

@@ -3,19 +3,17 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
+#include "fakes/study_params.h"
+#include "model/dialect.h"
+
 namespace ty::model {
 namespace {
 
 using nlohmann::json;
 
-const json kMixedParams = json::parse(R"([
-  {"parameterName":"learning_rate","type":"DOUBLE","minValue":1e-05,"maxValue":1.0,"scaleType":"UNIT_LOG_SCALE"},
-  {"parameterName":"optimizer","type":"CATEGORICAL","categoricalValues":["sgd","momentum","rmsprop","adam"]},
-  {"parameterName":"num_layers","type":"INTEGER","minValue":1,"maxValue":10,"scaleType":"UNIT_LINEAR_SCALE"},
-  {"parameterName":"batch_size","type":"DISCRETE","discreteValues":[16,32,64,128,256,512],"scaleType":"UNIT_LOG_SCALE"},
-  {"parameterName":"dropout","type":"DOUBLE","minValue":0.0,"maxValue":0.7},
-  {"parameterName":"beta","type":"DOUBLE","minValue":0.001,"maxValue":0.999,"scaleType":"UNIT_REVERSE_LOG_SCALE"}])");
-
+const json& kMixedParams = testing::MixedParamsJson();
 TEST(StudyJsonTest, ReadsMlParamsAndNamesTheBrokenField) {
   auto params = ParseMlParams(kMixedParams, "trainingInput.hyperparameters.params");
   ASSERT_TRUE(params.ok()) << params.status().message();
@@ -58,6 +56,85 @@ TEST(StudyJsonTest, ReadsVertexParametersWithConditionalChildren) {
   auto bad = ParseVertexParams(params, "studySpec.parameters");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().field(), "studySpec.parameters[0].conditionalParameterSpecs[0]");
+}
+
+}  // namespace
+}  // namespace ty::model
+
+namespace ty::model {
+namespace {
+
+json VertexStudyBody() {
+  return json::parse(R"({
+    "displayName": "study",
+    "studySpec": {
+      "metrics": [{"metricId": "loss", "goal": "MINIMIZE"}],
+      "parameters": [
+        {"parameterId": "opt", "categoricalValueSpec": {"values": ["sgd", "adam"]},
+         "conditionalParameterSpecs": [
+           {"parameterSpec": {"parameterId": "momentum",
+                              "doubleValueSpec": {"minValue": 0, "maxValue": 0.99}},
+            "parentCategoricalValues": {"values": ["sgd"]}}]},
+        {"parameterId": "lr", "doubleValueSpec": {"minValue": 0.0001, "maxValue": 0.1},
+         "scaleType": "UNIT_LOG_SCALE"}],
+      "measurementSelectionType": "BEST_MEASUREMENT",
+      "medianAutomatedStoppingSpec": {"useElapsedDuration": true}},
+    "maxTrialCount": 8, "parallelTrialCount": 2, "maxFailedTrialCount": 3,
+    "trialJobSpec": {"workerPoolSpecs": [{"machineSpec": {"machineType": "n1-standard-4"},
+                                          "replicaCount": "1",
+                                          "containerSpec": {"imageUri": "img"}}]},
+    "labels": {"team": "ml"}})");
+}
+
+TEST(VertexStudyTest, AHyperparameterTuningJobBecomesAStudyOverItsTrialSpec) {
+  Result<ParsedJob> r = ParseVertexHyperparameterTuningJob(VertexStudyBody());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_TRUE(r->spec.study.has_value());
+  const StudySpec& s = *r->spec.study;
+  EXPECT_EQ(s.goal, Goal::kMinimize);
+  EXPECT_EQ(s.tag(), "loss");
+  EXPECT_EQ(s.max_trials, 8);
+  EXPECT_EQ(s.parallel_trials, 2);
+  EXPECT_EQ(s.max_failed_trials, 3);
+  EXPECT_EQ(s.selection, MeasurementSelection::kBest);
+  EXPECT_EQ(s.stopping, StoppingRule::kMedian);
+  EXPECT_TRUE(s.stopping_use_elapsed);
+  ASSERT_EQ(s.params.size(), 2u);
+  ASSERT_EQ(s.params[0].children.size(), 1u);
+  ASSERT_EQ(r->spec.pools.size(), 1u);
+  EXPECT_EQ(r->spec.display_name, "study");
+  EXPECT_TRUE(IsVertexStudyJson(r->spec_json));
+  // The stored form parses back to the same study (jobs stored without a record).
+  Result<JobSpec> back = ParseStoredSpec(Dialect::kVertex, r->spec_json);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_TRUE(back->study.has_value());
+  EXPECT_EQ(EncodeStudy(*back->study), EncodeStudy(s));
+  // A CustomJob whose argument happens to be "studySpec" is not a study.
+  EXPECT_FALSE(IsVertexStudyJson(R"({"jobSpec":{"args":["studySpec"]}})"));
+}
+
+TEST(VertexStudyTest, ABrokenHyperparameterTuningJobNamesTheField) {
+  auto field_of = [](const std::function<void(json&)>& edit) {
+    json body = VertexStudyBody();
+    edit(body);
+    Result<ParsedJob> r = ParseVertexHyperparameterTuningJob(body);
+    return r.ok() ? std::string("(accepted)") : r.status().field();
+  };
+  EXPECT_EQ(field_of([](json& b) { b["studySpec"]["metrics"] = json::array(); }),
+            "studySpec.metrics");
+  EXPECT_EQ(field_of([](json& b) { b.erase("parallelTrialCount"); }), "parallelTrialCount");
+  EXPECT_EQ(field_of([](json& b) { b["maxFailedTrialCount"] = 9; }), "maxFailedTrialCount");
+  EXPECT_EQ(field_of([](json& b) { b["trialJobSpec"]["workerPoolSpecs"][0].erase("machineSpec"); }),
+            "trialJobSpec.workerPoolSpecs[0].machineSpec");
+  EXPECT_EQ(
+      field_of([](json& b) { b["studySpec"]["convexAutomatedStoppingSpec"] = json::object(); }),
+      "studySpec.convexAutomatedStoppingSpec");
+  EXPECT_EQ(field_of([](json& b) { b["studySpec"]["decayCurveStoppingSpec"] = json::object(); }),
+            "studySpec.medianAutomatedStoppingSpec");
+  EXPECT_EQ(field_of([](json& b) { b["studySpec"]["algorithm"] = "GRID_SEARCH"; }),
+            "studySpec.algorithm");
+  EXPECT_EQ(field_of([](json& b) { b["studySpec"]["metrics"][0]["metricId"] = "a b"; }),
+            "studySpec.metrics[0].metricId");
 }
 
 }  // namespace

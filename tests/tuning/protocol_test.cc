@@ -1,6 +1,7 @@
 // The APIs' parameter JSON and the tuner protocol (spec/tuner-protocol.md).
 #include <gtest/gtest.h>
 
+#include "fakes/study_params.h"
 #include "model/study_json.h"
 #include "tuning/assignment_json.h"
 #include "tuning/protocol_session.h"
@@ -10,14 +11,7 @@ namespace {
 
 using nlohmann::json;
 
-const json kMixedParams = json::parse(R"([
-  {"parameterName":"learning_rate","type":"DOUBLE","minValue":1e-05,"maxValue":1.0,"scaleType":"UNIT_LOG_SCALE"},
-  {"parameterName":"optimizer","type":"CATEGORICAL","categoricalValues":["sgd","momentum","rmsprop","adam"]},
-  {"parameterName":"num_layers","type":"INTEGER","minValue":1,"maxValue":10,"scaleType":"UNIT_LINEAR_SCALE"},
-  {"parameterName":"batch_size","type":"DISCRETE","discreteValues":[16,32,64,128,256,512],"scaleType":"UNIT_LOG_SCALE"},
-  {"parameterName":"dropout","type":"DOUBLE","minValue":0.0,"maxValue":0.7},
-  {"parameterName":"beta","type":"DOUBLE","minValue":0.001,"maxValue":0.999,"scaleType":"UNIT_REVERSE_LOG_SCALE"}])");
-
+const json& kMixedParams = testing::MixedParamsJson();
 json Call(ProtocolSession& s, const std::string& line) { return s.Handle(json::parse(line)); }
 
 TEST(ProtocolSessionTest, RunsAStudyWithSuggestReportAddAndClose) {

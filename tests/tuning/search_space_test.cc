@@ -5,44 +5,16 @@
 #include <cmath>
 #include <random>
 
+#include "fakes/study_params.h"
 #include "tuning/quasi_random.h"
 
 namespace ty::tuning {
 namespace {
 
-ParamSpec Double(const std::string& name, double lo, double hi, Scale scale = Scale::kLinear) {
-  ParamSpec p;
-  p.name = name;
-  p.type = ParamType::kDouble;
-  p.min = lo;
-  p.max = hi;
-  p.scale = scale;
-  return p;
-}
-
-ParamSpec Integer(const std::string& name, double lo, double hi, Scale scale = Scale::kLinear) {
-  ParamSpec p = Double(name, lo, hi, scale);
-  p.type = ParamType::kInteger;
-  return p;
-}
-
-ParamSpec Discrete(const std::string& name, std::vector<double> values,
-                   Scale scale = Scale::kLinear) {
-  ParamSpec p;
-  p.name = name;
-  p.type = ParamType::kDiscrete;
-  p.discrete = std::move(values);
-  p.scale = scale;
-  return p;
-}
-
-ParamSpec Categorical(const std::string& name, std::vector<std::string> values) {
-  ParamSpec p;
-  p.name = name;
-  p.type = ParamType::kCategorical;
-  p.categories = std::move(values);
-  return p;
-}
+using testing::Categorical;
+using testing::Discrete;
+using testing::Double;
+using testing::Integer;
 
 std::string ErrorOf(std::vector<ParamSpec> params) {
   auto s = SearchSpace::Create(std::move(params));

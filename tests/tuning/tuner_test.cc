@@ -5,39 +5,15 @@
 #include <cmath>
 #include <set>
 
+#include "fakes/study_params.h"
+
 namespace ty::tuning {
 namespace {
 
-ParamSpec Double(const std::string& name, double lo, double hi, Scale scale = Scale::kLinear) {
-  ParamSpec p;
-  p.name = name;
-  p.min = lo;
-  p.max = hi;
-  p.scale = scale;
-  return p;
-}
-
-ParamSpec Integer(const std::string& name, double lo, double hi) {
-  ParamSpec p = Double(name, lo, hi);
-  p.type = ParamType::kInteger;
-  return p;
-}
-
-ParamSpec Categorical(const std::string& name, std::vector<std::string> values) {
-  ParamSpec p;
-  p.name = name;
-  p.type = ParamType::kCategorical;
-  p.categories = std::move(values);
-  return p;
-}
-
-ParamSpec Discrete(const std::string& name, std::vector<double> values) {
-  ParamSpec p;
-  p.name = name;
-  p.type = ParamType::kDiscrete;
-  p.discrete = std::move(values);
-  return p;
-}
+using testing::Categorical;
+using testing::Discrete;
+using testing::Double;
+using testing::Integer;
 
 Tuner Make(std::vector<ParamSpec> params, Algorithm algorithm, uint64_t seed = 1,
            int max_trials = 30, int parallel = 1, Goal goal = Goal::kMinimize) {
