@@ -28,7 +28,8 @@ constexpr DurationMicros kEndSlack = 60LL * 1000000;
 struct Target {
   std::string uid;
   std::string project;
-  std::string job_id;  // Public: ml v1 jobId, Vertex numeric id.
+  std::string job_id;    // Public: ml v1 jobId, Vertex numeric id.
+  std::string trial_id;  // A tuning job's trial whose job `uid` is; "" otherwise.
 };
 
 // Where an entry sorts: (timestamp, insertId), as gcloud de-duplicates.
@@ -79,6 +80,14 @@ void SetPayload(const logs::LogEntry& e, json* out) {
   (*out)["textPayload"] = e.message;
 }
 
+// Google labels a tuning job's replica lines with their trial; gcloud ai-platform's
+// streamer prints it as a column (spec/cloud-logging-v2.md §2.1).
+json Labels(const Target& t, const logs::LogEntry& e) {
+  json labels = {{"ml.googleapis.com/task_name", e.task}};
+  if (!t.trial_id.empty()) labels["ml.googleapis.com/trial_id"] = t.trial_id;
+  return labels;
+}
+
 json Render(const Target& t, const logs::LogEntry& e) {
   const std::string log_id = e.task == "service" ? "ml.googleapis.com/" + t.job_id : e.task;
   const std::string time = FormatRfc3339Nanos(e.time);
@@ -87,7 +96,7 @@ json Render(const Target& t, const logs::LogEntry& e) {
       {"resource",
        {{"type", "ml_job"},
         {"labels", {{"job_id", t.job_id}, {"task_name", e.task}, {"project_id", t.project}}}}},
-      {"labels", {{"ml.googleapis.com/task_name", e.task}}},
+      {"labels", Labels(t, e)},
       {"timestamp", time},
       {"receiveTimestamp", time},
       {"severity", SeverityOf(e)},
@@ -123,9 +132,15 @@ bool AllDigits(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-Target TargetOf(const model::Job& job) {
-  return Target{job.uid, job.project,
-                job.dialect == model::Dialect::kMlV1 ? job.spec.job_id : job.uid};
+// The job's own log and, for a tuning job, each trial's: a study's log is its trials'
+// replicas' lines under the study's id, as Google serves them.
+void AddTargetsOf(const model::Job& job, std::vector<Target>* out) {
+  const std::string id = job.dialect == model::Dialect::kMlV1 ? job.spec.job_id : job.uid;
+  out->push_back(Target{job.uid, job.project, id, ""});
+  for (const model::Trial& trial : job.trials) {
+    if (trial.job_uid.empty()) continue;
+    out->push_back(Target{trial.job_uid, job.project, id, std::to_string(trial.id)});
+  }
 }
 
 // Jobs the filter pins by id in these projects.
@@ -135,11 +150,11 @@ std::vector<Target> PinnedJobs(store::JobStore* store, const std::vector<std::st
   for (const std::string& project : projects) {
     for (const std::string& id : ids) {
       Result<model::Job> ml = store->FindMlJob(project, id);
-      if (ml.ok()) out.push_back(TargetOf(*ml));
+      if (ml.ok()) AddTargetsOf(*ml, &out);
       if (!AllDigits(id)) continue;
       Result<model::Job> vertex = store->GetJob(id);
       if (vertex.ok() && vertex->dialect == model::Dialect::kVertex && vertex->project == project) {
-        out.push_back(TargetOf(*vertex));
+        AddTargetsOf(*vertex, &out);
       }
     }
   }
@@ -164,7 +179,7 @@ Result<std::vector<Target>> ScopedJobs(store::JobStore* store,
         for (const model::Job& job : batch) {
           if (floor && job.end_time != 0 && job.end_time + kEndSlack < *floor) continue;
           if (ceiling && job.create_time > *ceiling) continue;
-          out.push_back(TargetOf(job));
+          AddTargetsOf(job, &out);
         }
         if (batch.size() < q.limit) break;
         q.before_uid = batch.back().uid;

@@ -162,6 +162,51 @@ TEST_F(ApiLoggingTest, MlJobsByJobIdAndTheServicesOwnLines) {
   EXPECT_EQ(entries.back()["textPayload"], "ml says hi");
 }
 
+// A tuning job's log holds its trials' replica lines under its own id, each labelled
+// with its trial (gcloud ai-platform prints the trial column), besides its own lines.
+TEST_F(ApiLoggingTest, ATuningJobServesItsTrialsLinesLabelledWithTheTrial) {
+  json body = json::parse(MlBody("tuned"));
+  body["trainingInput"]["hyperparameters"] = {
+      {"goal", "MAXIMIZE"},
+      {"hyperparameterMetricTag", "accuracy"},
+      {"maxTrials", 2},
+      {"maxParallelTrials", 2},
+      {"params", {{{"parameterName", "x"}, {"type", "DOUBLE"}, {"minValue", 0}, {"maxValue", 1}}}}};
+  ASSERT_EQ(Post(kMl, body.dump()).status, 200);
+  const std::string uid = UidOf(MlRef("tuned"));
+  std::vector<model::Trial> trials;
+  for (int i = 0; i < 500 && trials.size() < 2; ++i) {
+    usleep(10000);
+    auto stored = store_.GetJob(uid);
+    if (stored.ok()) trials = stored->trials;
+  }
+  ASSERT_EQ(trials.size(), 2u);
+  Append(trials[1].job_uid, 10, "master-replica-0", "from trial 2");
+  Append(trials[0].job_uid, 20, "master-replica-0", "from trial 1");
+  std::vector<json> entries =
+      ListAll({{"resourceNames", {"projects/p"}},
+               {"filter", "resource.labels.job_id=\"tuned\" AND " + std::string(kFloor)}},
+              1);
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0]["textPayload"], "from trial 2");
+  EXPECT_EQ(entries[0]["labels"]["ml.googleapis.com/trial_id"], std::to_string(trials[1].id));
+  EXPECT_EQ(entries[1]["labels"]["ml.googleapis.com/trial_id"], std::to_string(trials[0].id));
+  EXPECT_EQ(entries[1]["resource"]["labels"]["job_id"], "tuned");
+  EXPECT_NE(entries[0]["insertId"], entries[1]["insertId"]);
+  // The study's own service lines carry no trial; its trials' service lines carry theirs.
+  Reply all = List(
+      {{"resourceNames", {"projects/p"}},
+       {"filter", "resource.labels.job_id=\"tuned\" AND resource.labels.task_name=\"service\""}});
+  ASSERT_EQ(all.status, 200) << all.body;
+  int study_lines = 0;
+  for (const json& e : all.json().value("entries", json::array())) {
+    const bool of_study = e.value("textPayload", "").rfind("Trial ", 0) == 0;
+    study_lines += of_study;
+    EXPECT_EQ(e["labels"].contains("ml.googleapis.com/trial_id"), !of_study) << e.dump();
+  }
+  EXPECT_EQ(study_lines, 2);  // "Trial 1 started ...", "Trial 2 started ...".
+}
+
 TEST_F(ApiLoggingTest, GetFormAndEmptyAnswers) {
   std::string id = JobWithLines();
   Reply r = Get("/v2/entries:list?resourceNames=projects/p&pageSize=2&filter=" +

@@ -3,7 +3,8 @@
 // README tells users to: `trainyard config gcloud` in an isolated CLOUDSDK_CONFIG.
 // Both dialects: create -> stream logs to the end (5,000 numbered lines from two
 // replicas, each once and in order) -> describe -> list; cancel of a sleeping
-// job; `gcloud logging read` with a task filter.
+// job; `gcloud logging read` with a task filter. Tuning jobs of both dialects with
+// their trials' lines, summaries and cancel.
 #include <gmock/gmock.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <sstream>
 
 #include "integration/daemon_harness.h"
+#include "integration/hypertune_trainer.h"
 #include "integration/subprocess.h"
 
 namespace ty::testing {
@@ -26,6 +28,42 @@ bool HaveGcloud() { return RunProcess({"gcloud", "--version"}, {}, 60).rc == 0; 
 std::string CountingScript() {
   return "i=0; while [ $i -lt " + std::to_string(kLinesPerReplica) +
          " ]; do echo n=$i; i=$((i+1)); done";
+}
+
+// kTrainer as a YAML block scalar item at `indent` spaces (a list item's text).
+std::string TrainerYaml(int indent) {
+  std::string pad(indent, ' ');
+  std::string out = pad + "- |\n";
+  std::istringstream in(kTrainer);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) out += pad + "  " + line + "\n";
+  }
+  return out;
+}
+
+// The job id gcloud printed after `marker` (digits or an ml job id).
+std::string IdAfter(const std::string& text, const std::string& marker) {
+  size_t at = text.find(marker);
+  if (at == std::string::npos) return "";
+  std::string rest = text.substr(at + marker.size());
+  return rest.substr(0, rest.find_first_of("]/ \n"));
+}
+
+// Streamed lines the trainer printed ("trial N tag ..."), by the trial column
+// gcloud ai-platform prints (severity, time, task, trial, message).
+std::map<std::string, std::string> TrainerLinesByTrialColumn(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cols;
+    std::stringstream ss(line);
+    std::string col;
+    while (std::getline(ss, col, '\t')) cols.push_back(col);
+    if (cols.size() == 5 && cols[4].rfind("trial ", 0) == 0) out[cols[3]] = cols[4];
+  }
+  return out;
 }
 
 class GcloudTest : public ::testing::Test {
@@ -219,6 +257,114 @@ TEST_F(GcloudTest, AiCustomJobsCreateStreamLogsDescribeListCancel) {
               "--order=asc", "--limit=3", "--format=value(textPayload)"});
   ASSERT_EQ(read.rc, 0) << read.err;
   EXPECT_EQ(read.out, "n=0\nn=1\nn=2\n");
+}
+
+// ai-platform: a job with trainingInput.hyperparameters from --config streams every
+// trial's lines with its trial id, and describe --summarize tables the trials.
+TEST_F(GcloudTest, AiPlatformTuningJobStreamsItsTrialsAndSummarizesThem) {
+  auto config = WriteFile("tune.yaml",
+                          "trainingInput:\n"
+                          "  scaleTier: CUSTOM\n"
+                          "  masterType: n1-standard-4\n"
+                          "  masterConfig: {imageUri: " +
+                              std::string(kTestImage) +
+                              "}\n"
+                              "  args:\n    - sh\n    - -c\n" +
+                              TrainerYaml(4) +
+                              "    - trainer\n"
+                              "  hyperparameters:\n"
+                              "    goal: MAXIMIZE\n"
+                              "    hyperparameterMetricTag: accuracy\n"
+                              "    maxTrials: 3\n"
+                              "    maxParallelTrials: 2\n"
+                              "    params:\n"
+                              "      - {parameterName: x, type: DOUBLE, minValue: 0, maxValue: 1}\n"
+                              "      - {parameterName: opt, type: CATEGORICAL, "
+                              "categoricalValues: [a, b]}\n");
+  ProcessRun submit = Gcloud({"ai-platform", "jobs", "submit", "training", "tuned",
+                              "--config=" + config.string(), "--region=local", "--stream-logs"});
+  ASSERT_EQ(submit.rc, 0) << submit.err.substr(0, 3000);
+  EXPECT_THAT(submit.out, HasSubstr("state: SUCCEEDED"));
+  std::map<std::string, std::string> by_trial = TrainerLinesByTrialColumn(submit.err);
+  ASSERT_EQ(by_trial.size(), 3u) << submit.err;
+  for (const auto& [trial, message] : by_trial) {
+    EXPECT_EQ(message.rfind("trial " + trial + " tag accuracy x=", 0), 0u) << message;
+  }
+  EXPECT_THAT(submit.err, HasSubstr("\tservice\t\tStudy SUCCEEDED: 3 of 3 trials succeeded."));
+
+  ProcessRun summary = Gcloud({"ai-platform", "jobs", "describe", "tuned", "--summarize"});
+  ASSERT_EQ(summary.rc, 0) << summary.err;
+  EXPECT_THAT(summary.out, HasSubstr("Training Output Trials"));
+  EXPECT_THAT(summary.out, ::testing::ContainsRegex("OBJECTIVE_VALUE"));
+  nlohmann::json described = nlohmann::json::parse(
+      Gcloud({"ai-platform", "jobs", "describe", "tuned", "--format=json"}).out, nullptr, false);
+  ASSERT_TRUE(described.is_object());
+  ASSERT_EQ(described["trainingOutput"]["trials"].size(), 3u) << described.dump(1);
+  EXPECT_EQ(described["trainingOutput"]["completedTrialCount"], "3");
+  EXPECT_EQ(described["trainingOutput"]["hyperparameterMetricTag"], "accuracy");
+  const nlohmann::json& best = described["trainingOutput"]["trials"][0];
+  EXPECT_TRUE(best["finalMetric"].contains("objectiveValue")) << best.dump();
+}
+
+// Vertex: gcloud ai hp-tuning-jobs create|describe|list|stream-logs|cancel.
+TEST_F(GcloudTest, AiHpTuningJobsCreateDescribeListStreamCancel) {
+  auto trial_spec = [](const std::string& script_items) {
+    return "trialJobSpec:\n"
+           "  workerPoolSpecs:\n"
+           "    - machineSpec: {machineType: n1-standard-4}\n"
+           "      replicaCount: 1\n"
+           "      containerSpec:\n"
+           "        imageUri: " +
+           std::string(kTestImage) + "\n        command:\n" + script_items;
+  };
+  const std::string study =
+      "studySpec:\n"
+      "  metrics: [{metricId: accuracy, goal: MAXIMIZE}]\n"
+      "  parameters:\n"
+      "    - parameterId: x\n"
+      "      doubleValueSpec: {minValue: 0, maxValue: 1}\n";
+  auto config = WriteFile("hp.yaml", study + trial_spec("          - sh\n          - -c\n" +
+                                                        TrainerYaml(10) + "          - trainer\n"));
+  ProcessRun create =
+      Gcloud({"ai", "hp-tuning-jobs", "create", "--region=us-central1", "--display-name=tuned",
+              "--config=" + config.string(), "--max-trial-count=2", "--parallel-trial-count=2"});
+  ASSERT_EQ(create.rc, 0) << create.err;
+  std::string id = IdAfter(create.err, "Hyperparameter tuning job [");
+  ASSERT_FALSE(id.empty()) << create.err;
+  const std::string path = "/v1/projects/p/locations/us-central1/hyperparameterTuningJobs/" + id;
+  nlohmann::json done = daemon_.WaitForField(path, "state", {"JOB_STATE_SUCCEEDED"}, 120);
+  ASSERT_EQ(done.value("state", ""), "JOB_STATE_SUCCEEDED") << done.dump(1);
+
+  ProcessRun describe = Gcloud({"ai", "hp-tuning-jobs", "describe", id, "--format=json"});
+  ASSERT_EQ(describe.rc, 0) << describe.err;
+  nlohmann::json described = nlohmann::json::parse(describe.out, nullptr, false);
+  ASSERT_EQ(described["trials"].size(), 2u) << describe.out;
+  for (const nlohmann::json& t : described["trials"]) {
+    EXPECT_EQ(t["state"], "SUCCEEDED") << t.dump();
+    EXPECT_EQ(t["finalMeasurement"]["metrics"][0]["metricId"], "accuracy") << t.dump();
+  }
+  ProcessRun list = Gcloud({"ai", "hp-tuning-jobs", "list", "--format=value(displayName,state)"});
+  ASSERT_EQ(list.rc, 0) << list.err;
+  EXPECT_THAT(list.out, HasSubstr("tuned\tJOB_STATE_SUCCEEDED"));
+  ProcessRun stream = Gcloud({"ai", "hp-tuning-jobs", "stream-logs", id, "--polling-interval=1"});
+  ASSERT_EQ(stream.rc, 0) << stream.err;
+  EXPECT_THAT(stream.out, HasSubstr("\tworkerpool0-0\ttrial 1 tag accuracy x="));
+  EXPECT_THAT(stream.out, HasSubstr("\tworkerpool0-0\ttrial 2 tag accuracy x="));
+
+  auto sleepy = WriteFile(
+      "sleepy-hp.yaml", study + trial_spec("          - sh\n          - -c\n          - sleep 600\n"
+                                           "          - sleeper\n"));
+  ProcessRun start = Gcloud({"ai", "hp-tuning-jobs", "create", "--region=us-central1",
+                             "--display-name=sleepy", "--config=" + sleepy.string()});
+  ASSERT_EQ(start.rc, 0) << start.err;
+  std::string sleepy_id = IdAfter(start.err, "Hyperparameter tuning job [");
+  ProcessRun cancel = Gcloud({"ai", "hp-tuning-jobs", "cancel", sleepy_id});
+  ASSERT_EQ(cancel.rc, 0) << cancel.err;
+  EXPECT_THAT(cancel.err, HasSubstr("Request to cancel hyperparameter tuning job"));
+  nlohmann::json cancelled = daemon_.WaitForField(
+      "/v1/projects/p/locations/us-central1/hyperparameterTuningJobs/" + sleepy_id, "state",
+      {"JOB_STATE_CANCELLED"});
+  EXPECT_EQ(cancelled.value("state", ""), "JOB_STATE_CANCELLED") << cancelled.dump(1);
 }
 
 // gcloud storage against the bucket directories: a 50 MB file (resumable upload,
