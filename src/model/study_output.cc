@@ -72,6 +72,15 @@ nlohmann::json MlStudyTrainingOutput(const Job& job, const nlohmann::json& rende
       out["finalMetric"] = {{"trainingStep", std::to_string(t->final_measurement->step)},
                             {"objectiveValue", t->final_measurement->value}};
     }
+    // Google documents allMetrics as "not currently populated"; here it carries the
+    // trial's intermediate reports so describe shows them.
+    if (!t->measurements.empty()) {
+      nlohmann::json all = nlohmann::json::array();
+      for (const TrialMeasurement& m : t->measurements) {
+        all.push_back({{"trainingStep", std::to_string(m.step)}, {"objectiveValue", m.value}});
+      }
+      out["allMetrics"] = std::move(all);
+    }
     if (t->stopped_early) out["isTrialStoppedEarly"] = true;
     if (t->start_time != 0) out["startTime"] = FormatRfc3339(t->start_time);
     if (t->end_time != 0) out["endTime"] = FormatRfc3339(t->end_time);

@@ -86,6 +86,7 @@ Status StudyController::Adopt(model::Job job) {
   auto tuner = tuning::Tuner::Create(std::move(*space), options);
   if (!tuner.ok()) return tuner.status();
   st.tuner = std::make_unique<tuning::Tuner>(std::move(*tuner));
+  ObservePreviousStudy(st, job);
   // The tuner relearns the study from its finished trials, in the order they were run.
   for (const model::Trial& t : job.trials) {
     if (!t.job_uid.empty()) jobs_->ReserveUid(t.job_uid);
@@ -97,6 +98,37 @@ Status StudyController::Adopt(model::Job job) {
   Publish(st.job);
   studies_[uid] = std::move(st);
   return Status::Ok();
+}
+
+// ml v1 resumePreviousJobId. Google documents only that the earlier job's study is
+// continued; here its finished trials inform the suggestions (a grid continues where
+// it stopped, the optimiser starts from what it learnt) while this job runs maxTrials
+// trials of its own and lists only those. Trials whose parameters do not fit this
+// job's space are left out.
+Result<model::Job> StudyController::PreviousStudy(const model::Job& job) const {
+  const std::string& id = job.spec.study->resume_previous_job_id;
+  Result<model::Job> previous = store_->FindMlJob(job.project, id);
+  if (previous.ok()) {
+    Result<model::JobSpec> spec = RestoreSpec(*previous);
+    if (spec.ok() && spec->study.has_value()) return previous;
+  }
+  return InvalidArgument(
+             "Field: trainingInput.hyperparameters.resumePreviousJobId Error: "
+             "no hyperparameter tuning job '" +
+             id + "' in project " + job.project)
+      .WithField("trainingInput.hyperparameters.resumePreviousJobId");
+}
+
+void StudyController::ObservePreviousStudy(Study& st, const model::Job& job) {
+  if (st.spec.resume_previous_job_id.empty()) return;
+  Result<model::Job> previous = PreviousStudy(job);
+  if (!previous.ok()) return;  // Checked at submit; deleted since: start afresh.
+  for (const model::Trial& t : previous->trials) {
+    if (Active(t) || t.state == model::TrialState::kCancelled) continue;
+    if (!st.tuner->space().Check(t.params).ok()) continue;
+    st.tuner->Observe({t.params, model::ObjectiveOf(t)});
+    ++st.prior_trials;
+  }
 }
 
 Status StudyController::Load() {
@@ -141,6 +173,7 @@ void StudyController::Start() {
 // Requests
 
 Result<model::Job> StudyController::Submit(model::Job job) {
+  if (!job.spec.study->resume_previous_job_id.empty()) RETURN_IF_ERROR(PreviousStudy(job).status());
   job.uid = jobs_->AllocateUid();
   job.state = model::JobState::kQueued;
   if (job.create_time == 0) job.create_time = core_->clock()->Now();
@@ -155,6 +188,10 @@ Result<model::Job> StudyController::Submit(model::Job job) {
   RETURN_IF_ERROR(s);
   model::Job created = job;
   RETURN_IF_ERROR(Adopt(std::move(job)));
+  if (Study* st = Find(created.uid); !st->spec.resume_previous_job_id.empty()) {
+    Log(*st, "Resuming the study of job " + st->spec.resume_previous_job_id + ": its " +
+                 std::to_string(st->prior_trials) + " finished trials inform the suggestions.");
+  }
   core_->Post([this, uid = created.uid] { Step(uid); });
   return created;
 }

@@ -72,9 +72,13 @@ class StudyController {
     std::unique_ptr<tuning::Tuner> tuner;
     bool exhausted = false;  // The search space has no unseen point left.
     std::string failing;     // Set when the study fails once its trials are down.
+    int prior_trials = 0;    // Finished trials of resumePreviousJobId's study observed.
   };
 
   Status Adopt(model::Job job);  // Builds the in-memory study (tuner from trials).
+  // InvalidArgument naming resumePreviousJobId when it names no tuning job here.
+  Result<model::Job> PreviousStudy(const model::Job& job) const;
+  void ObservePreviousStudy(Study& st, const model::Job& job);
   void Step(const std::string& uid);
   void StartTrials(Study& st);
   void SubmitTrialJob(Study& st, model::Trial& trial);

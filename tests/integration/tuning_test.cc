@@ -86,6 +86,9 @@ TEST_F(TuningTest, SixTrialsTwoAtATimeSucceedBestFirst) {
     double got = t["finalMetric"]["objectiveValue"];
     EXPECT_NEAR(got, want, 1e-5) << t.dump();
     EXPECT_EQ(t["finalMetric"]["trainingStep"], hp["n"]) << t.dump();
+    // Its one report, as describe shows it.
+    ASSERT_EQ(t["allMetrics"].size(), 1u) << t.dump();
+    EXPECT_EQ(t["allMetrics"][0]["trainingStep"], hp["n"]) << t.dump();
     EXPECT_LE(got, previous) << "not best first: " << out.dump(1);
     previous = got;
   }
@@ -164,6 +167,43 @@ TEST_F(TuningTest, AStudySurvivesKillNineWithExactlyItsTrialCount) {
     EXPECT_EQ(log.find(once, first + 1), std::string::npos) << "twice: " << once << "\n" << log;
   }
   EXPECT_EQ(log.find("Trial 5"), std::string::npos) << log;
+}
+
+// resumePreviousJobId: a grid study resumed from an earlier one runs the grid points the
+// earlier one did not; a name that is no tuning job is a 400 naming the field.
+TEST_F(TuningTest, AResumedGridStudyRunsOnlyThePointsTheEarlierOneDidNot) {
+  auto grid = [](const std::string& id, const std::string& resume) {
+    nlohmann::json body = Study(id, 2, 1);
+    nlohmann::json& h = body["trainingInput"]["hyperparameters"];
+    h["algorithm"] = "GRID_SEARCH";
+    h["params"] = {
+        {{"parameterName", "n"}, {"type", "INTEGER"}, {"minValue", 1}, {"maxValue", 2}},
+        {{"parameterName", "opt"}, {"type", "CATEGORICAL"}, {"categoricalValues", {"a", "b"}}}};
+    if (!resume.empty()) h["resumePreviousJobId"] = resume;
+    return body;
+  };
+  ASSERT_EQ(daemon_->Post(kMlBase, grid("first", "").dump()).status, 200);
+  nlohmann::json first = WaitDone("first", 120);
+  ASSERT_EQ(first["state"], "SUCCEEDED") << first.dump(1);
+  HttpReply bad = daemon_->Post(kMlBase, grid("orphan", "no_such_job").dump());
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  EXPECT_NE(bad.body.find("resumePreviousJobId"), std::string::npos) << bad.body;
+
+  ASSERT_EQ(daemon_->Post(kMlBase, grid("second", "first").dump()).status, 200);
+  nlohmann::json second = WaitDone("second", 120);
+  ASSERT_EQ(second["state"], "SUCCEEDED") << second.dump(1);
+  std::set<std::string> points;
+  for (const nlohmann::json* done : {&first, &second}) {
+    ASSERT_EQ((*done)["trainingOutput"]["trials"].size(), 2u) << done->dump(1);
+    for (const auto& t : (*done)["trainingOutput"]["trials"]) {
+      points.insert(t["hyperparameters"]["n"].get<std::string>() + "/" +
+                    t["hyperparameters"]["opt"].get<std::string>());
+    }
+  }
+  EXPECT_EQ(points, (std::set<std::string>{"1/a", "1/b", "2/a", "2/b"}));
+  EXPECT_NE(ServiceLog("second").find("Resuming the study of job first: its 2 finished trials"),
+            std::string::npos)
+      << ServiceLog("second");
 }
 
 // The Vertex collection: a HyperparameterTuningJob with a studySpec and a trial job
