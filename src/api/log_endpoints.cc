@@ -22,8 +22,10 @@ namespace {
 
 constexpr int kDefaultPageSize = 1000;
 constexpr int kMaxPageSize = 10000;
+constexpr size_t kFollowBatch = 256;  // Lines read per step of a follow stream.
 
-nlohmann::json RenderEntry(const logs::LogEntry& entry) {
+nlohmann::json RenderLine(const service::JobLogLine& line) {
+  const logs::LogEntry& entry = line.entry;
   nlohmann::json out = {
       {"timestamp", FormatRfc3339(entry.time)},
       {"taskName", entry.task},
@@ -31,6 +33,7 @@ nlohmann::json RenderEntry(const logs::LogEntry& entry) {
       {"message", entry.message},
   };
   if (!entry.severity.empty()) out["severity"] = entry.severity;
+  if (line.trial_id != 0) out["trialId"] = std::to_string(line.trial_id);  // A study's trial.
   return out;
 }
 
@@ -54,7 +57,7 @@ Dispatch ReadLogs(const Call& call, const service::JobRef& ref) {
   const std::string cursor = Param(call.request, "cursor");
 
   // Also validates the job and the cursor before a follow stream commits to 200.
-  Result<logs::LogPage> page =
+  Result<service::JobLogPage> page =
       call.service->ReadLogs(ref, cursor, task, follow == "true" ? 1 : *page_size);
   if (!page.ok()) return fail(page.status());
   if (follow == "true") {
@@ -67,7 +70,7 @@ Dispatch ReadLogs(const Call& call, const service::JobRef& ref) {
 
   nlohmann::json out = nlohmann::json::object();
   nlohmann::json entries = nlohmann::json::array();
-  for (const logs::LogEntry& entry : page->entries) entries.push_back(RenderEntry(entry));
+  for (const service::JobLogLine& line : page->lines) entries.push_back(RenderLine(line));
   out["entries"] = std::move(entries);
   if (!page->next_cursor.empty()) out["nextCursor"] = page->next_cursor;
   return Dispatch{JsonResponse(out), std::nullopt};
@@ -89,22 +92,30 @@ FollowChunk Router::NextChunk(LogFollow* follow, size_t max_bytes) const {
       return chunk;
     }
     const bool terminal = model::IsTerminal(job->state);
-    // One entry per read: the LogStore's cursor is opaque, and a per-entry cursor
-    // is what lets a client resume without duplicates.
+    // Every line carries the cursor just after it: what lets a client resume
+    // without duplicates.
     while (chunk.data.size() < max_bytes) {
-      Result<logs::LogPage> page = service_->ReadLogs(follow->ref, follow->cursor, follow->task, 1);
+      Result<service::JobLogPage> page =
+          service_->ReadLogs(follow->ref, follow->cursor, follow->task, kFollowBatch);
       if (!page.ok()) {
         chunk.data += ErrorLine(page.status());
         follow->done = true;
         return chunk;
       }
+      bool full = false;
+      for (const service::JobLogLine& l : page->lines) {
+        nlohmann::json line = RenderLine(l);
+        line["cursor"] = l.cursor;
+        chunk.data += DumpJson(line);
+        chunk.data += '\n';
+        follow->cursor = l.cursor;
+        full = chunk.data.size() >= max_bytes;
+        if (full) break;  // The rest is read again from this line's cursor.
+      }
+      if (full) break;
       // With a task filter an empty page may still have skipped other tasks' lines.
       if (!page->next_cursor.empty()) follow->cursor = page->next_cursor;
-      if (page->entries.empty()) break;
-      nlohmann::json line = RenderEntry(page->entries.front());
-      line["cursor"] = follow->cursor;
-      chunk.data += DumpJson(line);
-      chunk.data += '\n';
+      if (page->lines.empty()) break;
     }
     if (chunk.data.empty()) {
       if (terminal) {

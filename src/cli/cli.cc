@@ -185,6 +185,7 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
   ai_platform->require_subcommand(1);
   std::shared_ptr<void> custom_state = internal::RegisterCustomJobs(*ai, &selection);
   std::shared_ptr<void> ml_state = internal::RegisterMlJobs(*ai_platform, &selection);
+  std::shared_ptr<void> hp_state = internal::RegisterHpTuningJobs(*ai, &selection);
   std::shared_ptr<void> config_state = internal::RegisterConfig(app, &selection);
 
   try {

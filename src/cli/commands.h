@@ -51,6 +51,8 @@ struct Selection {
 // holders own the flag storage and must outlive parsing and running.
 std::shared_ptr<void> RegisterCustomJobs(CLI::App& ai, Selection* selection);
 std::shared_ptr<void> RegisterMlJobs(CLI::App& ai_platform, Selection* selection);
+// Registers `hp-tuning-jobs` under `ai`.
+std::shared_ptr<void> RegisterHpTuningJobs(CLI::App& ai, Selection* selection);
 // Registers `config gcloud` on the top-level app.
 std::shared_ptr<void> RegisterConfig(CLI::App& app, Selection* selection);
 

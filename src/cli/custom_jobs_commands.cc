@@ -20,33 +20,21 @@ struct CustomJobsState {
 
 constexpr char kGroupCommand[] = "trainyard ai custom-jobs";
 
-// "Using endpoint [URL/]": gcloud ai prints the regional endpoint on every command.
-void PrintEndpoint(Runtime& rt) { *rt.err << "Using endpoint [" << rt.Endpoint() << "/]\n"; }
+constexpr char kCollection[] = "customJobs";
 
-// JOB -> "projects/P/locations/R/customJobs/ID". A full name is taken as given.
+void PrintEndpoint(Runtime& rt) { PrintVertexEndpoint(rt); }
+
 Result<std::string> ResolveJobName(Runtime& rt, const CustomJobsState& st) {
-  if (st.query.job.rfind("projects/", 0) == 0) return st.query.job;
-  if (st.region.empty()) {
-    return Status(
-        InvalidArgument("argument --region: Must be specified when JOB is not a full "
-                        "resource name (projects/P/locations/R/customJobs/ID)."));
-  }
-  return "projects/" + rt.Project() + "/locations/" + st.region + "/customJobs/" + st.query.job;
+  return VertexJobName(rt, st.query.job, st.region, kCollection);
 }
 
-// Route of the region's job collection.
 std::string CollectionPath(Runtime& rt, const CustomJobsState& st) {
-  return "/v1/projects/" + rt.Project() + "/locations/" + st.region + "/customJobs";
-}
-
-Status RequireRegion(const CustomJobsState& st) {
-  if (st.region.empty()) return InvalidArgument("argument --region: Must be specified.");
-  return Status::Ok();
+  return VertexCollectionPath(rt, st.region, kCollection);
 }
 
 int Create(Runtime& rt, CustomJobsState& st, const std::string& path) {
   PrintEndpoint(rt);
-  if (Status s = RequireRegion(st); !s.ok()) return ReportError(rt, path, s);
+  if (Status s = RequireRegion(st.region); !s.ok()) return ReportError(rt, path, s);
   if (st.config_path) {
     Result<nlohmann::json> config = format::ReadYamlOrJsonFile(*st.config_path);
     if (!config.ok())
@@ -77,7 +65,7 @@ int Describe(Runtime& rt, CustomJobsState& st, const std::string& path) {
 
 int List(Runtime& rt, CustomJobsState& st, const std::string& path) {
   PrintEndpoint(rt);
-  if (Status s = RequireRegion(st); !s.ok()) return ReportError(rt, path, s);
+  if (Status s = RequireRegion(st.region); !s.ok()) return ReportError(rt, path, s);
   return ListJobs(rt, path, CollectionPath(rt, st), "customJobs", st.query);
 }
 

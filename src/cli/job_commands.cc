@@ -16,6 +16,7 @@ int DescribeJob(Runtime& rt, const std::string& command_path, const std::string&
   if (*f == OutputFormat::kYaml) {
     Result<nlohmann::json> details = CallApi(rt, "GET", job_path + "/details", nullptr);
     if (details.ok()) *rt.out << "---\n" << FormatResource(*details, OutputFormat::kYaml);
+    *rt.out << FormatTrialsTable(*job);
   }
   return 0;
 }
@@ -84,6 +85,30 @@ void PrintStillActiveHint(Runtime& rt, const std::string& group_command, const s
           << "  $ " << group_command << " describe " << job << "\n\n"
           << "or continue streaming the logs with the command\n\n"
           << "  $ " << group_command << " stream-logs " << job << "\n";
+}
+
+void PrintVertexEndpoint(Runtime& rt) { *rt.err << "Using endpoint [" << rt.Endpoint() << "/]\n"; }
+
+Status RequireRegion(const std::string& region) {
+  if (region.empty()) return InvalidArgument("argument --region: Must be specified.");
+  return Status::Ok();
+}
+
+std::string VertexCollectionPath(Runtime& rt, const std::string& region,
+                                 const std::string& collection) {
+  return "/v1/projects/" + rt.Project() + "/locations/" + region + "/" + collection;
+}
+
+Result<std::string> VertexJobName(Runtime& rt, const std::string& job, const std::string& region,
+                                  const std::string& collection) {
+  if (job.rfind("projects/", 0) == 0) return job;
+  if (region.empty()) {
+    return Status(
+        InvalidArgument("argument --region: Must be specified when JOB is not a full resource name "
+                        "(projects/P/locations/R/" +
+                        collection + "/ID)."));
+  }
+  return VertexCollectionPath(rt, region, collection).substr(4) + "/" + job;
 }
 
 }  // namespace ty::cli::internal

@@ -76,4 +76,16 @@ int StreamJobLogs(Runtime& rt, const std::string& command_path, const std::strin
 // command group that has describe and stream-logs, e.g. "trainyard ai custom-jobs".
 void PrintStillActiveHint(Runtime& rt, const std::string& group_command, const std::string& job);
 
+// --- Vertex collections (`collection`: "customJobs", "hyperparameterTuningJobs").
+
+// "Using endpoint [URL/]": gcloud ai prints the regional endpoint on every command.
+void PrintVertexEndpoint(Runtime& rt);
+Status RequireRegion(const std::string& region);
+// "/v1/projects/P/locations/R/<collection>".
+std::string VertexCollectionPath(Runtime& rt, const std::string& region,
+                                 const std::string& collection);
+// JOB -> "projects/P/locations/R/<collection>/ID"; a full name is taken as given.
+Result<std::string> VertexJobName(Runtime& rt, const std::string& job, const std::string& region,
+                                  const std::string& collection);
+
 }  // namespace ty::cli::internal

@@ -67,9 +67,29 @@ std::string FormatLogRecord(const nlohmann::json& record, LogDialect dialect,
   return out;
 }
 
+std::string FormatColumns(const std::vector<std::vector<std::string>>& rows,
+                          const std::string& line_prefix) {
+  std::vector<size_t> widths;
+  for (const auto& r : rows) {
+    if (widths.size() < r.size()) widths.resize(r.size(), 0);
+    for (size_t i = 0; i < r.size(); ++i) widths[i] = std::max(widths[i], r[i].size());
+  }
+  std::string out;
+  for (const auto& r : rows) {
+    std::string line = line_prefix;
+    for (size_t i = 0; i < r.size(); ++i) {
+      line += r[i];
+      if (i + 1 < r.size()) line += std::string(widths[i] - r[i].size() + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
 std::string FormatMlJobTable(const std::vector<nlohmann::json>& jobs) {
   if (jobs.empty()) return "";
-  std::vector<std::array<std::string, 3>> rows;
+  std::vector<std::vector<std::string>> rows;
   rows.push_back({"JOB_ID", "STATUS", "CREATED"});
   for (const nlohmann::json& job : jobs) {
     std::string id = StringField(job, "jobId");
@@ -79,19 +99,7 @@ std::string FormatMlJobTable(const std::vector<nlohmann::json>& jobs) {
     rows.push_back(
         {id, StringField(job, "state"), created.empty() ? "" : FormatLocalDate(created)});
   }
-  size_t w0 = 0, w1 = 0;
-  for (const auto& r : rows) {
-    w0 = std::max(w0, r[0].size());
-    w1 = std::max(w1, r[1].size());
-  }
-  std::string out;
-  for (const auto& r : rows) {
-    std::string line = r[0] + std::string(w0 - r[0].size() + 2, ' ') + r[1] +
-                       std::string(w1 - r[1].size() + 2, ' ') + r[2];
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
-  return out;
+  return FormatColumns(rows, "");
 }
 
 Result<OutputFormat> ParseOutputFormat(const std::string& name) {

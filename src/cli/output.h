@@ -31,6 +31,17 @@ std::string FormatLocalDate(const std::string& rfc3339);
 // task `unknown_task`.
 std::string FormatLogRecord(const nlohmann::json& record, LogDialect dialect, bool allow_multiline);
 
+// Rows as columns padded to the widest cell plus two spaces, the last column unpadded,
+// each line starting with `line_prefix`.
+std::string FormatColumns(const std::vector<std::vector<std::string>>& rows,
+                          const std::string& line_prefix);
+
+// The trials of a tuning job of either dialect (ml v1 trainingOutput.trials, Vertex
+// trials with studySpec's goal) as a table, best first (no objective last, then by
+// id), every line a YAML comment so that describe's YAML stays parseable; "" when the
+// job has no trials.
+std::string FormatTrialsTable(const nlohmann::json& job);
+
 // `table(jobId, state:label=STATUS, createTime.date(tz=LOCAL):label=CREATED)`: columns
 // padded to the widest cell plus two spaces, the last column unpadded. An empty list
 // prints nothing (gcloud writes "Listed 0 items." to stderr instead).

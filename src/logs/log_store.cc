@@ -327,8 +327,10 @@ Result<LogPage> LogStore::Impl::Read(const std::string& uid, const std::string& 
                      // Lines of other tasks, and malformed ones, are passed over: the cursor still
                      // moves past them so the next read does not see them again.
                      page.next_cursor = std::to_string(end);
-                     if (e != nullptr && TaskMatches(task, *e))
+                     if (e != nullptr && TaskMatches(task, *e)) {
+                       e->end_position = end;
                        page.entries.push_back(std::move(*e));
+                     }
                      return max_entries == 0 || page.entries.size() < max_entries;
                    }));
   if (size != kNoLog && *offset > size) {
@@ -453,6 +455,10 @@ TimeMicros LogStore::LastEntryTime(const std::string& job_uid, const std::string
 Result<LogPage> LogStore::Read(const std::string& job_uid, const std::string& cursor,
                                const std::string& task, size_t max_entries) {
   return impl_->Read(job_uid, cursor, task, max_entries);
+}
+
+std::string LogStore::CursorAfter(const LogEntry& entry) {
+  return std::to_string(entry.end_position);  // Cursors are byte offsets (ParseCursor).
 }
 
 bool LogStore::WaitForMore(const std::string& job_uid, const std::string& cursor, int timeout_ms) {

@@ -36,6 +36,8 @@ struct LogEntry {
   // Set by reads: where the entry starts in its job's log. Unique within the job
   // and never changes, so it can name the entry (Cloud Logging's insertId).
   uint64_t position = 0;
+  // Set by Read: where the entry's line ends (see CursorAfter).
+  uint64_t end_position = 0;
 };
 
 class LogSink {
@@ -72,6 +74,10 @@ class LogStore : public LogSink {
   // Calls `fn` for every entry of the job's log, oldest first (arrival order),
   // until it returns false. OK without calls when the job has no log yet.
   Status Scan(const std::string& job_uid, const std::function<bool(const LogEntry&)>& fn);
+
+  // The cursor right after `entry`, one that Read returned: a read from it starts
+  // with what followed the entry.
+  static std::string CursorAfter(const LogEntry& entry);
 
   // Blocks until the job's log grows past `cursor` or `timeout_ms` passes.
   // Returns true if there is more to read.

@@ -121,6 +121,11 @@ std::string FormatValue(const ParamSpec& spec, const ParamValue& value) {
     return std::to_string(static_cast<long long>(std::llround(value.number)));
   }
   char buf[40];
+  // Whole numbers print whole ("10", not "1e+01": training code may read them as int).
+  if (std::abs(value.number) < 1e15 && value.number == std::trunc(value.number)) {
+    std::snprintf(buf, sizeof buf, "%.0f", value.number);
+    return buf;
+  }
   std::snprintf(buf, sizeof buf, "%.17g", value.number);
   // Prefer the shortest form that reads back to the same double.
   for (int precision = 1; precision < 17; ++precision) {

@@ -253,10 +253,15 @@ Result<std::vector<model::JobEvent>> JobService::Events(const JobRef& ref) {
   return store_->ListEvents(uid);
 }
 
-Result<logs::LogPage> JobService::ReadLogs(const JobRef& ref, const std::string& cursor,
-                                           const std::string& task, size_t max_entries) {
-  ASSIGN_OR_RETURN(std::string uid, ResolveUid(ref));
-  return logs_->Read(uid, cursor, task, max_entries);
+Result<JobLogPage> JobService::ReadLogs(const JobRef& ref, const std::string& cursor,
+                                        const std::string& task, size_t max_entries) {
+  ASSIGN_OR_RETURN(model::Job job, Get(ref));
+  // A tuning job's log is its own lines and its trials' (job_logs.h).
+  std::vector<LogSource> sources = {{job.uid, 0}};
+  for (const model::Trial& t : job.trials) {
+    if (!t.job_uid.empty()) sources.push_back({t.job_uid, t.id});
+  }
+  return ReadJobLogs(logs_, sources, cursor, task, max_entries);
 }
 
 void JobService::SetReplicaStoragePort(int port) {

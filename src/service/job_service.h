@@ -27,6 +27,7 @@
 #include "model/job_machine.h"
 #include "model/spec_limits.h"
 #include "service/job_controller.h"
+#include "service/job_logs.h"
 #include "service/log_entries.h"
 #include "store/job_store.h"
 
@@ -127,8 +128,8 @@ class JobService {
   Result<std::vector<model::JobEvent>> Events(const JobRef& ref);
 
   // Logs of a job (NotFound if the job is unknown).
-  Result<logs::LogPage> ReadLogs(const JobRef& ref, const std::string& cursor,
-                                 const std::string& task, size_t max_entries);
+  Result<JobLogPage> ReadLogs(const JobRef& ref, const std::string& cursor, const std::string& task,
+                              size_t max_entries);
   // Blocks up to `timeout_ms` for more log; false if none arrived.
   bool WaitForLogs(const JobRef& ref, const std::string& cursor, int timeout_ms);
   // Cloud Logging `entries:list` over every job's log (service/log_entries.h).

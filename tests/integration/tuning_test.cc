@@ -293,11 +293,11 @@ TEST(SampleStudyTest, TheSklearnSampleTunesSixTrialsThroughTheCli) {
     EXPECT_LE(accuracy, previous) << "not best first";
     previous = accuracy;
     double alpha = std::stod(t["hyperparameters"]["alpha"].get<std::string>());
-    EXPECT_GE(alpha, 1e-5);
-    EXPECT_LE(alpha, 0.1);
+    EXPECT_GE(alpha, 1e-5) << t.dump();
+    EXPECT_LE(alpha, 0.1) << t.dump();
     int iters = std::stoi(t["hyperparameters"]["max-iter"].get<std::string>());
-    EXPECT_GE(iters, 2);
-    EXPECT_LE(iters, 30);
+    EXPECT_GE(iters, 2) << t.dump();
+    EXPECT_LE(iters, 30) << t.dump();
   }
   ProcessRun describe = RunProcess({cli, "ai-platform", "jobs", "describe", "digits_tuning"}, env);
   ASSERT_EQ(describe.rc, 0) << describe.err;

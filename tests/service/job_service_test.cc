@@ -379,7 +379,7 @@ TEST_F(JobServiceTest, ServiceLinesAreLogged) {
   auto page = service_->ReadLogs(Ref(job), "", "service", 100);
   ASSERT_TRUE(page.ok());
   std::vector<std::string> lines;
-  for (const auto& e : page->entries) lines.push_back(e.message);
+  for (const auto& l : page->lines) lines.push_back(l.entry.message);
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines.front(), "Validating job requirements...");
   EXPECT_EQ(lines.back(), "Job completed successfully.");

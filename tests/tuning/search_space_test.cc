@@ -125,6 +125,10 @@ TEST(SearchSpaceTest, FormatsValuesAsTrialArguments) {
   EXPECT_EQ(FormatValue(Double("lr", 0, 1), {0.001, ""}), "0.001");
   EXPECT_EQ(FormatValue(Double("lr", 0, 1), {1.0 / 3, ""}), "0.3333333333333333");
   EXPECT_EQ(FormatValue(Categorical("o", {"adam"}), {0, "adam"}), "adam");
+  // Whole numbers print whole, whatever the type (the ml v1 output has no type at hand).
+  EXPECT_EQ(FormatValue(Double("x", 0, 100), {10, ""}), "10");
+  EXPECT_EQ(FormatValue(Double("x", 0, 1e6), {100000, ""}), "100000");
+  EXPECT_EQ(FormatValue(Double("x", 0, 1), {1e-5, ""}), "1e-05");
 }
 
 TEST(ScrambledHaltonTest, IsDeterministicPerSeedAndCoversEvenly) {

@@ -201,3 +201,34 @@ TEST(TunerTest, ParsesTheApisAlgorithmNames) {
 
 }  // namespace
 }  // namespace ty::tuning
+
+namespace ty::tuning {
+namespace {
+// The sklearn sample's space, run as the service runs it (two at a time, each
+// suggestion made with the running ones pending), over many seeds: every suggestion
+// lies inside the space.
+TEST(TunerTest, EverySuggestionOfAMixedLogSpaceStaysInsideIt) {
+  for (uint64_t seed = 1; seed <= 100; ++seed) {
+    const int trials = seed % 2 == 0 ? 6 : 12;
+    Tuner t = Make({Double("alpha", 1e-5, 0.1, Scale::kLog), Integer("max-iter", 2, 30),
+                    Categorical("loss", {"hinge", "log_loss", "modified_huber", "perceptron"})},
+                   Algorithm::kBayesian, seed * 0x9E3779B97F4A7C15ull, trials, 2, Goal::kMaximize);
+    std::vector<Assignment> running = t.Suggest(2, {});
+    for (int done = 0; done < trials - 2; ++done) {
+      ASSERT_FALSE(running.empty());
+      for (const Assignment& a : running) {
+        ASSERT_TRUE(t.space().Check(a).ok())
+            << "seed " << seed << ": " << t.space().Check(a).message() << " " << Key(a);
+      }
+      Assignment finished = running.front();
+      running.erase(running.begin());
+      double v = 0.9 - std::abs(std::log10(finished.at("alpha").number) + 3) / 10 -
+                 std::abs(finished.at("max-iter").number - 12) / 100;
+      t.Observe({finished, v});
+      std::vector<Assignment> next = t.Suggest(1, running);
+      running.insert(running.end(), next.begin(), next.end());
+    }
+  }
+}
+}  // namespace
+}  // namespace ty::tuning

@@ -1,0 +1,44 @@
+// A job's log as the daemon's own logs endpoints serve it (`GET <job>/logs`, follow
+// streams): one job's log, or for a tuning job its own lines and every trial's,
+// merged, each line naming its trial. Every line carries the cursor just after it,
+// so a client that loses the connection resumes exactly there.
+//
+// A study's cursor holds one position per log: "<study>~<trial id>=<pos>~...",
+// listing the trials whose log was read. It grows with the trials (about 12 bytes
+// each), the price of resuming exactly across logs that grow independently: a cursor
+// made of one timestamp would lose a trial's line that arrives after a later-stamped
+// line of another trial was served. Lines are merged by timestamp among what each log
+// holds when read; a line that arrives late is served next, never dropped.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "logs/log_store.h"
+
+namespace ty::service {
+
+struct LogSource {
+  std::string uid;       // The job whose log it is.
+  int64_t trial_id = 0;  // A study's trial; 0 for the job's own log.
+};
+
+struct JobLogLine {
+  logs::LogEntry entry;
+  int64_t trial_id = 0;
+  std::string cursor;  // Resumes right after this line.
+};
+
+struct JobLogPage {
+  std::vector<JobLogLine> lines;
+  std::string next_cursor;  // Resumes after the page; "" when the job has no log yet.
+};
+
+// `sources` starts with the job's own log. InvalidArgument for a malformed cursor.
+Result<JobLogPage> ReadJobLogs(logs::LogStore* logs, const std::vector<LogSource>& sources,
+                               const std::string& cursor, const std::string& task,
+                               size_t max_entries);
+
+}  // namespace ty::service
