@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <ctime>
+#include <optional>
 
 namespace ty::cli {
 namespace {
@@ -113,6 +114,44 @@ TEST_F(OutputTest, ResourcesAsJsonAndYaml) {
   EXPECT_NE(list.find("\n---\n"), std::string::npos) << list;
   EXPECT_EQ(json::parse(FormatResourceList({job}, OutputFormat::kJson)), json::array({job}));
   EXPECT_FALSE(ParseOutputFormat("table").ok());
+}
+
+// A tuning job's trials, best first, as YAML comments: ml v1 rows keep the server's
+// order; Vertex rows sort by the goal, trials without a measurement last.
+TEST(FormatTrialsTableTest, BothDialectsBestFirst) {
+  nlohmann::json ml = {
+      {"trainingOutput",
+       {{"trials",
+         {{{"trialId", "2"},
+           {"state", "SUCCEEDED"},
+           {"finalMetric", {{"trainingStep", "4"}, {"objectiveValue", 0.9}}},
+           {"hyperparameters", {{"lr", "0.01"}, {"opt", "adam"}}}},
+          {{"trialId", "1"}, {"state", "FAILED"}, {"hyperparameters", {{"lr", "0.1"}}}}}}}}};
+  EXPECT_EQ(FormatTrialsTable(ml),
+            "# Trials, best first:\n"
+            "# TRIAL  STATE      OBJECTIVE  STEP  PARAMETERS\n"
+            "# 2      SUCCEEDED  0.9        4     lr=0.01 opt=adam\n"
+            "# 1      FAILED     -          -     lr=0.1\n");
+  auto trial = [](const char* id, std::optional<double> value) {
+    nlohmann::json t = {{"id", id},
+                        {"state", value ? "SUCCEEDED" : "INFEASIBLE"},
+                        {"parameters", {{{"parameterId", "x"}, {"value", 0.5}}}}};
+    if (value) {
+      t["finalMeasurement"] = {{"stepCount", "1"},
+                               {"metrics", {{{"metricId", "loss"}, {"value", *value}}}}};
+    }
+    return t;
+  };
+  nlohmann::json vertex = {
+      {"studySpec", {{"metrics", {{{"metricId", "loss"}, {"goal", "MINIMIZE"}}}}}},
+      {"trials", {trial("1", 0.5), trial("2", std::nullopt), trial("3", 0.25)}}};
+  EXPECT_EQ(FormatTrialsTable(vertex),
+            "# Trials, best first:\n"
+            "# TRIAL  STATE       OBJECTIVE  STEP  PARAMETERS\n"
+            "# 3      SUCCEEDED   0.25       1     x=0.5\n"
+            "# 1      SUCCEEDED   0.5        1     x=0.5\n"
+            "# 2      INFEASIBLE  -          -     x=0.5\n");
+  EXPECT_EQ(FormatTrialsTable(nlohmann::json{{"state", "SUCCEEDED"}}), "");
 }
 
 }  // namespace

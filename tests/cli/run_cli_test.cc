@@ -328,6 +328,62 @@ TEST_F(RunCliTest, MlSubmitReadsAConfigFile) {
   EXPECT_EQ(body["trainingInput"]["args"], json({"b"}));
 }
 
+// ai hp-tuning-jobs: the config is the body; the flags override it, counts default to 1.
+TEST_F(RunCliTest, HpTuningJobCreateMergesConfigAndFlagsAndPrintsGcloudText) {
+  std::string path = ::testing::TempDir() + "/hp_config.yaml";
+  std::ofstream(path) << "studySpec:\n  metrics: [{metricId: acc, goal: MAXIMIZE}]\n"
+                         "  parameters: [{parameterId: x, doubleValueSpec: {minValue: 0, "
+                         "maxValue: 1}}]\n"
+                         "parallelTrialCount: 3\n"
+                         "trialJobSpec: {workerPoolSpecs: []}\n";
+  const std::string name = "projects/local/locations/us-central1/hyperparameterTuningJobs/77";
+  http_.Reply(200, {{"name", name}, {"state", "JOB_STATE_QUEUED"}});
+  ASSERT_EQ(Run({"ai", "hp-tuning-jobs", "create", "--region=us-central1", "--display-name=hp",
+                 "--config=" + path, "--max-trial-count=8", "--algorithm=random-search"}),
+            0)
+      << err_.str();
+  EXPECT_EQ(http_.requests[0].url,
+            "http://127.0.0.1:8080/v1/projects/local/locations/"
+            "us-central1/hyperparameterTuningJobs");
+  json body = json::parse(http_.requests[0].body);
+  EXPECT_EQ(body["displayName"], "hp");
+  EXPECT_EQ(body["maxTrialCount"], 8);
+  EXPECT_EQ(body["parallelTrialCount"], 3);
+  EXPECT_EQ(body["studySpec"]["algorithm"], "RANDOM_SEARCH");
+  EXPECT_EQ(err_.str(),
+            "Using endpoint [http://127.0.0.1:8080/]\n"
+            "Hyperparameter tuning job [77] submitted successfully.\n\n"
+            "Your job is still active. You may view the status of your job with the command\n\n"
+            "  $ trainyard ai hp-tuning-jobs describe 77 --region=us-central1\n\n"
+            "Job State: JOB_STATE_QUEUED\n");
+
+  std::ofstream(path) << "studySpec: {}\n";
+  http_.Reply(200, {{"name", name}, {"state", "JOB_STATE_QUEUED"}});
+  ASSERT_EQ(Run({"ai", "hp-tuning-jobs", "create", "--region=r", "--display-name=hp",
+                 "--config=" + path}),
+            0);
+  body = json::parse(http_.requests[1].body);
+  EXPECT_EQ(body["maxTrialCount"], 1);
+  EXPECT_EQ(body["parallelTrialCount"], 1);
+  // Bad input never reaches the server.
+  EXPECT_EQ(Run({"ai", "hp-tuning-jobs", "create", "--region=r", "--display-name=hp",
+                 "--config=" + path, "--algorithm=simulated-annealing"}),
+            1);
+  EXPECT_NE(err_.str().find("--algorithm"), std::string::npos) << err_.str();
+  EXPECT_EQ(Run({"ai", "hp-tuning-jobs", "create", "--region=r", "--config=" + path}), 1);
+  EXPECT_NE(err_.str().find("--display-name"), std::string::npos) << err_.str();
+  EXPECT_EQ(http_.requests.size(), 2u);
+
+  http_.Reply(200, json::object());
+  ASSERT_EQ(Run({"ai", "hp-tuning-jobs", "cancel", name}), 0);
+  EXPECT_EQ(http_.requests.back().url, "http://127.0.0.1:8080/v1/" + name + ":cancel");
+  EXPECT_NE(err_.str().find("Request to cancel hyperparameter tuning job [77] has been sent.\n\n"
+                            "You may view the status of your job with the command\n\n"
+                            "  $ trainyard ai hp-tuning-jobs describe 77 --region=us-central1\n"),
+            std::string::npos)
+      << err_.str();
+}
+
 TEST_F(RunCliTest, ValidationErrorsNeverReachTheServer) {
   EXPECT_EQ(Run({"ai", "custom-jobs", "create", "--region=r", "--display-name=d",
                  "--worker-pool-spec=machine-type=m"}),

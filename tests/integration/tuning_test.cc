@@ -309,6 +309,21 @@ TEST(SampleStudyTest, TheSklearnSampleTunesSixTrialsThroughTheCli) {
   std::string line = describe.out.substr(at, describe.out.find('\n', at) - at);
   EXPECT_NE(line.find(trials[0]["trialId"].get<std::string>()), std::string::npos) << line << "\n"
                                                                                    << describe.out;
+  // ... and the trials table under the YAML names it first too.
+  const std::string best_row = "# " + trials[0]["trialId"].get<std::string>() + " ";
+  at = describe.out.find("# TRIAL  STATE");
+  ASSERT_NE(at, std::string::npos) << describe.out;
+  EXPECT_EQ(describe.out.find(best_row, at), describe.out.find('\n', at) + 1) << describe.out;
+
+  // The study's log holds every trial's lines, each in the trial column.
+  ProcessRun logs = RunProcess({cli, "ai-platform", "jobs", "stream-logs", "digits_tuning"}, env);
+  ASSERT_EQ(logs.rc, 0) << logs.err;
+  for (int trial = 1; trial <= 6; ++trial) {
+    const std::string id = std::to_string(trial);
+    EXPECT_NE(logs.out.find("\tmaster-replica-0\t" + id + "\ttrial " + id + ": alpha="),
+              std::string::npos)
+        << logs.out;
+  }
 }
 
 }  // namespace
