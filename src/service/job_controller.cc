@@ -260,6 +260,7 @@ void JobController::Feed(const std::string& uid, model::JobInput input) {
 
 Status JobController::Apply(model::Decision d, bool create) {
   AssertOnLoop();
+  if (core_->dead()) return Unavailable("the service is shutting down");
   model::Job& job = d.job;
   AfterCommit after = AfterCommit::kContinue;
   if (d.changed) {

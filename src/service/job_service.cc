@@ -55,8 +55,8 @@ JobService::JobService(store::JobStore* store, executor::Executor* executor, log
       });
   jobs_->SetAdmission(admission_.get());
   jobs_->SetTrialRoot(options_.trial_root);
-  studies_ =
-      std::make_unique<StudyController>(core_.get(), store, jobs_.get(), options_.trial_root);
+  studies_ = std::make_unique<StudyController>(core_.get(), store, jobs_.get(), options_.trial_root,
+                                               options_.after_commit_for_test);
   jobs_->SetCommitObserver([this](const model::Job& job) { studies_->OnJobCommitted(job); });
 }
 

@@ -65,6 +65,9 @@ class LoopCore {
   // results are dropped): the daemon died right after starting those side effects.
   void HaltAfterQueuedBlockingWork();
   bool halted() const;
+  // Halted or draining: the daemon "died" (tests) or is shutting down; nothing may be
+  // committed or logged any more, even by the task that is still running.
+  bool dead() const { return halted() || draining(); }
 
  private:
   void RunThread();

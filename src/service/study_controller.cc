@@ -49,8 +49,13 @@ tuning::TrialCurve CurveOf(const model::StudySpec& spec, const model::Trial& t) 
 }  // namespace
 
 StudyController::StudyController(LoopCore* core, store::JobStore* store, JobController* jobs,
-                                 std::string trial_root)
-    : core_(core), store_(store), jobs_(jobs), trial_root_(std::move(trial_root)) {}
+                                 std::string trial_root,
+                                 std::function<AfterCommit()> after_commit_for_test)
+    : core_(core),
+      store_(store),
+      jobs_(jobs),
+      trial_root_(std::move(trial_root)),
+      after_commit_for_test_(std::move(after_commit_for_test)) {}
 
 StudyController::~StudyController() = default;
 
@@ -180,6 +185,7 @@ Result<model::Job> StudyController::Submit(model::Job job) {
   job.update_time = job.create_time;
   job.phases.queued = job.create_time;
   job.spec_record = model::EncodeSpecRecord(job.spec);
+  if (core_->dead()) return Unavailable("the service is shutting down");
   Status s = store_->CreateJob(job);
   if (s.code() == StatusCode::kAlreadyExists && job.dialect == model::Dialect::kMlV1) {
     return AlreadyExists("Field: job.job_id Error: A job with this id already exists.")
@@ -188,6 +194,7 @@ Result<model::Job> StudyController::Submit(model::Job job) {
   RETURN_IF_ERROR(s);
   model::Job created = job;
   RETURN_IF_ERROR(Adopt(std::move(job)));
+  RETURN_IF_ERROR(AfterWrite());
   if (Study* st = Find(created.uid); !st->spec.resume_previous_job_id.empty()) {
     Log(*st, "Resuming the study of job " + st->spec.resume_previous_job_id + ": its " +
                  std::to_string(st->prior_trials) + " finished trials inform the suggestions.");
@@ -424,11 +431,13 @@ void StudyController::Finish(Study& st, model::JobState state,
   st.job.error = std::move(error);
   st.job.end_time = now;
   st.job.phases.finished = now;
-  if (!Commit(st).ok()) return;
   int succeeded = 0;
   for (const model::Trial& t : st.job.trials) succeeded += t.state == model::TrialState::kSucceeded;
+  // Logged before the commit, as a trial's end is: a crash in between repeats the line
+  // after the restart rather than lose it.
   Log(st, std::string("Study ") + model::JobStateName(state) + ": " + std::to_string(succeeded) +
               " of " + std::to_string(st.job.trials.size()) + " trials succeeded.");
+  if (!Commit(st).ok()) return;
   const std::string uid = st.job.uid;
   studies_.erase(uid);
   std::lock_guard<std::mutex> lock(mu_);
@@ -477,6 +486,7 @@ void StudyController::ConsiderStopping(Study& st, model::Trial& trial) {
 // Records
 
 Status StudyController::Commit(Study& st) {
+  if (core_->dead()) return Unavailable("the service is shutting down");
   st.job.update_time = core_->clock()->Now();
   Status s = store_->UpdateJob(st.job);
   if (!s.ok()) {
@@ -484,9 +494,25 @@ Status StudyController::Commit(Study& st) {
     return s;
   }
   Publish(st.job);
+  RETURN_IF_ERROR(AfterWrite());
   if (!polling_) {
     polling_ = true;
     core_->At(core_->clock()->Now() + kTrialPollInterval, [this] { Poll(); });
+  }
+  return Status::Ok();
+}
+
+Status StudyController::AfterWrite() {
+  if (!after_commit_for_test_) return Status::Ok();
+  switch (after_commit_for_test_()) {
+    case AfterCommit::kContinue:
+      return Status::Ok();
+    case AfterCommit::kCrashBeforeActions:
+      core_->Halt();
+      return Aborted("the daemon died (test)");
+    case AfterCommit::kCrashAfterActions:
+      core_->HaltAfterQueuedBlockingWork();  // This task goes on; nothing it commits lands.
+      return Status::Ok();
   }
   return Status::Ok();
 }
@@ -497,6 +523,7 @@ void StudyController::Publish(const model::Job& job) {
 }
 
 void StudyController::Log(const Study& st, const std::string& message) {
+  if (core_->dead()) return;
   jobs_->ServiceLog(st.job.uid, message, "INFO");
 }
 

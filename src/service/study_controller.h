@@ -43,8 +43,10 @@ class StudyController {
  public:
   // `trial_root`: the host directory under which each trial job's metrics directory
   // lives (service/trial_jobs.h); "" = trials cannot report (every trial infeasible).
+  // `after_commit_for_test`: as JobServiceOptions', for the study's own commits.
   StudyController(LoopCore* core, store::JobStore* store, JobController* jobs,
-                  std::string trial_root);
+                  std::string trial_root,
+                  std::function<AfterCommit()> after_commit_for_test = nullptr);
   ~StudyController();
 
   // Before the loop runs, after JobController::Load: the stored studies not finished.
@@ -91,6 +93,9 @@ class StudyController {
   bool ReadMetrics(const Study& st, model::Trial& trial) const;
   void ConsiderStopping(Study& st, model::Trial& trial);
   Status Commit(Study& st);
+  // After a study record is written: a crash-point test may "kill" the daemon here
+  // (Aborted: the caller must do nothing more).
+  Status AfterWrite();
   void Publish(const model::Job& job);
   void Log(const Study& st, const std::string& message);
   Study* Find(const std::string& uid);
@@ -100,6 +105,7 @@ class StudyController {
   store::JobStore* const store_;
   JobController* const jobs_;
   const std::string trial_root_;
+  const std::function<AfterCommit()> after_commit_for_test_;
   std::map<std::string, Study> studies_;  // Loop thread only.
   bool polling_ = false;
 

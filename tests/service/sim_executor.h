@@ -10,6 +10,9 @@
 // survives a "daemon crash": it is the world outside the daemon.
 #pragma once
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -51,6 +54,7 @@ class SimExecutor : public executor::Executor {
         Replica& rep = replicas_[{attempt.job_uid, attempt.attempt, r.pool, r.index}];
         rep = Replica{};
         rep.start_at = clock_->Now() + launch_delay_;
+        NoteTrial(r, &rep);
       }
       ++launches_;
       if (launch_delay_ == 0) StartDue(&events);
@@ -113,6 +117,8 @@ class SimExecutor : public executor::Executor {
   }
 
   std::string ReplicaBucketRoot() const override { return "/gcs"; }
+  // Like local processes: a trial's metrics file is a host path.
+  bool ReplicasShareHostFilesystem() const override { return true; }
 
   // Starts replicas whose launch is due and ends runs whose time has come.
   void Tick() {
@@ -157,7 +163,32 @@ class SimExecutor : public executor::Executor {
     std::optional<TimeMicros> kill_at;
     int exit_code = 0;
     std::optional<int> signal;
+    std::string metrics_file;  // CLOUD_ML_HP_METRIC_FILE of a trial's primary replica.
+    std::string metric_tag;
+    double objective = 0;  // What it reports: its first `--name=number` argument.
   };
+
+  // A tuning trial's trainer: on a clean exit it writes its objective to the
+  // hypertune file, as cloudml-hypertune does (the file is on the host here).
+  static void ReportMetric(const Replica& rep) {
+    if (rep.metrics_file.empty()) return;
+    std::filesystem::create_directories(std::filesystem::path(rep.metrics_file).parent_path());
+    std::ofstream(rep.metrics_file)
+        << "{\"" << rep.metric_tag << "\": \"" << rep.objective << "\", \"global_step\": \"1\"}\n";
+  }
+
+  static void NoteTrial(const executor::ReplicaLaunch& launch, Replica* rep) {
+    for (const auto& [name, value] : launch.env) {
+      if (name == "CLOUD_ML_HP_METRIC_FILE") rep->metrics_file = value;
+      if (name == "CLOUD_ML_HP_METRIC_TAG") rep->metric_tag = value;
+    }
+    for (const std::string& arg : launch.args) {
+      size_t eq = arg.find('=');
+      if (arg.rfind("--", 0) != 0 || eq == std::string::npos) continue;
+      rep->objective = std::strtod(arg.c_str() + eq + 1, nullptr);
+      break;
+    }
+  }
 
   void Start(const Key& key, Replica& rep) {
     int n = ++starts_[{std::get<2>(key), std::get<3>(key)}];
@@ -191,6 +222,7 @@ class SimExecutor : public executor::Executor {
     rep.running = false;
     rep.exit_code = code;
     rep.signal = signal;
+    if (code == 0) ReportMetric(rep);
     executor::ExecutorEvent ev;
     ev.kind = executor::ExecutorEventKind::kReplicaExited;
     std::tie(ev.job_uid, ev.attempt, ev.pool, ev.index) = key;

@@ -1,0 +1,170 @@
+// Crash points of a tuning job (STYLE.md §6.11, as crash_points_test.cc does for one
+// job): a 4-trial, 2-at-a-time ml v1 study on the SimExecutor, whose trials report
+// their objective through the hypertune file, is run once without a crash, then once
+// for every commit it makes (the study's records and its trial jobs' alike), "crashing"
+// right after that commit, before and after its actions. A new service recovers from
+// the store, the executor and the files, and the study runs to its end. Every run
+// must end like the crash-free one, with exactly its trials, no trial run more often,
+// nothing left on the executor, and each trial's start and end logged exactly once.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "logs/log_store.h"
+#include "model/dialect.h"
+#include "service/job_service.h"
+#include "service/sim_executor.h"
+#include "store/memory_job_store.h"
+
+namespace ty::testing {
+namespace {
+
+using service::AfterCommit;
+
+constexpr DurationMicros kSecond = 1'000'000;
+constexpr DurationMicros kTick = 250'000;
+constexpr int kTrials = 4;
+
+struct StudyOutcome {
+  model::JobState state = model::JobState::kUnspecified;
+  std::vector<std::string> trial_states;
+  int trial_runs = 0;  // Starts of trial replicas, over every trial.
+  size_t leftovers = 0;
+  std::vector<std::string> log;  // The study's service lines.
+  int commits = 0;
+  bool crashed = false;
+};
+
+nlohmann::json StudyBody() {
+  return {
+      {"jobId", "tuned"},
+      {"trainingInput",
+       {{"scaleTier", "CUSTOM"},
+        {"masterType", "n1-standard-4"},
+        {"masterConfig", {{"imageUri", "img"}}},
+        {"args", {"train"}},
+        {"region", "us-central1"},
+        {"hyperparameters",
+         {{"goal", "MAXIMIZE"},
+          {"hyperparameterMetricTag", "accuracy"},
+          {"maxTrials", kTrials},
+          {"maxParallelTrials", 2},
+          {"params",
+           {{{"parameterName", "x"}, {"type", "DOUBLE"}, {"minValue", 0}, {"maxValue", 1}}}}}}}}};
+}
+
+class StudyCrashPointsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ =
+        std::filesystem::temp_directory_path() / ("ty-study-crash-" + std::to_string(::getpid()));
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  StudyOutcome Run(int crash_at, AfterCommit mode) {
+    std::filesystem::remove_all(dir_);
+    ManualClock clock;
+    store::MemoryJobStore store;
+    auto logs = std::move(logs::LogStore::Create((dir_ / "logs").string()).value());
+    // Every trial's replica trains for two seconds and reports.
+    SimExecutor executor(&clock, [](int, int, int) {
+      return SimRun{2 * kSecond, 0, std::nullopt, false};
+    });
+    StudyOutcome out;
+    auto make_service = [&](bool with_crash) {
+      service::JobServiceOptions o;
+      o.stop_grace = kSecond;
+      o.manual_loop_for_test = true;
+      o.trial_root = (dir_ / "trials").string();
+      uint64_t seq = 0;
+      o.random = [seq]() mutable { return ++seq; };
+      if (with_crash) {
+        o.after_commit_for_test = [&out, crash_at, mode] {
+          if (++out.commits != crash_at) return AfterCommit::kContinue;
+          out.crashed = true;
+          return mode;
+        };
+      }
+      auto svc = service::JobService::Create(&store, &executor, logs.get(), &clock, o);
+      EXPECT_TRUE(svc.ok());
+      EXPECT_TRUE((*svc)->Start().ok());
+      return std::move(svc).value();
+    };
+    std::unique_ptr<service::JobService> svc = make_service(true);
+    svc->RunUntilIdleForTest();
+    auto parsed = model::ParseMlJob(StudyBody());
+    EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
+    // A crash inside the submit itself fails the call, as a dead daemon's would.
+    auto submitted = svc->Submit(model::Dialect::kMlV1, "p", "", std::move(parsed).value());
+    EXPECT_TRUE(submitted.ok() || out.crashed) << submitted.status().ToString();
+    bool recovered = false;
+    for (int step = 0; step < 2000; ++step) {
+      svc->RunUntilIdleForTest();
+      if (out.crashed && !recovered) {
+        svc.reset();  // The daemon died: its loop, queue and timers are gone.
+        svc = make_service(false);
+        recovered = true;
+        svc->RunUntilIdleForTest();
+      }
+      Result<model::Job> study = store.FindMlJob("p", "tuned");
+      if (study.ok() && model::IsTerminal(study->state) && executor.leftovers() == 0) break;
+      clock.Advance(kTick);
+      executor.Tick();
+    }
+    Result<model::Job> study = store.FindMlJob("p", "tuned");
+    if (!study.ok()) return out;  // Crashed before the record existed: nothing to compare.
+    out.state = study->state;
+    for (const model::Trial& t : study->trials) {
+      out.trial_states.push_back(model::TrialStateName(t.state));
+    }
+    for (const auto& [replica, n] : executor.starts()) out.trial_runs += n;
+    out.leftovers = executor.leftovers();
+    logs->Scan(study->uid,
+               [&](const logs::LogEntry& e) {
+                 if (e.task == "service") out.log.push_back(e.message);
+                 return true;
+               })
+        .IgnoreError();
+    return out;
+  }
+
+  static int CountPrefixed(const std::vector<std::string>& lines, const std::string& prefix) {
+    int n = 0;
+    for (const std::string& l : lines) n += l.rfind(prefix, 0) == 0;
+    return n;
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(StudyCrashPointsTest, EveryCommitOfAStudyIsACrashPoint) {
+  StudyOutcome clean = Run(0, AfterCommit::kContinue);
+  ASSERT_EQ(model::JobStateName(clean.state), model::JobStateName(model::JobState::kSucceeded));
+  ASSERT_EQ(clean.trial_states, std::vector<std::string>(kTrials, "SUCCEEDED"));
+  ASSERT_EQ(clean.trial_runs, kTrials);
+  ASSERT_GT(clean.commits, 2 * kTrials);
+  for (AfterCommit mode : {AfterCommit::kCrashBeforeActions, AfterCommit::kCrashAfterActions}) {
+    for (int k = 1; k <= clean.commits; ++k) {
+      const std::string where =
+          "crash after commit " + std::to_string(k) + " of " + std::to_string(clean.commits) +
+          (mode == AfterCommit::kCrashBeforeActions ? " before" : " after") + " its actions";
+      StudyOutcome got = Run(k, mode);
+      EXPECT_TRUE(got.crashed) << where;
+      if (k == 1 && got.state == model::JobState::kUnspecified) continue;  // Never recorded.
+      EXPECT_EQ(model::JobStateName(got.state), model::JobStateName(clean.state)) << where;
+      EXPECT_EQ(got.trial_states, clean.trial_states) << where;
+      EXPECT_LE(got.trial_runs, clean.trial_runs) << where << ": a trial ran twice";
+      EXPECT_EQ(got.leftovers, 0u) << where;
+      for (int t = 1; t <= kTrials; ++t) {
+        const std::string id = "Trial " + std::to_string(t);
+        EXPECT_EQ(CountPrefixed(got.log, id + " started "), 1) << where << ": " << id;
+        EXPECT_EQ(CountPrefixed(got.log, id + " succeeded"), 1) << where << ": " << id;
+      }
+      EXPECT_EQ(CountPrefixed(got.log, "Study SUCCEEDED"), 1) << where;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ty::testing
