@@ -48,11 +48,7 @@ int Create(Runtime& rt, CustomJobsState& st, const std::string& path) {
   std::string name = created->value("name", std::string());
   *rt.err << "CustomJob [" << name << "] is submitted successfully.\n\n";
   PrintStillActiveHint(rt, kGroupCommand, name);
-  // gcloud prints no resource here; an explicit --format asks for it (handy in scripts).
-  if (!rt.flags.format.empty()) {
-    Result<OutputFormat> f = ResolveFormat(rt, OutputFormat::kYaml);
-    *rt.out << FormatResource(*created, *f);
-  }
+  PrintCreatedIfAsked(rt, *created);
   return 0;
 }
 

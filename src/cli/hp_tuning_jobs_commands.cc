@@ -94,10 +94,7 @@ int Create(Runtime& rt, HpTuningJobsState& st, const std::string& path) {
           << "Your job is still active. You may view the status of your job with the command\n\n"
           << "  $ " << kGroupCommand << " describe " << id << " --region=" << st.region << "\n\n"
           << "Job State: " << created->value("state", std::string()) << "\n";
-  if (!rt.flags.format.empty()) {
-    Result<OutputFormat> f = ResolveFormat(rt, OutputFormat::kYaml);
-    *rt.out << FormatResource(*created, *f);
-  }
+  PrintCreatedIfAsked(rt, *created);
   return 0;
 }
 

@@ -87,6 +87,12 @@ void PrintStillActiveHint(Runtime& rt, const std::string& group_command, const s
           << "  $ " << group_command << " stream-logs " << job << "\n";
 }
 
+void PrintCreatedIfAsked(Runtime& rt, const nlohmann::json& created) {
+  if (rt.flags.format.empty()) return;
+  Result<OutputFormat> f = ResolveFormat(rt, OutputFormat::kYaml);
+  if (f.ok()) *rt.out << FormatResource(created, *f);
+}
+
 void PrintVertexEndpoint(Runtime& rt) { *rt.err << "Using endpoint [" << rt.Endpoint() << "/]\n"; }
 
 Status RequireRegion(const std::string& region) {

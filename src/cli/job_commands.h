@@ -76,6 +76,10 @@ int StreamJobLogs(Runtime& rt, const std::string& command_path, const std::strin
 // command group that has describe and stream-logs, e.g. "trainyard ai custom-jobs".
 void PrintStillActiveHint(Runtime& rt, const std::string& group_command, const std::string& job);
 
+// gcloud prints no resource after a create; an explicit --format asks for it (handy
+// in scripts).
+void PrintCreatedIfAsked(Runtime& rt, const nlohmann::json& created);
+
 // --- Vertex collections (`collection`: "customJobs", "hyperparameterTuningJobs").
 
 // "Using endpoint [URL/]": gcloud ai prints the regional endpoint on every command.

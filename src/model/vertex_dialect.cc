@@ -392,6 +392,26 @@ Result<nlohmann::json> ParseEncryptionSpec(const nlohmann::json& v, const std::s
   return o.canonical();
 }
 
+// displayName, required and at most 128 characters (both job kinds).
+Status ParseDisplayName(WireObject& o, JobSpec* spec) {
+  RETURN_IF_ERROR(RequireString(o, "displayName", &spec->display_name));
+  if (internal::Utf8Length(spec->display_name) > kMaxDisplayNameChars) {
+    return FieldError("displayName", "must be at most 128 characters");
+  }
+  return Status::Ok();
+}
+
+// labels and encryptionSpec (both job kinds).
+Status ParseLabelsAndEncryption(WireObject& o, JobSpec* spec) {
+  RETURN_IF_ERROR(o.StringMap("labels", &spec->labels));
+  RETURN_IF_ERROR(internal::ValidateLabels("labels", spec->labels));
+  if (const nlohmann::json* enc = o.Find("encryptionSpec")) {
+    ASSIGN_OR_RETURN(nlohmann::json c, ParseEncryptionSpec(*enc, "encryptionSpec"));
+    o.SetCanonical("encryptionSpec", std::move(c));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<ParsedJob> ParseVertexCustomJob(const nlohmann::json& body) {
@@ -404,20 +424,12 @@ Result<ParsedJob> ParseVertexCustomJob(const nlohmann::json& body) {
   JobSpec& spec = parsed.spec;
   spec.dialect = Dialect::kVertex;
 
-  RETURN_IF_ERROR(RequireString(o, "displayName", &spec.display_name));
-  if (internal::Utf8Length(spec.display_name) > kMaxDisplayNameChars) {
-    return FieldError("displayName", "must be at most 128 characters");
-  }
+  RETURN_IF_ERROR(ParseDisplayName(o, &spec));
   const nlohmann::json* job_spec = o.Find("jobSpec");
   if (job_spec == nullptr) return FieldError("jobSpec", "is required");
   ASSIGN_OR_RETURN(nlohmann::json job_spec_canon, ParseJobSpec(*job_spec, "jobSpec", &spec));
   o.SetCanonical("jobSpec", std::move(job_spec_canon));
-  RETURN_IF_ERROR(o.StringMap("labels", &spec.labels));
-  RETURN_IF_ERROR(internal::ValidateLabels("labels", spec.labels));
-  if (const nlohmann::json* enc = o.Find("encryptionSpec")) {
-    ASSIGN_OR_RETURN(nlohmann::json c, ParseEncryptionSpec(*enc, "encryptionSpec"));
-    o.SetCanonical("encryptionSpec", std::move(c));
-  }
+  RETURN_IF_ERROR(ParseLabelsAndEncryption(o, &spec));
   parsed.spec_json = o.canonical().dump();
   return parsed;
 }
@@ -433,10 +445,7 @@ Result<ParsedJob> ParseVertexHyperparameterTuningJob(const nlohmann::json& body)
   ParsedJob parsed;
   JobSpec& spec = parsed.spec;
   spec.dialect = Dialect::kVertex;
-  RETURN_IF_ERROR(RequireString(o, "displayName", &spec.display_name));
-  if (internal::Utf8Length(spec.display_name) > kMaxDisplayNameChars) {
-    return FieldError("displayName", "must be at most 128 characters");
-  }
+  RETURN_IF_ERROR(ParseDisplayName(o, &spec));
   StudySpec study;
   const nlohmann::json* study_spec = o.Find("studySpec");
   if (study_spec == nullptr) return FieldError("studySpec", "is required");
@@ -457,12 +466,7 @@ Result<ParsedJob> ParseVertexHyperparameterTuningJob(const nlohmann::json& body)
   if (trial_spec == nullptr) return FieldError("trialJobSpec", "is required");
   ASSIGN_OR_RETURN(nlohmann::json trial_canon, ParseJobSpec(*trial_spec, "trialJobSpec", &spec));
   o.SetCanonical("trialJobSpec", std::move(trial_canon));
-  RETURN_IF_ERROR(o.StringMap("labels", &spec.labels));
-  RETURN_IF_ERROR(internal::ValidateLabels("labels", spec.labels));
-  if (const nlohmann::json* enc = o.Find("encryptionSpec")) {
-    ASSIGN_OR_RETURN(nlohmann::json c, ParseEncryptionSpec(*enc, "encryptionSpec"));
-    o.SetCanonical("encryptionSpec", std::move(c));
-  }
+  RETURN_IF_ERROR(ParseLabelsAndEncryption(o, &spec));
   spec.study = std::move(study);
   parsed.spec_json = o.canonical().dump();
   return parsed;

@@ -377,12 +377,25 @@ void StudyController::AnnounceUnannouncedStarts(Study& st) {
   }
 }
 
-bool StudyController::ReadMetrics(const Study& st, model::Trial& trial) const {
+bool StudyController::ReadMetrics(Study& st, model::Trial& trial) {
   if (trial_root_.empty() || trial.job_uid.empty()) return false;
   std::string text =
       ReadFile(TrialMetricsDir(trial_root_, trial.job_uid) + "/" + kTrialMetricsFile);
   if (text.empty()) return false;
-  return MergeMeasurements(text, st.spec.tag(), trial.start_time, &trial);
+  MergedMetrics merged = MergeMeasurements(text, st.spec.tag(), trial.start_time, &trial);
+  const std::string id = "Trial " + std::to_string(trial.id);
+  for (const model::TrialMeasurement& m : merged.added) {
+    Log(st, id + " reported " + st.spec.tag() + " " + Num(m.value) + " at step " +
+                std::to_string(m.step) + ".");
+  }
+  int64_t& logged = st.skipped_logged[trial.id];
+  if (merged.skipped > logged) {
+    Log(st, id + ": " + std::to_string(merged.skipped) +
+                " line(s) of its metrics file were skipped (malformed, or not a report of '" +
+                st.spec.tag() + "').");
+    logged = merged.skipped;
+  }
+  return !merged.added.empty();
 }
 
 void StudyController::EndTrial(Study& st, model::Trial& trial, const model::Job& trial_job) {

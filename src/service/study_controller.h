@@ -75,6 +75,7 @@ class StudyController {
     bool exhausted = false;  // The search space has no unseen point left.
     std::string failing;     // Set when the study fails once its trials are down.
     int prior_trials = 0;    // Finished trials of resumePreviousJobId's study observed.
+    std::map<int64_t, int64_t> skipped_logged;  // Per trial: skipped lines already logged.
   };
 
   Status Adopt(model::Job job);  // Builds the in-memory study (tuner from trials).
@@ -90,7 +91,8 @@ class StudyController {
   void EndTrial(Study& st, model::Trial& trial, const model::Job& trial_job);
   void Finish(Study& st, model::JobState state, std::optional<model::JobError> error);
   void Poll();
-  bool ReadMetrics(const Study& st, model::Trial& trial) const;
+  // Merges the trial's new reports and logs them; true when any arrived.
+  bool ReadMetrics(Study& st, model::Trial& trial);
   void ConsiderStopping(Study& st, model::Trial& trial);
   Status Commit(Study& st);
   // After a study record is written: a crash-point test may "kill" the daemon here

@@ -73,10 +73,11 @@ model::Job TrialJob(const model::Job& study, const model::StudySpec& spec, int64
   return job;
 }
 
-bool MergeMeasurements(const std::string& text, const std::string& tag, TimeMicros started_at,
-                       model::Trial* trial) {
+MergedMetrics MergeMeasurements(const std::string& text, const std::string& tag,
+                                TimeMicros started_at, model::Trial* trial) {
   tuning::MetricsFile file = tuning::ParseMetricsFile(text, tag);
-  bool changed = false;
+  MergedMetrics merged;
+  merged.skipped = file.skipped;
   const double start_s = static_cast<double>(started_at) / 1e6;
   for (const tuning::Measurement& m : file.measurements) {
     model::TrialMeasurement tm{m.step, m.value, std::max(0.0, m.timestamp - start_s)};
@@ -89,13 +90,13 @@ bool MergeMeasurements(const std::string& text, const std::string& tag, TimeMicr
                              });
     if (known) continue;
     trial->measurements.push_back(tm);
-    changed = true;
+    merged.added.push_back(tm);
   }
   if (trial->measurements.size() > kMaxMeasurements) {
     trial->measurements.erase(trial->measurements.begin(),
                               trial->measurements.end() - kMaxMeasurements);
   }
-  return changed;
+  return merged;
 }
 
 std::optional<model::TrialMeasurement> FinalMeasurement(const model::StudySpec& spec,

@@ -27,12 +27,16 @@ inline constexpr char kReplicaMetricsDir[] = "/tmp/hypertune";
 model::Job TrialJob(const model::Job& study, const model::StudySpec& spec, int64_t trial_id,
                     const model::Assignment& params);
 
+struct MergedMetrics {
+  std::vector<model::TrialMeasurement> added;  // Reports not seen before, in file order.
+  int64_t skipped = 0;                         // Lines of the file that were no report of the tag.
+};
+
 // Merges the measurements in a metrics file's text into `trial` (the library keeps
-// only its last 100 reports, so earlier ones are kept from previous reads); returns
-// whether anything new arrived. `started_at` turns report timestamps into elapsed
-// seconds.
-bool MergeMeasurements(const std::string& text, const std::string& tag, TimeMicros started_at,
-                       model::Trial* trial);
+// only its last 100 reports, so earlier ones are kept from previous reads).
+// `started_at` turns report timestamps into elapsed seconds.
+MergedMetrics MergeMeasurements(const std::string& text, const std::string& tag,
+                                TimeMicros started_at, model::Trial* trial);
 
 // The final measurement under the study's selection rule (LAST or BEST by goal).
 std::optional<model::TrialMeasurement> FinalMeasurement(const model::StudySpec& spec,

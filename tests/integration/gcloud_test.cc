@@ -50,10 +50,9 @@ std::string IdAfter(const std::string& text, const std::string& marker) {
   return rest.substr(0, rest.find_first_of("]/ \n"));
 }
 
-// Streamed lines the trainer printed ("trial N tag ..."), by the trial column
-// gcloud ai-platform prints (severity, time, task, trial, message).
-std::map<std::string, std::string> TrainerLinesByTrialColumn(const std::string& text) {
-  std::map<std::string, std::string> out;
+// gcloud's TAB-separated log output, one row of columns per line.
+std::vector<std::vector<std::string>> TabRows(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
   std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
@@ -61,6 +60,16 @@ std::map<std::string, std::string> TrainerLinesByTrialColumn(const std::string& 
     std::stringstream ss(line);
     std::string col;
     while (std::getline(ss, col, '\t')) cols.push_back(col);
+    rows.push_back(std::move(cols));
+  }
+  return rows;
+}
+
+// Streamed lines the trainer printed ("trial N tag ..."), by the trial column
+// gcloud ai-platform prints (severity, time, task, trial, message).
+std::map<std::string, std::string> TrainerLinesByTrialColumn(const std::string& text) {
+  std::map<std::string, std::string> out;
+  for (const auto& cols : TabRows(text)) {
     if (cols.size() == 5 && cols[4].rfind("trial ", 0) == 0) out[cols[3]] = cols[4];
   }
   return out;
@@ -108,13 +117,7 @@ class GcloudTest : public ::testing::Test {
   // severity, time, task, [trial id: ai-platform only,] message), in the order printed.
   static std::map<std::string, std::vector<std::string>> LinesByTask(const std::string& text) {
     std::map<std::string, std::vector<std::string>> out;
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) {
-      std::vector<std::string> cols;
-      std::stringstream ss(line);
-      std::string col;
-      while (std::getline(ss, col, '\t')) cols.push_back(col);
+    for (const auto& cols : TabRows(text)) {
       if (cols.size() >= 4 && cols.back().rfind("n=", 0) == 0) out[cols[2]].push_back(cols.back());
     }
     return out;
@@ -210,11 +213,9 @@ TEST_F(GcloudTest, AiCustomJobsCreateStreamLogsDescribeListCancel) {
   ProcessRun create = Gcloud(
       {"ai", "custom-jobs", "create", "--display-name=counting", "--config=" + config.string()});
   ASSERT_EQ(create.rc, 0) << create.err;
-  std::string marker = "customJobs/";
-  size_t at = create.err.find(marker);
-  ASSERT_NE(at, std::string::npos) << create.err;
-  std::string id = create.err.substr(at + marker.size());
-  id = id.substr(0, id.find_first_not_of("0123456789"));
+  const std::string marker = "customJobs/";
+  std::string id = IdAfter(create.err, marker);
+  ASSERT_FALSE(id.empty()) << create.err;
   const std::string path = "/v1/projects/p/locations/us-central1/customJobs/" + id;
   nlohmann::json done = daemon_.WaitForField(path, "state", {"JOB_STATE_SUCCEEDED"}, 120);
   ASSERT_EQ(done.value("state", ""), "JOB_STATE_SUCCEEDED") << done.dump();
@@ -239,10 +240,8 @@ TEST_F(GcloudTest, AiCustomJobsCreateStreamLogsDescribeListCancel) {
   ProcessRun start = Gcloud(
       {"ai", "custom-jobs", "create", "--display-name=sleepy", "--config=" + sleepy.string()});
   ASSERT_EQ(start.rc, 0) << start.err;
-  at = start.err.find(marker);
-  ASSERT_NE(at, std::string::npos) << start.err;
-  std::string sleepy_id = start.err.substr(at + marker.size());
-  sleepy_id = sleepy_id.substr(0, sleepy_id.find_first_not_of("0123456789"));
+  std::string sleepy_id = IdAfter(start.err, marker);
+  ASSERT_FALSE(sleepy_id.empty()) << start.err;
   ProcessRun cancel = Gcloud({"ai", "custom-jobs", "cancel", sleepy_id});
   ASSERT_EQ(cancel.rc, 0) << cancel.err;
   EXPECT_THAT(cancel.err, HasSubstr("Request to cancel CustomJob"));

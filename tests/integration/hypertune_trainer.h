@@ -6,7 +6,8 @@ namespace ty::testing {
 
 // The trainer: reads --x=, --n= and --opt= as argparse would, writes the metric
 // `accuracy` = x (+1 with opt=b) in cloudml-hypertune's format to the file the
-// service names, and prints what it saw.
+// service names (and a line of garbage after it with GARBAGE set), and prints what
+// it saw.
 constexpr char kTrainer[] = R"SH(
 x=0; n=0; opt=a
 for a in "$@"; do
@@ -18,6 +19,7 @@ sleep "${SLEEP:-0}"
 [ -n "$NO_METRIC" ] && exit 0
 mkdir -p "$(dirname "$CLOUD_ML_HP_METRIC_FILE")"
 echo "{\"accuracy\": \"$x\", \"checkpoint_path\": \"\", \"global_step\": \"$n\", \"timestamp\": $(date +%s), \"trial\": \"$CLOUD_ML_TRIAL_ID\"}" > "$CLOUD_ML_HP_METRIC_FILE"
+if [ -n "$GARBAGE" ]; then echo "not a report" >> "$CLOUD_ML_HP_METRIC_FILE"; fi
 )SH";
 
 }  // namespace ty::testing

@@ -95,6 +95,7 @@ TEST_F(TuningTest, SixTrialsTwoAtATimeSucceedBestFirst) {
   EXPECT_EQ(ids, (std::set<std::string>{"1", "2", "3", "4", "5", "6"}));
   std::string log = ServiceLog("six");
   EXPECT_NE(log.find("Trial 6 started"), std::string::npos) << log;
+  EXPECT_NE(log.find("Trial 6 reported accuracy "), std::string::npos) << log;
   EXPECT_NE(log.find("Study SUCCEEDED: 6 of 6 trials succeeded."), std::string::npos) << log;
   // Trial jobs are not listed among the project's jobs: the study lists as one.
   nlohmann::json list = daemon_->Get(kMlBase).Json();
@@ -189,7 +190,9 @@ TEST_F(TuningTest, AResumedGridStudyRunsOnlyThePointsTheEarlierOneDidNot) {
   EXPECT_EQ(bad.status, 400) << bad.body;
   EXPECT_NE(bad.body.find("resumePreviousJobId"), std::string::npos) << bad.body;
 
-  ASSERT_EQ(daemon_->Post(kMlBase, grid("second", "first").dump()).status, 200);
+  nlohmann::json resumed = grid("second", "first");
+  resumed["trainingInput"]["args"] = {"sh", "-c", std::string("GARBAGE=1; ") + kTrainer, "t"};
+  ASSERT_EQ(daemon_->Post(kMlBase, resumed.dump()).status, 200);
   nlohmann::json second = WaitDone("second", 120);
   ASSERT_EQ(second["state"], "SUCCEEDED") << second.dump(1);
   std::set<std::string> points;
@@ -202,6 +205,10 @@ TEST_F(TuningTest, AResumedGridStudyRunsOnlyThePointsTheEarlierOneDidNot) {
   }
   EXPECT_EQ(points, (std::set<std::string>{"1/a", "1/b", "2/a", "2/b"}));
   EXPECT_NE(ServiceLog("second").find("Resuming the study of job first: its 2 finished trials"),
+            std::string::npos)
+      << ServiceLog("second");
+  // A line of garbage in the metrics file is skipped, counted and said, never fatal.
+  EXPECT_NE(ServiceLog("second").find("Trial 1: 1 line(s) of its metrics file were skipped"),
             std::string::npos)
       << ServiceLog("second");
 }

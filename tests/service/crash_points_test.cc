@@ -13,6 +13,7 @@
 
 #include "logs/log_store.h"
 #include "model/dialect.h"
+#include "service/crash_harness.h"
 #include "service/job_service.h"
 #include "service/sim_executor.h"
 #include "store/memory_job_store.h"
@@ -86,23 +87,12 @@ class CrashPointsTest : public ::testing::TestWithParam<Scenario> {
     auto logs = std::move(logs::LogStore::Create((dir_ / "logs").string()).value());
     SimExecutor executor(&clock, s.script, s.launch_delay);
     Outcome out;
+    CrashPlan plan{crash_at, mode};
+    service::JobServiceOptions o;
+    o.stop_grace = kGrace;
     auto make_service = [&](bool with_crash) {
-      service::JobServiceOptions o;
-      o.stop_grace = kGrace;
-      o.manual_loop_for_test = true;
-      uint64_t seq = 0;
-      o.random = [seq]() mutable { return ++seq; };
-      if (with_crash) {
-        o.after_commit_for_test = [&out, crash_at, mode] {
-          if (++out.commits != crash_at) return AfterCommit::kContinue;
-          out.crashed = true;
-          return mode;
-        };
-      }
-      auto svc = service::JobService::Create(&store, &executor, logs.get(), &clock, o);
-      EXPECT_TRUE(svc.ok());
-      EXPECT_TRUE((*svc)->Start().ok());
-      return std::move(svc).value();
+      return StartCrashableService(&store, &executor, logs.get(), &clock, o,
+                                   with_crash ? &plan : nullptr);
     };
     std::unique_ptr<service::JobService> svc = make_service(true);
     svc->RunUntilIdleForTest();
@@ -115,7 +105,7 @@ class CrashPointsTest : public ::testing::TestWithParam<Scenario> {
     bool recovered = false, cancelled = false;
     for (int step = 0; step < 5000; ++step) {
       svc->RunUntilIdleForTest();
-      if (out.crashed && !recovered) {
+      if (plan.crashed && !recovered) {
         svc.reset();  // The daemon died: its loop, queue and timers are gone.
         svc = make_service(false);
         recovered = true;
@@ -137,6 +127,8 @@ class CrashPointsTest : public ::testing::TestWithParam<Scenario> {
     out.starts = executor.starts();
     out.leftovers = executor.leftovers();
     out.removed_running = executor.removed_running();
+    out.commits = plan.commits;
+    out.crashed = plan.crashed;
     return out;
   }
 

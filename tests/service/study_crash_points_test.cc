@@ -13,6 +13,7 @@
 
 #include "logs/log_store.h"
 #include "model/dialect.h"
+#include "service/crash_harness.h"
 #include "service/job_service.h"
 #include "service/sim_executor.h"
 #include "store/memory_job_store.h"
@@ -72,24 +73,13 @@ class StudyCrashPointsTest : public ::testing::Test {
       return SimRun{2 * kSecond, 0, std::nullopt, false};
     });
     StudyOutcome out;
+    CrashPlan plan{crash_at, mode};
+    service::JobServiceOptions o;
+    o.stop_grace = kSecond;
+    o.trial_root = (dir_ / "trials").string();
     auto make_service = [&](bool with_crash) {
-      service::JobServiceOptions o;
-      o.stop_grace = kSecond;
-      o.manual_loop_for_test = true;
-      o.trial_root = (dir_ / "trials").string();
-      uint64_t seq = 0;
-      o.random = [seq]() mutable { return ++seq; };
-      if (with_crash) {
-        o.after_commit_for_test = [&out, crash_at, mode] {
-          if (++out.commits != crash_at) return AfterCommit::kContinue;
-          out.crashed = true;
-          return mode;
-        };
-      }
-      auto svc = service::JobService::Create(&store, &executor, logs.get(), &clock, o);
-      EXPECT_TRUE(svc.ok());
-      EXPECT_TRUE((*svc)->Start().ok());
-      return std::move(svc).value();
+      return StartCrashableService(&store, &executor, logs.get(), &clock, o,
+                                   with_crash ? &plan : nullptr);
     };
     std::unique_ptr<service::JobService> svc = make_service(true);
     svc->RunUntilIdleForTest();
@@ -97,11 +87,11 @@ class StudyCrashPointsTest : public ::testing::Test {
     EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
     // A crash inside the submit itself fails the call, as a dead daemon's would.
     auto submitted = svc->Submit(model::Dialect::kMlV1, "p", "", std::move(parsed).value());
-    EXPECT_TRUE(submitted.ok() || out.crashed) << submitted.status().ToString();
+    EXPECT_TRUE(submitted.ok() || plan.crashed) << submitted.status().ToString();
     bool recovered = false;
     for (int step = 0; step < 2000; ++step) {
       svc->RunUntilIdleForTest();
-      if (out.crashed && !recovered) {
+      if (plan.crashed && !recovered) {
         svc.reset();  // The daemon died: its loop, queue and timers are gone.
         svc = make_service(false);
         recovered = true;
@@ -112,6 +102,8 @@ class StudyCrashPointsTest : public ::testing::Test {
       clock.Advance(kTick);
       executor.Tick();
     }
+    out.commits = plan.commits;
+    out.crashed = plan.crashed;
     Result<model::Job> study = store.FindMlJob("p", "tuned");
     if (!study.ok()) return out;  // Crashed before the record existed: nothing to compare.
     out.state = study->state;
