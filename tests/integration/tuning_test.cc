@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <thread>
@@ -211,6 +212,51 @@ TEST_F(TuningTest, AResumedGridStudyRunsOnlyThePointsTheEarlierOneDidNot) {
   EXPECT_NE(ServiceLog("second").find("Trial 1: 1 line(s) of its metrics file were skipped"),
             std::string::npos)
       << ServiceLog("second");
+}
+
+// Google's own reporter: the cloudml-hypertune library (pure Python; no PyPI here, so
+// the test takes its source from $TY_CLOUDML_HYPERTUNE, a directory holding
+// hypertune/, and skips without it) reports three steps from each trial; the study
+// reads them as intermediate measurements and the last as the final one.
+TEST_F(TuningTest, TheRealCloudmlHypertuneLibraryReportsToTheStudy) {
+  constexpr char kImage[] = "localhost/trainyard/sklearn-hptune:latest";  // Has python3.
+  const char* lib = std::getenv("TY_CLOUDML_HYPERTUNE");
+  if (lib == nullptr || !std::filesystem::exists(std::string(lib) + "/hypertune/hypertune.py")) {
+    GTEST_SKIP() << "set TY_CLOUDML_HYPERTUNE to a copy of github.com/GoogleCloudPlatform/"
+                    "cloudml-hypertune to run this test";
+  }
+  if (!EngineHasImage(kImage)) GTEST_SKIP() << kImage << " missing";
+  // Replicas see the bucket directories at /gcs.
+  const std::filesystem::path dest = daemon_->data_dir() + "/buckets/pylib/hypertune";
+  std::filesystem::create_directories(dest);
+  for (const char* f : {"__init__.py", "hypertune.py"}) {
+    std::filesystem::copy_file(std::string(lib) + "/hypertune/" + f, dest / f);
+  }
+  const std::string script =
+      "import sys; sys.path.insert(0, '/gcs/pylib'); import hypertune\n"
+      "x = float([a.split('=', 1)[1] for a in sys.argv[1:] if a.startswith('--x=')][0])\n"
+      "ht = hypertune.HyperTune()\n"
+      "for step in (1, 2, 3):\n"
+      "    ht.report_hyperparameter_tuning_metric(hyperparameter_metric_tag='accuracy',\n"
+      "                                           metric_value=x * step / 3, global_step=step)\n"
+      "print('reported', x, flush=True)\n";
+  nlohmann::json body = Study("reporter", 2, 2);
+  body["trainingInput"]["masterConfig"] = {{"imageUri", kImage},
+                                           {"containerCommand", {"python3", "-c", script}}};
+  body["trainingInput"]["args"] = nlohmann::json::array();
+  body["trainingInput"]["hyperparameters"]["params"] = {
+      {{"parameterName", "x"}, {"type", "DOUBLE"}, {"minValue", 0.1}, {"maxValue", 1}}};
+  ASSERT_EQ(daemon_->Post(kMlBase, body.dump()).status, 200);
+  nlohmann::json done = WaitDone("reporter", 180);
+  ASSERT_EQ(done["state"], "SUCCEEDED") << done.dump(1) << "\n" << ServiceLog("reporter");
+  ASSERT_EQ(done["trainingOutput"]["trials"].size(), 2u);
+  for (const auto& t : done["trainingOutput"]["trials"]) {
+    const double x = std::stod(t["hyperparameters"]["x"].get<std::string>());
+    EXPECT_EQ(t["finalMetric"]["trainingStep"], "3") << t.dump();
+    EXPECT_NEAR(t["finalMetric"]["objectiveValue"].get<double>(), x, 1e-9) << t.dump();
+    ASSERT_EQ(t["allMetrics"].size(), 3u) << t.dump();
+    EXPECT_NEAR(t["allMetrics"][0]["objectiveValue"].get<double>(), x / 3, 1e-9) << t.dump();
+  }
 }
 
 // The Vertex collection: a HyperparameterTuningJob with a studySpec and a trial job
