@@ -278,3 +278,72 @@ TEST_F(ApiJobsTest, DetailsShowReplicasRestartsAndEvents) {
 
 }  // namespace
 }  // namespace ty::api
+
+namespace ty::api {
+namespace {
+
+constexpr char kHp[] = "/v1/projects/p/locations/us-central1/hyperparameterTuningJobs";
+
+std::string HpBody(const std::string& display_name) {
+  return nlohmann::json{
+      {"displayName", display_name},
+      {"studySpec",
+       {{"metrics", {{{"metricId", "acc"}, {"goal", "MAXIMIZE"}}}},
+        {"parameters",
+         {{{"parameterId", "x"}, {"doubleValueSpec", {{"minValue", 0}, {"maxValue", 1}}}}}}}},
+      {"maxTrialCount", 2},
+      {"parallelTrialCount", 1},
+      {"trialJobSpec",
+       {{"workerPoolSpecs",
+         {{{"machineSpec", {{"machineType", "n1-standard-4"}}},
+           {"replicaCount", "1"},
+           {"containerSpec", {{"imageUri", "localhost/img:1"}}}}}}}}}
+      .dump();
+}
+
+// The Vertex tuning collection pages and filters like customJobs, holds only tuning
+// jobs, and its ids do not resolve as custom jobs (nor the other way round).
+TEST_F(ApiJobsTest, HyperparameterTuningJobsListFilterPagingAndKinds) {
+  std::vector<std::string> ids;
+  for (const char* name : {"hp_a", "hp_b", "hp_c"}) {
+    Reply r = Post(kHp, HpBody(name));
+    ASSERT_EQ(r.status, 200) << r.body;
+    std::string n = r.json()["name"];
+    ids.push_back(n.substr(n.rfind('/') + 1));
+  }
+  CreateVertex("custom");
+  std::set<std::string> seen;
+  std::string token;
+  for (int pages = 0; pages < 5; ++pages) {
+    std::string path = std::string(kHp) + "?pageSize=2";
+    if (!token.empty()) path += "&pageToken=" + token;
+    Reply r = Get(path);
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json page = r.json();
+    for (const json& job : page["hyperparameterTuningJobs"]) {
+      EXPECT_TRUE(seen.insert(job["displayName"].get<std::string>()).second);
+      EXPECT_FALSE(job.contains("trials")) << "lists leave the trials out";
+    }
+    token = page.value("nextPageToken", "");
+    if (token.empty()) break;
+  }
+  EXPECT_EQ(seen, (std::set<std::string>{"hp_a", "hp_b", "hp_c"}));
+  Reply filtered = Get(std::string(kHp) + "?filter=display_name%3D%22hp_b%22");
+  ASSERT_EQ(filtered.status, 200) << filtered.body;
+  ASSERT_EQ(filtered.json()["hyperparameterTuningJobs"].size(), 1u) << filtered.body;
+  EXPECT_EQ(filtered.json()["hyperparameterTuningJobs"][0]["displayName"], "hp_b");
+  const json customs = Get(kVertex).json();
+  for (const json& job : customs["customJobs"]) {
+    EXPECT_EQ(job["displayName"], "custom") << "a tuning job or trial listed as a custom job";
+  }
+  EXPECT_EQ(Get(std::string(kVertex) + "/" + ids[0]).status, 404);
+  Reply one = Get(std::string(kHp) + "/" + ids[0]);
+  ASSERT_EQ(one.status, 200) << one.body;
+  EXPECT_TRUE(one.json().contains("trials")) << one.body;
+  Reply bad = Post(kHp, R"({"displayName": "x", "maxTrialCount": 2})");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.find("studySpec"), std::string::npos) << bad.body;
+}
+
+}  // namespace
+}  // namespace ty::api
