@@ -289,12 +289,17 @@ TEST_F(ContainerExecutorTest, FailedCreateRemovesEarlierReplicas) {
 }
 
 void ContainerExecutorTest::ReplicasReachEachOtherByHostname() {
+  // The server listens until a connection brings "ping" (busybox nc now and then
+  // accepts an empty one); the client sends until the server is gone after a send.
   ReplicaLaunch server =
-      Replica(0, 0, "nc -l -p 2222 > /tmp/got; cat /tmp/got; grep -q ping /tmp/got");
+      Replica(0, 0,
+              "until grep -q ping /tmp/got 2>/dev/null; do nc -l -p 2222 > /tmp/got; done; "
+              "cat /tmp/got");
   server.hostname = "workerpool0-0";
   ReplicaLaunch client = Replica(1, 0,
-                                 "for i in $(seq 1 100); do if echo ping | nc -w 1 workerpool0-0 "
-                                 "2222; then exit 0; fi; sleep 0.1; done; exit 1");
+                                 "sent=0; for i in $(seq 1 200); do if echo ping | nc -w 1 "
+                                 "workerpool0-0 2222; then sent=1; elif [ $sent = 1 ]; then "
+                                 "exit 0; fi; sleep 0.1; done; exit 1");
   client.hostname = "workerpool1-0";
   AttemptSpec a = NetworkedAttempt({server, client});
   ASSERT_TRUE(LaunchAndWaitStarted(a));
