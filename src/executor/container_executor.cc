@@ -91,6 +91,21 @@ void ContainerExecutor::StartWatcher(const Watched& w) {
   work_.StartWatcher(w.job_uid, w.attempt, w.name, [this, w] { RunWatcher(w); });
 }
 
+int64_t ContainerExecutor::RereadFromSecond(const LogCursor& cursor) {
+  int64_t since_s =
+      cursor.skip_until > 0 ? std::max<int64_t>(cursor.skip_until / 1000000 - 1, 1) : 0;
+  // A restarted replica whose previous run ended mid-line: the engine keeps that line's
+  // head (the previous run's) and its tail (the new run's first write on that stream)
+  // as records of their own times, and a read that starts between them returns the
+  // tail as a line of its own, which shifts the numbering of its second (a line was
+  // captured twice). Reads of this run start no later than the head's second.
+  if (cursor.run_end && cursor.run_end->kind != RunEnd::Kind::kWhole && since_s > 0) {
+    since_s =
+        std::min<int64_t>(since_s, std::max<int64_t>(cursor.run_end->line.time / 1000000 - 1, 1));
+  }
+  return since_s;
+}
+
 Status ContainerExecutor::CaptureLogs(const std::string& container, const std::string& job_uid,
                                       const std::string& task, bool replica_done,
                                       LogCursor* cursor) {
@@ -103,17 +118,7 @@ Status ContainerExecutor::CaptureLogs(const std::string& container, const std::s
   // such fragment in a second that is skipped whole, and the numbering of the last
   // line's second restarts at its first line, as in the first read.
   cursor->skip_until = std::max(cursor->skip_until, cursor->last);
-  int64_t since_s =
-      cursor->skip_until > 0 ? std::max<int64_t>(cursor->skip_until / 1000000 - 1, 1) : 0;
-  // A restarted replica whose previous run ended mid-line: the engine keeps that line's
-  // head (the previous run's) and its tail (the new run's first write on that stream)
-  // as records of their own times, and a read that starts between them returns the
-  // tail as a line of its own, which shifts the numbering of its second (a line was
-  // captured twice). Reads of this run start no later than the head's second.
-  if (cursor->run_end && cursor->run_end->kind != RunEnd::Kind::kWhole && since_s > 0) {
-    since_s =
-        std::min<int64_t>(since_s, std::max<int64_t>(cursor->run_end->line.time / 1000000 - 1, 1));
-  }
+  const int64_t since_s = RereadFromSecond(*cursor);
   cursor->last = since_s > 0 ? since_s * 1000000 - 1 : 0;
   // A restarted replica's previous end, when this read covers its slot (a read
   // from a later second gets a joined line's tail as a line of its own).

@@ -201,6 +201,9 @@ class ContainerExecutor : public Executor {
   void RunLaunchInSlot(const AttemptSpec& attempt);
   // Does the launch; on failure has removed what it created and returns why.
   // `containers[i]`: what the engine calls replica i; `warm`: a warm gang ran them.
+  // Creates one replica's container, replacing a leftover of this very attempt.
+  Result<std::string> CreateReplica(const AttemptSpec& attempt, const ReplicaLaunch& replica,
+                                    const std::vector<std::string>& addresses);
   Status LaunchReplicas(const AttemptSpec& attempt, TimeMicros* image_ready_time,
                         std::vector<std::string>* containers, bool* warm);
   // Hands a warm gang to the attempt. Aborted: the gang was given up before any
@@ -235,6 +238,8 @@ class ContainerExecutor : public Executor {
   // when the container is gone.
   Status CaptureLogs(const std::string& container, const std::string& job_uid,
                      const std::string& task, bool replica_done, LogCursor* cursor);
+  // The engine second a re-read of the cursor's replica starts from (0: the start).
+  static int64_t RereadFromSecond(const LogCursor& cursor);
   TimeMicros Now() const { return clock_->Now(); }
 
   Options options_;

@@ -343,6 +343,24 @@ Status ContainerExecutor::LaunchWarm(const AttemptSpec& attempt, const WarmGang&
   return Status::Ok();
 }
 
+Result<std::string> ContainerExecutor::CreateReplica(const AttemptSpec& attempt,
+                                                     const ReplicaLaunch& r,
+                                                     const std::vector<std::string>& addresses) {
+  Result<std::string> id =
+      engine_->CreateContainer(r.name, CreateBodyForTest(attempt, r, addresses));
+  if (!id.ok() && NameTaken(id.status()) && IsLeftoverOf(attempt, r.name, engine_.get())) {
+    // A daemon killed while this very attempt was being created: the engine finished
+    // the create after its client was gone, and recovery saw nothing yet. The leftover
+    // carries this attempt's labels, so it is stale: replace it. A container of the
+    // name that is not this attempt's is someone else's and fails the launch.
+    spdlog::warn("launch {}: replacing leftover container {} of an interrupted launch",
+                 attempt.job_uid, r.name);
+    engine_->RemoveContainer(r.name).IgnoreError();
+    id = engine_->CreateContainer(r.name, CreateBodyForTest(attempt, r, addresses));
+  }
+  return id;
+}
+
 Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, TimeMicros* image_ready,
                                          std::vector<std::string>* containers, bool* warm) {
   const size_t n = attempt.replicas.size();
@@ -384,18 +402,7 @@ Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, TimeMicros*
       results[i] = Cancelled("launch: executor is shutting down");
       return false;
     }
-    Result<std::string> id =
-        engine_->CreateContainer(r.name, CreateBodyForTest(attempt, r, addresses));
-    if (!id.ok() && NameTaken(id.status()) && IsLeftoverOf(attempt, r.name, engine_.get())) {
-      // A daemon killed while this very attempt was being created: the engine finished
-      // the create after its client was gone, and recovery saw nothing yet. The leftover
-      // carries this attempt's labels, so it is stale: replace it. A container of the
-      // name that is not this attempt's is someone else's and fails the launch.
-      spdlog::warn("launch {}: replacing leftover container {} of an interrupted launch",
-                   attempt.job_uid, r.name);
-      engine_->RemoveContainer(r.name).IgnoreError();
-      id = engine_->CreateContainer(r.name, CreateBodyForTest(attempt, r, addresses));
-    }
+    Result<std::string> id = CreateReplica(attempt, r, addresses);
     if (!id.ok()) {
       results[i] = Unavailable("create replica " + r.name + ": " + id.status().message());
       return false;

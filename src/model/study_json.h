@@ -37,8 +37,9 @@ Result<nlohmann::json> ParseMlHyperparameters(const nlohmann::json& value, const
 // whitespace; goal MAXIMIZE | MINIMIZE, unspecified = MAXIMIZE); `parameters`
 // required (conditional children allowed); GRID_SEARCH only over discrete
 // parameters; `measurementSelectionType` LAST (default) or BEST; at most one of
-// decayCurveStoppingSpec / medianAutomatedStoppingSpec (convexAutomatedStoppingSpec is
-// refused: not implemented). Budget fields are the job's, not the study's.
+// decayCurveStoppingSpec / medianAutomatedStoppingSpec; convexAutomatedStoppingSpec is
+// not supported and is a 400 naming it and the two rules that are. Budget fields are
+// the job's, not the study's.
 Result<nlohmann::json> ParseVertexStudySpec(const nlohmann::json& value, const std::string& path,
                                             StudySpec* out);
 

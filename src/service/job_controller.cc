@@ -392,32 +392,15 @@ void JobController::ReleaseIfDone(const model::Job* before, const model::Job& af
 // ---------------------------------------------------------------------------
 // Published state
 
-void JobController::Publish(const model::Job& job) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (model::IsTerminal(job.state)) {
-    jobs_.erase(job.uid);
-  } else {
-    jobs_[job.uid] = job;
-  }
-}
+void JobController::Publish(const model::Job& job) { published_.Put(job); }
 
 std::optional<model::Job> JobController::GetLive(const std::string& uid) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = jobs_.find(uid);
-  if (it == jobs_.end()) return std::nullopt;
-  return it->second;
+  return published_.Get(uid);
 }
 
 std::optional<std::string> JobController::FindLiveMl(const std::string& project,
                                                      const std::string& job_id) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [uid, job] : jobs_) {
-    if (job.dialect == model::Dialect::kMlV1 && job.project == project &&
-        job.spec.job_id == job_id) {
-      return uid;
-    }
-  }
-  return std::nullopt;
+  return published_.FindMl(project, job_id);
 }
 
 std::vector<std::string> JobController::problems() const {

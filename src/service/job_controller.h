@@ -24,6 +24,7 @@
 #include "model/spec_limits.h"
 #include "service/admission_controller.h"
 #include "service/loop_core.h"
+#include "service/published_jobs.h"
 #include "store/job_store.h"
 
 namespace ty::service {
@@ -133,8 +134,8 @@ class JobController {
 
   // Published: written on the loop after each commit, read by API threads.
   mutable std::mutex mu_;
-  std::map<std::string, model::Job> jobs_;  // Live jobs by uid. Guarded by mu_.
-  std::vector<std::string> problems_;       // Guarded by mu_.
+  PublishedJobs published_;            // Live jobs, for API threads.
+  std::vector<std::string> problems_;  // Guarded by mu_.
 };
 
 }  // namespace ty::service

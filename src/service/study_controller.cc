@@ -453,8 +453,7 @@ void StudyController::Finish(Study& st, model::JobState state,
   if (!Commit(st).ok()) return;
   const std::string uid = st.job.uid;
   studies_.erase(uid);
-  std::lock_guard<std::mutex> lock(mu_);
-  published_.erase(uid);
+  published_.Drop(uid);
 }
 
 // ---------------------------------------------------------------------------
@@ -530,10 +529,7 @@ Status StudyController::AfterWrite() {
   return Status::Ok();
 }
 
-void StudyController::Publish(const model::Job& job) {
-  std::lock_guard<std::mutex> lock(mu_);
-  published_[job.uid] = job;
-}
+void StudyController::Publish(const model::Job& job) { published_.Put(job); }
 
 void StudyController::Log(const Study& st, const std::string& message) {
   if (core_->dead()) return;
@@ -541,22 +537,12 @@ void StudyController::Log(const Study& st, const std::string& message) {
 }
 
 std::optional<model::Job> StudyController::GetLive(const std::string& uid) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = published_.find(uid);
-  if (it == published_.end()) return std::nullopt;
-  return it->second;
+  return published_.Get(uid);
 }
 
 std::optional<std::string> StudyController::FindLiveMl(const std::string& project,
                                                        const std::string& job_id) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [uid, job] : published_) {
-    if (job.dialect == model::Dialect::kMlV1 && job.project == project &&
-        job.spec.job_id == job_id) {
-      return uid;
-    }
-  }
-  return std::nullopt;
+  return published_.FindMl(project, job_id);
 }
 
 }  // namespace ty::service

@@ -27,6 +27,7 @@
 #include "model/job.h"
 #include "service/job_controller.h"
 #include "service/loop_core.h"
+#include "service/published_jobs.h"
 #include "store/job_store.h"
 
 namespace ty::tuning {
@@ -111,8 +112,7 @@ class StudyController {
   std::map<std::string, Study> studies_;  // Loop thread only.
   bool polling_ = false;
 
-  mutable std::mutex mu_;
-  std::map<std::string, model::Job> published_;  // Guarded by mu_.
+  PublishedJobs published_;  // Live studies, for API threads.
 };
 
 }  // namespace ty::service
