@@ -274,6 +274,86 @@ void ApplyScaleTier(const std::string& tier, Role* master, Role* worker, Role* p
   }
 }
 
+// A container job (masterConfig.imageUri) or a Python package job (runtimeVersion,
+// packageUris, pythonModule), never a mix (ml-v1-jobs.md §10).
+Status CheckContainerOrPackage(const WireObject& ti, const Role* const (&roles)[kMaxPools],
+                               const std::string& runtime_version,
+                               const std::vector<std::string>& package_uris,
+                               const std::string& python_module,
+                               const std::vector<std::string>& args, bool use_chief) {
+  const Role& master = *roles[0];
+  const bool container = !master.config.image_uri.empty();
+  const std::string runtime_path = ti.PathOf("runtimeVersion");
+  if (container && !runtime_version.empty()) {
+    return FieldError(runtime_path, "must not be set together with masterConfig.imageUri");
+  }
+  if (!container && runtime_version.empty()) {
+    return FieldError(runtime_path, "one of runtimeVersion or masterConfig.imageUri is required");
+  }
+  if (!container) {
+    for (const Role* r : {roles[1], roles[2], roles[3]}) {
+      if (!r->config.image_uri.empty()) {
+        return FieldError(r->config.path + ".imageUri",
+                          "requires masterConfig.imageUri (a custom container job)");
+      }
+    }
+    if (package_uris.empty())
+      return FieldError(ti.PathOf("packageUris"), "is required for non-container jobs");
+    if (python_module.empty())
+      return FieldError(ti.PathOf("pythonModule"), "is required for non-container jobs");
+    if (use_chief) {
+      return FieldError(ti.PathOf("useChiefInTfConfig"),
+                        "is only allowed for custom container jobs");
+    }
+  }
+  for (const Role* r : roles) {
+    const ReplicaConfig& c = r->config;
+    for (const auto& [list, name] :
+         {std::pair{&c.command, "containerCommand"}, std::pair{&c.args, "containerArgs"}}) {
+      if (list->empty()) continue;
+      if (!container) return FieldError(c.path + "." + name, "requires an imageUri");
+      if (!args.empty()) {
+        return FieldError(ti.PathOf("args"), std::string("must not be set together with ") +
+                                                 c.path.substr(c.path.find('.') + 1) + "." + name);
+      }
+    }
+  }
+
+  return Status::Ok();
+}
+
+// The pools, index = role: a container job's roles inherit the master's image,
+// command and args; a package job's run the packages on the runtime image the service
+// picks from runtimeVersion.
+void BuildPools(const Role* const (&roles)[kMaxPools], bool container,
+                const std::vector<std::string>& package_uris, const std::string& python_module,
+                const std::vector<std::string>& args, JobSpec* spec) {
+  const Role& master = *roles[0];
+  spec->pools.clear();
+  for (int i = 0; i < kMaxPools; ++i) {
+    const Role& r = *roles[i];
+    WorkerPool pool;
+    pool.replica_count = (i == 0) ? 1 : r.count;
+    if (pool.replica_count > 0) {
+      pool.machine = MachineOf(r);
+      pool.disk = r.config.disk;
+      if (container) {
+        ContainerSpec c;
+        c.image_uri = r.config.image_uri.empty() ? master.config.image_uri : r.config.image_uri;
+        c.command = r.config.command.empty() ? master.config.command : r.config.command;
+        c.args = !r.config.args.empty()        ? r.config.args
+                 : !master.config.args.empty() ? master.config.args
+                                               : args;
+        pool.container = std::move(c);
+      } else {
+        pool.python_package = PythonPackageSpec{"", package_uris, python_module, args, {}};
+      }
+    }
+    spec->pools.push_back(std::move(pool));
+  }
+  while (!spec->pools.empty() && spec->pools.back().empty()) spec->pools.pop_back();
+}
+
 Result<nlohmann::json> ParseTrainingInput(const nlohmann::json& v, JobSpec* spec) {
   ASSIGN_OR_RETURN(WireObject ti, WireObject::Open(v, "trainingInput",
                                                    {"scaleTier",
@@ -378,69 +458,11 @@ Result<nlohmann::json> ParseTrainingInput(const nlohmann::json& v, JobSpec* spec
     if (r == &master || r->count > 0) RETURN_IF_ERROR(CheckAccelerator(*r));
   }
 
-  const bool container = !master.config.image_uri.empty();
-  const std::string runtime_path = ti.PathOf("runtimeVersion");
-  if (container && !runtime_version.empty()) {
-    return FieldError(runtime_path, "must not be set together with masterConfig.imageUri");
-  }
-  if (!container && runtime_version.empty()) {
-    return FieldError(runtime_path, "one of runtimeVersion or masterConfig.imageUri is required");
-  }
-  if (!container) {
-    for (const Role* r : {&worker, &ps, &evaluator}) {
-      if (!r->config.image_uri.empty()) {
-        return FieldError(r->config.path + ".imageUri",
-                          "requires masterConfig.imageUri (a custom container job)");
-      }
-    }
-    if (package_uris.empty())
-      return FieldError(ti.PathOf("packageUris"), "is required for non-container jobs");
-    if (python_module.empty())
-      return FieldError(ti.PathOf("pythonModule"), "is required for non-container jobs");
-    if (spec->use_chief_in_tf_config) {
-      return FieldError(ti.PathOf("useChiefInTfConfig"),
-                        "is only allowed for custom container jobs");
-    }
-  }
-  for (const Role* r : {&master, &worker, &ps, &evaluator}) {
-    const ReplicaConfig& c = r->config;
-    for (const auto& [list, name] :
-         {std::pair{&c.command, "containerCommand"}, std::pair{&c.args, "containerArgs"}}) {
-      if (list->empty()) continue;
-      if (!container) return FieldError(c.path + "." + name, "requires an imageUri");
-      if (!args.empty()) {
-        return FieldError(ti.PathOf("args"), std::string("must not be set together with ") +
-                                                 c.path.substr(c.path.find('.') + 1) + "." + name);
-      }
-    }
-  }
-
-  // Build the pools: index = role.
-  spec->pools.clear();
   const Role* roles[] = {&master, &worker, &ps, &evaluator};
-  for (int i = 0; i < kMaxPools; ++i) {
-    const Role& r = *roles[i];
-    WorkerPool pool;
-    pool.replica_count = (i == 0) ? 1 : r.count;
-    if (pool.replica_count > 0) {
-      pool.machine = MachineOf(r);
-      pool.disk = r.config.disk;
-      if (container) {
-        ContainerSpec c;
-        c.image_uri = r.config.image_uri.empty() ? master.config.image_uri : r.config.image_uri;
-        c.command = r.config.command.empty() ? master.config.command : r.config.command;
-        c.args = !r.config.args.empty()        ? r.config.args
-                 : !master.config.args.empty() ? master.config.args
-                                               : args;
-        pool.container = std::move(c);
-      } else {
-        // The runtime image is picked by the service from runtimeVersion later.
-        pool.python_package = PythonPackageSpec{"", package_uris, python_module, args, {}};
-      }
-    }
-    spec->pools.push_back(std::move(pool));
-  }
-  while (!spec->pools.empty() && spec->pools.back().empty()) spec->pools.pop_back();
+  const bool container = !master.config.image_uri.empty();
+  RETURN_IF_ERROR(CheckContainerOrPackage(ti, roles, runtime_version, package_uris, python_module,
+                                          args, spec->use_chief_in_tf_config));
+  BuildPools(roles, container, package_uris, python_module, args, spec);
   return ti.canonical();
 }
 
