@@ -29,7 +29,15 @@ void ApplyGrant(const ReplicaLaunch& r, ContainerBody* b) {
   b->memory_bytes = static_cast<int64_t>(r.memory_limit_gb * 1024 * 1024 * 1024);
   // The engine can give NVIDIA GPUs (CDI / nvidia runtime); other accelerator types
   // (TPUs) have no device here and run without one.
-  if (r.accelerator_type.rfind("NVIDIA", 0) != 0) return;
+  if (r.accelerator_type.rfind("NVIDIA", 0) != 0 || r.accelerator_count <= 0) {
+    // CUDA images declare NVIDIA_VISIBLE_DEVICES=all, and NVIDIA's OCI hook (where
+    // the engine runs it for every container) would hand such a container every
+    // GPU of the host, also those granted to other jobs; "void" makes it a plain
+    // container, as one asking for no GPU is.
+    if (!b->env) b->env.emplace();
+    b->env->push_back("NVIDIA_VISIBLE_DEVICES=void");
+    return;
+  }
   b->nvidia_gpus = r.accelerator_count;
   b->gpu_indices = r.gpu_indices;
   if (r.gpu_indices.empty() || !b->env) return;

@@ -214,12 +214,16 @@ Status ProcessExecutor::Spawn(const AttemptSpec& attempt, const ReplicaLaunch& r
   std::vector<std::string> env_s;
   bool has_path = false;
   for (const auto& e : r.env) {
+    // The grant decides which GPUs a replica uses, not the job's own env.
+    if (e.name == "CUDA_VISIBLE_DEVICES" || e.name == "NVIDIA_VISIBLE_DEVICES") continue;
     env_s.push_back(e.name + "=" + e.value);
     has_path = has_path || e.name == "PATH";
   }
+  // A process sees every GPU of the host: CUDA is told which are this replica's,
+  // and a replica granted none sees none (an empty list hides them all), so that a
+  // CPU job never takes a GPU another job was given.
+  env_s.push_back("CUDA_VISIBLE_DEVICES=" + JoinIndices(r.gpu_indices));
   if (!r.gpu_indices.empty()) {
-    // A process sees every GPU of the host: CUDA is told which are this replica's.
-    env_s.push_back("CUDA_VISIBLE_DEVICES=" + JoinIndices(r.gpu_indices));
     env_s.push_back("NVIDIA_VISIBLE_DEVICES=" + JoinIndices(r.gpu_indices));
   }
   if (!has_path) {

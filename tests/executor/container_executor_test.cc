@@ -170,6 +170,8 @@ TEST(ContainerExecutorBodyTest, FollowsDockerCommandSemantics) {
   EXPECT_EQ(body["Labels"]["user"], "x");
   EXPECT_EQ(body["HostConfig"]["Binds"], nlohmann::json({"/data/b:/gcs/b", "/data/c:/gcs/c:ro"}));
   EXPECT_EQ(body["HostConfig"]["DeviceRequests"][0]["Count"], 2);
+  EXPECT_THAT(body["Env"].get<std::vector<std::string>>(),
+              ::testing::Not(::testing::Contains("NVIDIA_VISIBLE_DEVICES=void")));
   EXPECT_EQ(body["HostConfig"]["NetworkMode"], "ty-u-2");  // The executor names it.
   EXPECT_EQ(body["NetworkingConfig"]["EndpointsConfig"]["ty-u-2"]["Aliases"][0], "workerpool1-0");
 
@@ -185,6 +187,9 @@ TEST(ContainerExecutorBodyTest, FollowsDockerCommandSemantics) {
   EXPECT_FALSE(body.contains("Entrypoint"));  // The image's ENTRYPOINT stays.
   EXPECT_EQ(body["Cmd"], nlohmann::json({"--epochs", "3"}));
   EXPECT_FALSE(body["HostConfig"].contains("DeviceRequests"));
+  // No GPU asked for: none even from NVIDIA's hook in a CUDA image (ENV ...=all).
+  EXPECT_THAT(body["Env"].get<std::vector<std::string>>(),
+              ::testing::Contains("NVIDIA_VISIBLE_DEVICES=void"));
   r.args.clear();
   body = nlohmann::json::parse(executor::ContainerExecutor::CreateBodyForTest(a, r));
   EXPECT_FALSE(body.contains("Cmd"));  // The image's CMD stays.

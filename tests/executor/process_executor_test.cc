@@ -85,6 +85,29 @@ TEST_F(ProcessExecutorTest, RunsInItsWorkDirWithOnlyTheGivenEnvAndPath) {
   EXPECT_THAT(lines, Contains("tail"));  // A last line without "\n" is kept.
 }
 
+// A process sees every GPU of the host, so CUDA_VISIBLE_DEVICES is the only thing
+// that keeps a replica to its grant: the granted indices, or none at all, whatever
+// the job's own env says.
+TEST_F(ProcessExecutorTest, SeesOnlyTheGpusItWasGranted) {
+  AttemptSpec a = Attempt("echo \"cuda=[$CUDA_VISIBLE_DEVICES] nvidia=[$NVIDIA_VISIBLE_DEVICES]\"");
+  a.replicas[0].env = {{"CUDA_VISIBLE_DEVICES", "0"}, {"NVIDIA_VISIBLE_DEVICES", "all"}};
+  a.replicas[0].accelerator_type = "NVIDIA_TESLA_T4";
+  a.replicas[0].accelerator_count = 2;
+  a.replicas[0].gpu_indices = {1, 3};
+  ASSERT_TRUE(ex_->Launch(a).ok());
+  ASSERT_EQ(events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1).size(), 1u);
+  EXPECT_THAT(sink_.Messages(uid_), Contains("cuda=[1,3] nvidia=[1,3]"));
+  ex_->Cleanup(uid_, 1).IgnoreError();
+
+  uid_ = UniqueJobUid();
+  AttemptSpec cpu = Attempt(
+      "echo \"cuda=[${CUDA_VISIBLE_DEVICES-unset}] nvidia=[${NVIDIA_VISIBLE_DEVICES-unset}]\"");
+  cpu.replicas[0].env = {{"CUDA_VISIBLE_DEVICES", "0"}};
+  ASSERT_TRUE(ex_->Launch(cpu).ok());
+  ASSERT_EQ(events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1).size(), 1u);
+  EXPECT_THAT(sink_.Messages(uid_), Contains("cuda=[] nvidia=[unset]"));
+}
+
 TEST_F(ProcessExecutorTest, RecoverReportsAReplicaKilledWithItsWrapper) {
   ASSERT_TRUE(ex_->Launch(Attempt("sleep 1000")).ok());
   auto launched = events_.WaitForLaunch(uid_);

@@ -72,6 +72,13 @@ inline HttpReply Http(const std::string& method, const std::string& url,
   return reply;
 }
 
+// build/ of this checkout, or TRAINYARD_BINARY_DIR where the binaries were copied to
+// another machine (the GPU checks run on a lent machine without the build tree).
+inline std::string BinaryDir() {
+  const char* dir = std::getenv("TRAINYARD_BINARY_DIR");
+  return dir && *dir ? dir : TY_BINARY_DIR;
+}
+
 inline bool EngineAnswers() {
   return Http("GET", "http://d/_ping", "", true, EngineSocket(), 3).status == 200;
 }
@@ -140,7 +147,7 @@ class Daemon {
   void Start(std::vector<std::string> extra_args = {}) {
     std::string port_file = (dir_ / "port").string();
     std::filesystem::remove(port_file);
-    std::vector<std::string> args = {std::string(TY_BINARY_DIR) + "/bin/trainyardd",
+    std::vector<std::string> args = {BinaryDir() + "/bin/trainyardd",
                                      "--listen",
                                      "127.0.0.1:0",
                                      "--port-file",
