@@ -88,4 +88,76 @@ std::string RenderContainerBody(const ContainerBody& b) {
   return body.dump();
 }
 
+namespace {
+
+// "host:container[:ro]" (BindOf) as an OCI bind mount.
+json LibpodMount(const std::string& bind) {
+  std::string rest = bind;
+  json options = json::array({"rbind"});
+  if (rest.size() > 3 && rest.compare(rest.size() - 3, 3, ":ro") == 0) {
+    rest.resize(rest.size() - 3);
+    options.push_back("ro");
+  }
+  size_t colon = rest.find(':');
+  return {{"type", "bind"},
+          {"source", rest.substr(0, colon)},
+          {"destination", colon == std::string::npos ? rest : rest.substr(colon + 1)},
+          {"options", options}};
+}
+
+json LibpodNetwork(const ContainerBody& b) {
+  json net = json::object();
+  if (!b.aliases.empty()) net["aliases"] = b.aliases;
+  if (!b.address.empty()) {
+    net["static_ips"] = json::array({b.address});
+    net["static_mac"] = MacAddressFor(b.address);
+  }
+  return net;
+}
+
+}  // namespace
+
+std::string RenderLibpodBody(const ContainerBody& b, const std::string& name,
+                             const std::string& cdi_gpu_kind) {
+  json body;
+  body["name"] = name;
+  body["image"] = b.image;
+  if (!b.hostname.empty()) body["hostname"] = b.hostname;
+  if (b.env) {
+    json env = json::object();
+    for (const std::string& e : *b.env) {
+      size_t eq = e.find('=');
+      env[e.substr(0, eq)] = eq == std::string::npos ? "" : e.substr(eq + 1);
+    }
+    body["env"] = env;
+  }
+  if (b.entrypoint) body["entrypoint"] = *b.entrypoint;
+  if (b.cmd && !b.cmd->empty()) body["command"] = *b.cmd;
+  body["labels"] = b.labels;
+  json mounts = json::array();
+  for (const std::string& bind : b.binds) mounts.push_back(LibpodMount(bind));
+  body["mounts"] = mounts;
+  json devices = json::array();
+  std::vector<int> gpus = b.gpu_indices;
+  // A count without indices takes the first ones, as Docker's DeviceRequests Count does.
+  for (int i = 0; gpus.empty() && i < b.nvidia_gpus; ++i) gpus.push_back(i);
+  for (int i : gpus) devices.push_back({{"path", cdi_gpu_kind + "=" + std::to_string(i)}});
+  if (!devices.empty()) body["devices"] = devices;
+  json limits = json::object();
+  if (b.cpu_limit > 0) {
+    // As the compat API turns NanoCpus into a quota per 100 ms period.
+    limits["cpu"] = {{"period", 100000}, {"quota", std::llround(b.cpu_limit * 100000)}};
+  }
+  if (b.memory_bytes > 0) {
+    limits["memory"] = {{"limit", b.memory_bytes}, {"swap", b.memory_bytes}};
+  }
+  if (!limits.empty()) body["resource_limits"] = limits;
+  body["netns"] = {{"nsmode", "bridge"}};
+  if (!b.network.empty()) body["Networks"] = {{b.network, LibpodNetwork(b)}};
+  if (b.extra_hosts) body["hostadd"] = *b.extra_hosts;
+  // What the compat API does for every container (moby always creates it).
+  body["create_working_dir"] = true;
+  return body.dump();
+}
+
 }  // namespace ty::executor::internal

@@ -38,6 +38,15 @@ void ApplyGrant(const ReplicaLaunch& r, ContainerBody* body);
 // The JSON text to POST to /containers/create.
 std::string RenderContainerBody(const ContainerBody& body);
 
+// The same container as podman's native create body (POST /libpod/containers/create,
+// a SpecGenerator), with the GPUs as CDI devices "<cdi_gpu_kind>=<index>". Podman's
+// compat create ignores DeviceRequests (podman 4.x and 5.x) and cannot name a CDI
+// device (it appends ":<path>:<perms>" to each device), so a container that needs
+// GPUs on podman is created through this. The command follows Docker's rules, as
+// podman's makeCommand does for a spec: an entrypoint given drops the image's CMD.
+std::string RenderLibpodBody(const ContainerBody& body, const std::string& name,
+                             const std::string& cdi_gpu_kind);
+
 // "host:container" with ":ro" when read-only.
 std::string BindOf(const Mount& mount);
 

@@ -75,6 +75,9 @@ Result<std::unique_ptr<ContainerExecutor>> ContainerExecutor::Create(Options opt
         "container engine does not answer on " + ex->options_.engine_socket +
         " (is `podman system service` running? see scripts/setup): " + ping.message());
   }
+  // Another engine (Docker) takes GPUs as DeviceRequests through its one API.
+  Result<bool> libpod = ex->engine_->SpeaksLibpod();
+  ex->speaks_libpod_ = libpod.ok() && *libpod;
   return ex;
 }
 

@@ -69,6 +69,9 @@
 #include "logs/log_store.h"
 
 namespace ty::executor {
+namespace internal {
+struct ContainerBody;
+}  // namespace internal
 
 class ContainerExecutor : public Executor {
  public:
@@ -100,6 +103,12 @@ class ContainerExecutor : public Executor {
     // few hundred at once its answers passed request_timeout_ms and jobs failed
     // (bench/scheduler). Later launches wait their turn.
     int max_parallel_launches = 4;
+    // GPUs on podman are CDI devices "<cdi_gpu_kind>=<index>" (what `nvidia-ctk cdi
+    // generate` names them), in containers created through podman's native API.
+    std::string cdi_gpu_kind = "nvidia.com/gpu";
+    // Create every container through podman's native API, not only those with GPUs
+    // (the contract tests run the whole suite so).
+    bool native_create = false;
   };
 
   // Where replicas see the buckets, as on Vertex.
@@ -242,7 +251,13 @@ class ContainerExecutor : public Executor {
   static int64_t RereadFromSecond(const LogCursor& cursor);
   TimeMicros Now() const { return clock_->Now(); }
 
+  // The container of `replica` (CreateBodyForTest's, before rendering for an API).
+  static internal::ContainerBody ReplicaBody(const AttemptSpec& attempt,
+                                             const ReplicaLaunch& replica,
+                                             const std::vector<std::string>& addresses);
+
   Options options_;
+  bool speaks_libpod_ = false;  // The engine is podman (EngineClient::SpeaksLibpod).
   const Clock* clock_;
   std::shared_ptr<EngineClient> engine_;
   std::unique_ptr<WarmPool>

@@ -100,6 +100,12 @@ std::string ContainerExecutor::MacAddressFor(const std::string& ipv4) {
 
 std::string ContainerExecutor::CreateBodyForTest(const AttemptSpec& attempt, const ReplicaLaunch& r,
                                                  const std::vector<std::string>& addresses) {
+  return internal::RenderContainerBody(ReplicaBody(attempt, r, addresses));
+}
+
+internal::ContainerBody ContainerExecutor::ReplicaBody(const AttemptSpec& attempt,
+                                                       const ReplicaLaunch& r,
+                                                       const std::vector<std::string>& addresses) {
   internal::ContainerBody b;
   b.image = r.image;
   b.hostname = r.hostname;
@@ -131,7 +137,7 @@ std::string ContainerExecutor::CreateBodyForTest(const AttemptSpec& attempt, con
       }
     }
   }
-  return internal::RenderContainerBody(b);
+  return b;
 }
 
 Status ContainerExecutor::Launch(const AttemptSpec& attempt) {
@@ -346,8 +352,16 @@ Status ContainerExecutor::LaunchWarm(const AttemptSpec& attempt, const WarmGang&
 Result<std::string> ContainerExecutor::CreateReplica(const AttemptSpec& attempt,
                                                      const ReplicaLaunch& r,
                                                      const std::vector<std::string>& addresses) {
-  Result<std::string> id =
-      engine_->CreateContainer(r.name, CreateBodyForTest(attempt, r, addresses));
+  const internal::ContainerBody body = ReplicaBody(attempt, r, addresses);
+  // Podman gives GPUs only to containers created through its own API (RenderLibpodBody).
+  const bool native = speaks_libpod_ &&
+                      (options_.native_create || body.nvidia_gpus > 0 || !body.gpu_indices.empty());
+  auto create = [&] {
+    return native ? engine_->CreateContainerLibpod(
+                        r.name, internal::RenderLibpodBody(body, r.name, options_.cdi_gpu_kind))
+                  : engine_->CreateContainer(r.name, internal::RenderContainerBody(body));
+  };
+  Result<std::string> id = create();
   if (!id.ok() && NameTaken(id.status()) && IsLeftoverOf(attempt, r.name, engine_.get())) {
     // A daemon killed while this very attempt was being created: the engine finished
     // the create after its client was gone, and recovery saw nothing yet. The leftover
@@ -356,7 +370,7 @@ Result<std::string> ContainerExecutor::CreateReplica(const AttemptSpec& attempt,
     spdlog::warn("launch {}: replacing leftover container {} of an interrupted launch",
                  attempt.job_uid, r.name);
     engine_->RemoveContainer(r.name).IgnoreError();
-    id = engine_->CreateContainer(r.name, CreateBodyForTest(attempt, r, addresses));
+    id = create();
   }
   return id;
 }

@@ -154,6 +154,11 @@ Status EngineApiClient::Ping() {
   return Status::Ok();
 }
 
+Result<bool> EngineApiClient::SpeaksLibpod() {
+  ASSIGN_OR_RETURN(Response r, Call("GET", "/libpod/_ping", nullptr, 3000, nullptr, nullptr));
+  return r.status == 200;
+}
+
 Result<bool> EngineApiClient::ImageExists(const std::string& image) {
   Result<ImageConfig> config = InspectImage(image);
   if (config.ok()) return true;
@@ -303,10 +308,20 @@ Result<std::vector<std::string>> EngineApiClient::ListNetworks(
   return out;
 }
 
+Result<std::string> EngineApiClient::CreateContainerLibpod(const std::string& name,
+                                                           const std::string& body_json) {
+  return CreateAt("/libpod/containers/create", name, body_json);
+}
+
 Result<std::string> EngineApiClient::CreateContainer(const std::string& name,
                                                      const std::string& body_json) {
-  ASSIGN_OR_RETURN(Response r, Call("POST", "/containers/create?name=" + UrlEncode(name),
-                                    &body_json, request_timeout_ms_, nullptr, nullptr));
+  return CreateAt("/containers/create?name=" + UrlEncode(name), name, body_json);
+}
+
+Result<std::string> EngineApiClient::CreateAt(const std::string& path, const std::string& name,
+                                              const std::string& body_json) {
+  ASSIGN_OR_RETURN(Response r,
+                   Call("POST", path, &body_json, request_timeout_ms_, nullptr, nullptr));
   if (r.status != 201 && r.status != 200) return ErrorFrom(r, "create container " + name);
   ASSIGN_OR_RETURN(json j, ParseJson(r.body, "create container " + name));
   if (!j.contains("Id") || !j["Id"].is_string())

@@ -42,6 +42,9 @@ class EngineApiClient final : public EngineClient {
       const std::vector<std::string>& label_filters) override;
   Result<std::string> CreateContainer(const std::string& name,
                                       const std::string& body_json) override;
+  Result<std::string> CreateContainerLibpod(const std::string& name,
+                                            const std::string& body_json) override;
+  Result<bool> SpeaksLibpod() override;
   Status StartContainer(const std::string& id) override;
   Result<ContainerState> InspectContainer(const std::string& id) override;
   Result<int> WaitContainer(const std::string& id, const std::atomic<bool>* cancel) override;
@@ -68,6 +71,9 @@ class EngineApiClient final : public EngineClient {
   Status PullInsecureLoopback(const std::string& image, const std::string& first_error);
   // Maps a non-2xx answer to a Status naming `what`.
   static Status ErrorFrom(const Response& r, const std::string& what);
+  // POST `body_json` to a create endpoint; the new container's id.
+  Result<std::string> CreateAt(const std::string& path, const std::string& name,
+                               const std::string& body_json);
 
   std::string socket_path_;
   int request_timeout_ms_;

@@ -124,6 +124,12 @@ class EngineClient {
   // AlreadyExists when a container has that name.
   virtual Result<std::string> CreateContainer(const std::string& name,
                                               const std::string& body_json) = 0;
+  // The same through podman's native API: `body` is a SpecGenerator (POST
+  // /libpod/containers/create), naming the container itself.
+  virtual Result<std::string> CreateContainerLibpod(const std::string& name,
+                                                    const std::string& body_json) = 0;
+  // Whether the engine is podman, i.e. answers its native API too.
+  virtual Result<bool> SpeaksLibpod() = 0;
   virtual Status StartContainer(const std::string& id) = 0;
   // NotFound if the container does not exist.
   virtual Result<ContainerState> InspectContainer(const std::string& id) = 0;

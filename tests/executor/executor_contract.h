@@ -225,6 +225,20 @@ class ProcessBackend : public Backend {
   std::string state_dir_;
   std::map<std::string, std::vector<int>> pids_;
 };
+// ContainerExecutor creating every container through podman's native API
+// (RenderLibpodBody), as it creates those with GPUs: the same contract must hold.
+class LibpodContainerBackend : public ContainerBackend {
+ public:
+  std::string Name() const override { return "LibpodContainer"; }
+  Result<std::unique_ptr<executor::Executor>> MakeExecutor(logs::LogSink* sink) override {
+    executor::ContainerExecutor::Options o;
+    o.engine_socket = EngineSocket();
+    o.log_sink = sink;
+    o.native_create = true;
+    ASSIGN_OR_RETURN(auto ex, executor::ContainerExecutor::Create(o));
+    return std::unique_ptr<executor::Executor>(std::move(ex));
+  }
+};
 
 // ContainerExecutor launching every attempt from a warm gang (warm_pool.h): a
 // gang of the attempt's exact shape is made ready just before each Launch, so the

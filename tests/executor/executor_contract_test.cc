@@ -298,6 +298,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BackendFactory{"Container", [] { return std::make_unique<ContainerBackend>(); }},
         BackendFactory{"WarmContainer", [] { return std::make_unique<WarmContainerBackend>(); }},
+        BackendFactory{"LibpodContainer",
+                       [] { return std::make_unique<LibpodContainerBackend>(); }},
         BackendFactory{"Process", [] { return std::make_unique<ProcessBackend>(); }}),
     [](const ::testing::TestParamInfo<BackendFactory>& info) { return info.param.name; });
 

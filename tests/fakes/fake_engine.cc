@@ -131,17 +131,28 @@ Result<std::vector<std::string>> FakeEngine::ListNetworks(
 Result<std::string> FakeEngine::CreateContainer(const std::string& name,
                                                 const std::string& body_json) {
   FAKE_CALL("CreateContainer", name);
+  return CreateWith(name, body_json, "Image", "Labels");
+}
+
+Result<std::string> FakeEngine::CreateContainerLibpod(const std::string& name,
+                                                      const std::string& body_json) {
+  FAKE_CALL("CreateContainerLibpod", name);
+  return CreateWith(name, body_json, "image", "labels");
+}
+
+Result<std::string> FakeEngine::CreateWith(const std::string& name, const std::string& body_json,
+                                           const char* image_key, const char* labels_key) {
   if (containers_.count(name) > 0)
     return AlreadyExists("the container name " + name + " is in use");
   json body = json::parse(body_json, nullptr, /*allow_exceptions=*/false);
   if (!body.is_object()) return InvalidArgument("create body is not a JSON object");
-  std::string image = body.value("Image", "");
+  std::string image = body.value(image_key, "");
   if (images_.count(image) == 0) return NotFound("no such image: " + image);
   Container c;
   c.id = "fake" + std::to_string(++next_id_);
   c.name = name;
-  if (body.contains("Labels") && body["Labels"].is_object()) {
-    for (const auto& [k, v] : body["Labels"].items()) c.labels[k] = v.get<std::string>();
+  if (body.contains(labels_key) && body[labels_key].is_object()) {
+    for (const auto& [k, v] : body[labels_key].items()) c.labels[k] = v.get<std::string>();
   }
   bodies_[name] = body;
   containers_[name] = c;

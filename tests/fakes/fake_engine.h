@@ -43,6 +43,10 @@ class FakeEngine : public executor::EngineClient {
       const std::vector<std::string>& label_filters) override;
   Result<std::string> CreateContainer(const std::string& name,
                                       const std::string& body_json) override;
+  // Keeps the SpecGenerator body as given (CreateBody returns it).
+  Result<std::string> CreateContainerLibpod(const std::string& name,
+                                            const std::string& body_json) override;
+  Result<bool> SpeaksLibpod() override { return speaks_libpod; }
   Status StartContainer(const std::string& id) override;
   Result<executor::ContainerState> InspectContainer(const std::string& id) override;
   Result<int> WaitContainer(const std::string& id, const std::atomic<bool>* cancel) override;
@@ -56,7 +60,8 @@ class FakeEngine : public executor::EngineClient {
                     const std::atomic<bool>* cancel, bool flush_partial = true) override;
 
   // ---- What the world holds ------------------------------------------------
-  void AddImage(const std::string& image);          // Present locally.
+  bool speaks_libpod = false;               // Podman (true) or another Docker Engine API engine.
+  void AddImage(const std::string& image);  // Present locally.
   void AddRegistryImage(const std::string& image);  // Pullable.
   void SetDown(bool down);                          // Every call: Unavailable.
   // The next call of `operation` ("CreateContainer", "StartContainer", ...) whose
@@ -81,6 +86,9 @@ class FakeEngine : public executor::EngineClient {
   bool WaitRunning(const std::string& name, int timeout_ms) const;
 
  private:
+  // Records a created container (mu_ held); the body's image and labels under these keys.
+  Result<std::string> CreateWith(const std::string& name, const std::string& body_json,
+                                 const char* image_key, const char* labels_key);
   struct LogLine {
     int64_t time_us;
     int stream;
