@@ -434,8 +434,16 @@ Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, TimeMicros*
   }
   ForEachConcurrently(n, [&](size_t i) {
     Status s = engine_->StartContainer(attempt.replicas[i].name);
-    if (!s.ok())
-      results[i] = Unavailable("start replica " + attempt.replicas[i].name + ": " + s.message());
+    if (!s.ok()) {
+      std::string why = "start replica " + attempt.replicas[i].name + ": " + s.message();
+      // Podman resolves CDI devices only at start; without NVIDIA's spec none exists.
+      if (s.message().find("CDI device") != std::string::npos) {
+        why +=
+            " (no CDI spec names these GPUs: on the host, run `nvidia-ctk cdi generate "
+            "--output=/etc/cdi/nvidia.yaml`)";
+      }
+      results[i] = Unavailable(why);
+    }
     return s.ok();
   });
   if (Status s = FirstError(results); !s.ok()) {

@@ -21,8 +21,6 @@ using executor::ExecutorEventKind;
 using executor::ReplicaLaunch;
 using ::testing::Contains;
 
-constexpr char kCdiKind[] = "test.trainyard.dev/gpu";
-
 class ContainerGpuTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -31,8 +29,11 @@ class ContainerGpuTest : public ::testing::Test {
     std::error_code ec;
     std::filesystem::create_directories("/var/run/cdi", ec);
     spec_ = "/var/run/cdi/trainyard-test-" + std::to_string(getpid()) + ".json";
+    // A kind of this process's own: two specs naming the same devices conflict, and
+    // podman then resolves neither (tests run in parallel).
+    kind_ = "test.trainyard.dev/gpu" + std::to_string(getpid());
     std::ofstream out(spec_);
-    out << R"({"cdiVersion": "0.3.0", "kind": ")" << kCdiKind << R"(", "devices": [)";
+    out << R"({"cdiVersion": "0.3.0", "kind": ")" << kind_ << R"(", "devices": [)";
     for (int i = 0; i < 3; ++i) {
       out << (i ? "," : "") << R"({"name": ")" << i
           << R"(", "containerEdits": {"env": ["TY_TEST_GPU_)" << i << R"(=present"]}})";
@@ -44,7 +45,7 @@ class ContainerGpuTest : public ::testing::Test {
     executor::ContainerExecutor::Options o;
     o.engine_socket = EngineSocket();
     o.log_sink = &sink_;
-    o.cdi_gpu_kind = kCdiKind;
+    o.cdi_gpu_kind = kind_;
     auto ex = executor::ContainerExecutor::Create(o);
     ASSERT_TRUE(ex.ok()) << ex.status().ToString();
     ex_ = std::move(*ex);
@@ -70,6 +71,9 @@ class ContainerGpuTest : public ::testing::Test {
     a.replicas = {r};
     Status launched = ex_->Launch(a);
     EXPECT_TRUE(launched.ok()) << launched.ToString();
+    std::optional<executor::ExecutorEvent> outcome = events_.WaitForLaunch(uid_);
+    EXPECT_TRUE(outcome && outcome->kind == ExecutorEventKind::kAttemptStarted)
+        << (outcome ? outcome->message : "no launch outcome");
     auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1);
     EXPECT_EQ(exits.size(), 1u);
     if (exits.size() == 1) EXPECT_EQ(exits[0].exit_code, 0);
@@ -77,6 +81,7 @@ class ContainerGpuTest : public ::testing::Test {
   }
 
   std::string spec_;
+  std::string kind_;
   std::string uid_;
   RecordingLogSink sink_;
   EventRecorder events_{&sink_};
@@ -94,6 +99,25 @@ TEST_F(ContainerGpuTest, AReplicaGetsExactlyItsGrantedDevices) {
   r.gpu_indices = {0, 2};
   // Inside, CUDA numbers the devices it sees from 0.
   EXPECT_THAT(RunAndCollect(r), Contains("gpus=present,_,present cuda=0,1 nvidia=0,2"));
+}
+
+// A GPU no CDI spec names (no `nvidia-ctk cdi generate` on the host): the launch
+// fails saying what to do, and leaves nothing.
+TEST_F(ContainerGpuTest, AGpuWithoutACdiSpecFailsTheLaunchSayingWhatToDo) {
+  ReplicaLaunch r = Replica(kShowDevices);
+  r.accelerator_type = "NVIDIA_TESLA_T4";
+  r.accelerator_count = 1;
+  r.gpu_indices = {7};
+  AttemptSpec a;
+  a.job_uid = uid_;
+  a.attempt = 1;
+  a.replicas = {r};
+  ASSERT_TRUE(ex_->Launch(a).ok());
+  std::optional<executor::ExecutorEvent> outcome = events_.WaitForLaunch(uid_);
+  ASSERT_TRUE(outcome.has_value());
+  EXPECT_EQ(outcome->kind, ExecutorEventKind::kLaunchFailed);
+  EXPECT_THAT(outcome->message, ::testing::HasSubstr("nvidia-ctk cdi generate"));
+  EXPECT_FALSE(ContainerBackend().Leftovers(uid_));
 }
 
 TEST_F(ContainerGpuTest, AReplicaGrantedNoGpuGetsNone) {
