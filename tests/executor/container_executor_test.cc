@@ -31,7 +31,7 @@ class ContainerExecutorTest : public ::testing::Test {
   void SetUp() override {
     TY_REQUIRE_ENGINE_OR_SKIP();
     uid_ = UniqueJobUid();
-    auto ex = warm_ ? NewWarmExecutor() : NewContainerExecutor(&sink_, events_.Callback());
+    auto ex = warm_ ? NewWarmExecutor() : NewContainerExecutor(&sink_, events_.Callback(), native_);
     ASSERT_TRUE(ex.ok()) << ex.status().ToString();
     ex_ = std::move(*ex);
   }
@@ -114,6 +114,7 @@ class ContainerExecutorTest : public ::testing::Test {
   void RestartedReplicaIsReachableByItsHostnameAgain();
 
   bool warm_ = false;
+  bool native_ = false;
   std::string sandbox_dir_;
 
   std::string uid_;
@@ -128,6 +129,16 @@ class WarmContainerExecutorTest : public ContainerExecutorTest {
  protected:
   void SetUp() override {
     warm_ = true;
+    ContainerExecutorTest::SetUp();
+  }
+};
+
+// The same tests with every container created through podman's native API, as those
+// with GPUs are: fixed addresses, MACs, aliases and /etc/hosts entries must hold there.
+class NativeContainerExecutorTest : public ContainerExecutorTest {
+ protected:
+  void SetUp() override {
+    native_ = true;
     ContainerExecutorTest::SetUp();
   }
 };
@@ -323,6 +334,9 @@ TEST_F(ContainerExecutorTest, ReplicasReachEachOtherByHostname) {
 TEST_F(WarmContainerExecutorTest, ReplicasReachEachOtherByHostname) {
   ReplicasReachEachOtherByHostname();
 }
+TEST_F(NativeContainerExecutorTest, ReplicasReachEachOtherByHostname) {
+  ReplicasReachEachOtherByHostname();
+}
 
 // Each replica prints its own address and what /etc/hosts says of every peer.
 constexpr char kReportAddresses[] =
@@ -422,6 +436,9 @@ TEST_F(ContainerExecutorTest, PeersResolveFromHostsAtFixedAddressesAtOnce) {
 TEST_F(WarmContainerExecutorTest, PeersResolveFromHostsAtFixedAddressesAtOnce) {
   PeersResolveFromHostsAtFixedAddressesAtOnce();
 }
+TEST_F(NativeContainerExecutorTest, PeersResolveFromHostsAtFixedAddressesAtOnce) {
+  PeersResolveFromHostsAtFixedAddressesAtOnce();
+}
 
 // Spec §9: a restarted replica keeps its name, host name and network, so a peer
 // that kept trying reaches it again by host name.
@@ -462,6 +479,9 @@ TEST_F(ContainerExecutorTest, RestartedReplicaIsReachableByItsHostnameAgain) {
   RestartedReplicaIsReachableByItsHostnameAgain();
 }
 TEST_F(WarmContainerExecutorTest, RestartedReplicaIsReachableByItsHostnameAgain) {
+  RestartedReplicaIsReachableByItsHostnameAgain();
+}
+TEST_F(NativeContainerExecutorTest, RestartedReplicaIsReachableByItsHostnameAgain) {
   RestartedReplicaIsReachableByItsHostnameAgain();
 }
 

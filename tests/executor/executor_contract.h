@@ -97,12 +97,14 @@ inline executor::AttemptSpec TestAttempt(const std::string& job_uid,
 }
 
 // A ContainerExecutor on the test engine that appends to `sink` and, when
-// `callback` is set, reports to it.
+// `callback` is set, reports to it; `native`: it creates every container through
+// podman's native API (Options::native_create).
 inline Result<std::unique_ptr<executor::ContainerExecutor>> NewContainerExecutor(
-    logs::LogSink* sink, executor::EventCallback callback = nullptr) {
+    logs::LogSink* sink, executor::EventCallback callback = nullptr, bool native = false) {
   executor::ContainerExecutor::Options o;
   o.engine_socket = EngineSocket();
   o.log_sink = sink;
+  o.native_create = native;
   ASSIGN_OR_RETURN(auto ex, executor::ContainerExecutor::Create(o));
   if (callback) ex->SetEventCallback(std::move(callback));
   return ex;
@@ -231,11 +233,7 @@ class LibpodContainerBackend : public ContainerBackend {
  public:
   std::string Name() const override { return "LibpodContainer"; }
   Result<std::unique_ptr<executor::Executor>> MakeExecutor(logs::LogSink* sink) override {
-    executor::ContainerExecutor::Options o;
-    o.engine_socket = EngineSocket();
-    o.log_sink = sink;
-    o.native_create = true;
-    ASSIGN_OR_RETURN(auto ex, executor::ContainerExecutor::Create(o));
+    ASSIGN_OR_RETURN(auto ex, NewContainerExecutor(sink, nullptr, /*native=*/true));
     return std::unique_ptr<executor::Executor>(std::move(ex));
   }
 };
