@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 #include <queue>
+#include <stdexcept>
 #include <tuple>
 #include <unordered_map>
 
@@ -231,7 +232,6 @@ class Pass {
         extra_(capacity),
         both_(capacity) {
     out_.waiting.reserve(queued);
-    wait_order_.reserve(queued);
     for (const Allocation& a : running) {
       free_.Take(a.replicas);
       Usage& u = usage_[a.project];
@@ -255,7 +255,7 @@ class Pass {
 
   AdmissionDecisions Finish() {
     int position = 0;
-    for (WaitInfo* w : wait_order_) w->position = ++position;
+    for (WaitList::Entry& e : out_.waiting) e.info.position = ++position;
     return std::move(out_);
   }
 
@@ -312,14 +312,17 @@ class Pass {
     }
     if (higher > 0) return "behind " + Plural(higher, "job", "jobs") + " of higher priority";
     return "behind " +
-           Plural(static_cast<int64_t>(wait_order_.size()), "earlier job", "earlier jobs") +
+           Plural(static_cast<int64_t>(out_.waiting.size()), "earlier job", "earlier jobs") +
            " (job " + head_->uid + " holds a reservation for the resources it needs)";
   }
 
   // ShortageReason, remembered per gang shape until the next admission changes what
   // is free (a long queue on a full cluster repeats a few shapes).
   const std::string& Shortage(const JobDemand& job) {
-    std::string key;  // The replicas' sizes as raw bytes: cheap to build and compare.
+    // The replicas' sizes as raw bytes: cheap to build and compare. Built in a buffer
+    // kept across calls, so that a shape seen before costs no allocation.
+    std::string& key = shape_key_;
+    key.clear();
     for (const ReplicaDemand& r : job.replicas) {
       key.append(reinterpret_cast<const char*>(&r.cpus), sizeof(r.cpus));
       key.append(reinterpret_cast<const char*>(&r.memory_gb), sizeof(r.memory_gb));
@@ -327,9 +330,8 @@ class Pass {
       key += r.gpu_type;
       key += '\0';
     }
-    auto [it, added] = shortage_.try_emplace(std::move(key));
-    if (added) it->second = ShortageReason(job, free_);
-    return it->second;
+    if (auto it = shortage_.find(key); it != shortage_.end()) return it->second;
+    return shortage_.emplace(key, ShortageReason(job, free_)).first->second;
   }
 
   void Admit(const JobDemand& job, const std::vector<ReplicaPlacement>& p, bool reserved_too) {
@@ -344,9 +346,7 @@ class Pass {
   }
 
   void Wait(const JobDemand& job, std::string why) {
-    WaitInfo& w = out_.waiting[job.uid];
-    w.reason = std::move(why);
-    wait_order_.push_back(&w);
+    out_.waiting.Add(job.uid).reason = std::move(why);
     waiting_by_priority_[job.priority] += 1;
   }
 
@@ -361,8 +361,8 @@ class Pass {
   FreeState extra_;  // Free at the reservation's start beyond the head's share.
   FreeState both_;   // Free now and then (conservative: only ever shrinks).
   std::unordered_map<std::string, std::string> shortage_;  // See Shortage().
-  std::vector<WaitInfo*> wait_order_;           // Into out_.waiting (its nodes do not move).
-  std::map<int, int64_t> waiting_by_priority_;  // Jobs waiting so far, by priority.
+  std::string shape_key_;                                  // Shortage's buffer.
+  std::map<int, int64_t> waiting_by_priority_;             // Jobs waiting so far, by priority.
   AdmissionDecisions out_;
 };
 
@@ -438,6 +438,18 @@ Status CheckCanEverFit(const JobDemand& job, const Capacity& capacity) {
                            why + " with nothing else running)");
   }
   return Status::Ok();
+}
+
+const WaitInfo& WaitList::at(const std::string& uid) const {
+  for (const Entry& e : entries_) {
+    if (e.uid == uid) return e.info;
+  }
+  throw std::out_of_range("not waiting: " + uid);
+}
+
+size_t WaitList::count(const std::string& uid) const {
+  return std::count_if(entries_.begin(), entries_.end(),
+                       [&](const Entry& e) { return e.uid == uid; });
 }
 
 AdmissionDecisions Admit(const Capacity& capacity, const std::vector<Allocation>& running,

@@ -120,7 +120,8 @@ std::optional<std::vector<ReplicaPlacement>> FreeState::Place(
     double best_left = 0;
     double seen_cpus = 0, seen_memory = 0;  // Maxima over the nodes as they are.
     for (int n = 0; n < static_cast<int>(nodes_.size()); ++n) {
-      auto t = touched.find(n);
+      // The first replica of a gang sees every node as it is (no lookup).
+      auto t = touched.empty() ? touched.end() : touched.find(n);
       const NodeFree& f = t != touched.end() ? t->second : nodes_[n];
       if (t == touched.end()) {
         seen_cpus = std::max(seen_cpus, f.cpus);

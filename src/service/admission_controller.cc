@@ -101,9 +101,11 @@ void AdmissionController::RunPass() {
   PublishWaits(decisions.waiting);
 }
 
-void AdmissionController::PublishWaits(
-    const std::unordered_map<std::string, scheduler::WaitInfo>& waiting) {
+void AdmissionController::PublishWaits(const scheduler::WaitList& waiting) {
+  std::unordered_map<std::string, scheduler::WaitInfo> waits;
+  waits.reserve(waiting.size());
   for (const auto& [uid, wait] : waiting) {
+    waits.emplace(uid, wait);
     std::string& last = last_reason_[uid];
     if (last == wait.reason) continue;
     last = wait.reason;
@@ -114,7 +116,7 @@ void AdmissionController::PublishWaits(
   }
   AdmissionStats s;
   for (const auto& [uid, job] : queued_) {
-    if (!waiting.count(uid)) continue;
+    if (!waits.count(uid)) continue;
     s.queued += 1;
     if (s.oldest_queued_since == 0 || job.create_time < s.oldest_queued_since) {
       s.oldest_queued_since = job.create_time;
@@ -128,7 +130,7 @@ void AdmissionController::PublishWaits(
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
-  waits_ = waiting;
+  waits_ = std::move(waits);
   s.passes = stats_.passes;
   s.admissions = stats_.admissions;
   s.preemptions = stats_.preemptions;

@@ -72,7 +72,7 @@ class AdmissionController {
  private:
   void SchedulePass();
   void RunPass();
-  void PublishWaits(const std::unordered_map<std::string, scheduler::WaitInfo>& waiting);
+  void PublishWaits(const scheduler::WaitList& waiting);
 
   LoopCore* const core_;
   const AdmissionOptions options_;
