@@ -251,6 +251,12 @@ class ContainerExecutor : public Executor {
   static int64_t RereadFromSecond(const LogCursor& cursor);
   TimeMicros Now() const { return clock_->Now(); }
 
+  // Creates every replica of the attempt (none started); `created` gets the names of
+  // those that were, also on failure, so that they can be removed.
+  Status CreateGang(const AttemptSpec& attempt, const std::vector<std::string>& addresses,
+                    std::vector<std::string>* created);
+  // Starts a created replica; a failure says what to do when it is a missing CDI spec.
+  Status StartReplica(const ReplicaLaunch& replica);
   // The container of `replica` (CreateBodyForTest's, before rendering for an API).
   static internal::ContainerBody ReplicaBody(const AttemptSpec& attempt,
                                              const ReplicaLaunch& replica,

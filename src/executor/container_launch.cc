@@ -408,8 +408,26 @@ Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, TimeMicros*
   for (const ReplicaLaunch& r : attempt.replicas) containers->push_back(r.name);
   // Gang start: every replica exists before any runs, so no replica starts
   // unless all of them could be created.
+  std::vector<std::string> created;
+  Status s = CreateGang(attempt, addresses, &created);
+  if (s.ok()) {
+    std::vector<Status> results(n);
+    ForEachConcurrently(n, [&](size_t i) {
+      results[i] = StartReplica(attempt.replicas[i]);
+      return results[i].ok();
+    });
+    s = FirstError(results);
+  }
+  if (!s.ok()) RemoveAll(created, network);
+  return s;
+}
+
+Status ContainerExecutor::CreateGang(const AttemptSpec& attempt,
+                                     const std::vector<std::string>& addresses,
+                                     std::vector<std::string>* created) {
+  const size_t n = attempt.replicas.size();
   std::vector<Status> results(n);
-  std::vector<char> created(n, 0);
+  std::vector<char> made(n, 0);
   ForEachConcurrently(n, [&](size_t i) {
     const ReplicaLaunch& r = attempt.replicas[i];
     if (work_.shutting_down()) {
@@ -421,36 +439,26 @@ Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, TimeMicros*
       results[i] = Unavailable("create replica " + r.name + ": " + id.status().message());
       return false;
     }
-    created[i] = 1;
+    made[i] = 1;
     return true;
   });
-  std::vector<std::string> names;
   for (size_t i = 0; i < n; ++i) {
-    if (created[i]) names.push_back(attempt.replicas[i].name);
+    if (made[i]) created->push_back(attempt.replicas[i].name);
   }
-  if (Status s = FirstError(results); !s.ok()) {
-    RemoveAll(names, network);
-    return s;
+  return FirstError(results);
+}
+
+Status ContainerExecutor::StartReplica(const ReplicaLaunch& r) {
+  Status s = engine_->StartContainer(r.name);
+  if (s.ok()) return s;
+  std::string why = "start replica " + r.name + ": " + s.message();
+  // Podman resolves CDI devices only at start; without NVIDIA's spec none exists.
+  if (s.message().find("CDI device") != std::string::npos) {
+    why +=
+        " (no CDI spec names these GPUs: on the host, run `nvidia-ctk cdi generate "
+        "--output=/etc/cdi/nvidia.yaml`)";
   }
-  ForEachConcurrently(n, [&](size_t i) {
-    Status s = engine_->StartContainer(attempt.replicas[i].name);
-    if (!s.ok()) {
-      std::string why = "start replica " + attempt.replicas[i].name + ": " + s.message();
-      // Podman resolves CDI devices only at start; without NVIDIA's spec none exists.
-      if (s.message().find("CDI device") != std::string::npos) {
-        why +=
-            " (no CDI spec names these GPUs: on the host, run `nvidia-ctk cdi generate "
-            "--output=/etc/cdi/nvidia.yaml`)";
-      }
-      results[i] = Unavailable(why);
-    }
-    return s.ok();
-  });
-  if (Status s = FirstError(results); !s.ok()) {
-    RemoveAll(names, network);
-    return s;
-  }
-  return Status::Ok();
+  return Unavailable(why);
 }
 
 void ContainerExecutor::RemoveAll(const std::vector<std::string>& containers,

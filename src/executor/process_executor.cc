@@ -205,31 +205,40 @@ void ProcessExecutor::RunLaunch(const AttemptSpec& attempt) {
   for (const Replica& r : started) StartWatcher(r, /*resume=*/false);
 }
 
+namespace {
+
+// "NAME=value" for the replica: its own env, the daemon's PATH unless it sets one,
+// and the GPUs it was granted.
+std::vector<std::string> ReplicaEnvironment(const ReplicaLaunch& r) {
+  std::vector<std::string> env;
+  bool has_path = false;
+  for (const auto& e : r.env) {
+    // The grant decides which GPUs a replica uses, not the job's own env.
+    if (e.name == "CUDA_VISIBLE_DEVICES" || e.name == "NVIDIA_VISIBLE_DEVICES") continue;
+    env.push_back(e.name + "=" + e.value);
+    has_path = has_path || e.name == "PATH";
+  }
+  // A process sees every GPU of the host: CUDA is told which are this replica's,
+  // and a replica granted none sees none (an empty list hides them all), so that a
+  // CPU job never takes a GPU another job was given.
+  env.push_back("CUDA_VISIBLE_DEVICES=" + JoinIndices(r.gpu_indices));
+  if (!r.gpu_indices.empty()) env.push_back("NVIDIA_VISIBLE_DEVICES=" + JoinIndices(r.gpu_indices));
+  if (!has_path) {
+    const char* path = getenv("PATH");
+    env.push_back(std::string("PATH=") + (path != nullptr ? path : "/usr/bin:/bin"));
+  }
+  return env;
+}
+
+}  // namespace
+
 Status ProcessExecutor::Spawn(const AttemptSpec& attempt, const ReplicaLaunch& r, bool append,
                               Replica* out) {
   std::string prefix = options_.state_dir + "/" + r.name;
   std::vector<std::string> argv_s = {"/bin/sh", "-c", kWrapper, prefix};
   argv_s.insert(argv_s.end(), r.command.begin(), r.command.end());
   argv_s.insert(argv_s.end(), r.args.begin(), r.args.end());
-  std::vector<std::string> env_s;
-  bool has_path = false;
-  for (const auto& e : r.env) {
-    // The grant decides which GPUs a replica uses, not the job's own env.
-    if (e.name == "CUDA_VISIBLE_DEVICES" || e.name == "NVIDIA_VISIBLE_DEVICES") continue;
-    env_s.push_back(e.name + "=" + e.value);
-    has_path = has_path || e.name == "PATH";
-  }
-  // A process sees every GPU of the host: CUDA is told which are this replica's,
-  // and a replica granted none sees none (an empty list hides them all), so that a
-  // CPU job never takes a GPU another job was given.
-  env_s.push_back("CUDA_VISIBLE_DEVICES=" + JoinIndices(r.gpu_indices));
-  if (!r.gpu_indices.empty()) {
-    env_s.push_back("NVIDIA_VISIBLE_DEVICES=" + JoinIndices(r.gpu_indices));
-  }
-  if (!has_path) {
-    const char* path = getenv("PATH");
-    env_s.push_back(std::string("PATH=") + (path != nullptr ? path : "/usr/bin:/bin"));
-  }
+  std::vector<std::string> env_s = ReplicaEnvironment(r);
   std::vector<char*> argv, envp;
   for (auto& s : argv_s) argv.push_back(s.data());
   argv.push_back(nullptr);

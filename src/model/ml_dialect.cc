@@ -174,6 +174,25 @@ struct Role {
   ReplicaConfig config;
 };
 
+// The four roles of trainingInput, index = pool.
+struct Roles {
+  Role master{"masterType", nullptr};
+  Role worker{"workerType", "workerCount"};
+  Role ps{"parameterServerType", "parameterServerCount"};
+  Role evaluator{"evaluatorType", "evaluatorCount"};
+  const Role* all[kMaxPools] = {&master, &worker, &ps, &evaluator};
+  Roles() = default;
+  Roles(const Roles&) = delete;  // `all` points into this object.
+};
+
+// What a Python package job runs (and what a container job's roles fall back to).
+struct PackageFields {
+  std::vector<std::string> uris;
+  std::string module;
+  std::vector<std::string> args;
+  std::string runtime_version;
+};
+
 // The machine of one replica of `role`, from its type and config.
 MachineSpec MachineOf(const Role& role) {
   MachineSpec m;
@@ -276,43 +295,40 @@ void ApplyScaleTier(const std::string& tier, Role* master, Role* worker, Role* p
 
 // A container job (masterConfig.imageUri) or a Python package job (runtimeVersion,
 // packageUris, pythonModule), never a mix (ml-v1-jobs.md §10).
-Status CheckContainerOrPackage(const WireObject& ti, const Role* const (&roles)[kMaxPools],
-                               const std::string& runtime_version,
-                               const std::vector<std::string>& package_uris,
-                               const std::string& python_module,
-                               const std::vector<std::string>& args, bool use_chief) {
-  const Role& master = *roles[0];
+Status CheckContainerOrPackage(const WireObject& ti, const Roles& roles, const PackageFields& pkg,
+                               bool use_chief) {
+  const Role& master = roles.master;
   const bool container = !master.config.image_uri.empty();
   const std::string runtime_path = ti.PathOf("runtimeVersion");
-  if (container && !runtime_version.empty()) {
+  if (container && !pkg.runtime_version.empty()) {
     return FieldError(runtime_path, "must not be set together with masterConfig.imageUri");
   }
-  if (!container && runtime_version.empty()) {
+  if (!container && pkg.runtime_version.empty()) {
     return FieldError(runtime_path, "one of runtimeVersion or masterConfig.imageUri is required");
   }
   if (!container) {
-    for (const Role* r : {roles[1], roles[2], roles[3]}) {
+    for (const Role* r : {&roles.worker, &roles.ps, &roles.evaluator}) {
       if (!r->config.image_uri.empty()) {
         return FieldError(r->config.path + ".imageUri",
                           "requires masterConfig.imageUri (a custom container job)");
       }
     }
-    if (package_uris.empty())
+    if (pkg.uris.empty())
       return FieldError(ti.PathOf("packageUris"), "is required for non-container jobs");
-    if (python_module.empty())
+    if (pkg.module.empty())
       return FieldError(ti.PathOf("pythonModule"), "is required for non-container jobs");
     if (use_chief) {
       return FieldError(ti.PathOf("useChiefInTfConfig"),
                         "is only allowed for custom container jobs");
     }
   }
-  for (const Role* r : roles) {
+  for (const Role* r : roles.all) {
     const ReplicaConfig& c = r->config;
     for (const auto& [list, name] :
          {std::pair{&c.command, "containerCommand"}, std::pair{&c.args, "containerArgs"}}) {
       if (list->empty()) continue;
       if (!container) return FieldError(c.path + "." + name, "requires an imageUri");
-      if (!args.empty()) {
+      if (!pkg.args.empty()) {
         return FieldError(ti.PathOf("args"), std::string("must not be set together with ") +
                                                  c.path.substr(c.path.find('.') + 1) + "." + name);
       }
@@ -325,13 +341,12 @@ Status CheckContainerOrPackage(const WireObject& ti, const Role* const (&roles)[
 // The pools, index = role: a container job's roles inherit the master's image,
 // command and args; a package job's run the packages on the runtime image the service
 // picks from runtimeVersion.
-void BuildPools(const Role* const (&roles)[kMaxPools], bool container,
-                const std::vector<std::string>& package_uris, const std::string& python_module,
-                const std::vector<std::string>& args, JobSpec* spec) {
-  const Role& master = *roles[0];
+void BuildPools(const Roles& roles, const PackageFields& pkg, JobSpec* spec) {
+  const Role& master = roles.master;
+  const bool container = !master.config.image_uri.empty();
   spec->pools.clear();
   for (int i = 0; i < kMaxPools; ++i) {
-    const Role& r = *roles[i];
+    const Role& r = *roles.all[i];
     WorkerPool pool;
     pool.replica_count = (i == 0) ? 1 : r.count;
     if (pool.replica_count > 0) {
@@ -343,10 +358,10 @@ void BuildPools(const Role* const (&roles)[kMaxPools], bool container,
         c.command = r.config.command.empty() ? master.config.command : r.config.command;
         c.args = !r.config.args.empty()        ? r.config.args
                  : !master.config.args.empty() ? master.config.args
-                                               : args;
+                                               : pkg.args;
         pool.container = std::move(c);
       } else {
-        pool.python_package = PythonPackageSpec{"", package_uris, python_module, args, {}};
+        pool.python_package = PythonPackageSpec{"", pkg.uris, pkg.module, pkg.args, {}};
       }
     }
     spec->pools.push_back(std::move(pool));
@@ -354,63 +369,91 @@ void BuildPools(const Role* const (&roles)[kMaxPools], bool container,
   while (!spec->pools.empty() && spec->pools.back().empty()) spec->pools.pop_back();
 }
 
-Result<nlohmann::json> ParseTrainingInput(const nlohmann::json& v, JobSpec* spec) {
-  ASSIGN_OR_RETURN(WireObject ti, WireObject::Open(v, "trainingInput",
-                                                   {"scaleTier",
-                                                    "masterType",
-                                                    "masterConfig",
-                                                    "workerType",
-                                                    "workerConfig",
-                                                    "workerCount",
-                                                    "parameterServerType",
-                                                    "parameterServerConfig",
-                                                    "parameterServerCount",
-                                                    "evaluatorType",
-                                                    "evaluatorConfig",
-                                                    "evaluatorCount",
-                                                    "packageUris",
-                                                    "pythonModule",
-                                                    "args",
-                                                    "hyperparameters",
-                                                    "region",
-                                                    "jobDir",
-                                                    "runtimeVersion",
-                                                    "pythonVersion",
-                                                    "scheduling",
-                                                    "network",
-                                                    "serviceAccount",
-                                                    "useChiefInTfConfig",
-                                                    "enableWebAccess",
-                                                    "encryptionConfig"}));
-  Role master{"masterType", nullptr};
-  Role worker{"workerType", "workerCount"};
-  Role ps{"parameterServerType", "parameterServerCount"};
-  Role evaluator{"evaluatorType", "evaluatorCount"};
-
-  spec->scale_tier = "BASIC";  // proto3 default (see the top of this file).
-  RETURN_IF_ERROR(ti.Enum("scaleTier", kScaleTiers, &spec->scale_tier, /*accept_numbers=*/false));
-  RETURN_IF_ERROR(ti.String("masterType", &master.type));
-  RETURN_IF_ERROR(ReadReplicaConfig(ti, "masterConfig", &master.config));
-  for (Role* r : {&worker, &ps, &evaluator}) {
+// The roles' types, configs and counts.
+Status ReadRoles(WireObject& ti, Roles* roles) {
+  RETURN_IF_ERROR(ti.String("masterType", &roles->master.type));
+  RETURN_IF_ERROR(ReadReplicaConfig(ti, "masterConfig", &roles->master.config));
+  for (Role* r : {&roles->worker, &roles->ps, &roles->evaluator}) {
     RETURN_IF_ERROR(ti.String(r->type_field, &r->type));
     std::string config_field =
         std::string(r->type_field, std::string_view(r->type_field).size() - 4) + "Config";
     RETURN_IF_ERROR(ReadReplicaConfig(ti, config_field, &r->config));
     RETURN_IF_ERROR(ti.Int64(r->count_field, &r->count));
   }
-  std::vector<std::string> package_uris, args;
-  std::string python_module, runtime_version, python_version, text;
-  RETURN_IF_ERROR(ti.StringList("packageUris", &package_uris));
-  if (package_uris.size() > kMaxPackageUris) {
+  return Status::Ok();
+}
+
+// packageUris (gs:// URIs, at most 100), pythonModule and args.
+Status ReadPackage(WireObject& ti, PackageFields* pkg) {
+  RETURN_IF_ERROR(ti.StringList("packageUris", &pkg->uris));
+  if (pkg->uris.size() > kMaxPackageUris) {
     return FieldError(ti.PathOf("packageUris"), "must have at most 100 entries");
   }
-  for (size_t i = 0; i < package_uris.size(); ++i) {
-    if (!internal::IsGcsUri(package_uris[i])) {
+  for (size_t i = 0; i < pkg->uris.size(); ++i) {
+    if (!internal::IsGcsUri(pkg->uris[i])) {
       return FieldError(IndexPath(ti.PathOf("packageUris"), i), "must be a gs:// URI");
     }
   }
-  RETURN_IF_ERROR(ti.String("pythonModule", &python_module));
-  RETURN_IF_ERROR(ti.StringList("args", &args));
+  RETURN_IF_ERROR(ti.String("pythonModule", &pkg->module));
+  return ti.StringList("args", &pkg->args);
+}
+
+// The roles against the scale tier and each other (ml-v1-jobs.md §10, in the order
+// the spec lists them); a predefined tier fills in its roles.
+Status CheckRoles(const WireObject& ti, const std::string& scale_tier, Roles* roles) {
+  const bool custom = scale_tier == "CUSTOM";
+  RETURN_IF_ERROR(CheckRole(ti, roles->master, custom, Category::kNone));
+  const Category master_category = CategoryOf(roles->master.type);
+  for (const Role* r : {&roles->worker, &roles->ps, &roles->evaluator}) {
+    RETURN_IF_ERROR(CheckRole(ti, *r, custom, master_category));
+  }
+  if (!custom) ApplyScaleTier(scale_tier, &roles->master, &roles->worker, &roles->ps);
+  for (const Role* r : roles->all) {
+    // A config of a role with no replicas is accepted and unused.
+    if (r == &roles->master || r->count > 0) RETURN_IF_ERROR(CheckAccelerator(*r));
+  }
+  return Status::Ok();
+}
+
+// Every field of TrainingInput (ml-v1-jobs.md); any other is a 400.
+const std::initializer_list<std::string_view> kTrainingInputFields = {
+    "scaleTier",
+    "masterType",
+    "masterConfig",
+    "workerType",
+    "workerConfig",
+    "workerCount",
+    "parameterServerType",
+    "parameterServerConfig",
+    "parameterServerCount",
+    "evaluatorType",
+    "evaluatorConfig",
+    "evaluatorCount",
+    "packageUris",
+    "pythonModule",
+    "args",
+    "hyperparameters",
+    "region",
+    "jobDir",
+    "runtimeVersion",
+    "pythonVersion",
+    "scheduling",
+    "network",
+    "serviceAccount",
+    "useChiefInTfConfig",
+    "enableWebAccess",
+    "encryptionConfig",
+};
+
+Result<nlohmann::json> ParseTrainingInput(const nlohmann::json& v, JobSpec* spec) {
+  ASSIGN_OR_RETURN(WireObject ti, WireObject::Open(v, "trainingInput", kTrainingInputFields));
+  spec->scale_tier = "BASIC";  // proto3 default (see the top of this file).
+  RETURN_IF_ERROR(ti.Enum("scaleTier", kScaleTiers, &spec->scale_tier, /*accept_numbers=*/false));
+  Roles roles;
+  RETURN_IF_ERROR(ReadRoles(ti, &roles));
+  PackageFields pkg;
+  RETURN_IF_ERROR(ReadPackage(ti, &pkg));
+  std::string python_version, text;
   if (const nlohmann::json* h = ti.Find("hyperparameters")) {
     StudySpec study;
     ASSIGN_OR_RETURN(nlohmann::json c,
@@ -423,7 +466,7 @@ Result<nlohmann::json> ParseTrainingInput(const nlohmann::json& v, JobSpec* spec
   if (!spec->job_dir.empty() && !internal::IsGcsUri(spec->job_dir)) {
     return FieldError(ti.PathOf("jobDir"), "must be a gs://BUCKET/... URI");
   }
-  RETURN_IF_ERROR(ti.String("runtimeVersion", &runtime_version));
+  RETURN_IF_ERROR(ti.String("runtimeVersion", &pkg.runtime_version));
   RETURN_IF_ERROR(ti.String("pythonVersion", &python_version));
   if (!python_version.empty() && python_version != "3.7" && python_version != "3.5" &&
       python_version != "2.7") {
@@ -446,23 +489,9 @@ Result<nlohmann::json> ParseTrainingInput(const nlohmann::json& v, JobSpec* spec
 
   // Cross-field rules (ml-v1-jobs.md §10), in the order the spec lists them.
   if (spec->region.empty()) return FieldError(ti.PathOf("region"), "is required");
-  const bool custom = spec->scale_tier == "CUSTOM";
-  RETURN_IF_ERROR(CheckRole(ti, master, custom, Category::kNone));
-  const Category master_category = CategoryOf(master.type);
-  for (const Role* r : {&worker, &ps, &evaluator}) {
-    RETURN_IF_ERROR(CheckRole(ti, *r, custom, master_category));
-  }
-  if (!custom) ApplyScaleTier(spec->scale_tier, &master, &worker, &ps);
-  for (const Role* r : {&master, &worker, &ps, &evaluator}) {
-    // A config of a role with no replicas is accepted and unused.
-    if (r == &master || r->count > 0) RETURN_IF_ERROR(CheckAccelerator(*r));
-  }
-
-  const Role* roles[] = {&master, &worker, &ps, &evaluator};
-  const bool container = !master.config.image_uri.empty();
-  RETURN_IF_ERROR(CheckContainerOrPackage(ti, roles, runtime_version, package_uris, python_module,
-                                          args, spec->use_chief_in_tf_config));
-  BuildPools(roles, container, package_uris, python_module, args, spec);
+  RETURN_IF_ERROR(CheckRoles(ti, spec->scale_tier, &roles));
+  RETURN_IF_ERROR(CheckContainerOrPackage(ti, roles, pkg, spec->use_chief_in_tf_config));
+  BuildPools(roles, pkg, spec);
   return ti.canonical();
 }
 
