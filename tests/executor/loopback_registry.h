@@ -120,14 +120,10 @@ inline Status UntagImage(const std::string& engine_socket, const std::string& im
   return Internal("untag " + image + ": HTTP " + std::to_string(r.status) + ": " + r.body);
 }
 
-// Pushes the local image `source` to `target` ("127.0.0.1:PORT/repo:tag") through
-// the engine, then removes the local `target` tag again, so that using `target`
-// afterwards needs a real pull. Image names keep their '/' in the path, as
-// EngineClient does.
-inline Status PushImage(const std::string& engine_socket, const std::string& source,
-                        const std::string& target) {
-  std::string repo, tag;
-  internal::SplitTag(target, &repo, &tag);
+// One tag and push of PushImage.
+inline Status TagAndPushOnce(const std::string& engine_socket, const std::string& source,
+                             const std::string& target, const std::string& repo,
+                             const std::string& tag) {
   ASSIGN_OR_RETURN(internal::HttpAnswer tagged,
                    internal::EngineCall(engine_socket, "POST",
                                         "/images/" + source + "/tag?repo=" + ty::UrlEncode(repo) +
@@ -149,6 +145,26 @@ inline Status PushImage(const std::string& engine_socket, const std::string& sou
                     pushed.body);
   }
   return untagged;
+}
+
+// Pushes the local image `source` to `target` ("127.0.0.1:PORT/repo:tag") through
+// the engine, then removes the local `target` tag again, so that using `target`
+// afterwards needs a real pull. Image names keep their '/' in the path, as
+// EngineClient does.
+inline Status PushImage(const std::string& engine_socket, const std::string& source,
+                        const std::string& target) {
+  std::string repo, tag;
+  internal::SplitTag(target, &repo, &tag);
+  // podman 4.3 was seen (once in a full suite run, other tests writing images at
+  // the same time) to answer the push of a name it had just tagged with 404
+  // "image not known": its image store reloaded underneath. Tag and push again.
+  for (int attempt = 1;; ++attempt) {
+    Status s = TagAndPushOnce(engine_socket, source, target, repo, tag);
+    if (s.ok() || attempt == 3 || s.message().find("image not known") == std::string::npos) {
+      return s;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
 }
 
 class LoopbackRegistry {
