@@ -398,12 +398,25 @@ Result<std::vector<ObservedReplica>> ContainerExecutor::Recover() {
 
 Result<std::vector<ContainerExecutor::FoundReplica>> ContainerExecutor::ListReplicas(
     const std::string& job_uid, int attempt) {
-  // One listing of this daemon's containers: a replica started cold carries its
-  // replica name and task label; a warm sandbox keeps its own name and says in its
-  // claim which replica it became (WarmPool: renaming costs the engine ~2 ms per
+  // A replica started cold carries its replica name and its job, attempt and task
+  // labels; a warm sandbox keeps its own name and labels and says in its claim
+  // which replica it became (WarmPool: renaming costs the engine ~2 ms per
   // container, one at a time, which would be most of a warm gang's start).
-  ASSIGN_OR_RETURN(std::vector<ContainerSummary> listed,
-                   engine_->ListContainers(OwnedFilters(options_.instance, {})));
+  // One attempt's lookup asks the engine for that attempt's containers only: podman
+  // locks every container it lists, and one still starting holds its lock for the
+  // whole start, so listing all of them took ~1 s per cleanup when many jobs ran.
+  std::vector<ContainerSummary> listed;
+  if (job_uid.empty()) {
+    ASSIGN_OR_RETURN(listed, engine_->ListContainers(OwnedFilters(options_.instance, {})));
+  } else {
+    ASSIGN_OR_RETURN(listed,
+                     engine_->ListContainers(AttemptFilters(options_.instance, job_uid, attempt)));
+    if (warm_->enabled()) {
+      ASSIGN_OR_RETURN(std::vector<ContainerSummary> sandboxes,
+                       engine_->ListContainers(OwnedFilters(options_.instance, {kLabelSandbox})));
+      for (ContainerSummary& c : sandboxes) listed.push_back(std::move(c));
+    }
+  }
   std::vector<FoundReplica> out;
   for (ContainerSummary& c : listed) {
     FoundReplica r;
