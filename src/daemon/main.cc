@@ -4,6 +4,7 @@
 // SIGTERM. Only this file names every implementation (STYLE.md §2).
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
@@ -36,6 +37,8 @@ struct DaemonConfig {
   std::string bucket_root;  // Default <data_dir>/buckets.
   double stop_grace_seconds = 10;
   int warm_pool = 0;  // Containers started ahead of demand (executor/warm_pool.h); 0 = none.
+  // Idle network namespaces kept for single-replica jobs (executor/network_slots.h).
+  int network_slots = 16;
   ty::model::SpecLimits limits;  // Bounds on accepted specs (model/spec_limits.h).
   // Where containers reach the Cloud Storage API (container executor): every
   // address, so each engine network's gateway (host.containers.internal) answers,
@@ -88,6 +91,7 @@ ty::Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI
                                  "bucket_root",
                                  "stop_grace_seconds",
                                  "warm_pool",
+                                 "network_slots",
                                  "max_replicas_per_pool",
                                  "max_replicas_per_job",
                                  "replica_listen"};
@@ -113,12 +117,16 @@ ty::Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI
       return ty::InvalidArgument("config: stop_grace_seconds must be a number");
     cfg.stop_grace_seconds = doc["stop_grace_seconds"].get<double>();
   }
-  if (doc.contains("warm_pool") && app.count("--warm-pool") == 0) {
-    if (!doc["warm_pool"].is_number_integer() || doc["warm_pool"].get<int64_t>() < 0 ||
-        doc["warm_pool"].get<int64_t>() > 256) {
-      return ty::InvalidArgument("config: warm_pool must be an integer from 0 to 256");
+  for (auto [key, flag, out] :
+       {std::tuple{"warm_pool", "--warm-pool", &cfg.warm_pool},
+        std::tuple{"network_slots", "--network-slots", &cfg.network_slots}}) {
+    if (!doc.contains(key) || app.count(flag) != 0) continue;
+    if (!doc[key].is_number_integer() || doc[key].get<int64_t>() < 0 ||
+        doc[key].get<int64_t>() > 256) {
+      return ty::InvalidArgument(std::string("config: ") + key +
+                                 " must be an integer from 0 to 256");
     }
-    cfg.warm_pool = doc["warm_pool"].get<int>();
+    *out = doc[key].get<int>();
   }
   for (auto [key, flag, out] : {std::tuple{"max_replicas_per_pool", "--max-replicas-per-pool",
                                            &cfg.limits.max_replicas_per_pool},
@@ -166,8 +174,13 @@ ty::Result<std::unique_ptr<ty::executor::Executor>> MakeExecutor(const DaemonCon
     o.log_sink = sink;
     ASSIGN_OR_RETURN(o.instance, InstanceId(cfg.data_dir));
     o.warm_sandboxes = cfg.warm_pool;
+    o.network_slots = cfg.network_slots;
     o.sandbox_dir = cfg.data_dir + "/sandboxes";
     o.sandbox_init = ExecutableDir() + "/ty-sandbox-init";
+    if (o.network_slots > 0 && ::access(o.sandbox_init.c_str(), X_OK) != 0) {
+      spdlog::warn("network slots off: {} is not executable", o.sandbox_init);
+      o.network_slots = 0;
+    }
     o.bucket_root = cfg.bucket_root;
     ASSIGN_OR_RETURN(auto e, ty::executor::ContainerExecutor::Create(o));
     return std::unique_ptr<ty::executor::Executor>(std::move(e));
@@ -241,6 +254,10 @@ void AddFlags(CLI::App& app, DaemonConfig& cfg, std::string* config_path) {
          "--warm-pool", cfg.warm_pool,
          "Containers to keep started ahead of demand for job shapes seen before, so their next "
          "attempts start without the engine's create/start (container executor; 0 = off)")
+      ->check(CLI::Range(0, 256));
+  app.add_option("--network-slots", cfg.network_slots,
+                 "Network namespaces kept set up between single-replica jobs, which join one "
+                 "instead of the engine making one per container (podman; 0 = off)")
       ->check(CLI::Range(0, 256));
   app.add_option("--max-replicas-per-pool", cfg.limits.max_replicas_per_pool,
                  "Largest replica count of one worker pool a job may ask for (default 1024)")

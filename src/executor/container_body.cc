@@ -83,6 +83,8 @@ std::string RenderContainerBody(const ContainerBody& b) {
     }
     if (b.extra_hosts) host["ExtraHosts"] = *b.extra_hosts;
     body["NetworkingConfig"]["EndpointsConfig"][b.network] = endpoint;
+  } else if (!b.netns_container.empty()) {
+    host["NetworkMode"] = "container:" + b.netns_container;
   }
   body["HostConfig"] = host;
   return body.dump();
@@ -152,7 +154,11 @@ std::string RenderLibpodBody(const ContainerBody& b, const std::string& name,
     limits["memory"] = {{"limit", b.memory_bytes}, {"swap", b.memory_bytes}};
   }
   if (!limits.empty()) body["resource_limits"] = limits;
-  body["netns"] = {{"nsmode", "bridge"}};
+  if (!b.netns_container.empty()) {
+    body["netns"] = {{"nsmode", "container"}, {"value", b.netns_container}};
+  } else {
+    body["netns"] = {{"nsmode", "bridge"}};
+  }
   if (!b.network.empty()) body["Networks"] = {{b.network, LibpodNetwork(b)}};
   if (b.extra_hosts) body["hostadd"] = *b.extra_hosts;
   // What the compat API does for every container (moby always creates it).

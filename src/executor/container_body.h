@@ -20,14 +20,17 @@ struct ContainerBody {
   std::optional<std::vector<std::string>> entrypoint;  // Unset = the image's ENTRYPOINT.
   std::optional<std::vector<std::string>> cmd;         // Unset = the image's CMD.
   std::map<std::string, std::string> labels;
-  std::vector<std::string> binds;    // "host:container[:ro]".
-  int nvidia_gpus = 0;               // DeviceRequests; 0 = none.
-  std::vector<int> gpu_indices;      // DeviceRequests by device id (wins over nvidia_gpus).
-  double cpu_limit = 0;              // NanoCpus; 0 = none.
-  int64_t memory_bytes = 0;          // Memory (and MemorySwap: no swap beyond it); 0 = none.
-  std::string network;               // "" = the default network.
-  std::vector<std::string> aliases;  // On `network`.
-  std::string address;               // Fixed IPv4 on `network`; "" = any.
+  std::vector<std::string> binds;  // "host:container[:ro]".
+  int nvidia_gpus = 0;             // DeviceRequests; 0 = none.
+  std::vector<int> gpu_indices;    // DeviceRequests by device id (wins over nvidia_gpus).
+  double cpu_limit = 0;            // NanoCpus; 0 = none.
+  int64_t memory_bytes = 0;        // Memory (and MemorySwap: no swap beyond it); 0 = none.
+  std::string network;             // "" = the default network.
+  // Join this container's network namespace instead (a network slot's holder,
+  // network_slots.h); "" = none. Excludes `network`.
+  std::string netns_container;
+  std::vector<std::string> aliases;                     // On `network`.
+  std::string address;                                  // Fixed IPv4 on `network`; "" = any.
   std::optional<std::vector<std::string>> extra_hosts;  // "name:address" for /etc/hosts.
 };
 

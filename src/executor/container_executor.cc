@@ -54,14 +54,16 @@ ContainerExecutor::ContainerExecutor(Options options)
   w.clock = clock_;
   w.refill = options_.warm_refill;
   warm_ = std::make_unique<WarmPool>(engine_.get(), w);
+  slots_ = std::make_unique<NetworkSlots>(engine_.get(), NetworkSlotsOptions{});
 }
 
 Result<std::unique_ptr<ContainerExecutor>> ContainerExecutor::Create(Options options) {
   if (options.log_sink == nullptr) return InvalidArgument("ContainerExecutor needs a log sink");
-  if (options.warm_sandboxes > 0) {
+  if (options.warm_sandboxes > 0 || options.network_slots > 0) {
     if (options.sandbox_dir.empty() || ::access(options.sandbox_init.c_str(), X_OK) != 0) {
       return InvalidArgument(
-          "a warm pool needs a sandbox directory and the ty-sandbox-init binary (\"" +
+          "a warm pool and network slots need a sandbox directory and the ty-sandbox-init "
+          "binary (\"" +
           options.sandbox_init + "\" is not executable)");
     }
     std::error_code ec;
@@ -78,6 +80,15 @@ Result<std::unique_ptr<ContainerExecutor>> ContainerExecutor::Create(Options opt
   // Another engine (Docker) takes GPUs as DeviceRequests through its one API.
   Result<bool> libpod = ex->engine_->SpeaksLibpod();
   ex->speaks_libpod_ = libpod.ok() && *libpod;
+  // Holders are made with podman's `rootfs` (no image to pin), which Docker lacks.
+  if (ex->speaks_libpod_ && ex->options_.network_slots > 0) {
+    NetworkSlotsOptions n;
+    n.max_idle = ex->options_.network_slots;
+    n.root_dir = ex->options_.sandbox_dir + "/netslot-root";
+    n.init_path = ex->options_.sandbox_init;
+    n.instance = ex->options_.instance;
+    ex->slots_ = std::make_unique<NetworkSlots>(ex->engine_.get(), n);
+  }
   return ex;
 }
 
@@ -319,6 +330,11 @@ Status ContainerExecutor::Cleanup(const std::string& job_uid, int attempt) {
     }
   }
   RETURN_IF_ERROR(remove_all());
+  for (const FoundReplica& r : replicas) {
+    if (std::string holder = r.container.Label(kLabelNetSlot); !holder.empty()) {
+      slots_->Release(holder);
+    }
+  }
   ASSIGN_OR_RETURN(std::vector<std::string> networks,
                    engine_->ListNetworks(AttemptFilters(options_.instance, job_uid, attempt)));
   // Replicas that were warm sandboxes: their gang's network and directories.
@@ -339,6 +355,13 @@ Result<std::vector<ObservedReplica>> ContainerExecutor::Recover() {
   // A previous daemon's warm sandboxes that no attempt took are of no use.
   warm_->ReapLeftovers();
   ASSIGN_OR_RETURN(std::vector<FoundReplica> replicas, ListReplicas("", 0));
+  std::set<std::string> holders_in_use;
+  for (const FoundReplica& r : replicas) {
+    if (std::string holder = r.container.Label(kLabelNetSlot); !holder.empty()) {
+      holders_in_use.insert(holder);
+    }
+  }
+  slots_->Recover(holders_in_use);
   std::vector<ObservedReplica> out;
   for (const FoundReplica& r : replicas) {
     const ContainerSummary& c = r.container;
@@ -419,6 +442,7 @@ Result<std::vector<ContainerExecutor::FoundReplica>> ContainerExecutor::ListRepl
   }
   std::vector<FoundReplica> out;
   for (ContainerSummary& c : listed) {
+    if (c.labels.count(kLabelNetSlotHolder)) continue;
     FoundReplica r;
     r.task = c.Label(kLabelTask);
     if (c.labels.count(kLabelSandbox)) {

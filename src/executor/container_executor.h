@@ -64,6 +64,7 @@
 #include "executor/background_work.h"
 #include "executor/engine_client.h"
 #include "executor/executor.h"
+#include "executor/network_slots.h"
 #include "executor/oom_watch.h"
 #include "executor/warm_pool.h"
 #include "logs/log_store.h"
@@ -111,6 +112,10 @@ class ContainerExecutor : public Executor {
     // Create every container through podman's native API, not only those with GPUs
     // (the contract tests run the whole suite so).
     bool native_create = false;
+    // Network slots (network_slots.h): idle holders kept for single-replica
+    // attempts; 0 = every replica gets a network namespace of its own. Podman only
+    // (ignored on another engine); needs `sandbox_dir` and `sandbox_init`.
+    int network_slots = 0;
   };
 
   // Where replicas see the buckets, as on Vertex.
@@ -213,8 +218,10 @@ class ContainerExecutor : public Executor {
   // Does the launch; on failure has removed what it created and returns why.
   // `containers[i]`: what the engine calls replica i; `warm`: a warm gang ran them.
   // Creates one replica's container, replacing a leftover of this very attempt.
+  // `holder`: the network slot it joins ("" = none).
   Result<std::string> CreateReplica(const AttemptSpec& attempt, const ReplicaLaunch& replica,
-                                    const std::vector<std::string>& addresses);
+                                    const std::vector<std::string>& addresses,
+                                    const std::string& holder);
   Status LaunchReplicas(const AttemptSpec& attempt, TimeMicros* image_ready_time,
                         std::vector<std::string>* containers, bool* warm);
   // Hands a warm gang to the attempt. Aborted: the gang was given up before any
@@ -255,14 +262,22 @@ class ContainerExecutor : public Executor {
 
   // Creates every replica of the attempt (none started); `created` gets the names of
   // those that were, also on failure, so that they can be removed.
+  // `holders[i]`: the network slot replica i joins ("" = none).
   Status CreateGang(const AttemptSpec& attempt, const std::vector<std::string>& addresses,
-                    std::vector<std::string>* created);
+                    const std::vector<std::string>& holders, std::vector<std::string>* created);
+  // A network slot for each replica of an attempt whose replicas talk to no peer
+  // ("" where none: slots off, or none could be made).
+  std::vector<std::string> AcquireSlots(const AttemptSpec& attempt);
+  // CreateGang, then start every replica; on failure removes what it created.
+  Status CreateAndStart(const AttemptSpec& attempt, const std::vector<std::string>& addresses,
+                        const std::vector<std::string>& holders);
   // Starts a created replica; a failure says what to do when it is a missing CDI spec.
   Status StartReplica(const ReplicaLaunch& replica);
   // The container of `replica` (CreateBodyForTest's, before rendering for an API).
   static internal::ContainerBody ReplicaBody(const AttemptSpec& attempt,
                                              const ReplicaLaunch& replica,
-                                             const std::vector<std::string>& addresses);
+                                             const std::vector<std::string>& addresses,
+                                             const std::string& holder = "");
 
   Options options_;
   bool speaks_libpod_ = false;  // The engine is podman (EngineClient::SpeaksLibpod).
@@ -270,6 +285,7 @@ class ContainerExecutor : public Executor {
   std::shared_ptr<EngineClient> engine_;
   std::unique_ptr<WarmPool>
       warm_;  // Uses engine_; always there, maybe disabled. ("pool" means a worker pool.)
+  std::unique_ptr<NetworkSlots> slots_;  // Uses engine_; always there, maybe disabled.
 
   // Serializes Recover() and RestartReplica(): two log catch-ups of one exited
   // replica at once would both append its missing lines, and a restart racing

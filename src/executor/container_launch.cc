@@ -105,7 +105,8 @@ std::string ContainerExecutor::CreateBodyForTest(const AttemptSpec& attempt, con
 
 internal::ContainerBody ContainerExecutor::ReplicaBody(const AttemptSpec& attempt,
                                                        const ReplicaLaunch& r,
-                                                       const std::vector<std::string>& addresses) {
+                                                       const std::vector<std::string>& addresses,
+                                                       const std::string& holder) {
   internal::ContainerBody b;
   b.image = r.image;
   b.hostname = r.hostname;
@@ -125,6 +126,10 @@ internal::ContainerBody ContainerExecutor::ReplicaBody(const AttemptSpec& attemp
   b.labels[kLabelTask] = r.task_name;
   for (const Mount& m : r.mounts) b.binds.push_back(internal::BindOf(m));
   internal::ApplyGrant(r, &b);
+  if (!attempt.peers_talk && !holder.empty()) {
+    b.netns_container = holder;
+    b.labels[kLabelNetSlot] = holder;
+  }
   if (attempt.peers_talk) {
     b.network = AttemptNetworkName(attempt.job_uid, attempt.attempt);
     if (!r.hostname.empty()) b.aliases.push_back(r.hostname);
@@ -351,8 +356,9 @@ Status ContainerExecutor::LaunchWarm(const AttemptSpec& attempt, const WarmGang&
 
 Result<std::string> ContainerExecutor::CreateReplica(const AttemptSpec& attempt,
                                                      const ReplicaLaunch& r,
-                                                     const std::vector<std::string>& addresses) {
-  const internal::ContainerBody body = ReplicaBody(attempt, r, addresses);
+                                                     const std::vector<std::string>& addresses,
+                                                     const std::string& holder) {
+  const internal::ContainerBody body = ReplicaBody(attempt, r, addresses, holder);
   // Podman gives GPUs only to containers created through its own API (RenderLibpodBody).
   const bool native = speaks_libpod_ &&
                       (options_.native_create || body.nvidia_gpus > 0 || !body.gpu_indices.empty());
@@ -406,10 +412,55 @@ Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, TimeMicros*
   }
 
   for (const ReplicaLaunch& r : attempt.replicas) containers->push_back(r.name);
+  std::vector<std::string> holders = AcquireSlots(attempt);
+  Status s = CreateAndStart(attempt, addresses, holders);
+  const std::string* bad = nullptr;
+  for (const std::string& h : holders) {
+    if (!s.ok() && !h.empty() && s.message().find(h) != std::string::npos) bad = &h;
+  }
+  if (bad != nullptr) {
+    // The engine lost the holder (removed by hand, its namespace gone): never again,
+    // and this launch goes on without slots.
+    spdlog::warn("launch {}: network slot {} failed ({}); launching without", attempt.job_uid, *bad,
+                 s.message());
+    for (const std::string& h : holders) {
+      if (!h.empty()) slots_->Discard(h);
+    }
+    holders.assign(n, "");
+    s = CreateAndStart(attempt, addresses, holders);
+  }
+  if (!s.ok()) {
+    RemoveAll({}, network);
+    for (const std::string& h : holders) {
+      if (!h.empty()) slots_->Release(h);
+    }
+  }
+  return s;
+}
+
+std::vector<std::string> ContainerExecutor::AcquireSlots(const AttemptSpec& attempt) {
+  std::vector<std::string> holders(attempt.replicas.size());
+  if (attempt.peers_talk || !slots_->enabled()) return holders;
+  for (std::string& h : holders) {
+    Result<std::string> holder = slots_->Acquire();
+    // Without a slot the replica gets a namespace of its own, as always.
+    if (holder.ok()) {
+      h = *holder;
+    } else {
+      spdlog::warn("executor: {}", holder.status().ToString());
+    }
+  }
+  return holders;
+}
+
+Status ContainerExecutor::CreateAndStart(const AttemptSpec& attempt,
+                                         const std::vector<std::string>& addresses,
+                                         const std::vector<std::string>& holders) {
+  const size_t n = attempt.replicas.size();
   // Gang start: every replica exists before any runs, so no replica starts
   // unless all of them could be created.
   std::vector<std::string> created;
-  Status s = CreateGang(attempt, addresses, &created);
+  Status s = CreateGang(attempt, addresses, holders, &created);
   if (s.ok()) {
     std::vector<Status> results(n);
     ForEachConcurrently(n, [&](size_t i) {
@@ -418,12 +469,14 @@ Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, TimeMicros*
     });
     s = FirstError(results);
   }
-  if (!s.ok()) RemoveAll(created, network);
+  // Before any holder serves another replica.
+  if (!s.ok()) RemoveAll(created, "");
   return s;
 }
 
 Status ContainerExecutor::CreateGang(const AttemptSpec& attempt,
                                      const std::vector<std::string>& addresses,
+                                     const std::vector<std::string>& holders,
                                      std::vector<std::string>* created) {
   const size_t n = attempt.replicas.size();
   std::vector<Status> results(n);
@@ -434,7 +487,7 @@ Status ContainerExecutor::CreateGang(const AttemptSpec& attempt,
       results[i] = Cancelled("launch: executor is shutting down");
       return false;
     }
-    Result<std::string> id = CreateReplica(attempt, r, addresses);
+    Result<std::string> id = CreateReplica(attempt, r, addresses, holders[i]);
     if (!id.ok()) {
       results[i] = Unavailable("create replica " + r.name + ": " + id.status().message());
       return false;

@@ -17,9 +17,12 @@
 //
 // On a restart in place the engine runs this program again; the launch file is
 // already there, so the replica's command runs at once.
+//
+// With --hold it only waits forever: the first process of a network slot's holder.
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,7 +99,15 @@ bool Parse(const std::string& data, std::vector<std::string>* argv, std::vector<
 
 }  // namespace
 
-int main() {
+int main(int argc, char** own_args) {
+  // The holder of a network slot (executor/network_slots.h): keeps the network
+  // namespace that single-replica containers join, doing nothing. As PID 1 it
+  // ignores the signals it has no handler for, so it ends on SIGTERM itself (a stop
+  // need not wait for the engine's SIGKILL).
+  if (argc > 1 && strcmp(own_args[1], "--hold") == 0) {
+    signal(SIGTERM, [](int) { _exit(0); });
+    for (;;) pause();
+  }
   WaitForLaunchFile();
   std::string data;
   std::vector<std::string> args;

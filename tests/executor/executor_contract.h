@@ -342,6 +342,45 @@ class WarmContainerBackend : public ContainerBackend {
   executor::ContainerExecutor* current_ = nullptr;
 };
 
+// ContainerExecutor with network slots (network_slots.h): every single-replica
+// attempt joins a holder's network namespace, which serves one attempt after
+// another. Each backend object is its own daemon instance with its own holders.
+class SlotsContainerBackend : public ContainerBackend {
+ public:
+  SlotsContainerBackend() {
+    char tmpl[] = "/tmp/ty-netslots-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    static std::atomic<int> counter{0};
+    instance_ = "slotstest" + std::to_string(getpid()) + "x" + std::to_string(counter++);
+  }
+  ~SlotsContainerBackend() override {
+    RemoveLabelled(std::string(executor::kLabelInstance) + "=" + instance_);
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  std::string Name() const override { return "SlotsContainer"; }
+  Result<std::unique_ptr<executor::Executor>> MakeExecutor(logs::LogSink* sink) override {
+    executor::ContainerExecutor::Options o;
+    o.engine_socket = EngineSocket();
+    o.log_sink = sink;
+    o.instance = instance_;
+    o.network_slots = 4;
+    o.sandbox_dir = dir_;
+    o.sandbox_init = std::string(TY_BINARY_DIR) + "/bin/ty-sandbox-init";
+    ASSIGN_OR_RETURN(auto ex, executor::ContainerExecutor::Create(o));
+    return std::unique_ptr<executor::Executor>(std::move(ex));
+  }
+  // The job's replicas first: the engine keeps a holder while one joined it.
+  void ForceClean(const std::string& job_uid) override {
+    ContainerBackend::ForceClean(job_uid);
+    RemoveLabelled(std::string(executor::kLabelInstance) + "=" + instance_);
+  }
+
+ private:
+  std::string dir_;
+  std::string instance_;
+};
+
 // A named backend maker: the name labels the parameterised tests (and keeps
 // gtest from printing the std::function as bytes).
 struct BackendFactory {

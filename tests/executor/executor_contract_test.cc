@@ -300,6 +300,7 @@ INSTANTIATE_TEST_SUITE_P(
         BackendFactory{"WarmContainer", [] { return std::make_unique<WarmContainerBackend>(); }},
         BackendFactory{"LibpodContainer",
                        [] { return std::make_unique<LibpodContainerBackend>(); }},
+        BackendFactory{"SlotsContainer", [] { return std::make_unique<SlotsContainerBackend>(); }},
         BackendFactory{"Process", [] { return std::make_unique<ProcessBackend>(); }}),
     [](const ::testing::TestParamInfo<BackendFactory>& info) { return info.param.name; });
 

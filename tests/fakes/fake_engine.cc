@@ -147,7 +147,9 @@ Result<std::string> FakeEngine::CreateWith(const std::string& name, const std::s
   json body = json::parse(body_json, nullptr, /*allow_exceptions=*/false);
   if (!body.is_object()) return InvalidArgument("create body is not a JSON object");
   std::string image = body.value(image_key, "");
-  if (images_.count(image) == 0) return NotFound("no such image: " + image);
+  // Podman's native create takes a host directory as the root instead of an image.
+  const bool rootfs = body.contains("rootfs") && body["rootfs"].is_string();
+  if (!rootfs && images_.count(image) == 0) return NotFound("no such image: " + image);
   Container c;
   c.id = "fake" + std::to_string(++next_id_);
   c.name = name;
@@ -218,9 +220,28 @@ Status FakeEngine::RemoveContainer(const std::string& id) {
   FAKE_CALL("RemoveContainer", id);
   Container* c = Find(id);
   if (c == nullptr) return Status::Ok();
+  // As podman: not while another container lives in its network namespace.
+  for (const auto& [name, other] : containers_) {
+    if (name != c->name && JoinedNamespaceOf(name) == c->name) {
+      return AlreadyExists("container " + c->id + " has dependent containers which must be " +
+                           "removed before it: " + other.id);
+    }
+  }
   containers_.erase(c->name);
   cv_.notify_all();
   return Status::Ok();
+}
+
+std::string FakeEngine::JoinedNamespaceOf(const std::string& name) const {
+  auto it = bodies_.find(name);
+  if (it == bodies_.end()) return "";
+  const json& b = it->second;
+  std::string mode = b.contains("HostConfig") ? b["HostConfig"].value("NetworkMode", "") : "";
+  if (mode.rfind("container:", 0) == 0) return mode.substr(10);
+  if (b.contains("netns") && b["netns"].value("nsmode", "") == "container") {
+    return b["netns"].value("value", "");
+  }
+  return "";
 }
 
 Result<std::vector<ContainerSummary>> FakeEngine::ListContainers(

@@ -86,6 +86,8 @@ class FakeEngine : public executor::EngineClient {
   bool WaitRunning(const std::string& name, int timeout_ms) const;
 
  private:
+  // The container whose network namespace `name` joined ("" = none); mu_ held.
+  std::string JoinedNamespaceOf(const std::string& name) const;
   // Records a created container (mu_ held); the body's image and labels under these keys.
   Result<std::string> CreateWith(const std::string& name, const std::string& body_json,
                                  const char* image_key, const char* labels_key);

@@ -1,0 +1,226 @@
+// Network slots (executor/network_slots.h) on a fake engine that, as podman, refuses
+// to remove a container another one joined: which replicas join a holder, that a
+// slot serves one replica at a time and then the next, and that no holder is lost
+// or removed from under a replica across executors. The same slots run on real
+// podman in the contract suite (ContainerExecutorContract/Slots).
+#include "executor/network_slots.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+
+#include "executor/container_executor.h"
+#include "executor/event_recorder.h"
+#include "executor/executor_contract.h"
+#include "executor/recording_log_sink.h"
+#include "fakes/fake_engine.h"
+
+namespace ty::testing {
+namespace {
+
+using executor::AttemptSpec;
+using executor::ContainerExecutor;
+using executor::ExecutorEventKind;
+using executor::kLabelNetSlot;
+using executor::kLabelNetSlotHolder;
+using executor::ReplicaLaunch;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+
+constexpr char kImage[] = "127.0.0.1:5000/train:1";
+constexpr char kInstance[] = "/var/lib/trainyard-slots";
+
+class NetworkSlotsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    engine_->AddImage(kImage);
+    engine_->speaks_libpod = true;
+    ex_ = NewExecutor(2);
+    ASSERT_NE(ex_, nullptr);
+  }
+  void TearDown() override {
+    ex_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::unique_ptr<ContainerExecutor> NewExecutor(int slots) {
+    ContainerExecutor::Options o;
+    o.engine = engine_;
+    o.engine_socket = "fake";
+    o.log_sink = &sink_;
+    o.instance = kInstance;
+    o.network_slots = slots;
+    o.sandbox_dir = dir_;
+    o.sandbox_init = "/bin/true";  // Only copied into the holders' root here.
+    auto ex = ContainerExecutor::Create(o);
+    if (!ex.ok()) {
+      ADD_FAILURE() << ex.status().ToString();
+      return nullptr;
+    }
+    (*ex)->SetEventCallback(events_.Callback());
+    return std::move(*ex);
+  }
+
+  AttemptSpec Attempt(const std::string& uid, int replicas) {
+    std::vector<ReplicaLaunch> launches;
+    for (int i = 0; i < replicas; ++i) {
+      ReplicaLaunch r = TestReplica(uid, i == 0 ? 0 : 1, i == 0 ? 0 : i - 1);
+      r.image = kImage;
+      r.hostname = i == 0 ? "chief" : "worker-" + std::to_string(i - 1);
+      launches.push_back(r);
+    }
+    AttemptSpec a = TestAttempt(uid, launches);
+    a.peers_talk = replicas > 1;
+    return a;
+  }
+
+  // Launches a one-replica job; returns the replica's container name.
+  std::string LaunchOne(const std::string& uid, ContainerExecutor* ex = nullptr) {
+    AttemptSpec a = Attempt(uid, 1);
+    EXPECT_TRUE((ex != nullptr ? ex : ex_.get())->Launch(a).ok());
+    auto e = events_.WaitForLaunch(uid, 10000);
+    EXPECT_TRUE(e.has_value() && e->kind == ExecutorEventKind::kAttemptStarted)
+        << (e ? e->message : "no launch event");
+    return a.replicas[0].name;
+  }
+
+  void EndAndCleanUp(const std::string& uid, const std::string& replica,
+                     ContainerExecutor* ex = nullptr) {
+    engine_->Exit(replica, 0);
+    EXPECT_THAT(events_.WaitFor(uid, ExecutorEventKind::kReplicaExited, 1, 10000), SizeIs(1));
+    EXPECT_TRUE((ex != nullptr ? ex : ex_.get())->Cleanup(uid, 1).ok());
+  }
+
+  // The holder a replica joined, from its create body ("" = none).
+  std::string HolderOf(const std::string& replica) {
+    nlohmann::json body = engine_->CreateBody(replica);
+    std::string mode = body["HostConfig"].value("NetworkMode", "");
+    std::string label = body["Labels"].value(kLabelNetSlot, "");
+    EXPECT_EQ(mode.empty() ? "" : mode.substr(std::string("container:").size()), label) << mode;
+    return label;
+  }
+
+  std::vector<std::string> Holders() {
+    std::vector<std::string> out;
+    auto listed = engine_->ListContainers({kLabelNetSlotHolder});
+    EXPECT_TRUE(listed.ok());
+    if (listed.ok()) {
+      for (const auto& c : *listed) out.push_back(c.name);
+    }
+    return out;
+  }
+
+  std::string dir_ = "/tmp/ty-slots-test-" + UniqueJobUid();
+  std::shared_ptr<FakeEngine> engine_ = std::make_shared<FakeEngine>();
+  RecordingLogSink sink_;
+  EventRecorder events_{&sink_};
+  std::unique_ptr<ContainerExecutor> ex_;
+};
+
+TEST_F(NetworkSlotsTest, AReplicaJoinsAHolderThatServesTheNextJobAfterIt) {
+  std::string first = "j" + UniqueJobUid();
+  std::string replica = LaunchOne(first);
+  std::string holder = HolderOf(replica);
+  ASSERT_FALSE(holder.empty());
+  // The holder: the daemon's own root with the init waiting, labelled for recovery.
+  nlohmann::json body = engine_->CreateBody(holder);
+  EXPECT_EQ(body["rootfs"], dir_ + "/netslot-root");
+  EXPECT_EQ(body["command"], nlohmann::json({"/init", "--hold"}));
+  EXPECT_EQ(body["labels"][executor::kLabelInstance], kInstance);
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/netslot-root/init"));
+  EXPECT_TRUE(engine_->IsRunning(holder));
+
+  // While the first job runs, the next gets a slot of its own.
+  std::string second = "j" + UniqueJobUid();
+  std::string other = HolderOf(LaunchOne(second));
+  EXPECT_NE(other, holder);
+  EndAndCleanUp(first, replica);
+  // Its replica gone, the first slot serves the next job.
+  std::string third = "j" + UniqueJobUid();
+  EXPECT_EQ(HolderOf(LaunchOne(third)), holder);
+  EXPECT_THAT(Holders(), SizeIs(2));
+}
+
+TEST_F(NetworkSlotsTest, ReplicasThatTalkGetTheirOwnNetworkAndNoSlot) {
+  std::string uid = "j" + UniqueJobUid();
+  AttemptSpec a = Attempt(uid, 3);
+  ASSERT_TRUE(ex_->Launch(a).ok());
+  ASSERT_EQ(events_.WaitForLaunch(uid, 10000)->kind, ExecutorEventKind::kAttemptStarted);
+  for (const ReplicaLaunch& r : a.replicas) {
+    EXPECT_EQ(engine_->CreateBody(r.name)["HostConfig"]["NetworkMode"],
+              ContainerExecutor::AttemptNetworkName(uid, 1));
+  }
+  EXPECT_THAT(Holders(), IsEmpty());
+}
+
+TEST_F(NetworkSlotsTest, OnlyPodmanHasSlots) {
+  engine_->speaks_libpod = false;
+  auto docker = NewExecutor(2);
+  std::string uid = "j" + UniqueJobUid();
+  std::string replica = LaunchOne(uid, docker.get());
+  EXPECT_EQ(HolderOf(replica), "");
+  EXPECT_THAT(Holders(), IsEmpty());
+}
+
+// A daemon restart: the holder of a replica that runs on is neither removed nor
+// handed to another job; once that replica is cleaned up it serves again; the
+// executor's end removes every holder no replica uses.
+TEST_F(NetworkSlotsTest, AHolderInUseSurvivesTheExecutorAndIsNotSharedAfterRecovery) {
+  std::string running = "j" + UniqueJobUid();
+  std::string replica = LaunchOne(running);
+  std::string holder = HolderOf(replica);
+  ex_.reset();  // The daemon stops; the replica runs on.
+  EXPECT_TRUE(engine_->IsRunning(holder));
+
+  ex_ = NewExecutor(2);
+  ASSERT_TRUE(ex_->Recover().ok());
+  std::string next = "j" + UniqueJobUid();
+  std::string next_replica = LaunchOne(next);
+  EXPECT_NE(HolderOf(next_replica), holder);
+  EndAndCleanUp(running, replica);
+  EXPECT_EQ(HolderOf(LaunchOne("j" + UniqueJobUid())), holder);
+
+  EndAndCleanUp(next, next_replica);
+  ex_.reset();
+  // Left: the holder of the last job's replica, which still runs.
+  EXPECT_THAT(Holders(), ::testing::ElementsAre(holder));
+}
+
+TEST_F(NetworkSlotsTest, IdleHoldersBeyondTheLimitAreRemoved) {
+  ex_ = NewExecutor(1);
+  std::vector<std::pair<std::string, std::string>> jobs;
+  for (int i = 0; i < 3; ++i) {
+    std::string uid = "j" + UniqueJobUid();
+    jobs.emplace_back(uid, LaunchOne(uid));
+  }
+  EXPECT_THAT(Holders(), SizeIs(3));
+  for (const auto& [uid, replica] : jobs) EndAndCleanUp(uid, replica);
+  EXPECT_THAT(Holders(), SizeIs(1));
+}
+
+// A holder the engine lost (removed by hand): the launch goes on without a slot, and
+// that holder is never handed out again.
+TEST_F(NetworkSlotsTest, ALaunchThatCannotJoinItsHolderGoesOnWithoutSlot) {
+  std::string first = "j" + UniqueJobUid();
+  std::string replica = LaunchOne(first);
+  std::string holder = HolderOf(replica);
+  EndAndCleanUp(first, replica);
+  std::string second = "j" + UniqueJobUid();
+  AttemptSpec a = Attempt(second, 1);
+  engine_->FailNext("CreateContainer",
+                    NotFound("no container with name or ID \"" + holder + "\" found"),
+                    a.replicas[0].name);
+  ASSERT_TRUE(ex_->Launch(a).ok());
+  auto e = events_.WaitForLaunch(second, 10000);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, ExecutorEventKind::kAttemptStarted) << e->message;
+  EXPECT_EQ(HolderOf(a.replicas[0].name), "");
+  EXPECT_THAT(Holders(), IsEmpty());
+  EXPECT_NE(HolderOf(LaunchOne("j" + UniqueJobUid())), holder);
+}
+
+}  // namespace
+}  // namespace ty::testing
