@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <random>
 #include <set>
 
 namespace ty::executor::internal {
@@ -223,6 +226,17 @@ Status FirstError(const std::vector<Status>& results) {
     if (!s.ok()) return s;
   }
   return Status::Ok();
+}
+
+std::string UniqueHexId() {
+  static std::mutex mu;
+  static std::mt19937_64 rng(std::random_device{}());
+  static uint64_t counter = 0;
+  std::lock_guard<std::mutex> lock(mu);
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%08x%x", static_cast<unsigned>(rng()),
+                static_cast<unsigned>(++counter));
+  return buf;
 }
 
 }  // namespace ty::executor::internal

@@ -134,6 +134,9 @@ inline constexpr size_t kMaxLaunchThreads = 8;
 // false no further i is begun; calls already under way finish.
 void ForEachConcurrently(size_t n, const std::function<bool(size_t)>& fn);
 
+// A short random hex name part, unique within the process (gangs, holders).
+std::string UniqueHexId();
+
 // The first failure in launch order, so the reported cause does not depend on
 // which thread lost a race.
 Status FirstError(const std::vector<Status>& results);

@@ -3,10 +3,8 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <random>
 
 #include "executor/background_work.h"
 #include "executor/executor.h"
@@ -20,16 +18,7 @@ using json = nlohmann::json;
 constexpr char kHolderPrefix[] = "ty-net-";
 
 // Ends in a letter, so that ParseReplicaName never takes a holder for a replica.
-std::string NewHolderName() {
-  static std::mutex mu;
-  static std::mt19937_64 rng(std::random_device{}());
-  static uint64_t counter = 0;
-  std::lock_guard<std::mutex> lock(mu);
-  char buf[48];
-  std::snprintf(buf, sizeof(buf), "%s%08x%x-h", kHolderPrefix, static_cast<unsigned>(rng()),
-                static_cast<unsigned>(++counter));
-  return buf;
-}
+std::string NewHolderName() { return kHolderPrefix + internal::UniqueHexId() + "-h"; }
 
 }  // namespace
 

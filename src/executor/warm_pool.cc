@@ -13,7 +13,6 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <set>
 #include <sstream>
 
@@ -56,17 +55,6 @@ void RecordProcess(EngineClient* engine, Sandbox* s) {
     s->pid = state->pid;
     s->uts_inode = st.st_ino;
   }
-}
-
-std::string NewGangId() {
-  static std::mutex mu;
-  static std::mt19937_64 rng(std::random_device{}());
-  static uint64_t counter = 0;
-  std::lock_guard<std::mutex> lock(mu);
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%08x%x", static_cast<unsigned>(rng()),
-                static_cast<unsigned>(++counter));
-  return buf;
 }
 
 }  // namespace
@@ -275,7 +263,7 @@ Status WarmPool::CreateSandbox(const ReplicaLaunch& r, const std::string& networ
 
 Result<WarmGang> WarmPool::Build(const AttemptSpec& shape) {
   WarmGang gang;
-  gang.id = NewGangId();
+  gang.id = internal::UniqueHexId();
   gang.key = ShapeKey(shape);
   const size_t n = shape.replicas.size();
   std::map<std::string, std::string> image_ids;

@@ -238,23 +238,43 @@ class LibpodContainerBackend : public ContainerBackend {
   }
 };
 
+// A ContainerExecutor backend that is a daemon instance of its own, with its own
+// sandbox directory (shared by the executors it makes, as a restarted daemon shares
+// its data dir); what a test leaves of the instance goes with the job's replicas
+// (those first: the engine keeps a network slot holder while a replica joined it).
+class InstanceContainerBackend : public ContainerBackend {
+ public:
+  explicit InstanceContainerBackend(const std::string& kind) {
+    std::string tmpl_text = "/tmp/ty-" + kind + "-backend-XXXXXX";
+    std::vector<char> tmpl(tmpl_text.begin(), tmpl_text.end());
+    tmpl.push_back('\0');
+    dir_ = mkdtemp(tmpl.data());
+    static std::atomic<int> counter{0};
+    instance_ = kind + "test" + std::to_string(getpid()) + "x" + std::to_string(counter++);
+  }
+  ~InstanceContainerBackend() override {
+    RemoveLabelled(std::string(executor::kLabelInstance) + "=" + instance_);
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  void ForceClean(const std::string& job_uid) override {
+    ContainerBackend::ForceClean(job_uid);
+    RemoveLabelled(std::string(executor::kLabelInstance) + "=" + instance_);
+  }
+
+ protected:
+  std::string dir_;
+  std::string instance_;
+};
+
 // ContainerExecutor launching every attempt from a warm gang (warm_pool.h): a
 // gang of the attempt's exact shape is made ready just before each Launch, so the
 // whole contract runs against replicas that were sandboxes. Each backend object
 // is its own daemon instance with its own sandbox directory (shared by the
 // executors it makes, as a restarted daemon shares its data dir).
-class WarmContainerBackend : public ContainerBackend {
+class WarmContainerBackend : public InstanceContainerBackend {
  public:
-  WarmContainerBackend() {
-    char tmpl[] = "/tmp/ty-warm-sandboxes-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    static std::atomic<int> counter{0};
-    instance_ = "warmtest" + std::to_string(getpid()) + "x" + std::to_string(counter++);
-  }
-  ~WarmContainerBackend() override {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
+  WarmContainerBackend() : InstanceContainerBackend("warm") {}
   std::string Name() const override { return "WarmContainer"; }
 
   // Forwards to the ContainerExecutor, preparing a gang before each launch.
@@ -330,14 +350,8 @@ class WarmContainerBackend : public ContainerBackend {
     }
     return false;
   }
-  void ForceClean(const std::string& job_uid) override {
-    ContainerBackend::ForceClean(job_uid);
-    RemoveLabelled(std::string(executor::kLabelInstance) + "=" + instance_);
-  }
 
  private:
-  std::string dir_;
-  std::string instance_;
   // The executor made last (the test's current one; Leftovers runs while it lives).
   executor::ContainerExecutor* current_ = nullptr;
 };
@@ -345,19 +359,9 @@ class WarmContainerBackend : public ContainerBackend {
 // ContainerExecutor with network slots (network_slots.h): every single-replica
 // attempt joins a holder's network namespace, which serves one attempt after
 // another. Each backend object is its own daemon instance with its own holders.
-class SlotsContainerBackend : public ContainerBackend {
+class SlotsContainerBackend : public InstanceContainerBackend {
  public:
-  SlotsContainerBackend() {
-    char tmpl[] = "/tmp/ty-netslots-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    static std::atomic<int> counter{0};
-    instance_ = "slotstest" + std::to_string(getpid()) + "x" + std::to_string(counter++);
-  }
-  ~SlotsContainerBackend() override {
-    RemoveLabelled(std::string(executor::kLabelInstance) + "=" + instance_);
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
+  SlotsContainerBackend() : InstanceContainerBackend("slots") {}
   std::string Name() const override { return "SlotsContainer"; }
   Result<std::unique_ptr<executor::Executor>> MakeExecutor(logs::LogSink* sink) override {
     executor::ContainerExecutor::Options o;
@@ -370,15 +374,6 @@ class SlotsContainerBackend : public ContainerBackend {
     ASSIGN_OR_RETURN(auto ex, executor::ContainerExecutor::Create(o));
     return std::unique_ptr<executor::Executor>(std::move(ex));
   }
-  // The job's replicas first: the engine keeps a holder while one joined it.
-  void ForceClean(const std::string& job_uid) override {
-    ContainerBackend::ForceClean(job_uid);
-    RemoveLabelled(std::string(executor::kLabelInstance) + "=" + instance_);
-  }
-
- private:
-  std::string dir_;
-  std::string instance_;
 };
 
 // A named backend maker: the name labels the parameterised tests (and keeps
