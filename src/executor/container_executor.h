@@ -104,7 +104,9 @@ class ContainerExecutor : public Executor {
     // request_timeout_ms and jobs failed (bench/scheduler). Later launches wait
     // their turn. Podman 4.3 on 2 cores started 4.8 containers/s from 4 parallel
     // clients, 6.8 from 8 and 7.2 from 16 (it serializes part of each start): 8
-    // took bench/scheduler's container jobs from ~6 to ~7.2 jobs/s, 12 added ~2%.
+    // took bench/scheduler's container jobs from ~6 to ~7.2 jobs/s. Over 600 jobs
+    // through the daemon: 6 slots 6.5 jobs/s, 8 slots 6.9, 16 slots 3.3 (podman's
+    // own CPU per container doubled: its locks contended).
     int max_parallel_launches = 8;
     // GPUs on podman are CDI devices "<cdi_gpu_kind>=<index>" (what `nvidia-ctk cdi
     // generate` names them), in containers created through podman's native API.
