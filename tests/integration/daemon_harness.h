@@ -140,6 +140,7 @@ class Daemon {
   }
   ~Daemon() {
     Stop();
+    RemoveInstanceContainers();
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
   }
@@ -190,6 +191,23 @@ class Daemon {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     ADD_FAILURE() << "trainyardd did not start; log:\n" << Log();
+  }
+
+  // What a test left running of this daemon (a daemon stops without stopping its
+  // replicas): the jobs' containers, then the network slot holders they joined.
+  void RemoveInstanceContainers() {
+    std::string instance = Instance();
+    if (instance.empty()) return;
+    for (std::vector<std::string> labels :
+         {std::vector<std::string>{"trainyard.job", "trainyard.instance=" + instance},
+          std::vector<std::string>{"trainyard.instance=" + instance}}) {
+      nlohmann::json list = EngineContainers(labels);
+      if (!list.is_array()) continue;
+      for (const auto& c : list) {
+        Http("DELETE", "http://d/v1.41/containers/" + c.value("Id", "") + "?force=true&v=true", "",
+             true, EngineSocket(), 30);
+      }
+    }
   }
 
   void Stop() {
