@@ -9,43 +9,15 @@
 // with a CDI spec of the test's own.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <regex>
 #include <set>
 
-#include "integration/daemon_harness.h"
+#include "integration/gpu_harness.h"
 
 namespace ty::testing {
 namespace {
 
 const char kBase[] = "/v1/projects/gpu/locations/local/customJobs";
-const std::vector<std::string> kTerminal = {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED",
-                                            "JOB_STATE_CANCELLED"};
-
-std::string CommandOutput(const std::string& command) {
-  std::string out;
-  if (FILE* p = popen(command.c_str(), "r")) {
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    pclose(p);
-  }
-  return out;
-}
-
-// The host's GPUs by index: "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-b766...)".
-std::vector<std::string> HostGpuUuids() {
-  std::vector<std::string> uuids;
-  std::string listed = CommandOutput("nvidia-smi -L 2>/dev/null");
-  std::regex line("GPU ([0-9]+): .*\\(UUID: (GPU-[0-9a-f-]+)\\)");
-  for (std::sregex_iterator it(listed.begin(), listed.end(), line), end; it != end; ++it) {
-    size_t index = std::stoul((*it)[1]);
-    if (uuids.size() <= index) uuids.resize(index + 1);
-    uuids[index] = (*it)[2];
-  }
-  return uuids;
-}
-
 // What a replica prints: the variables CUDA and NVIDIA's tools read, the device
 // nodes it has, and what the driver answers through them.
 const char kProbe[] =
@@ -66,12 +38,8 @@ class GpuContainerTest : public ::testing::Test {
     if (!EngineAnswers()) GTEST_SKIP() << "no container engine at " << EngineSocket();
     ASSERT_TRUE(EngineHasImage(image_)) << image_;
     daemon_ = std::make_unique<Daemon>(std::vector<std::string>{"--executor", "container"});
-    std::string metrics = daemon_->Get("/metrics").body;
-    std::smatch m;
-    ASSERT_TRUE(std::regex_search(
-        metrics, m, std::regex("trainyard_capacity_gpus\\{type=\"([A-Z0-9_]+)\"\\} ([0-9]+)")))
-        << metrics;
-    type_ = m[1];
+    int counted = 0;
+    ASSERT_TRUE(DaemonGpuCapacity(*daemon_, &type_, &counted)) << daemon_->Get("/metrics").body;
   }
   void TearDown() override {
     if (HasFailure() && daemon_) std::cerr << "daemon log:\n" << daemon_->Log();
@@ -95,16 +63,7 @@ class GpuContainerTest : public ::testing::Test {
     EXPECT_EQ(r.status, 200) << r.body;
     return IdOf(r.Json());
   }
-  std::string Logs(const std::string& id) {
-    nlohmann::json page =
-        daemon_->Get(std::string(kBase) + "/" + id + "/logs?task=workerpool0-0&pageSize=1000")
-            .Json();
-    std::string out;
-    for (const auto& e : page.value("entries", nlohmann::json::array())) {
-      out += e.value("message", "") + "\n";
-    }
-    return out;
-  }
+  std::string Logs(const std::string& id) { return ReplicaLogText(*daemon_, kBase, id); }
 
   std::vector<std::string> uuids_;
   std::string image_, type_;
@@ -116,7 +75,7 @@ TEST_F(GpuContainerTest, AGpuReplicaReachesItsGpuAndACpuReplicaNone) {
   std::string cpu = Create(Pool(0));
   for (const std::string& id : {gpu, cpu}) {
     nlohmann::json end =
-        daemon_->WaitForField(std::string(kBase) + "/" + id, "state", kTerminal, 180);
+        daemon_->WaitForField(std::string(kBase) + "/" + id, "state", kGpuJobTerminal, 180);
     ASSERT_EQ(end["state"], "JOB_STATE_SUCCEEDED") << end.dump(1) << Logs(id);
   }
   std::string gpu_out = Logs(gpu), cpu_out = Logs(cpu);
@@ -132,7 +91,9 @@ TEST_F(GpuContainerTest, AGpuReplicaReachesItsGpuAndACpuReplicaNone) {
   EXPECT_NE(gpu_out.find("smi_rc=0"), std::string::npos) << gpu_out;
   EXPECT_NE(gpu_out.find(uuids_[granted]), std::string::npos) << gpu_out;
   for (size_t i = 0; i < uuids_.size(); ++i) {
-    if (i != granted) EXPECT_EQ(gpu_out.find(uuids_[i]), std::string::npos) << gpu_out;
+    if (i != granted) {
+      EXPECT_EQ(gpu_out.find(uuids_[i]), std::string::npos) << gpu_out;
+    }
   }
   EXPECT_NE(gpu_out.find("nodes=[nvidia" + std::to_string(granted) + " ]"), std::string::npos)
       << gpu_out;

@@ -14,30 +14,17 @@
 #include <set>
 
 #include "common/time.h"
-#include "integration/daemon_harness.h"
+#include "integration/gpu_harness.h"
 
 namespace ty::testing {
 namespace {
 
 const char kBase[] = "/v1/projects/gpu/locations/local/customJobs";
-const std::vector<std::string> kTerminal = {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED",
-                                            "JOB_STATE_CANCELLED"};
 
 TimeMicros At(const nlohmann::json& time) {
   Result<TimeMicros> t = ParseRfc3339(time.get<std::string>());
   EXPECT_TRUE(t.ok()) << time;
   return t.ok() ? *t : 0;
-}
-
-std::string Output(const std::string& command) {
-  std::string out;
-  if (FILE* p = popen(command.c_str(), "r")) {
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    pclose(p);
-  }
-  return out;
 }
 
 // A machine type that Vertex pairs with `count` GPUs of `type` (a3 and a2 types
@@ -71,24 +58,14 @@ nlohmann::json GpuPool(const std::string& type, int count, const std::string& sc
 class GpuTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    gpus_ = 0;
-    std::string listed = Output("nvidia-smi -L 2>/dev/null");
-    for (size_t at = listed.find("GPU "); at != std::string::npos;
-         at = listed.find("\nGPU ", at + 1)) {
-      ++gpus_;
-    }
+    gpus_ = static_cast<int>(HostGpuUuids().size());
     if (gpus_ == 0) GTEST_SKIP() << "no NVIDIA GPU here (nvidia-smi -L lists none)";
-    torch_ = Output("python3 -c 'import torch; print(torch.cuda.is_available())' 2>/dev/null")
+    torch_ = ShellOutput("python3 -c 'import torch; print(torch.cuda.is_available())' 2>/dev/null")
                  .find("True") != std::string::npos;
     daemon_ = std::make_unique<Daemon>(std::vector<std::string>{"--executor", "process"});
-    // The daemon's own reading of the host: the type it maps the model to.
-    std::string metrics = daemon_->Get("/metrics").body;
-    std::smatch m;
-    ASSERT_TRUE(std::regex_search(
-        metrics, m, std::regex("trainyard_capacity_gpus\\{type=\"([A-Z0-9_]+)\"\\} ([0-9]+)")))
-        << metrics;
-    type_ = m[1];
-    EXPECT_EQ(std::stoi(m[2]), gpus_) << "the daemon counts other GPUs than nvidia-smi -L";
+    int counted = 0;
+    ASSERT_TRUE(DaemonGpuCapacity(*daemon_, &type_, &counted)) << daemon_->Get("/metrics").body;
+    EXPECT_EQ(counted, gpus_) << "the daemon counts other GPUs than nvidia-smi -L";
   }
   void TearDown() override {
     if (HasFailure() && daemon_) std::cerr << "daemon log:\n" << daemon_->Log();
@@ -101,18 +78,9 @@ class GpuTest : public ::testing::Test {
     return IdOf(r.Json());
   }
   nlohmann::json WaitEnd(const std::string& id) {
-    return daemon_->WaitForField(std::string(kBase) + "/" + id, "state", kTerminal, 180);
+    return daemon_->WaitForField(std::string(kBase) + "/" + id, "state", kGpuJobTerminal, 180);
   }
-  std::string Logs(const std::string& id) {
-    nlohmann::json page =
-        daemon_->Get(std::string(kBase) + "/" + id + "/logs?task=workerpool0-0&pageSize=1000")
-            .Json();
-    std::string out;
-    for (const auto& e : page.value("entries", nlohmann::json::array())) {
-      out += e.value("message", "") + "\n";
-    }
-    return out;
-  }
+  std::string Logs(const std::string& id) { return ReplicaLogText(*daemon_, kBase, id); }
 
   int gpus_ = 0;
   bool torch_ = false;
@@ -221,7 +189,7 @@ TEST_F(GpuTest, AStudysGpuTrialsTakeTurnsOnTheGpus) {
   HttpReply created = daemon_->Post(base, body.dump());
   ASSERT_EQ(created.status, 200) << created.body;
   nlohmann::json done =
-      daemon_->WaitForField(base + "/" + IdOf(created.Json()), "state", kTerminal, 180);
+      daemon_->WaitForField(base + "/" + IdOf(created.Json()), "state", kGpuJobTerminal, 180);
   ASSERT_EQ(done["state"], "JOB_STATE_SUCCEEDED") << done.dump(1);
   ASSERT_EQ(done["trials"].size(), static_cast<size_t>(trials)) << done.dump(1);
   for (const auto& t : done["trials"]) {
