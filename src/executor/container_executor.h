@@ -270,6 +270,9 @@ class ContainerExecutor : public Executor {
   // A network slot for each replica of an attempt whose replicas talk to no peer
   // ("" where none: slots off, or none could be made).
   std::vector<std::string> AcquireSlots(const AttemptSpec& attempt);
+  // The slot holder a failed launch is to blame on (named in the failure, or not
+  // running); nullptr when the failure is the replicas' own.
+  const std::string* FailedHolder(const std::vector<std::string>& holders, const Status& failure);
   // CreateGang, then start every replica; on failure removes what it created.
   Status CreateAndStart(const AttemptSpec& attempt, const std::vector<std::string>& addresses,
                         const std::vector<std::string>& holders);

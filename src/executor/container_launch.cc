@@ -414,13 +414,9 @@ Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, TimeMicros*
   for (const ReplicaLaunch& r : attempt.replicas) containers->push_back(r.name);
   std::vector<std::string> holders = AcquireSlots(attempt);
   Status s = CreateAndStart(attempt, addresses, holders);
-  const std::string* bad = nullptr;
-  for (const std::string& h : holders) {
-    if (!s.ok() && !h.empty() && s.message().find(h) != std::string::npos) bad = &h;
-  }
-  if (bad != nullptr) {
-    // The engine lost the holder (removed by hand, its namespace gone): never again,
-    // and this launch goes on without slots.
+  if (const std::string* bad = s.ok() ? nullptr : FailedHolder(holders, s)) {
+    // The engine lost the holder (removed by hand, its namespace gone) or cannot start
+    // it: never again, and this launch goes on without slots.
     spdlog::warn("launch {}: network slot {} failed ({}); launching without", attempt.job_uid, *bad,
                  s.message());
     for (const std::string& h : holders) {
@@ -436,6 +432,18 @@ Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, TimeMicros*
     }
   }
   return s;
+}
+
+const std::string* ContainerExecutor::FailedHolder(const std::vector<std::string>& holders,
+                                                   const Status& failure) {
+  for (const std::string& h : holders) {
+    if (!h.empty() && failure.message().find(h) != std::string::npos) return &h;
+  }
+  // Podman's error for a namespace owner it could not start does not name it.
+  for (const std::string& h : holders) {
+    if (!h.empty() && !slots_->Running(h)) return &h;
+  }
+  return nullptr;
 }
 
 std::vector<std::string> ContainerExecutor::AcquireSlots(const AttemptSpec& attempt) {

@@ -42,13 +42,24 @@ Status NetworkSlots::PrepareRoot() {
   fs::create_directories(options_.root_dir, ec);
   if (ec)
     return Internal("network slots: cannot create " + options_.root_dir + ": " + ec.message());
+  // Holders of an earlier daemon may be running this root's init: writing over it
+  // fails (ETXTBSY) and, where none runs yet, a holder starting meanwhile would exec
+  // half a file. A fresh copy renamed over it replaces it whole; running holders
+  // keep the old one.
   const std::string init = options_.root_dir + "/init";
-  fs::copy_file(options_.init_path, init, fs::copy_options::overwrite_existing, ec);
+  const std::string fresh = init + ".new-" + internal::UniqueHexId();
+  fs::copy_file(options_.init_path, fresh, fs::copy_options::overwrite_existing, ec);
+  if (!ec) {
+    ::chmod(fresh.c_str(), 0755);
+    fs::rename(fresh, init, ec);
+  }
   if (ec) {
-    return Internal("network slots: cannot copy " + options_.init_path + ": " + ec.message());
+    const std::string why = ec.message();
+    fs::remove(fresh, ec);
+    return Internal("network slots: cannot copy " + options_.init_path + " to " + init + ": " +
+                    why);
   }
   ::chmod(options_.root_dir.c_str(), 0755);
-  ::chmod(init.c_str(), 0755);
   return Status::Ok();
 }
 
@@ -130,6 +141,10 @@ void NetworkSlots::Recover(const std::set<std::string>& in_use) {
   for (const ContainerSummary& c : *holders) {
     if (in_use.count(c.name) != 0) {
       taken_.insert(c.name);
+    } else if (c.state != "running") {
+      // Never started (a daemon killed between create and start) or ended: a replica
+      // joining it would make podman start it, which fails the replica's start.
+      surplus.push_back(c.name);
     } else if (idle_.size() < static_cast<size_t>(options_.max_idle) &&
                std::find(idle_.begin(), idle_.end(), c.name) == idle_.end()) {
       idle_.push_back(c.name);
@@ -138,6 +153,11 @@ void NetworkSlots::Recover(const std::set<std::string>& in_use) {
     }
   }
   for (const std::string& h : surplus) engine_->RemoveContainer(h).IgnoreError();
+}
+
+bool NetworkSlots::Running(const std::string& holder) {
+  Result<ContainerState> state = engine_->InspectContainer(holder);
+  return state.ok() && state->running;
 }
 
 size_t NetworkSlots::IdleForTest() {

@@ -66,6 +66,8 @@ class NetworkSlots {
   void Release(const std::string& holder);
   // A replica could not join `holder`: it is removed, never handed out again.
   void Discard(const std::string& holder);
+  // Whether the engine has `holder` running (false when it cannot tell).
+  bool Running(const std::string& holder);
   // Daemon start: this instance's holders named in `in_use` (kLabelNetSlot of the
   // replicas found) are taken, the others idle.
   void Recover(const std::set<std::string>& in_use);

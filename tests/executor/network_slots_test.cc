@@ -7,9 +7,13 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <memory>
+#include <thread>
 
 #include "executor/container_executor.h"
 #include "executor/event_recorder.h"
@@ -220,6 +224,68 @@ TEST_F(NetworkSlotsTest, ALaunchThatCannotJoinItsHolderGoesOnWithoutSlot) {
   EXPECT_EQ(HolderOf(a.replicas[0].name), "");
   EXPECT_THAT(Holders(), IsEmpty());
   EXPECT_NE(HolderOf(LaunchOne("j" + UniqueJobUid())), holder);
+}
+
+// A holder that stopped while idle: podman cannot start it for the next replica and
+// says so without naming it; the launch goes on without a slot and drops it.
+TEST_F(NetworkSlotsTest, ALaunchWhoseHolderCannotStartGoesOnWithoutIt) {
+  std::string first = "j" + UniqueJobUid();
+  std::string replica = LaunchOne(first);
+  std::string holder = HolderOf(replica);
+  EndAndCleanUp(first, replica);
+  engine_->Exit(holder, 137);
+  std::string second = "j" + UniqueJobUid();
+  AttemptSpec a = Attempt(second, 1);
+  ASSERT_TRUE(ex_->Launch(a).ok());
+  auto e = events_.WaitForLaunch(second, 10000);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, ExecutorEventKind::kAttemptStarted) << e->message;
+  EXPECT_EQ(HolderOf(a.replicas[0].name), "");
+  EXPECT_THAT(Holders(), IsEmpty());
+}
+
+// A daemon killed between creating a holder and starting it: the next daemon does
+// not hand that holder out (a replica joining it would fail to start) but removes it.
+TEST_F(NetworkSlotsTest, AHolderThatNeverStartedIsRemovedAtRecovery) {
+  const std::string stale = "ty-net-0123456789-h";
+  nlohmann::json body = {
+      {"name", stale},
+      {"rootfs", dir_ + "/netslot-root"},
+      {"command", {"/init", "--hold"}},
+      {"labels", {{kLabelNetSlotHolder, "1"}, {executor::kLabelInstance, kInstance}}}};
+  ASSERT_TRUE(engine_->CreateContainerLibpod(stale, body.dump()).ok());
+  ASSERT_TRUE(ex_->Recover().ok());
+  EXPECT_THAT(Holders(), IsEmpty());
+  std::string holder = HolderOf(LaunchOne("j" + UniqueJobUid()));
+  EXPECT_FALSE(holder.empty());
+  EXPECT_NE(holder, stale);
+}
+
+// A restarted daemon while a holder of the one before runs the root's init: the new
+// daemon still makes holders (writing over a running binary fails with ETXTBSY).
+TEST_F(NetworkSlotsTest, HoldersAreMadeWhileAnEarlierDaemonsHolderRunsTheInit) {
+  const std::string root = dir_ + "/netslot-root";
+  std::filesystem::create_directories(root);
+  std::filesystem::copy_file("/bin/sleep", root + "/init");
+  pid_t running = fork();
+  if (running == 0) {
+    execl((root + "/init").c_str(), "init", "30", nullptr);
+    _exit(127);
+  }
+  // Until the child runs the file, not some earlier stage of exec.
+  for (int i = 0; i < 200; ++i) {
+    char exe[4096] = {0};
+    std::string link = "/proc/" + std::to_string(running) + "/exe";
+    if (readlink(link.c_str(), exe, sizeof exe - 1) > 0 && std::string(exe) == root + "/init")
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::string holder = HolderOf(LaunchOne("j" + UniqueJobUid()));
+  kill(running, SIGKILL);
+  waitpid(running, nullptr, 0);
+  EXPECT_FALSE(holder.empty()) << "no holder made while the old init ran";
+  // The root's init is the new daemon's (here /bin/true), whole.
+  EXPECT_EQ(std::filesystem::file_size(root + "/init"), std::filesystem::file_size("/bin/true"));
 }
 
 }  // namespace

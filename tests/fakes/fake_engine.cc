@@ -166,6 +166,15 @@ Status FakeEngine::StartContainer(const std::string& id) {
   Container* c = Find(id);
   if (c == nullptr) return NotFound("no such container: " + id);
   if (c->status == "running") return Status::Ok();
+  // Podman starts a container's namespace owner first; this fake models that start
+  // failing (as it did for a slot holder caught mid-creation by a daemon's kill -9),
+  // with podman's words, which do not name the owner.
+  if (std::string owner = JoinedNamespaceOf(c->name); !owner.empty()) {
+    const Container* o = Find(owner);
+    if (o == nullptr || o->status != "running") {
+      return Internal("starting some containers: internal libpod error");
+    }
+  }
   c->status = "running";
   c->exit_code = 0;
   c->oom_killed = false;
