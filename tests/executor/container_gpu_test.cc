@@ -76,7 +76,9 @@ class ContainerGpuTest : public ::testing::Test {
         << (outcome ? outcome->message : "no launch outcome");
     auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1);
     EXPECT_EQ(exits.size(), 1u);
-    if (exits.size() == 1) EXPECT_EQ(exits[0].exit_code, 0);
+    if (exits.size() == 1) {
+      EXPECT_EQ(exits[0].exit_code, 0);
+    }
     return sink_.Messages(uid_);
   }
 
