@@ -113,10 +113,18 @@ void AddUsage(Usage* u, const JobDemand& job) {
 // Admission order: priority, then fair share between projects, then submit time.
 std::vector<const JobDemand*> Order(const std::vector<const JobDemand*>& queued,
                                     const std::map<std::string, Usage>& usage) {
+  // What the ordering reads of a job, copied in one pass over the queue (in memory
+  // order): sorting and merging through the job pointers missed the cache on most
+  // reads and was half of this function's time at 100,000 jobs.
+  struct Entry {
+    TimeMicros since;
+    double cpus;
+    const JobDemand* job;
+  };
   // Projects by index, so the merge below compares numbers, not names.
   std::unordered_map<std::string, int> project_index;
   std::vector<double> running_cpus;
-  std::map<int, std::vector<std::vector<const JobDemand*>>, std::greater<>> levels;
+  std::map<int, std::vector<std::vector<Entry>>, std::greater<>> levels;
   for (const JobDemand* j : queued) {
     auto [it, added] = project_index.try_emplace(j->project, static_cast<int>(running_cpus.size()));
     if (added) {
@@ -125,7 +133,7 @@ std::vector<const JobDemand*> Order(const std::vector<const JobDemand*>& queued,
     }
     auto& by_project = levels[j->priority];
     if (by_project.size() <= static_cast<size_t>(it->second)) by_project.resize(it->second + 1);
-    by_project[it->second].push_back(j);
+    by_project[it->second].push_back({j->queued_since, CpusOf(*j), j});
   }
   std::vector<const JobDemand*> out;
   out.reserve(queued.size());
@@ -138,19 +146,20 @@ std::vector<const JobDemand*> Order(const std::vector<const JobDemand*>& queued,
     for (size_t p = 0; p < projects.size(); ++p) {
       auto& jobs = projects[p];
       if (jobs.empty()) continue;
-      std::sort(jobs.begin(), jobs.end(), [](const JobDemand* a, const JobDemand* b) {
-        return std::tie(a->queued_since, a->uid) < std::tie(b->queued_since, b->uid);
+      std::sort(jobs.begin(), jobs.end(), [](const Entry& a, const Entry& b) {
+        if (a.since != b.since) return a.since < b.since;
+        return a.job->uid < b.job->uid;
       });
-      heap.push({virtual_cpus[p], jobs.front()->queued_since, static_cast<int>(p)});
+      heap.push({virtual_cpus[p], jobs.front().since, static_cast<int>(p)});
     }
     while (!heap.empty()) {
       const int p = std::get<2>(heap.top());
       heap.pop();
       const auto& jobs = projects[p];
-      const JobDemand* j = jobs[next[p]++];
-      out.push_back(j);
-      virtual_cpus[p] += CpusOf(*j);
-      if (next[p] < jobs.size()) heap.push({virtual_cpus[p], jobs[next[p]]->queued_since, p});
+      const Entry& e = jobs[next[p]++];
+      out.push_back(e.job);
+      virtual_cpus[p] += e.cpus;
+      if (next[p] < jobs.size()) heap.push({virtual_cpus[p], jobs[next[p]].since, p});
     }
   }
   return out;
@@ -246,8 +255,11 @@ class Pass {
   const std::map<std::string, Usage>& usage() const { return usage_; }
 
   void Consider(const JobDemand& job) {
-    if (std::string why = QuotaReason(job, capacity_, usage_[job.project]); !why.empty()) {
-      return Wait(job, why);
+    // Without quotas no project lookup per job (string compares were ~7% of a pass).
+    if (!capacity_.quotas.empty()) {
+      if (std::string why = QuotaReason(job, capacity_, usage_[job.project]); !why.empty()) {
+        return Wait(job, why);
+      }
     }
     if (!head_) return ConsiderBeforeHead(job);
     ConsiderAsBackfill(job);
@@ -469,7 +481,20 @@ AdmissionDecisions Admit(const Capacity& capacity, const std::vector<Allocation>
     }
   }
   Pass pass(capacity, running, now, queued.size());
-  for (const JobDemand* j : Order(effective, pass.usage())) pass.Consider(*j);
+  const std::vector<const JobDemand*> ordered = Order(effective, pass.usage());
+  // In admission order the jobs lie all over memory, and a pass over a long queue
+  // waits mostly on cache misses (a job, then its replicas, then its uid): ask for
+  // them a few jobs ahead, each step once the one it depends on has arrived.
+  constexpr size_t kJobAhead = 8, kPartsAhead = 4;
+  for (size_t i = 0; i < ordered.size(); ++i) {
+    if (i + kJobAhead < ordered.size()) __builtin_prefetch(ordered[i + kJobAhead]);
+    if (i + kPartsAhead < ordered.size()) {
+      const JobDemand* ahead = ordered[i + kPartsAhead];
+      __builtin_prefetch(ahead->replicas.data());
+      __builtin_prefetch(ahead->uid.data());
+    }
+    pass.Consider(*ordered[i]);
+  }
   return pass.Finish();
 }
 
