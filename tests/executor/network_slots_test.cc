@@ -107,6 +107,26 @@ class NetworkSlotsTest : public ::testing::Test {
     return label;
   }
 
+  // The holder of a job that ran and was cleaned up: idle, the next one handed out.
+  std::string IdleHolder() {
+    std::string uid = "j" + UniqueJobUid();
+    std::string replica = LaunchOne(uid);
+    std::string holder = HolderOf(replica);
+    EndAndCleanUp(uid, replica);
+    return holder;
+  }
+
+  // `a` starts, its replica in no slot, and no holder is left (the one it was handed
+  // was dropped).
+  void ExpectStartedWithoutSlot(const AttemptSpec& a) {
+    ASSERT_TRUE(ex_->Launch(a).ok());
+    auto e = events_.WaitForLaunch(a.job_uid, 10000);
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->kind, ExecutorEventKind::kAttemptStarted) << e->message;
+    EXPECT_EQ(HolderOf(a.replicas[0].name), "");
+    EXPECT_THAT(Holders(), IsEmpty());
+  }
+
   std::vector<std::string> Holders() {
     std::vector<std::string> out;
     auto listed = engine_->ListContainers({kLabelNetSlotHolder});
@@ -208,40 +228,20 @@ TEST_F(NetworkSlotsTest, IdleHoldersBeyondTheLimitAreRemoved) {
 // A holder the engine lost (removed by hand): the launch goes on without a slot, and
 // that holder is never handed out again.
 TEST_F(NetworkSlotsTest, ALaunchThatCannotJoinItsHolderGoesOnWithoutSlot) {
-  std::string first = "j" + UniqueJobUid();
-  std::string replica = LaunchOne(first);
-  std::string holder = HolderOf(replica);
-  EndAndCleanUp(first, replica);
-  std::string second = "j" + UniqueJobUid();
-  AttemptSpec a = Attempt(second, 1);
+  std::string holder = IdleHolder();
+  AttemptSpec a = Attempt("j" + UniqueJobUid(), 1);
   engine_->FailNext("CreateContainer",
                     NotFound("no container with name or ID \"" + holder + "\" found"),
                     a.replicas[0].name);
-  ASSERT_TRUE(ex_->Launch(a).ok());
-  auto e = events_.WaitForLaunch(second, 10000);
-  ASSERT_TRUE(e.has_value());
-  EXPECT_EQ(e->kind, ExecutorEventKind::kAttemptStarted) << e->message;
-  EXPECT_EQ(HolderOf(a.replicas[0].name), "");
-  EXPECT_THAT(Holders(), IsEmpty());
+  ExpectStartedWithoutSlot(a);
   EXPECT_NE(HolderOf(LaunchOne("j" + UniqueJobUid())), holder);
 }
 
 // A holder that stopped while idle: podman cannot start it for the next replica and
 // says so without naming it; the launch goes on without a slot and drops it.
 TEST_F(NetworkSlotsTest, ALaunchWhoseHolderCannotStartGoesOnWithoutIt) {
-  std::string first = "j" + UniqueJobUid();
-  std::string replica = LaunchOne(first);
-  std::string holder = HolderOf(replica);
-  EndAndCleanUp(first, replica);
-  engine_->Exit(holder, 137);
-  std::string second = "j" + UniqueJobUid();
-  AttemptSpec a = Attempt(second, 1);
-  ASSERT_TRUE(ex_->Launch(a).ok());
-  auto e = events_.WaitForLaunch(second, 10000);
-  ASSERT_TRUE(e.has_value());
-  EXPECT_EQ(e->kind, ExecutorEventKind::kAttemptStarted) << e->message;
-  EXPECT_EQ(HolderOf(a.replicas[0].name), "");
-  EXPECT_THAT(Holders(), IsEmpty());
+  engine_->Exit(IdleHolder(), 137);
+  ExpectStartedWithoutSlot(Attempt("j" + UniqueJobUid(), 1));
 }
 
 // A daemon killed between creating a holder and starting it: the next daemon does
