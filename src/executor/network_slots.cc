@@ -160,11 +160,6 @@ bool NetworkSlots::Running(const std::string& holder) {
   return state.ok() && state->running;
 }
 
-size_t NetworkSlots::IdleForTest() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return idle_.size();
-}
-
 void NetworkSlots::Remove(const std::vector<std::string>& holders) {
   internal::ForEachConcurrently(holders.size(), [&](size_t i) {
     engine_->RemoveContainer(holders[i]).IgnoreError();

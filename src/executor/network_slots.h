@@ -23,7 +23,8 @@
 // holder is never taken from under a running replica, whatever this class
 // believes: removing every holder it knows (the destructor) leaves those in use.
 // A daemon restart finds the holders by label (Recover): one a replica names
-// stays taken, the others become idle.
+// stays taken, the others running become idle, and any not running (a daemon
+// killed between creating and starting it) is removed.
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once
@@ -69,10 +70,9 @@ class NetworkSlots {
   // Whether the engine has `holder` running (false when it cannot tell).
   bool Running(const std::string& holder);
   // Daemon start: this instance's holders named in `in_use` (kLabelNetSlot of the
-  // replicas found) are taken, the others idle.
+  // replicas found) are taken, the others idle if running (up to `max_idle`) or
+  // removed.
   void Recover(const std::set<std::string>& in_use);
-
-  size_t IdleForTest();
 
  private:
   Status PrepareRoot();

@@ -19,7 +19,6 @@ namespace {
 using executor::AttemptSpec;
 using executor::ContainerExecutor;
 using executor::ExecutorEventKind;
-using executor::ReplicaLaunch;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -37,31 +36,11 @@ class ContainerExecutorLogicTest : public ::testing::Test {
 
   std::unique_ptr<ContainerExecutor> NewExecutor(const std::string& instance) {
     ContainerExecutor::Options o;
-    o.engine = engine_;
-    o.engine_socket = "fake";
-    o.log_sink = &sink_;
     o.instance = instance;
-    auto ex = ContainerExecutor::Create(o);
-    if (!ex.ok()) {
-      ADD_FAILURE() << ex.status().ToString();
-      return nullptr;
-    }
-    (*ex)->SetEventCallback(events_.Callback());
-    return std::move(*ex);
+    return ExecutorOnEngine(engine_, o, &sink_, &events_);
   }
 
-  AttemptSpec Attempt(int replicas) {
-    std::vector<ReplicaLaunch> launches;
-    for (int i = 0; i < replicas; ++i) {
-      ReplicaLaunch r = TestReplica(uid_, i == 0 ? 0 : 1, i == 0 ? 0 : i - 1);
-      r.image = kImage;
-      r.hostname = i == 0 ? "chief" : "worker-" + std::to_string(i - 1);
-      launches.push_back(r);
-    }
-    AttemptSpec a = TestAttempt(uid_, launches);
-    a.peers_talk = replicas > 1;
-    return a;
-  }
+  AttemptSpec Attempt(int replicas) { return ChiefAndWorkers(uid_, replicas, kImage); }
 
   std::string Name(const AttemptSpec& a, int i) const { return a.replicas[i].name; }
 

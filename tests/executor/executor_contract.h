@@ -96,6 +96,41 @@ inline executor::AttemptSpec TestAttempt(const std::string& job_uid,
   return a;
 }
 
+// Attempt 1 of `job_uid` as a training job has it: a chief ("chief", pool 0) and
+// `replicas - 1` workers ("worker-i", pool 1) running `image`; replicas talk to
+// each other when there are several.
+inline executor::AttemptSpec ChiefAndWorkers(const std::string& job_uid, int replicas,
+                                             const std::string& image) {
+  std::vector<executor::ReplicaLaunch> launches;
+  for (int i = 0; i < replicas; ++i) {
+    executor::ReplicaLaunch r = TestReplica(job_uid, i == 0 ? 0 : 1, i == 0 ? 0 : i - 1);
+    r.image = image;
+    r.hostname = i == 0 ? "chief" : "worker-" + std::to_string(i - 1);
+    launches.push_back(r);
+  }
+  executor::AttemptSpec a = TestAttempt(job_uid, launches);
+  a.peers_talk = replicas > 1;
+  return a;
+}
+
+// A ContainerExecutor over `engine` (a fake: logic tests) with options `o` besides,
+// appending to `sink` and reporting to `events`; nullptr (and a test failure) when
+// it cannot be made.
+inline std::unique_ptr<executor::ContainerExecutor> ExecutorOnEngine(
+    std::shared_ptr<executor::EngineClient> engine, executor::ContainerExecutor::Options o,
+    logs::LogSink* sink, EventRecorder* events) {
+  o.engine = std::move(engine);
+  o.engine_socket = "fake";
+  o.log_sink = sink;
+  auto ex = executor::ContainerExecutor::Create(o);
+  if (!ex.ok()) {
+    ADD_FAILURE() << ex.status().ToString();
+    return nullptr;
+  }
+  (*ex)->SetEventCallback(events->Callback());
+  return std::move(*ex);
+}
+
 // A ContainerExecutor on the test engine that appends to `sink` and, when
 // `callback` is set, reports to it; `native`: it creates every container through
 // podman's native API (Options::native_create).

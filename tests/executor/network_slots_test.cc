@@ -52,33 +52,15 @@ class NetworkSlotsTest : public ::testing::Test {
 
   std::unique_ptr<ContainerExecutor> NewExecutor(int slots) {
     ContainerExecutor::Options o;
-    o.engine = engine_;
-    o.engine_socket = "fake";
-    o.log_sink = &sink_;
     o.instance = kInstance;
     o.network_slots = slots;
     o.sandbox_dir = dir_;
     o.sandbox_init = "/bin/true";  // Only copied into the holders' root here.
-    auto ex = ContainerExecutor::Create(o);
-    if (!ex.ok()) {
-      ADD_FAILURE() << ex.status().ToString();
-      return nullptr;
-    }
-    (*ex)->SetEventCallback(events_.Callback());
-    return std::move(*ex);
+    return ExecutorOnEngine(engine_, o, &sink_, &events_);
   }
 
   AttemptSpec Attempt(const std::string& uid, int replicas) {
-    std::vector<ReplicaLaunch> launches;
-    for (int i = 0; i < replicas; ++i) {
-      ReplicaLaunch r = TestReplica(uid, i == 0 ? 0 : 1, i == 0 ? 0 : i - 1);
-      r.image = kImage;
-      r.hostname = i == 0 ? "chief" : "worker-" + std::to_string(i - 1);
-      launches.push_back(r);
-    }
-    AttemptSpec a = TestAttempt(uid, launches);
-    a.peers_talk = replicas > 1;
-    return a;
+    return ChiefAndWorkers(uid, replicas, kImage);
   }
 
   // Launches a one-replica job; returns the replica's container name.
