@@ -18,18 +18,18 @@ struct CustomJobsState {
   JobQueryFlags query;  // JOB: numeric id or full resource name.
 };
 
-constexpr char kGroupCommand[] = "trainyard ai custom-jobs";
+constexpr char kCustomJobsCommand[] = "trainyard ai custom-jobs";
 
-constexpr char kCollection[] = "customJobs";
+constexpr char kCustomJobsCollection[] = "customJobs";
 
 void PrintEndpoint(Runtime& rt) { PrintVertexEndpoint(rt); }
 
 Result<std::string> ResolveJobName(Runtime& rt, const CustomJobsState& st) {
-  return VertexJobName(rt, st.query.job, st.region, kCollection);
+  return VertexJobName(rt, st.query.job, st.region, kCustomJobsCollection);
 }
 
 std::string CollectionPath(Runtime& rt, const CustomJobsState& st) {
-  return VertexCollectionPath(rt, st.region, kCollection);
+  return VertexCollectionPath(rt, st.region, kCustomJobsCollection);
 }
 
 int Create(Runtime& rt, CustomJobsState& st, const std::string& path) {
@@ -47,7 +47,7 @@ int Create(Runtime& rt, CustomJobsState& st, const std::string& path) {
   if (!created.ok()) return ReportError(rt, path, created.status());
   std::string name = created->value("name", std::string());
   *rt.err << "CustomJob [" << name << "] is submitted successfully.\n\n";
-  PrintStillActiveHint(rt, kGroupCommand, name);
+  PrintStillActiveHint(rt, kCustomJobsCommand, name);
   PrintCreatedIfAsked(rt, *created);
   return 0;
 }
@@ -72,7 +72,7 @@ int Cancel(Runtime& rt, CustomJobsState& st, const std::string& path) {
   if (Status s = CancelJob(rt, "/v1/" + *name); !s.ok()) return ReportError(rt, path, s);
   *rt.err << "Request to cancel CustomJob [" << *name << "] has been sent.\n\n"
           << "You may view the status of your job with the command\n\n"
-          << "  $ " << kGroupCommand << " describe " << *name << "\n";
+          << "  $ " << kCustomJobsCommand << " describe " << *name << "\n";
   return 0;
 }
 

@@ -23,14 +23,14 @@ struct HpTuningJobsState {
   JobQueryFlags query;  // JOB: numeric id or full resource name.
 };
 
-constexpr char kGroupCommand[] = "trainyard ai hp-tuning-jobs";
-constexpr char kCollection[] = "hyperparameterTuningJobs";
+constexpr char kTuningJobsCommand[] = "trainyard ai hp-tuning-jobs";
+constexpr char kTuningJobsCollection[] = "hyperparameterTuningJobs";
 
 Result<std::string> ResolveJobName(Runtime& rt, const HpTuningJobsState& st) {
-  return VertexJobName(rt, st.query.job, st.region, kCollection);
+  return VertexJobName(rt, st.query.job, st.region, kTuningJobsCollection);
 }
 
-std::string IdOf(const std::string& name) { return name.substr(name.rfind('/') + 1); }
+std::string TuningJobIdOf(const std::string& name) { return name.substr(name.rfind('/') + 1); }
 
 // --algorithm's choices are gcloud's enum names in lower case with dashes.
 Result<std::string> AlgorithmEnum(const std::string& choice) {
@@ -87,12 +87,13 @@ int Create(Runtime& rt, HpTuningJobsState& st, const std::string& path) {
   Result<nlohmann::json> body = BuildTuningJob(st);
   if (!body.ok()) return ReportError(rt, path, body.status());
   Result<nlohmann::json> created =
-      CallApi(rt, "POST", VertexCollectionPath(rt, st.region, kCollection), &*body);
+      CallApi(rt, "POST", VertexCollectionPath(rt, st.region, kTuningJobsCollection), &*body);
   if (!created.ok()) return ReportError(rt, path, created.status());
-  const std::string id = IdOf(created->value("name", std::string()));
+  const std::string id = TuningJobIdOf(created->value("name", std::string()));
   *rt.err << "Hyperparameter tuning job [" << id << "] submitted successfully.\n\n"
           << "Your job is still active. You may view the status of your job with the command\n\n"
-          << "  $ " << kGroupCommand << " describe " << id << " --region=" << st.region << "\n\n"
+          << "  $ " << kTuningJobsCommand << " describe " << id << " --region=" << st.region
+          << "\n\n"
           << "Job State: " << created->value("state", std::string()) << "\n";
   PrintCreatedIfAsked(rt, *created);
   return 0;
@@ -108,8 +109,8 @@ int Describe(Runtime& rt, HpTuningJobsState& st, const std::string& path) {
 int List(Runtime& rt, HpTuningJobsState& st, const std::string& path) {
   PrintVertexEndpoint(rt);
   if (Status s = RequireRegion(st.region); !s.ok()) return ReportError(rt, path, s);
-  return ListJobs(rt, path, VertexCollectionPath(rt, st.region, kCollection), kCollection,
-                  st.query);
+  return ListJobs(rt, path, VertexCollectionPath(rt, st.region, kTuningJobsCollection),
+                  kTuningJobsCollection, st.query);
 }
 
 int Cancel(Runtime& rt, HpTuningJobsState& st, const std::string& path) {
@@ -120,11 +121,11 @@ int Cancel(Runtime& rt, HpTuningJobsState& st, const std::string& path) {
   // The region of a full name is its locations/ segment.
   const size_t at = name->find("/locations/") + 11;
   const std::string region = name->substr(at, name->find('/', at) - at);
-  *rt.err << "Request to cancel hyperparameter tuning job [" << IdOf(*name)
+  *rt.err << "Request to cancel hyperparameter tuning job [" << TuningJobIdOf(*name)
           << "] has been sent.\n\n"
           << "You may view the status of your job with the command\n\n"
-          << "  $ " << kGroupCommand << " describe " << IdOf(*name) << " --region=" << region
-          << "\n";
+          << "  $ " << kTuningJobsCommand << " describe " << TuningJobIdOf(*name)
+          << " --region=" << region << "\n";
   return 0;
 }
 

@@ -48,7 +48,6 @@ using internal::WireObject;
 namespace {
 
 constexpr size_t kMaxJobIdChars = 128;
-constexpr size_t kMaxPackageUris = 100;
 constexpr DurationMicros kMinMaxWait = 1800LL * 1000000;
 constexpr int32_t kMaxPriority = 1000;
 
@@ -138,8 +137,8 @@ Status ReadReplicaConfig(WireObject& ti, std::string_view field, ReplicaConfig* 
   return Status::Ok();
 }
 
-Result<nlohmann::json> ParseScheduling(const nlohmann::json& v, const std::string& path,
-                                       Scheduling* out) {
+Result<nlohmann::json> ParseMlScheduling(const nlohmann::json& v, const std::string& path,
+                                         Scheduling* out) {
   ASSIGN_OR_RETURN(WireObject o,
                    WireObject::Open(v, path, {"maxRunningTime", "maxWaitTime", "priority"}));
   DurationMicros running = 0;
@@ -386,7 +385,7 @@ Status ReadRoles(WireObject& ti, Roles* roles) {
 // packageUris (gs:// URIs, at most 100), pythonModule and args.
 Status ReadPackage(WireObject& ti, PackageFields* pkg) {
   RETURN_IF_ERROR(ti.StringList("packageUris", &pkg->uris));
-  if (pkg->uris.size() > kMaxPackageUris) {
+  if (pkg->uris.size() > internal::kMaxPackageUris) {
     return FieldError(ti.PathOf("packageUris"), "must have at most 100 entries");
   }
   for (size_t i = 0; i < pkg->uris.size(); ++i) {
@@ -474,7 +473,7 @@ Result<nlohmann::json> ParseTrainingInput(const nlohmann::json& v, JobSpec* spec
   }
   if (const nlohmann::json* s = ti.Find("scheduling")) {
     ASSIGN_OR_RETURN(nlohmann::json c,
-                     ParseScheduling(*s, ti.PathOf("scheduling"), &spec->scheduling));
+                     ParseMlScheduling(*s, ti.PathOf("scheduling"), &spec->scheduling));
     ti.SetCanonical("scheduling", std::move(c));
   }
   bool flag = false;

@@ -32,7 +32,6 @@ using internal::WireObject;
 namespace {
 
 constexpr size_t kMaxEnv = 100;
-constexpr size_t kMaxPackageUris = 100;
 constexpr size_t kMaxArgsChars = 100000;
 constexpr size_t kMaxDisplayNameChars = 128;
 constexpr int32_t kMinBootDiskGb = 100;
@@ -114,7 +113,7 @@ Result<nlohmann::json> ParsePythonPackageSpec(const nlohmann::json& v, const std
   RETURN_IF_ERROR(RequireString(o, "executorImageUri", &out->executor_image_uri));
   RETURN_IF_ERROR(o.StringList("packageUris", &out->package_uris));
   if (out->package_uris.empty()) return FieldError(o.PathOf("packageUris"), "is required");
-  if (out->package_uris.size() > kMaxPackageUris) {
+  if (out->package_uris.size() > internal::kMaxPackageUris) {
     return FieldError(o.PathOf("packageUris"), "must have at most 100 entries");
   }
   for (size_t i = 0; i < out->package_uris.size(); ++i) {
@@ -289,8 +288,8 @@ Result<nlohmann::json> ParseWorkerPool(const nlohmann::json& v, size_t index,
   return o.canonical();
 }
 
-Result<nlohmann::json> ParseScheduling(const nlohmann::json& v, const std::string& path,
-                                       Scheduling* out) {
+Result<nlohmann::json> ParseVertexScheduling(const nlohmann::json& v, const std::string& path,
+                                             Scheduling* out) {
   ASSIGN_OR_RETURN(WireObject o,
                    WireObject::Open(v, path,
                                     {"timeout", "restartJobOnWorkerRestart", "strategy",
@@ -358,7 +357,7 @@ Result<nlohmann::json> ParseJobSpec(const nlohmann::json& v, const std::string& 
 
   if (const nlohmann::json* s = o.Find("scheduling")) {
     ASSIGN_OR_RETURN(nlohmann::json c,
-                     ParseScheduling(*s, o.PathOf("scheduling"), &spec->scheduling));
+                     ParseVertexScheduling(*s, o.PathOf("scheduling"), &spec->scheduling));
     o.SetCanonical("scheduling", std::move(c));
   }
   std::string text;

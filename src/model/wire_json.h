@@ -25,6 +25,9 @@
 
 namespace ty::model::internal {
 
+// Both dialects take at most this many Python package URIs (Google's documented limit).
+inline constexpr size_t kMaxPackageUris = 100;
+
 // "a" + "b" -> "a.b"; "" + "b" -> "b".
 std::string JoinPath(const std::string& parent, std::string_view child);
 // "a" + 3 -> "a[3]".
