@@ -120,6 +120,21 @@ int64_t ContainerExecutor::RereadFromSecond(const LogCursor& cursor) {
   return since_s;
 }
 
+// When a line was written, as near as can be told. Docker stamps lines to the
+// nanosecond; podman's API (4.3) only to the second, though its log file has them
+// exact. Reading that file would tie the daemon to podman's storage layout, so a line
+// stamped with a whole second is taken as written when this read saw it, but within
+// that second: it cannot have been written before the second began nor after it
+// ended. Without the clamp, every line of a second would read as written at its
+// start, before the service lines of that second (the job's start among them).
+// A line without a stamp was written at most a poll before it was seen.
+TimeMicros ContainerExecutor::ShownTime(std::optional<TimeMicros> stamp, TimeMicros seen) {
+  constexpr TimeMicros kSecond = 1000000;
+  if (!stamp) return seen;
+  if (*stamp % kSecond != 0) return *stamp;  // A finer stamp than podman's.
+  return std::clamp(seen, *stamp, *stamp + kSecond - 1);
+}
+
 Status ContainerExecutor::CaptureLogs(const std::string& container, const std::string& job_uid,
                                       const std::string& task, bool replica_done,
                                       LogCursor* cursor) {
@@ -140,13 +155,16 @@ Status ContainerExecutor::CaptureLogs(const std::string& container, const std::s
       cursor->run_end && cursor->last < cursor->run_end->line.time ? &*cursor->run_end : nullptr;
   bool fragment_split = false;
   auto on_line = [&](int stream, std::string_view line) {
-    TimeMicros t = Now();
+    const TimeMicros seen = Now();
+    TimeMicros t = seen;
+    std::optional<TimeMicros> stamp;  // The engine's own time of the line.
     std::string_view message = line;
     size_t space = line.find(' ');
     if (space != std::string_view::npos) {
       Result<TimeMicros> engine_time = ParseRfc3339(line.substr(0, space));
       if (engine_time.ok()) {
         t = *engine_time;
+        stamp = *engine_time;
         message = line.substr(space + 1);
       }
     }
@@ -176,7 +194,8 @@ Status ContainerExecutor::CaptureLogs(const std::string& container, const std::s
     cursor->last_line = {.time = t, .stream = stream, .message = std::string(message)};
     if (t <= cursor->skip_until) return;
     logs::LogEntry entry;
-    entry.time = t;
+    entry.time = ShownTime(stamp, seen);
+    entry.source_time = t;
     entry.task = task;
     entry.stream = stream == 2 ? logs::LogStream::kStderr : logs::LogStream::kStdout;
     entry.message = std::string(message);

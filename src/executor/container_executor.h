@@ -120,6 +120,10 @@ class ContainerExecutor : public Executor {
     int network_slots = 0;
   };
 
+  // The time a captured line is shown with (LogEntry::time), from the engine's stamp
+  // of it, if any, and when it was read.
+  static TimeMicros ShownTime(std::optional<TimeMicros> stamp, TimeMicros seen);
+
   // Where replicas see the buckets, as on Vertex.
   static constexpr char kReplicaBucketRoot[] = "/gcs";
   // The engine network of an attempt whose replicas talk (AttemptSpec::peers_talk).

@@ -66,6 +66,7 @@ std::string EncodeLine(const LogEntry& entry) {
   // ordered_json keeps "t" first, which makes the files pleasant to grep and read.
   nlohmann::ordered_json j;
   j["t"] = entry.time;
+  if (entry.source_time != 0 && entry.source_time != entry.time) j["k"] = entry.source_time;
   j["task"] = entry.task;
   j["stream"] = LogStreamName(entry.stream);
   j["sev"] = entry.severity;
@@ -91,6 +92,9 @@ std::optional<LogEntry> DecodeLine(std::string_view line) {
     if (t == j.end() || !t->is_number_integer()) return std::nullopt;
     LogEntry e;
     e.time = t->get<TimeMicros>();
+    if (auto k = j.find("k"); k != j.end() && k->is_number_integer()) {
+      e.source_time = k->get<TimeMicros>();
+    }
     e.task = j.value("task", std::string());
     e.stream = StreamFromName(j.value("stream", std::string()));
     e.severity = j.value("sev", std::string());

@@ -6,6 +6,7 @@
 //   {"t":1599694755549112,"task":"workerpool0-0","stream":"stderr","sev":"ERROR","msg":"..."}
 //
 //   t       time, microseconds since the epoch (integer)
+//   k       source time, only when it differs from t (LogEntry::source_time)
 //   task    task name ("workerpool0-0", "master-replica-0", "service")
 //   stream  "stdout" | "stderr" | "service"
 //   sev     Cloud Logging severity name

@@ -105,6 +105,25 @@ Status ForEachLine(int fd, uint64_t from, uint64_t to,
   }
 }
 
+// The time of the file's last complete line (0 when there is none, or when that line
+// is longer than the tail read here: then the clock alone orders the next entry).
+TimeMicros LastLineTime(int fd) {
+  constexpr size_t kTailBytes = 64 * 1024;
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || st.st_size <= 0) return 0;
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  const uint64_t from = size > kTailBytes ? size - kTailBytes : 0;
+  Result<std::string> tail = ReadAt(fd, from, static_cast<size_t>(size - from));
+  if (!tail.ok()) return 0;
+  std::string_view text = *tail;
+  while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  const size_t start = text.rfind('\n');
+  if (start == std::string_view::npos && from > 0) return 0;
+  std::optional<LogEntry> last =
+      internal::DecodeLine(start == std::string_view::npos ? text : text.substr(start + 1));
+  return last ? last->time : 0;
+}
+
 bool TaskMatches(const std::string& filter, const LogEntry& e) {
   return filter.empty() || e.task == filter;
 }
@@ -147,7 +166,9 @@ class LogStore::Impl {
   struct JobLog {
     int fd = -1;                               // Append fd; -1 when not in the cache.
     std::list<std::string>::iterator lru_pos;  // Valid while fd >= 0.
-    std::map<std::string, TimeMicros> newest;  // Per task, max entry time seen.
+    std::map<std::string, TimeMicros> newest;  // Per task, max source time seen.
+    TimeMicros last_time = 0;                  // The newest entry's `time`.
+    bool last_time_read = false;               // `last_time` includes the file's content.
     bool scanned = false;                      // `newest` includes the file's content.
     uint64_t generation = 0;                   // Bumped by every append.
   };
@@ -220,12 +241,23 @@ void LogStore::Impl::Append(const std::string& uid, const LogEntry& entry) {
     std::fprintf(stderr, "logs: refusing log entry for invalid job uid '%s'\n", uid.c_str());
     return;
   }
-  const LogEntry stored = internal::Normalize(entry);
-  const std::string line = internal::EncodeLine(stored);
+  LogEntry stored = internal::Normalize(entry);
+  if (stored.source_time == 0) stored.source_time = stored.time;
   std::lock_guard<std::mutex> lock(mu_);
   JobLog& job = jobs_[uid];
   int fd = AppendFd(uid, job);
   if (fd < 0) return;
+  if (!job.last_time_read) {
+    job.last_time = std::max(job.last_time, LastLineTime(fd));
+    job.last_time_read = true;
+  }
+  // Sources stamp with different precision and are read at different moments (a
+  // replica's lines a poll after they were written, the service's at once), so an
+  // entry may arrive stamped before the previous one: it then takes the next
+  // microsecond, and the log never goes back in time. Its source time stays.
+  stored.time = std::max(stored.time, job.last_time + 1);
+  job.last_time = stored.time;
+  const std::string line = internal::EncodeLine(stored);
   // One write() per line: with O_APPEND a regular file gets it whole, so a reader
   // (even in another process) never sees two lines interleaved.
   size_t done = 0;
@@ -243,7 +275,7 @@ void LogStore::Impl::Append(const std::string& uid, const LogEntry& entry) {
     done += static_cast<size_t>(w);
   }
   TimeMicros& newest = job.newest[stored.task];
-  newest = std::max(newest, stored.time);
+  newest = std::max(newest, stored.source_time);
   job.generation++;
   changed_.notify_all();
 }
@@ -258,7 +290,7 @@ std::map<std::string, TimeMicros> LogStore::Impl::ScanNewest(const std::string& 
         std::optional<LogEntry> e = internal::DecodeLine(line);
         if (e) {
           TimeMicros& t = newest[e->task];
-          t = std::max(t, e->time);
+          t = std::max(t, e->source_time != 0 ? e->source_time : e->time);
         }
         return true;
       });

@@ -25,7 +25,16 @@ enum class LogStream { kStdout, kStderr, kService };
 const char* LogStreamName(LogStream s);  // "stdout", "stderr", "service"
 
 struct LogEntry {
+  // When the line was written, as well as its source can tell; never earlier than the
+  // job's previous entry (LogStore::Append moves an entry that would go back in time to
+  // just after the previous one), so a job's log reads forward in time.
   TimeMicros time = 0;
+  // The line's place in its source's own order when that is not `time` (0: it is):
+  // podman stamps container lines with whole seconds, so the executor numbers the
+  // lines of each second for de-duplication while `time` says when the line was seen.
+  // LastEntryTime answers in these terms, so a restarted daemon skips exactly the
+  // lines it had.
+  TimeMicros source_time = 0;
   std::string task;  // "workerpool0-0", "master-replica-0", or "service".
   LogStream stream = LogStream::kStdout;
   std::string severity;  // Cloud Logging names: "INFO", "ERROR", "WARNING", "DEFAULT", ...
@@ -46,8 +55,9 @@ class LogSink {
   // Appends one entry. Never blocks for long; failures are reported to stderr, not
   // returned, because losing the caller's place in a log stream is worse.
   virtual void Append(const std::string& job_uid, const LogEntry& entry) = 0;
-  // Time of the newest entry of `task` in this job, 0 if none. Executors use it after
-  // a daemon restart to skip lines already captured.
+  // Source time (`source_time`, else `time`) of the newest entry of `task` in this
+  // job, 0 if none. Executors use it after a daemon restart to skip lines already
+  // captured.
   virtual TimeMicros LastEntryTime(const std::string& job_uid, const std::string& task) = 0;
 };
 

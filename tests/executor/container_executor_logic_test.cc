@@ -66,6 +66,21 @@ class ContainerExecutorLogicTest : public ::testing::Test {
   std::unique_ptr<ContainerExecutor> ex_;
 };
 
+TEST(ContainerLogTimeTest, AWholeSecondStampIsWhenTheLineWasSeenWithinThatSecond) {
+  constexpr TimeMicros kSecond = 1000000;
+  const TimeMicros s = 1700000000 * kSecond;
+  // podman 4.3: whole seconds. Read 0.3 s into the second: written then at the latest.
+  EXPECT_EQ(ContainerExecutor::ShownTime(s, s + 300000), s + 300000);
+  // Read in a later second: written before its own second ended.
+  EXPECT_EQ(ContainerExecutor::ShownTime(s, s + 2 * kSecond), s + kSecond - 1);
+  // Never before the second it was stamped with.
+  EXPECT_EQ(ContainerExecutor::ShownTime(s, s - 5), s);
+  // A finer stamp (Docker's nanoseconds) is the time itself.
+  EXPECT_EQ(ContainerExecutor::ShownTime(s + 123456, s + 900000), s + 123456);
+  // No stamp at all: when it was read.
+  EXPECT_EQ(ContainerExecutor::ShownTime(std::nullopt, s + 42), s + 42);
+}
+
 TEST_F(ContainerExecutorLogicTest, UnavailableWhenTheEngineIsDown) {
   engine_->SetDown(true);
   ContainerExecutor::Options o;

@@ -1,6 +1,7 @@
 // The real daemon with the real container engine (podman), driven over HTTP.
 #include <gtest/gtest.h>
 
+#include "common/time.h"
 #include "integration/daemon_harness.h"
 
 namespace ty::testing {
@@ -81,6 +82,32 @@ TEST_F(DaemonTest, JobSucceedsAndItsLogsAreCompleteAndOrdered) {
   EXPECT_EQ(entries[200]["message"], "oops");
   EXPECT_EQ(entries[200]["severity"], "ERROR");
   EXPECT_EQ(ContainersOfJobAfterCleanup(id), 0u);
+}
+
+// podman stamps container lines with whole seconds: every line of a second used to
+// read as written at its start, before the service's lines of that second and
+// microseconds after each other.
+TEST_F(DaemonTest, AJobsLogReadsForwardInTimeWithReplicaLinesWhenWritten) {
+  std::string id = IdOf(Create(VertexJob("for l in a b c d; do sleep 0.4; echo $l; done")));
+  ASSERT_EQ(WaitDone(id)["state"], "JOB_STATE_SUCCEEDED");
+  std::vector<nlohmann::json> entries = Logs(id);
+  TimeMicros previous = 0;
+  TimeMicros last_service_before_replica = 0;
+  std::vector<TimeMicros> replica;
+  for (const nlohmann::json& e : entries) {
+    Result<TimeMicros> t = ParseRfc3339(e.value("timestamp", ""));
+    ASSERT_TRUE(t.ok()) << e.dump();
+    EXPECT_GE(*t, previous) << "the log goes back in time at " << e.dump();
+    previous = *t;
+    if (e["taskName"] == "service" && replica.empty()) last_service_before_replica = *t;
+    if (e["taskName"] == "workerpool0-0") replica.push_back(*t);
+  }
+  ASSERT_EQ(replica.size(), 4u);
+  EXPECT_GT(replica[0], last_service_before_replica);
+  // Written 0.4 s apart: shown apart too (within the capture's poll of <= 0.25 s).
+  for (size_t i = 1; i < replica.size(); ++i) {
+    EXPECT_GE(replica[i] - replica[i - 1], 100000) << "lines " << i - 1 << " and " << i;
+  }
 }
 
 TEST_F(DaemonTest, ExitCodeThreeFailsWithTheSpecsMessage) {

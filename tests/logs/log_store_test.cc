@@ -331,6 +331,46 @@ TEST_F(LogStoreTest, LastEntryTimeSurvivesRestart) {
   EXPECT_EQ(store_->LastEntryTime("1", "a"), 400);
 }
 
+TEST_F(LogStoreTest, ALogNeverGoesBackInTime) {
+  store_->Append("1", Entry(1000, "service", "Job is running.", LogStream::kService));
+  // A line stamped before the previous entry (a coarser clock, a later read) takes the
+  // next microsecond; one stamped after keeps its time.
+  store_->Append("1", Entry(400, "workerpool0-0", "early"));
+  store_->Append("1", Entry(5000, "workerpool0-0", "late"));
+  store_->Append("1", Entry(4000, "workerpool1-0", "other task"));
+  std::vector<LogEntry> all = ReadAll("1");
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[1].time, 1001);
+  EXPECT_EQ(all[2].time, 5000);
+  EXPECT_EQ(all[3].time, 5001);
+  // The order holds across a restart (the newest time comes from the file).
+  store_ = Open();
+  store_->Append("1", Entry(10, "service", "after restart", LogStream::kService));
+  all = ReadAll("1");
+  ASSERT_EQ(all.size(), 5u);
+  EXPECT_EQ(all[4].time, 5002);
+}
+
+TEST_F(LogStoreTest, SourceTimeIsKeptForLastEntryTime) {
+  // An executor's own order of a task's lines survives the store moving them in time:
+  // after a restart it asks LastEntryTime what it had captured.
+  store_->Append("1", Entry(9000, "service", "s", LogStream::kService));
+  LogEntry e = Entry(8500, "workerpool0-0", "x");
+  e.source_time = 8000;
+  store_->Append("1", e);
+  store_->Append("1", Entry(8200, "workerpool0-0", "y"));  // Moved to 9002; source 8200.
+  std::vector<LogEntry> all = ReadAll("1");
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[1].time, 9001);
+  EXPECT_EQ(all[1].source_time, 8000);
+  EXPECT_EQ(all[2].time, 9002);
+  EXPECT_EQ(all[2].source_time, 8200);
+  EXPECT_EQ(store_->LastEntryTime("1", "workerpool0-0"), 8200);
+  store_ = Open();
+  EXPECT_EQ(store_->LastEntryTime("1", "workerpool0-0"), 8200);
+  EXPECT_EQ(store_->LastEntryTime("1", "service"), 9000);
+}
+
 TEST_F(LogStoreTest, ConcurrentAppendsStayIntact) {
   constexpr int kThreads = 4;
   constexpr int kPerThread = 500;
