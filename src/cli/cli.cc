@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <ostream>
 #include <thread>
 
@@ -139,6 +140,23 @@ std::vector<std::string> SplitUserArgs(const std::vector<std::string>& argv,
   return args;
 }
 
+// CLI11 lists only a command's own options in its help, but every command takes the
+// global flags (`app.fallthrough()`): each command's help names them in a footer.
+void ListGlobalFlagsInHelp(CLI::App& app) {
+  std::string footer = "Global flags (any command, before or after it):";
+  for (const CLI::Option* o : app.get_options()) {
+    if (o->get_name() == "--help") continue;
+    footer += "\n  " + o->get_name() + " " + o->get_description();
+  }
+  std::function<void(CLI::App*)> add = [&](CLI::App* node) {
+    for (CLI::App* sub : node->get_subcommands([](CLI::App*) { return true; })) {
+      sub->footer(footer);
+      add(sub);
+    }
+  };
+  add(&app);
+}
+
 }  // namespace
 
 int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err,
@@ -187,6 +205,7 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
   std::shared_ptr<void> ml_state = internal::RegisterMlJobs(*ai_platform, &selection);
   std::shared_ptr<void> hp_state = internal::RegisterHpTuningJobs(*ai, &selection);
   std::shared_ptr<void> config_state = internal::RegisterConfig(app, &selection);
+  ListGlobalFlagsInHelp(app);
 
   try {
     std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 pops from the back.

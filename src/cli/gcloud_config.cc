@@ -33,6 +33,12 @@ std::vector<GcloudSetting> TrainyardSettings(const std::string& endpoint,
       // `gcloud ai ...` and `ai-platform jobs submit training` need a region.
       {"ai/region", region},
       {"compute/region", region},
+      // gcloud polls job logs every 60 s by default (`ai-platform jobs submit training
+      // --stream-logs`, `ai-platform jobs stream-logs`): a first line a minute late and
+      // a job that failed in a second reported after three. Google's quota is the reason
+      // for that default, and there is none here. (`ai custom-jobs stream-logs` has no
+      // property, only its --polling-interval flag.)
+      {"ml_engine/polling_interval", "1"},
   };
 }
 

@@ -18,6 +18,8 @@ TEST(GcloudConfigTest, SettingsPointEveryApiAtTheDaemonWithATrailingSlash) {
   EXPECT_THAT(ini, HasSubstr("[auth]\ndisable_credentials = True\n"));
   EXPECT_THAT(ini, HasSubstr("[core]\nproject = p\n"));
   EXPECT_THAT(ini, HasSubstr("[ai]\nregion = local\n"));
+  // Logs stream within a second of being written, not gcloud's 60 s polls.
+  EXPECT_THAT(ini, HasSubstr("[ml_engine]\npolling_interval = 1\n"));
 }
 
 TEST(GcloudConfigTest, MergeReplacesOursAndKeepsEverythingElse) {

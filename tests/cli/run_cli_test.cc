@@ -405,5 +405,20 @@ TEST_F(RunCliTest, UsageErrors) {
   EXPECT_TRUE(http_.requests.empty());
 }
 
+TEST_F(RunCliTest, EveryCommandsHelpNamesTheGlobalFlags) {
+  // The README shows `trainyard config gcloud --api-endpoint=... --project=...`.
+  for (std::vector<std::string> command : {std::vector<std::string>{"config", "gcloud"},
+                                           {"ai", "custom-jobs", "create"},
+                                           {"ai-platform", "jobs", "submit", "training"},
+                                           {"ai", "hp-tuning-jobs", "list"}}) {
+    command.push_back("--help");
+    EXPECT_EQ(Run(command), 0) << command[1];
+    EXPECT_NE(out_.str().find("--api-endpoint"), std::string::npos) << out_.str();
+    EXPECT_NE(out_.str().find("--project"), std::string::npos) << out_.str();
+    EXPECT_NE(out_.str().find("--format"), std::string::npos) << out_.str();
+  }
+  EXPECT_TRUE(http_.requests.empty());
+}
+
 }  // namespace
 }  // namespace ty::cli
