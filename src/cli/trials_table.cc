@@ -60,8 +60,9 @@ std::vector<TrialRow> VertexRows(const nlohmann::json& job) {
       }
     }
     for (const nlohmann::json& p : t.value("parameters", nlohmann::json::array())) {
-      r.params += (r.params.empty() ? "" : " ") + p.value("parameterId", std::string()) + "=" +
-                  Text(p.value("value", nlohmann::json()));
+      if (!r.params.empty()) r.params += ' ';
+      r.params +=
+          p.value("parameterId", std::string()) + "=" + Text(p.value("value", nlohmann::json()));
     }
     rows.push_back(std::move(r));
   }

@@ -44,7 +44,7 @@ std::string WholeSeconds(TimeMicros t, int64_t* micros) {
 std::string FormatRfc3339Nanos(TimeMicros t) {
   int64_t micros = 0;
   std::string out = WholeSeconds(t, &micros);
-  char frac[16];
+  char frac[32];  // Room for any int64 (gcc cannot see that micros < 10^6).
   snprintf(frac, sizeof(frac), ".%06lld000Z", static_cast<long long>(micros));
   return out + frac;
 }
@@ -53,7 +53,7 @@ std::string FormatRfc3339(TimeMicros t) {
   int64_t micros = 0;
   std::string out = WholeSeconds(t, &micros);
   if (micros != 0) {
-    char frac[16];
+    char frac[24];  // Room for any int64 (gcc cannot see that micros < 10^6).
     if (micros % 1000 == 0) {
       snprintf(frac, sizeof(frac), ".%03lld", static_cast<long long>(micros / 1000));
     } else {
@@ -92,7 +92,7 @@ Result<TimeMicros> ParseRfc3339(std::string_view s) {
     return InvalidArgument("invalid RFC 3339 timestamp \"" + std::string(s) + "\"");
   };
   size_t i = 0;
-  int year, month, day, hour, minute, second;
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
   if (!ReadDigits(s, i, 4, year) || !Expect(s, i, '-') || !ReadDigits(s, i, 2, month) ||
       !Expect(s, i, '-') || !ReadDigits(s, i, 2, day) || !Expect(s, i, 'T') ||
       !ReadDigits(s, i, 2, hour) || !Expect(s, i, ':') || !ReadDigits(s, i, 2, minute) ||

@@ -30,7 +30,10 @@ bool ParseReplicaName(const std::string& name, std::string* job_uid, int* attemp
 
 std::string JoinIndices(const std::vector<int>& indices) {
   std::string out;
-  for (int i : indices) out += (out.empty() ? "" : ",") + std::to_string(i);
+  for (int i : indices) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(i);
+  }
   return out;
 }
 

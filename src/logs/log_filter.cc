@@ -39,7 +39,17 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
+}  // namespace
+
+// Named, not anonymous: LogFilter::Node, declared in the header, holds it (gcc warns
+// of a class with a member of an anonymous namespace's type when the module is
+// compiled as one unit).
+namespace log_filter_internal {
 enum class Op { kEq, kNe, kLt, kLe, kGt, kGe, kHas, kPresent, kRegex, kNotRegex };
+}  // namespace log_filter_internal
+using log_filter_internal::Op;
+
+namespace {
 
 // ---- Tokens -------------------------------------------------------------------
 

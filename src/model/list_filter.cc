@@ -35,10 +35,17 @@
 
 namespace ty::model {
 
-namespace {
-
+// Named, not anonymous: ListFilter::Node, declared in the header, holds them (gcc
+// warns of a class with members of an anonymous namespace's types when the module
+// is compiled as one unit).
+namespace list_filter_internal {
 enum class Op { kEq, kNe, kHas, kLt, kLe, kGt, kGe };
 enum class Field { kDisplayName, kJobId, kState, kCreateTime, kLabel, kLabelsMap };
+}  // namespace list_filter_internal
+using list_filter_internal::Field;
+using list_filter_internal::Op;
+
+namespace {
 
 std::string Upper(std::string_view s) {
   std::string out(s);

@@ -83,7 +83,9 @@ void AdmissionController::RunPass() {
     auto it = holding_.find(uid);
     if (it == holding_.end()) continue;
     it->second.preempting = true;
-    feed_(uid, model::JobInput{model::InputKind::kPreempt});
+    model::JobInput preempt;
+    preempt.kind = model::InputKind::kPreempt;
+    feed_(uid, std::move(preempt));
   }
   for (scheduler::Admitted& a : decisions.admit) {
     auto it = queued_.find(a.uid);
