@@ -3,18 +3,32 @@
 // nothing of sockets; the Beast session (http_session.h) owns those and runs log
 // follow streams, which this file only describes (LogFollow) and feeds (NextChunk).
 //
-// Routes (paths literal; `:cancel` may also arrive as `%3Acancel`):
-//   GET    /healthz
-//   POST   /v1/projects/{p}/jobs                       ml v1 create
+// Routes (paths literal; `:cancel` may also arrive as `%3Acancel`). Router::Handle
+// tries the Cloud Storage routes first (storage_api.h), then the rest (handlers.cc):
+//   GET    /healthz                                    {"status":"ok"} (+ problems)
+//   GET    /metrics                                    Prometheus text
+//   POST   /v2/entries:list  (GET with a query too)    Cloud Logging v2
+//   POST   /v1/projects/{p}/jobs                       ml v1 create (a tuning job when
+//                                                      trainingInput.hyperparameters)
 //   GET    /v1/projects/{p}/jobs[/{id}]                ml v1 list / get
 //   POST   /v1/projects/{p}/jobs/{id}:cancel
-//   GET    /v1/projects/{p}/jobs/{id}/logs             (our extension)
-//   POST   /v1/projects/{p}/locations/{l}/customJobs   Vertex create
-//   GET    /v1/projects/{p}/locations/{l}/customJobs[/{id}]
-//   POST   /v1/projects/{p}/locations/{l}/customJobs/{id}:cancel
-//   DELETE /v1/projects/{p}/locations/{l}/customJobs/{id}
-//   GET    /v1/projects/{p}/locations/{l}/customJobs/{id}/logs
-//   GET    /{v1,ui}/projects/{p}/locations/{l}[/customJobs/{id}]/operations/{n}
+//   GET    /v1/projects/{p}/jobs/{id}/logs             (our extension; ?follow=true)
+//   GET    /v1/projects/{p}/jobs/{id}/details          (our extension)
+//   POST   /v1/projects/{p}/locations/{l}/{c}          Vertex create, where {c} is
+//   GET    /v1/projects/{p}/locations/{l}/{c}[/{id}]   customJobs or
+//   POST   /v1/projects/{p}/locations/{l}/{c}/{id}:cancel   hyperparameterTuningJobs
+//   DELETE /v1/projects/{p}/locations/{l}/{c}/{id}
+//   GET    /v1/projects/{p}/locations/{l}/{c}/{id}/logs     (our extension)
+//   GET    /v1/projects/{p}/locations/{l}/{c}/{id}/details  (our extension)
+//   GET    /{v1,ui}/projects/{p}/locations/{l}[/{c}/{id}]/operations/{n}
+//   Cloud Storage JSON API (only with an ObjectStore):
+//          /storage/v1/b[/{bucket}[/o[/{object}[/compose|/rewriteTo/..|/copyTo/..]]]]
+//          /b/...                                      the same, as Node's client sends it
+//   POST   /upload/storage/v1/b/{bucket}/o             media, multipart, resumable start
+//   PUT    /upload/storage/v1/b/{bucket}/o?upload_id=  resumable session (308 protocol)
+//          /resumable/upload/storage/v1/...            the same, under that prefix
+//   GET    /download/storage/v1/b/{bucket}/o/{object}  media download (Range)
+//   GET    /{bucket}/{object}                          path-style read of an existing bucket
 // An unknown path, and a known path with a method it does not serve, answer 404
 // NOT_FOUND, as Google's front end does for a method it does not know.
 //
