@@ -194,7 +194,9 @@ Status ContainerExecutor::CaptureLogs(const std::string& container, const std::s
     cursor->last_line = {.time = t, .stream = stream, .message = std::string(message)};
     if (t <= cursor->skip_until) return;
     logs::LogEntry entry;
-    entry.time = ShownTime(stamp, seen);
+    // Lines read in one go may be seen within one microsecond: still one after another.
+    entry.time = std::max(ShownTime(stamp, seen), cursor->last_shown + 1);
+    cursor->last_shown = entry.time;
     entry.source_time = t;
     entry.task = task;
     entry.stream = stream == 2 ? logs::LogStream::kStderr : logs::LogStream::kStdout;

@@ -199,6 +199,7 @@ class ContainerExecutor : public Executor {
   struct LogCursor {
     TimeMicros skip_until = 0;  // Lines at or before this time are already in the sink.
     TimeMicros last = 0;        // Time given to the previous line read.
+    TimeMicros last_shown = 0;  // Time the previous line appended was shown with.
     LogLine last_line;          // The previous line read (kept for RestartReplica).
     std::optional<RunEnd> run_end;
   };

@@ -29,12 +29,6 @@ struct LogEntry {
   // job's previous entry (LogStore::Append moves an entry that would go back in time to
   // just after the previous one), so a job's log reads forward in time.
   TimeMicros time = 0;
-  // The line's place in its source's own order when that is not `time` (0: it is):
-  // podman stamps container lines with whole seconds, so the executor numbers the
-  // lines of each second for de-duplication while `time` says when the line was seen.
-  // LastEntryTime answers in these terms, so a restarted daemon skips exactly the
-  // lines it had.
-  TimeMicros source_time = 0;
   std::string task;  // "workerpool0-0", "master-replica-0", or "service".
   LogStream stream = LogStream::kStdout;
   std::string severity;  // Cloud Logging names: "INFO", "ERROR", "WARNING", "DEFAULT", ...
@@ -47,6 +41,12 @@ struct LogEntry {
   uint64_t position = 0;
   // Set by Read: where the entry's line ends (see CursorAfter).
   uint64_t end_position = 0;
+  // The line's place in its source's own order when that is not `time` (0: it is):
+  // podman stamps container lines with whole seconds, so the executor numbers the
+  // lines of each second for de-duplication while `time` says when the line was seen.
+  // LastEntryTime answers in these terms, so a restarted daemon skips exactly the
+  // lines it had.
+  TimeMicros source_time = 0;
 };
 
 class LogSink {

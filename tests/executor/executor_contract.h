@@ -71,7 +71,9 @@ inline std::string EngineUnavailableReason() {
 
 inline std::string UniqueJobUid() {
   static std::atomic<int> counter{0};
-  return "t" + std::to_string(getpid()) + "x" + std::to_string(counter++);
+  std::string uid = "t";  // Appended, not "t" + ...: gcc 12 warns (-Wrestrict) of that.
+  uid += std::to_string(getpid()) + "x" + std::to_string(counter++);
+  return uid;
 }
 
 // Replica `pool`/`index` of attempt 1 of `job_uid`, named as the service names

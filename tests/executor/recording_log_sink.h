@@ -26,7 +26,8 @@ class RecordingLogSink : public logs::LogSink {
     std::lock_guard<std::mutex> lock(mu_);
     TimeMicros last = 0;
     for (const auto& e : entries_[job_uid]) {
-      if (e.task == task) last = std::max(last, e.time);
+      // As LogStore answers (log_store.h): the source's own order when it has one.
+      if (e.task == task) last = std::max(last, e.source_time != 0 ? e.source_time : e.time);
     }
     return last;
   }

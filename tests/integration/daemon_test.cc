@@ -119,6 +119,13 @@ TEST_F(DaemonTest, ExitCodeThreeFailsWithTheSpecsMessage) {
       << message;
   EXPECT_NE(message.find("about to fail"), std::string::npos);
   EXPECT_EQ(done["error"]["code"], 3);
+  // The service's log line says the same, last lines and all (gcloud prints it).
+  std::vector<nlohmann::json> service = Logs(id, "?task=service");
+  auto said = std::find_if(service.begin(), service.end(), [&](const nlohmann::json& e) {
+    return e.value("message", "").rfind("The replica workerpool0-0 exited", 0) == 0;
+  });
+  ASSERT_NE(said, service.end());
+  EXPECT_EQ((*said)["message"], message);
   EXPECT_EQ(ContainersOfJobAfterCleanup(id), 0u);
 }
 

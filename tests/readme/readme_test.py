@@ -195,15 +195,17 @@ class Runner:
         except subprocess.TimeoutExpired as e:
             rc, out, err = 124, str(e.stdout or ""), str(e.stderr or "")
         print(f"    exit {rc} after {time.time() - started:.1f} s", flush=True)
-        self.remember_job(out + err)
+        if re.search(r"\screate\s|-X POST \S*/customJobs\s", cmd):
+            self.remember_job(out + err)
         if self.passed(first, cmd, rc, out, err):
             return
         self.failures.append(f"[{section}] {cmd}\n    exit {rc}\n    stdout: {out[-1500:]}\n"
                              f"    stderr: {err[-1500:]}")
 
     def remember_job(self, text):
+        """After a create: the new custom job's name, which `ID` stands for."""
         m = re.findall(r"(projects/[^/\s\]]+/locations/[^/\s\]]+/customJobs/\d+)", text)
-        if m and ("submitted" in text or '"createTime"' in text):
+        if m:
             self.job_name = m[0]
 
     def passed(self, first, cmd, rc, out, err):
