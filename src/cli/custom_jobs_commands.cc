@@ -24,15 +24,15 @@ constexpr char kCustomJobsCollection[] = "customJobs";
 
 void PrintEndpoint(Runtime& rt) { PrintVertexEndpoint(rt); }
 
-Result<std::string> ResolveJobName(Runtime& rt, const CustomJobsState& st) {
+Result<std::string> ResolveCustomJobName(Runtime& rt, const CustomJobsState& st) {
   return VertexJobName(rt, st.query.job, st.region, kCustomJobsCollection);
 }
 
-std::string CollectionPath(Runtime& rt, const CustomJobsState& st) {
+std::string CustomJobsPath(Runtime& rt, const CustomJobsState& st) {
   return VertexCollectionPath(rt, st.region, kCustomJobsCollection);
 }
 
-int Create(Runtime& rt, CustomJobsState& st, const std::string& path) {
+int CreateCustomJob(Runtime& rt, CustomJobsState& st, const std::string& path) {
   PrintEndpoint(rt);
   if (Status s = RequireRegion(st.region); !s.ok()) return ReportError(rt, path, s);
   if (st.config_path) {
@@ -43,7 +43,7 @@ int Create(Runtime& rt, CustomJobsState& st, const std::string& path) {
   }
   Result<nlohmann::json> body = BuildCustomJob(st.create);
   if (!body.ok()) return ReportError(rt, path, body.status());
-  Result<nlohmann::json> created = CallApi(rt, "POST", CollectionPath(rt, st), &*body);
+  Result<nlohmann::json> created = CallApi(rt, "POST", CustomJobsPath(rt, st), &*body);
   if (!created.ok()) return ReportError(rt, path, created.status());
   std::string name = created->value("name", std::string());
   *rt.err << "CustomJob [" << name << "] is submitted successfully.\n\n";
@@ -52,22 +52,22 @@ int Create(Runtime& rt, CustomJobsState& st, const std::string& path) {
   return 0;
 }
 
-int Describe(Runtime& rt, CustomJobsState& st, const std::string& path) {
+int DescribeCustomJob(Runtime& rt, CustomJobsState& st, const std::string& path) {
   PrintEndpoint(rt);
-  Result<std::string> name = ResolveJobName(rt, st);
+  Result<std::string> name = ResolveCustomJobName(rt, st);
   if (!name.ok()) return ReportError(rt, path, name.status());
   return DescribeJob(rt, path, "/v1/" + *name);
 }
 
-int List(Runtime& rt, CustomJobsState& st, const std::string& path) {
+int ListCustomJobs(Runtime& rt, CustomJobsState& st, const std::string& path) {
   PrintEndpoint(rt);
   if (Status s = RequireRegion(st.region); !s.ok()) return ReportError(rt, path, s);
-  return ListJobs(rt, path, CollectionPath(rt, st), "customJobs", st.query);
+  return ListJobs(rt, path, CustomJobsPath(rt, st), "customJobs", st.query);
 }
 
-int Cancel(Runtime& rt, CustomJobsState& st, const std::string& path) {
+int CancelCustomJob(Runtime& rt, CustomJobsState& st, const std::string& path) {
   PrintEndpoint(rt);
-  Result<std::string> name = ResolveJobName(rt, st);
+  Result<std::string> name = ResolveCustomJobName(rt, st);
   if (!name.ok()) return ReportError(rt, path, name.status());
   if (Status s = CancelJob(rt, "/v1/" + *name); !s.ok()) return ReportError(rt, path, s);
   *rt.err << "Request to cancel CustomJob [" << *name << "] has been sent.\n\n"
@@ -76,16 +76,16 @@ int Cancel(Runtime& rt, CustomJobsState& st, const std::string& path) {
   return 0;
 }
 
-int StreamLogs(Runtime& rt, CustomJobsState& st, const std::string& path) {
+int StreamCustomJobLogs(Runtime& rt, CustomJobsState& st, const std::string& path) {
   PrintEndpoint(rt);
-  Result<std::string> name = ResolveJobName(rt, st);
+  Result<std::string> name = ResolveCustomJobName(rt, st);
   if (!name.ok()) return ReportError(rt, path, name.status());
   return StreamJobLogs(rt, path, "/v1/" + *name, LogDialect::kVertex, st.query);
 }
 
-CLI::App* AddCommand(CLI::App& group, const std::string& name, const std::string& help,
-                     Selection* selection, std::shared_ptr<CustomJobsState> st,
-                     int (*fn)(Runtime&, CustomJobsState&, const std::string&)) {
+CLI::App* AddCustomJobsCommand(CLI::App& group, const std::string& name, const std::string& help,
+                               Selection* selection, std::shared_ptr<CustomJobsState> st,
+                               int (*fn)(Runtime&, CustomJobsState&, const std::string&)) {
   return AddJobCommand(group, name, help, "trainyard.ai.custom-jobs." + name, selection,
                        std::move(st), fn);
 }
@@ -98,8 +98,8 @@ std::shared_ptr<void> RegisterCustomJobs(CLI::App& ai, Selection* selection) {
       ai.add_subcommand("custom-jobs", "Create and manage Vertex AI style custom jobs.");
   group->require_subcommand(1);
 
-  CLI::App* create =
-      AddCommand(*group, "create", "Create a new custom job.", selection, st, Create);
+  CLI::App* create = AddCustomJobsCommand(*group, "create", "Create a new custom job.", selection,
+                                          st, CreateCustomJob);
   create->add_option("--region", st->region, "Region (location) of the job.");
   create->add_option("--display-name", st->create.display_name, "Display name of the job.");
   create
@@ -131,24 +131,25 @@ std::shared_ptr<void> RegisterCustomJobs(CLI::App& ai, Selection* selection) {
   create->add_flag("--enable-web-access", st->create.enable_web_access);
   create->add_flag("--enable-dashboard-access", st->create.enable_dashboard_access);
 
-  CLI::App* describe =
-      AddCommand(*group, "describe", "Describe a custom job.", selection, st, Describe);
+  CLI::App* describe = AddCustomJobsCommand(*group, "describe", "Describe a custom job.", selection,
+                                            st, DescribeCustomJob);
   describe->add_option("JOB", st->query.job, "Numeric id or full resource name.")->required();
   describe->add_option("--region", st->region);
 
-  CLI::App* list = AddCommand(*group, "list", "List custom jobs.", selection, st, List);
+  CLI::App* list =
+      AddCustomJobsCommand(*group, "list", "List custom jobs.", selection, st, ListCustomJobs);
   list->add_option("--region", st->region);
   list->add_option("--filter", st->query.filter, "Filter expression, evaluated by the server.");
   list->add_option("--limit", st->query.limit, "Maximum number of jobs to list.");
   list->add_option("--page-size", st->query.page_size, "Jobs per page requested from the server.");
 
-  CLI::App* cancel =
-      AddCommand(*group, "cancel", "Cancel a running custom job.", selection, st, Cancel);
+  CLI::App* cancel = AddCustomJobsCommand(*group, "cancel", "Cancel a running custom job.",
+                                          selection, st, CancelCustomJob);
   cancel->add_option("JOB", st->query.job)->required();
   cancel->add_option("--region", st->region);
 
-  CLI::App* logs = AddCommand(*group, "stream-logs", "Stream the logs of a custom job.", selection,
-                              st, StreamLogs);
+  CLI::App* logs = AddCustomJobsCommand(*group, "stream-logs", "Stream the logs of a custom job.",
+                                        selection, st, StreamCustomJobLogs);
   logs->add_option("JOB", st->query.job)->required();
   logs->add_option("--region", st->region);
   logs->add_option("--task-name", st->query.task_name,

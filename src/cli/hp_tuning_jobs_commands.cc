@@ -26,7 +26,7 @@ struct HpTuningJobsState {
 constexpr char kTuningJobsCommand[] = "trainyard ai hp-tuning-jobs";
 constexpr char kTuningJobsCollection[] = "hyperparameterTuningJobs";
 
-Result<std::string> ResolveJobName(Runtime& rt, const HpTuningJobsState& st) {
+Result<std::string> ResolveTuningJobName(Runtime& rt, const HpTuningJobsState& st) {
   return VertexJobName(rt, st.query.job, st.region, kTuningJobsCollection);
 }
 
@@ -81,7 +81,7 @@ Result<nlohmann::json> BuildTuningJob(const HpTuningJobsState& st) {
   return job;
 }
 
-int Create(Runtime& rt, HpTuningJobsState& st, const std::string& path) {
+int CreateTuningJob(Runtime& rt, HpTuningJobsState& st, const std::string& path) {
   PrintVertexEndpoint(rt);
   if (Status s = RequireRegion(st.region); !s.ok()) return ReportError(rt, path, s);
   Result<nlohmann::json> body = BuildTuningJob(st);
@@ -99,23 +99,23 @@ int Create(Runtime& rt, HpTuningJobsState& st, const std::string& path) {
   return 0;
 }
 
-int Describe(Runtime& rt, HpTuningJobsState& st, const std::string& path) {
+int DescribeTuningJob(Runtime& rt, HpTuningJobsState& st, const std::string& path) {
   PrintVertexEndpoint(rt);
-  Result<std::string> name = ResolveJobName(rt, st);
+  Result<std::string> name = ResolveTuningJobName(rt, st);
   if (!name.ok()) return ReportError(rt, path, name.status());
   return DescribeJob(rt, path, "/v1/" + *name);
 }
 
-int List(Runtime& rt, HpTuningJobsState& st, const std::string& path) {
+int ListTuningJobs(Runtime& rt, HpTuningJobsState& st, const std::string& path) {
   PrintVertexEndpoint(rt);
   if (Status s = RequireRegion(st.region); !s.ok()) return ReportError(rt, path, s);
   return ListJobs(rt, path, VertexCollectionPath(rt, st.region, kTuningJobsCollection),
                   kTuningJobsCollection, st.query);
 }
 
-int Cancel(Runtime& rt, HpTuningJobsState& st, const std::string& path) {
+int CancelTuningJob(Runtime& rt, HpTuningJobsState& st, const std::string& path) {
   PrintVertexEndpoint(rt);
-  Result<std::string> name = ResolveJobName(rt, st);
+  Result<std::string> name = ResolveTuningJobName(rt, st);
   if (!name.ok()) return ReportError(rt, path, name.status());
   if (Status s = CancelJob(rt, "/v1/" + *name); !s.ok()) return ReportError(rt, path, s);
   // The region of a full name is its locations/ segment.
@@ -129,16 +129,16 @@ int Cancel(Runtime& rt, HpTuningJobsState& st, const std::string& path) {
   return 0;
 }
 
-int StreamLogs(Runtime& rt, HpTuningJobsState& st, const std::string& path) {
+int StreamTuningJobLogs(Runtime& rt, HpTuningJobsState& st, const std::string& path) {
   PrintVertexEndpoint(rt);
-  Result<std::string> name = ResolveJobName(rt, st);
+  Result<std::string> name = ResolveTuningJobName(rt, st);
   if (!name.ok()) return ReportError(rt, path, name.status());
   return StreamJobLogs(rt, path, "/v1/" + *name, LogDialect::kVertex, st.query);
 }
 
-CLI::App* AddCommand(CLI::App& group, const std::string& name, const std::string& help,
-                     Selection* selection, std::shared_ptr<HpTuningJobsState> st,
-                     int (*fn)(Runtime&, HpTuningJobsState&, const std::string&)) {
+CLI::App* AddTuningJobsCommand(CLI::App& group, const std::string& name, const std::string& help,
+                               Selection* selection, std::shared_ptr<HpTuningJobsState> st,
+                               int (*fn)(Runtime&, HpTuningJobsState&, const std::string&)) {
   return AddJobCommand(group, name, help, "trainyard.ai.hp-tuning-jobs." + name, selection,
                        std::move(st), fn);
 }
@@ -158,8 +158,8 @@ std::shared_ptr<void> RegisterHpTuningJobs(CLI::App& ai, Selection* selection) {
       "hp-tuning-jobs", "Create and manage Vertex AI style hyperparameter tuning jobs.");
   group->require_subcommand(1);
 
-  CLI::App* create =
-      AddCommand(*group, "create", "Create a hyperparameter tuning job.", selection, st, Create);
+  CLI::App* create = AddTuningJobsCommand(*group, "create", "Create a hyperparameter tuning job.",
+                                          selection, st, CreateTuningJob);
   create->add_option("--region", st->region, "Region (location) of the job.");
   create->add_option("--display-name", st->display_name, "Display name of the job.");
   AddOptional(create, "--config", &st->config_path,
@@ -172,26 +172,28 @@ std::shared_ptr<void> RegisterHpTuningJobs(CLI::App& ai, Selection* selection) {
               "algorithm-unspecified (Bayesian optimisation), grid-search or random-search.");
   AddOptional(create, "--labels", &st->labels, "KEY=VALUE,... labels.");
 
-  CLI::App* describe = AddCommand(*group, "describe", "Describe a hyperparameter tuning job.",
-                                  selection, st, Describe);
+  CLI::App* describe =
+      AddTuningJobsCommand(*group, "describe", "Describe a hyperparameter tuning job.", selection,
+                           st, DescribeTuningJob);
   describe->add_option("JOB", st->query.job, "Numeric id or full resource name.")->required();
   describe->add_option("--region", st->region);
 
-  CLI::App* list =
-      AddCommand(*group, "list", "List hyperparameter tuning jobs.", selection, st, List);
+  CLI::App* list = AddTuningJobsCommand(*group, "list", "List hyperparameter tuning jobs.",
+                                        selection, st, ListTuningJobs);
   list->add_option("--region", st->region);
   list->add_option("--filter", st->query.filter, "Filter expression, evaluated by the server.");
   list->add_option("--limit", st->query.limit, "Maximum number of jobs to list.");
   list->add_option("--page-size", st->query.page_size, "Jobs per page requested from the server.");
 
-  CLI::App* cancel = AddCommand(*group, "cancel", "Cancel a running hyperparameter tuning job.",
-                                selection, st, Cancel);
+  CLI::App* cancel =
+      AddTuningJobsCommand(*group, "cancel", "Cancel a running hyperparameter tuning job.",
+                           selection, st, CancelTuningJob);
   cancel->add_option("JOB", st->query.job)->required();
   cancel->add_option("--region", st->region);
 
   CLI::App* logs =
-      AddCommand(*group, "stream-logs", "Stream the logs of a hyperparameter tuning job.",
-                 selection, st, StreamLogs);
+      AddTuningJobsCommand(*group, "stream-logs", "Stream the logs of a hyperparameter tuning job.",
+                           selection, st, StreamTuningJobLogs);
   logs->add_option("JOB", st->query.job)->required();
   logs->add_option("--region", st->region);
   logs->add_option("--task-name", st->query.task_name, "Only this task's logs.");

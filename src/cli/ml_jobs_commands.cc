@@ -29,7 +29,7 @@ std::string SubmitSummary(const nlohmann::json& job) {
   return FormatYamlProjection(job, {"jobId", "state", "startTime", "endTime"});
 }
 
-std::string CollectionPath(Runtime& rt) { return "/v1/projects/" + rt.Project() + "/jobs"; }
+std::string MlJobsPath(Runtime& rt) { return "/v1/projects/" + rt.Project() + "/jobs"; }
 
 int Submit(Runtime& rt, MlJobsState& st, const std::string& path) {
   if (st.stream_logs && st.async) {
@@ -47,7 +47,7 @@ int Submit(Runtime& rt, MlJobsState& st, const std::string& path) {
   Result<nlohmann::json> body = BuildMlJob(st.submit);
   if (!body.ok()) return ReportError(rt, path, body.status());
   long http_status = 0;
-  Result<nlohmann::json> created = CallApi(rt, "POST", CollectionPath(rt), &*body, &http_status);
+  Result<nlohmann::json> created = CallApi(rt, "POST", MlJobsPath(rt), &*body, &http_status);
   if (!created.ok()) {
     if (http_status == 409) {
       return ReportError(rt, path,
@@ -72,26 +72,27 @@ int Submit(Runtime& rt, MlJobsState& st, const std::string& path) {
   return final_job->value("state", std::string()) == "SUCCEEDED" ? 0 : 1;
 }
 
-int Describe(Runtime& rt, MlJobsState& st, const std::string& path) {
+int DescribeMlJob(Runtime& rt, MlJobsState& st, const std::string& path) {
   return DescribeJob(rt, path, JobPath(rt, st.query.job));
 }
 
-int List(Runtime& rt, MlJobsState& st, const std::string& path) {
-  return ListJobs(rt, path, CollectionPath(rt), "jobs", st.query, FormatMlJobTable);
+int ListMlJobs(Runtime& rt, MlJobsState& st, const std::string& path) {
+  return ListJobs(rt, path, MlJobsPath(rt), "jobs", st.query, FormatMlJobTable);
 }
 
-int Cancel(Runtime& rt, MlJobsState& st, const std::string& path) {
+int CancelMlJob(Runtime& rt, MlJobsState& st, const std::string& path) {
   if (Status s = CancelJob(rt, JobPath(rt, st.query.job)); !s.ok()) return ReportError(rt, path, s);
   return 0;  // gcloud prints nothing on success.
 }
 
-int StreamLogs(Runtime& rt, MlJobsState& st, const std::string& path) {
+int StreamMlJobLogs(Runtime& rt, MlJobsState& st, const std::string& path) {
   return StreamJobLogs(rt, path, JobPath(rt, st.query.job), LogDialect::kMl, st.query);
 }
 
-CLI::App* AddCommand(CLI::App& parent, const std::string& name, const std::string& path_suffix,
-                     const std::string& help, Selection* selection, std::shared_ptr<MlJobsState> st,
-                     int (*fn)(Runtime&, MlJobsState&, const std::string&)) {
+CLI::App* AddMlJobsCommand(CLI::App& parent, const std::string& name,
+                           const std::string& path_suffix, const std::string& help,
+                           Selection* selection, std::shared_ptr<MlJobsState> st,
+                           int (*fn)(Runtime&, MlJobsState&, const std::string&)) {
   std::string path = "trainyard.ai-platform.jobs." + path_suffix;
   bool accepts_user_args = path == "trainyard.ai-platform.jobs.submit.training";
   return AddJobCommand(parent, name, help, path, selection, std::move(st), fn, accepts_user_args);
@@ -116,9 +117,9 @@ std::shared_ptr<void> RegisterMlJobs(CLI::App& ai_platform, Selection* selection
 
   CLI::App* submit = group->add_subcommand("submit", "Submit a job.");
   submit->require_subcommand(1);
-  CLI::App* training = AddCommand(*submit, "training", "submit.training",
-                                  "Submit a training job; args after `--` go to the trainer.",
-                                  selection, st, Submit);
+  CLI::App* training = AddMlJobsCommand(*submit, "training", "submit.training",
+                                        "Submit a training job; args after `--` go to the trainer.",
+                                        selection, st, Submit);
   training->add_option("JOB", f.job_id, "Job id (letters, digits, underscores).")->required();
   training->add_option_function<std::string>(
       "--config", [st](const std::string& v) { st->config_path = v; }, "YAML/JSON Job file.");
@@ -151,20 +152,22 @@ std::shared_ptr<void> RegisterMlJobs(CLI::App& ai_platform, Selection* selection
                      "Stream logs until the job ends; exit 1 unless it succeeds.");
   training->add_flag("--async", st->async, "Deprecated no-op (asynchronous is the default).");
 
-  CLI::App* describe =
-      AddCommand(*group, "describe", "describe", "Describe a job.", selection, st, Describe);
+  CLI::App* describe = AddMlJobsCommand(*group, "describe", "describe", "Describe a job.",
+                                        selection, st, DescribeMlJob);
   describe->add_option("JOB", st->query.job)->required();
 
-  CLI::App* list = AddCommand(*group, "list", "list", "List jobs.", selection, st, List);
+  CLI::App* list =
+      AddMlJobsCommand(*group, "list", "list", "List jobs.", selection, st, ListMlJobs);
   list->add_option("--filter", st->query.filter, "Filter expression, evaluated by the server.");
   list->add_option("--limit", st->query.limit, "Maximum number of jobs to list.");
   list->add_option("--page-size", st->query.page_size);
 
-  CLI::App* cancel = AddCommand(*group, "cancel", "cancel", "Cancel a job.", selection, st, Cancel);
+  CLI::App* cancel =
+      AddMlJobsCommand(*group, "cancel", "cancel", "Cancel a job.", selection, st, CancelMlJob);
   cancel->add_option("JOB", st->query.job)->required();
 
-  CLI::App* logs = AddCommand(*group, "stream-logs", "stream-logs", "Stream the logs of a job.",
-                              selection, st, StreamLogs);
+  CLI::App* logs = AddMlJobsCommand(*group, "stream-logs", "stream-logs",
+                                    "Stream the logs of a job.", selection, st, StreamMlJobLogs);
   logs->add_option("JOB", st->query.job)->required();
   logs->add_option("--task-name", st->query.task_name,
                    "Only this task's logs (e.g. master-replica-0).");
