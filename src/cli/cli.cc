@@ -157,6 +157,23 @@ void ListGlobalFlagsInHelp(CLI::App& app) {
   add(&app);
 }
 
+// Every command group under `app`; the returned states hold what the commands' flags
+// write into, so they must live until the selected command has run.
+std::vector<std::shared_ptr<void>> AddCommands(CLI::App& app, internal::Selection* selection) {
+  CLI::App* ai = app.add_subcommand("ai", "Vertex AI style commands.");
+  ai->require_subcommand(1);
+  CLI::App* ai_platform = app.add_subcommand("ai-platform", "AI Platform Training style commands.");
+  ai_platform->require_subcommand(1);
+  std::vector<std::shared_ptr<void>> states = {
+      internal::RegisterCustomJobs(*ai, selection),
+      internal::RegisterMlJobs(*ai_platform, selection),
+      internal::RegisterHpTuningJobs(*ai, selection),
+      internal::RegisterConfig(app, selection),
+  };
+  ListGlobalFlagsInHelp(app);
+  return states;
+}
+
 }  // namespace
 
 int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err,
@@ -197,15 +214,7 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
                  "Project (default: $TRAINYARD_PROJECT or `local`).");
 
   internal::Selection selection;
-  CLI::App* ai = app.add_subcommand("ai", "Vertex AI style commands.");
-  ai->require_subcommand(1);
-  CLI::App* ai_platform = app.add_subcommand("ai-platform", "AI Platform Training style commands.");
-  ai_platform->require_subcommand(1);
-  std::shared_ptr<void> custom_state = internal::RegisterCustomJobs(*ai, &selection);
-  std::shared_ptr<void> ml_state = internal::RegisterMlJobs(*ai_platform, &selection);
-  std::shared_ptr<void> hp_state = internal::RegisterHpTuningJobs(*ai, &selection);
-  std::shared_ptr<void> config_state = internal::RegisterConfig(app, &selection);
-  ListGlobalFlagsInHelp(app);
+  const std::vector<std::shared_ptr<void>> states = AddCommands(app, &selection);
 
   try {
     std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 pops from the back.
