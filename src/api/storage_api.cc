@@ -320,7 +320,7 @@ Status AppendObject(const StorageContext& ctx, const std::string& bucket, const 
   ASSIGN_OR_RETURN(storage::ObjectReader reader, ctx.store->OpenForRead(bucket, name, generation));
   int out = ::open(to.c_str(), O_WRONLY | O_CLOEXEC);
   if (out < 0) return Internal("cannot write a staging file");
-  struct stat st {};
+  struct stat st = {};
   ::fstat(out, &st);
   uint64_t offset = static_cast<uint64_t>(st.st_size);
   Status copied = reader.CopyTo(out, &offset);

@@ -27,7 +27,7 @@ using json = nlohmann::json;
 constexpr size_t kMaxMetadataPart = 1 << 20;  // The JSON part of a multipart body.
 
 uint64_t SizeOf(const std::string& path) {
-  struct stat st {};
+  struct stat st = {};
   return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
 }
 

@@ -152,7 +152,7 @@ void Walk(const std::string& dir, const std::string& rel, std::vector<std::strin
   while (struct dirent* e = ::readdir(d)) {
     std::string n = e->d_name;
     if (n == "." || n == "..") continue;
-    struct stat st {};
+    struct stat st = {};
     if (::fstatat(::dirfd(d), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
     if (S_ISDIR(st.st_mode)) {
       Walk(dir + "/" + n, rel + n + "/", out);
@@ -278,7 +278,7 @@ Result<std::vector<BucketInfo>> ObjectStore::ListBuckets() const {
   if (d == nullptr) return Internal("cannot list " + root_ + ": " + Errno());
   while (struct dirent* e = ::readdir(d)) {
     std::string n = e->d_name;
-    struct stat st {};
+    struct stat st = {};
     if (!CheckBucketName(n).ok()) continue;
     if (::fstatat(::dirfd(d), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) {
       continue;
@@ -293,7 +293,7 @@ Result<std::vector<BucketInfo>> ObjectStore::ListBuckets() const {
 
 Result<BucketInfo> ObjectStore::GetBucket(const std::string& bucket) const {
   RETURN_IF_ERROR(CheckBucketName(bucket));
-  struct stat st {};
+  struct stat st = {};
   if (::lstat(BucketDir(bucket).c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return NoSuchBucket(bucket);
   }
@@ -350,7 +350,7 @@ Result<int> ObjectStore::OpenParent(const std::string& bucket, const std::string
       next = ::openat(dir.fd, seg.c_str(), O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     }
     if (next < 0) {
-      struct stat st {};
+      struct stat st = {};
       bool is_file =
           ::fstatat(dir.fd, seg.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
       if (is_file && create) {
@@ -372,7 +372,7 @@ Result<ObjectInfo> ObjectStore::Load(const std::string& bucket, const std::strin
   ASSIGN_OR_RETURN(int parent_fd, OpenParent(bucket, name, false, &leaf));
   Fd parent(parent_fd);
   Fd file(::openat(parent.fd, leaf.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  struct stat st {};
+  struct stat st = {};
   if (file.fd < 0 || ::fstat(file.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     return NoSuchObject(bucket, name);
   }
@@ -401,7 +401,7 @@ Result<ObjectInfo> ObjectStore::Load(const std::string& bucket, const std::strin
 }
 
 Status ObjectStore::WriteMeta(const ObjectInfo& info, const std::string& path) {
-  struct stat st {};
+  struct stat st = {};
   std::string leaf;
   Result<int> parent_fd = OpenParent(info.bucket, info.name, false, &leaf);
   if (!parent_fd.ok()) return parent_fd.status();
@@ -548,7 +548,7 @@ Result<ObjectInfo> ObjectStore::Commit(const std::string& bucket, const std::str
   info.component_count = component_count;
   {
     Fd staged_fd(::open(staged.c_str(), O_RDONLY | O_CLOEXEC));
-    struct stat st {};
+    struct stat st = {};
     if (staged_fd.fd < 0 || ::fstat(staged_fd.fd, &st) != 0) {
       return discard(Internal("staged upload vanished: " + Errno()));
     }

@@ -60,7 +60,7 @@ Status AppendFile(const std::string& from, uint64_t skip, const std::string& to)
 }
 
 uint64_t FileSize(const std::string& path) {
-  struct stat st {};
+  struct stat st = {};
   return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
 }
 
