@@ -22,7 +22,6 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr char kHidden[] = "/.trainyard";
 constexpr size_t kMaxNameBytes = 1024;
 
 std::string Errno() { return std::strerror(errno); }
@@ -41,6 +40,37 @@ struct Fd {
     return f;
   }
 };
+
+// Moves the file `from` to `leaf` in the directory `dir_fd`. Across filesystems (a
+// state directory and a bucket root on different mounts) the bytes are copied into
+// a hidden file beside the target first, so the object still appears whole at once.
+bool MoveInto(const std::string& from, int dir_fd, const std::string& leaf) {
+  if (::renameat(AT_FDCWD, from.c_str(), dir_fd, leaf.c_str()) == 0) return true;
+  if (errno != EXDEV) return false;
+  const std::string temp = ".ty-" + leaf.substr(0, 200) + "." + std::to_string(::getpid());
+  Fd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC));
+  Fd out(::openat(dir_fd, temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+                  0644));
+  struct stat st = {};
+  if (in.fd < 0 || out.fd < 0 || ::fstat(in.fd, &st) != 0) return false;
+  off_t at = 0;
+  while (at < st.st_size) {
+    ssize_t n = ::copy_file_range(in.fd, &at, out.fd, nullptr, st.st_size - at, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::unlinkat(dir_fd, temp.c_str(), 0);
+      return false;
+    }
+  }
+  timespec times[2] = {st.st_atim, st.st_mtim};  // The generation is the mtime.
+  ::futimens(out.fd, times);
+  if (::renameat(dir_fd, temp.c_str(), dir_fd, leaf.c_str()) != 0) {
+    ::unlinkat(dir_fd, temp.c_str(), 0);
+    return false;
+  }
+  ::unlink(from.c_str());
+  return true;
+}
 
 std::vector<std::string> Segments(const std::string& name) {
   std::vector<std::string> out;
@@ -245,31 +275,42 @@ Status ObjectStore::CheckObjectName(const std::string& name) {
 
 // ---- Creation, buckets ---------------------------------------------------------------
 
-ObjectStore::ObjectStore(std::string root, const Clock* clock)
-    : root_(std::move(root)), clock_(clock) {}
+ObjectStore::ObjectStore(std::string root, std::string state_dir, const Clock* clock)
+    : root_(std::move(root)), state_(std::move(state_dir)), clock_(clock) {}
 ObjectStore::~ObjectStore() = default;
 
 Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& root,
+                                                       const std::string& state_dir,
                                                        const Clock* clock) {
   std::error_code ec;
-  for (const char* sub : {"/staging", "/meta"}) {
-    std::filesystem::create_directories(root + kHidden + sub, ec);
-    if (ec) return Internal("cannot create " + root + kHidden + sub + ": " + ec.message());
+  const std::filesystem::path bucket_root = std::filesystem::weakly_canonical(root, ec);
+  const std::filesystem::path state = std::filesystem::weakly_canonical(state_dir, ec);
+  auto [mismatch, _] = std::mismatch(bucket_root.begin(), bucket_root.end(), state.begin());
+  if (mismatch == bucket_root.end()) {
+    return InvalidArgument("the storage state directory " + state.string() +
+                           " is inside the bucket root " + bucket_root.string() +
+                           ": replicas could rewrite the daemon's records");
   }
+  for (const std::string& dir : {root, state_dir + "/staging", state_dir + "/meta"}) {
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return Internal("cannot create " + dir + ": " + ec.message());
+  }
+  // Records an older daemon kept inside the bucket root (where replicas could write
+  // them) are not read: the hash caches are rebuilt as objects are read.
+  std::filesystem::remove_all(root + "/.trainyard", ec);
   // Bytes of requests cut off by the last daemon's end go; resumable sessions'
   // bytes stay for their clients (storage/upload_sessions.h).
-  for (const auto& leftover :
-       std::filesystem::directory_iterator(root + kHidden + "/staging", ec)) {
+  for (const auto& leftover : std::filesystem::directory_iterator(state_dir + "/staging", ec)) {
     if (leftover.path().filename().string().rfind("session-", 0) != 0) {
       std::filesystem::remove(leftover.path(), ec);
     }
   }
   return std::unique_ptr<ObjectStore>(
-      new ObjectStore(root, clock != nullptr ? clock : SystemClock::Get()));
+      new ObjectStore(root, state_dir, clock != nullptr ? clock : SystemClock::Get()));
 }
 
 std::string ObjectStore::MetaPath(const std::string& bucket, const std::string& name) const {
-  return root_ + kHidden + "/meta/" + bucket + "/" + Md5Hex(name) + ".json";
+  return state_ + "/meta/" + bucket + "/" + Md5Hex(name) + ".json";
 }
 
 Result<std::vector<BucketInfo>> ObjectStore::ListBuckets() const {
@@ -323,7 +364,7 @@ Status ObjectStore::DeleteBucket(const std::string& bucket) {
   }
   std::error_code ec;
   std::filesystem::remove_all(BucketDir(bucket), ec);  // Only empty directories are left.
-  std::filesystem::remove_all(root_ + kHidden + "/meta/" + bucket, ec);
+  std::filesystem::remove_all(state_ + "/meta/" + bucket, ec);
   return Status::Ok();
 }
 
@@ -488,7 +529,7 @@ Result<ListResult> ObjectStore::List(const std::string& bucket, const ListQuery&
 Result<std::string> ObjectStore::NewStagingFile(const std::string& name) {
   static std::atomic<uint64_t> counter{0};
   std::string path =
-      root_ + kHidden + "/staging/" +
+      state_ + "/staging/" +
       (!name.empty() ? name
                      : std::to_string(::getpid()) + "-" + std::to_string(clock_->Now()) + "-" +
                            std::to_string(counter++));
@@ -583,7 +624,7 @@ Result<ObjectInfo> ObjectStore::Commit(const std::string& bucket, const std::str
   times[0].tv_sec = times[1].tv_sec = info.generation / 1000000;
   times[0].tv_nsec = times[1].tv_nsec = (info.generation % 1000000) * 1000;
   if (::utimensat(AT_FDCWD, staged.c_str(), times, 0) != 0 ||
-      ::renameat(AT_FDCWD, staged.c_str(), parent.fd, leaf.c_str()) != 0) {
+      !MoveInto(staged, parent.fd, leaf)) {
     return discard(Internal("cannot store " + bucket + "/" + name + ": " + Errno()));
   }
   RETURN_IF_ERROR(WriteMeta(info, MetaPath(bucket, name)));

@@ -1,13 +1,17 @@
 // ObjectStore: Cloud Storage buckets and objects over the bucket directories, the
 // same bytes replicas see at /gcs/BUCKET (spec/cloud-storage-v1.md).
 //
-// Layout under the bucket root:
+// Layout:
 //   <root>/<bucket>/<object name>      the object's bytes; '/' in names are directories
-//   <root>/.trainyard/meta/<bucket>/<md5 of name>.json
+//   <state>/meta/<bucket>/<md5 of name>.json
 //                                      what a file cannot hold: generation check,
 //                                      content type, user metadata, hashes
-//   <root>/.trainyard/staging/         uploads in progress (same filesystem: rename)
-// No bucket name starts with '.', so the hidden directory is never a bucket.
+//   <state>/staging/                   uploads in progress
+// The state directory is the daemon's own (<data_dir>/storage), never under the
+// bucket root: replicas write anything they like into their buckets, so nothing the
+// daemon trusts (hash sidecars, upload sessions) may live where a replica can reach.
+// Staging files are renamed into buckets; when the two directories are on different
+// filesystems the bytes are copied beside the object first (then renamed).
 //
 // Decisions (where the spec leaves room):
 //  - generation = the file's modification time in microseconds. A write sets it
@@ -124,11 +128,14 @@ class ObjectReader {
 
 class ObjectStore {
  public:
-  // Creates the root and its hidden directories if missing.
-  static Result<std::unique_ptr<ObjectStore>> Open(const std::string& root, const Clock* clock);
+  // Creates the bucket root and the state directory's parts if missing.
+  static Result<std::unique_ptr<ObjectStore>> Open(const std::string& root,
+                                                   const std::string& state_dir,
+                                                   const Clock* clock);
   ~ObjectStore();
 
   const std::string& root() const { return root_; }
+  const std::string& state_dir() const { return state_; }
 
   // ---- Buckets (name rules: 3-63 of [a-z0-9._-], starting and ending with a
   // letter or digit; InvalidArgument otherwise).
@@ -172,7 +179,7 @@ class ObjectStore {
   static Status CheckObjectName(const std::string& name);
 
  private:
-  ObjectStore(std::string root, const Clock* clock);
+  ObjectStore(std::string root, std::string state_dir, const Clock* clock);
   std::string BucketDir(const std::string& bucket) const { return root_ + "/" + bucket; }
   std::string ObjectPath(const std::string& bucket, const std::string& name) const {
     return BucketDir(bucket) + "/" + name;
@@ -193,6 +200,7 @@ class ObjectStore {
   int64_t NextGeneration(int64_t previous);
 
   const std::string root_;
+  const std::string state_;
   const Clock* clock_;
   std::mutex mu_;  // Serializes writers (commit, delete, patch) and generations.
   int64_t last_generation_ = 0;

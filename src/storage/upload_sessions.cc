@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -71,8 +72,7 @@ nlohmann::json ToJson(const UploadSession& s) {
                       {"contentEncoding", s.attributes.content_encoding},
                       {"cacheControl", s.attributes.cache_control},
                       {"contentDisposition", s.attributes.content_disposition},
-                      {"metadata", s.attributes.metadata},
-                      {"staged", s.staged}};
+                      {"metadata", s.attributes.metadata}};
   if (s.total) j["total"] = *s.total;
   const Preconditions& p = s.preconditions;
   if (p.if_generation_match) j["ifGenerationMatch"] = *p.if_generation_match;
@@ -95,7 +95,6 @@ std::optional<UploadSession> FromJson(const nlohmann::json& j) {
     s.attributes.cache_control = j.value("cacheControl", "");
     s.attributes.content_disposition = j.value("contentDisposition", "");
     s.attributes.metadata = j.value("metadata", std::map<std::string, std::string>());
-    s.staged = j.at("staged").get<std::string>();
     if (j.contains("total")) s.total = j["total"].get<uint64_t>();
     auto opt = [&](const char* key, std::optional<int64_t>* into) {
       if (j.contains(key)) *into = j[key].get<int64_t>();
@@ -114,22 +113,26 @@ std::optional<UploadSession> FromJson(const nlohmann::json& j) {
 
 UploadSessions::UploadSessions(ObjectStore* store) : store_(store) {
   std::error_code ec;
-  const std::string dir = store_->root() + "/.trainyard/sessions";
+  const std::string dir = store_->state_dir() + "/sessions";
   std::filesystem::create_directories(dir, ec);
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    // The bytes' path is derived from the id, never read from the file.
+    const std::string id = entry.path().stem().string();
     Result<std::string> text = ReadFile(entry.path().string());
     std::optional<UploadSession> s = FromJson(
         nlohmann::json::parse(text.ok() ? *text : "", nullptr, /*allow_exceptions=*/false));
-    if (!s || !std::filesystem::exists(s->staged, ec)) {
+    if (!s || !IsSessionId(id) || entry.path().extension() != ".json" ||
+        !std::filesystem::is_regular_file(StagedFile(id), ec)) {
       std::filesystem::remove(entry.path(), ec);
       continue;
     }
+    s->staged = StagedFile(id);
     s->persisted = FileSize(s->staged);
-    sessions_[entry.path().stem().string()] = std::move(*s);
+    sessions_[id] = std::move(*s);
   }
   // Bytes whose session file is gone (finished or cancelled as the daemon died).
   for (const auto& entry :
-       std::filesystem::directory_iterator(store_->root() + "/.trainyard/staging", ec)) {
+       std::filesystem::directory_iterator(store_->state_dir() + "/staging", ec)) {
     std::string file = entry.path().filename().string();
     if (file.rfind("session-", 0) == 0 && sessions_.count(file.substr(8)) == 0) {
       std::filesystem::remove(entry.path(), ec);
@@ -138,7 +141,17 @@ UploadSessions::UploadSessions(ObjectStore* store) : store_(store) {
 }
 
 std::string UploadSessions::SessionFile(const std::string& id) const {
-  return store_->root() + "/.trainyard/sessions/" + id + ".json";
+  return store_->state_dir() + "/sessions/" + id + ".json";
+}
+
+std::string UploadSessions::StagedFile(const std::string& id) const {
+  return store_->state_dir() + "/staging/session-" + id;
+}
+
+bool UploadSessions::IsSessionId(const std::string& id) {
+  return id.size() == 32 && std::all_of(id.begin(), id.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
 }
 
 void UploadSessions::Save(const std::string& id, const UploadSession& s) const {
@@ -155,6 +168,7 @@ Result<std::string> UploadSessions::Start(UploadSession session) {
   RETURN_IF_ERROR(ObjectStore::CheckObjectName(session.name));
   std::string id = NewId();
   ASSIGN_OR_RETURN(session.staged, store_->NewStagingFile("session-" + id));
+  if (session.staged != StagedFile(id)) return Internal("staging file misplaced: " + id);
   std::lock_guard<std::mutex> lock(mu_);
   Save(id, session);
   sessions_[id] = std::move(session);

@@ -4,7 +4,9 @@
 // byte arrives and the object is committed.
 //
 // Sessions survive a daemon restart: each is a small JSON file under
-// <root>/.trainyard/sessions/ beside its bytes (staging/session-<id>), because
+// <state>/sessions/<id>.json beside its bytes (<state>/staging/session-<id>), in the
+// store's state directory, which no replica can reach; the bytes' path is derived
+// from the id (32 hex digits, checked), never read from the file. Because
 // gcloud keeps a session URL in a tracker file and, finding it unknown (404),
 // fails the copy instead of starting over. The bytes held are the staging file's
 // size. Thread-safe.
@@ -26,7 +28,7 @@ struct UploadSession {
   ObjectAttributes attributes;
   Preconditions preconditions;
   std::optional<uint64_t> total;  // From X-Upload-Content-Length or a Content-Range.
-  std::string staged;             // Bytes persisted so far.
+  std::string staged;             // Bytes persisted so far (derived from the id).
   uint64_t persisted = 0;
 };
 
@@ -63,6 +65,8 @@ class UploadSessions {
   Result<UploadProgress> MaybeFinish(const std::string& id, UploadSession* s,
                                      const std::pair<std::string, std::string>* hashes = nullptr);
   std::string SessionFile(const std::string& id) const;
+  std::string StagedFile(const std::string& id) const;
+  static bool IsSessionId(const std::string& id);
   void Save(const std::string& id, const UploadSession& s) const;
   void Forget(const std::string& id);  // REQUIRES: mu_ held.
 

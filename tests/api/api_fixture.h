@@ -53,7 +53,8 @@ class ApiFixture : public ::testing::Test {
     ASSERT_TRUE(service.ok()) << service.status().ToString();
     service_ = std::move(service).value();
     ASSERT_TRUE(service_->Start().ok());
-    auto objects = storage::ObjectStore::Open((dir_ / "buckets").string(), nullptr);
+    auto objects = storage::ObjectStore::Open((dir_ / "buckets").string(),
+                                              (dir_ / "storage").string(), nullptr);
     ASSERT_TRUE(objects.ok()) << objects.status().ToString();
     objects_ = std::move(objects).value();
     ApiServer::Options server_options;

@@ -257,7 +257,7 @@ TEST_F(ApiStorageTest, NamesThatWouldLeaveTheBucketAre400sAndWriteNothing) {
                  {"Content-Type: text/plain"})
                 .status,
             400);
-  EXPECT_TRUE(std::filesystem::is_empty(dir_ / "buckets" / ".trainyard" / "staging"));
+  EXPECT_TRUE(std::filesystem::is_empty(dir_ / "storage" / "staging"));
   EXPECT_EQ(Get("/storage/v1/b/bkt/o/..%2F..%2Fetc%2Fpasswd?alt=media").status, 404);
 }
 

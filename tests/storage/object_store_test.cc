@@ -26,12 +26,16 @@ class ObjectStoreTest : public ::testing::Test {
     static int counter = 0;
     root_ = std::filesystem::temp_directory_path() /
             ("ty-storage-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    auto s = ObjectStore::Open(root_.string(), nullptr);
+    state_ = root_.string() + "-state";
+    auto s = ObjectStore::Open(root_.string(), state_.string(), nullptr);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(*s);
     ASSERT_TRUE(store_->CreateBucket("bkt").ok());
   }
-  void TearDown() override { std::filesystem::remove_all(root_); }
+  void TearDown() override {
+    std::filesystem::remove_all(root_);
+    std::filesystem::remove_all(state_);
+  }
 
   Result<ObjectInfo> Put(const std::string& name, const std::string& bytes,
                          const Preconditions& pre = {}, ObjectAttributes attrs = {}) {
@@ -56,6 +60,7 @@ class ObjectStoreTest : public ::testing::Test {
   }
 
   std::filesystem::path root_;
+  std::filesystem::path state_;  // The daemon's own records, outside the bucket root.
   std::unique_ptr<ObjectStore> store_;
 };
 
@@ -96,7 +101,7 @@ TEST_F(ObjectStoreTest, CommitStoresBytesAtTheBucketPathWithHashesAndGenerations
   EXPECT_EQ(store_->Stat("bkt", "dir/f.txt", first->generation).status().code(),
             StatusCode::kNotFound);
   // Nothing is left in staging.
-  EXPECT_TRUE(std::filesystem::is_empty(root_ / ".trainyard/staging"));
+  EXPECT_TRUE(std::filesystem::is_empty(state_ / "staging"));
 }
 
 TEST_F(ObjectStoreTest, PreconditionsOnWriteDeleteAndPatch) {
@@ -180,7 +185,7 @@ TEST_F(ObjectStoreTest, NamesThatWouldEscapeOrClashAreRefused) {
   EXPECT_THAT(clash.message(), HasSubstr("'file' is an object"));
   ASSERT_TRUE(Put("dir/child", "x").ok());
   EXPECT_EQ(Put("dir", "x").status().code(), StatusCode::kAlreadyExists);
-  EXPECT_TRUE(std::filesystem::is_empty(root_ / ".trainyard/staging"));
+  EXPECT_TRUE(std::filesystem::is_empty(state_ / "staging"));
 }
 
 TEST_F(ObjectStoreTest, SymlinksPlantedInABucketLeadNowhere) {
@@ -238,7 +243,7 @@ TEST_F(ObjectStoreTest, ResumableSessionsSurviveARestart) {
     EXPECT_FALSE(first->object.has_value());
   }
   // The daemon restarts: a new store and session table over the same root.
-  auto reopened = ObjectStore::Open(root_.string(), nullptr);
+  auto reopened = ObjectStore::Open(root_.string(), state_.string(), nullptr);
   ASSERT_TRUE(reopened.ok());
   store_ = std::move(*reopened);
   UploadSessions sessions(store_.get());
@@ -252,8 +257,8 @@ TEST_F(ObjectStoreTest, ResumableSessionsSurviveARestart) {
   EXPECT_EQ(done->object->content_type, "text/plain");
   EXPECT_EQ(Read("resumed.bin"), "0123456789");
   std::filesystem::remove(chunk);
-  EXPECT_TRUE(std::filesystem::is_empty(root_ / ".trainyard/sessions"));
-  EXPECT_TRUE(std::filesystem::is_empty(root_ / ".trainyard/staging"));
+  EXPECT_TRUE(std::filesystem::is_empty(state_ / "sessions"));
+  EXPECT_TRUE(std::filesystem::is_empty(state_ / "staging"));
 }
 
 }  // namespace
@@ -272,6 +277,44 @@ TEST(HashesTest, CrcCombineEqualsTheCrcOfTheConcatenation) {
   EXPECT_EQ(Crc32cFromBase64("4waSgw=="), 0xE3069283u);
   EXPECT_EQ(Crc32cFromBase64(Crc32cBase64(whole)), whole);
   EXPECT_FALSE(Crc32cFromBase64("not-b64!").has_value());
+}
+
+// Found by a hostile replica (issue 19): sessions lived in the bucket root, which every
+// replica had read-write at /gcs, and a restart trusted the planted file's `staged` path,
+// so the session's PUTs and DELETE read, appended to and deleted any host file.
+TEST_F(ObjectStoreTest, NoRecordAReplicaCanWriteIsTrusted) {
+  const std::filesystem::path host_file = root_.string() + "-host-secret";
+  std::ofstream(host_file) << "host secret";
+  const std::string planted = R"({"bucket":"bkt","name":"stolen.txt","staged":")" +
+                              host_file.string() + R"("})";
+  // Where the old layout kept sessions (inside the bucket root, writable through /gcs).
+  std::filesystem::create_directories(root_ / ".trainyard/sessions");
+  std::ofstream(root_ / ".trainyard/sessions/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1.json") << planted;
+  // Even in the state directory, a record's path is never followed: ids map to paths.
+  std::ofstream(state_ / "sessions/bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb2.json") << planted;
+  std::ofstream(state_ / "sessions/..%2f..%2fx.json") << planted;
+  auto reopened = ObjectStore::Open(root_.string(), state_.string(), nullptr);
+  ASSERT_TRUE(reopened.ok());
+  store_ = std::move(*reopened);
+  EXPECT_FALSE(std::filesystem::exists(root_ / ".trainyard"));
+  UploadSessions sessions(store_.get());
+  for (const char* id : {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb2"}) {
+    EXPECT_EQ(sessions.Query(id, 11).status().code(), StatusCode::kNotFound) << id;
+    sessions.Cancel(id);
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(state_ / "sessions"));
+  std::ifstream still(host_file);
+  std::string text((std::istreambuf_iterator<char>(still)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "host secret");
+  EXPECT_EQ(store_->Stat("bkt", "stolen.txt").status().code(), StatusCode::kNotFound);
+  std::filesystem::remove(host_file);
+}
+
+TEST_F(ObjectStoreTest, TheStateDirectoryCannotBeInsideTheBucketRoot) {
+  auto inside = ObjectStore::Open(root_.string(), (root_ / "meta").string(), nullptr);
+  EXPECT_EQ(inside.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ObjectStore::Open(root_.string(), root_.string(), nullptr).status().code(),
+            StatusCode::kInvalidArgument);
 }
 
 }  // namespace
