@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cassert>
+#include <exception>
 #include <optional>
 #include <string>
 #include <utility>
@@ -99,6 +100,21 @@ inline Status Aborted(std::string m) { return Status(StatusCode::kAborted, std::
 // is how Google's ml API words it; the path is also kept for BadRequest details.
 inline Status FieldError(const std::string& path, const std::string& rule) {
   return InvalidArgument("Field: " + path + " Error: " + rule).WithField(path);
+}
+
+// Runs `fn` and turns anything it throws into Internal, for the places where an
+// exception from a library would otherwise end the process: the loop's tasks, the
+// executor's threads, request handlers (STYLE.md §4: no exceptions across modules).
+template <typename F>
+Status NoThrow(F&& fn) {
+  try {
+    fn();
+    return Status::Ok();
+  } catch (const std::exception& e) {
+    return Internal(std::string("unexpected exception: ") + e.what());
+  } catch (...) {
+    return Internal("unexpected exception of unknown type");
+  }
 }
 
 template <typename T>

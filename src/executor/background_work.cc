@@ -12,6 +12,8 @@
 #include <random>
 #include <set>
 
+#include <spdlog/spdlog.h>
+
 namespace ty::executor::internal {
 
 BackgroundWork::~BackgroundWork() { Shutdown(); }
@@ -43,7 +45,7 @@ Status BackgroundWork::StartLaunch(std::function<void()> work) {
   finished_launches_.clear();
   uint64_t id = next_launch_id_++;
   launch_threads_[id] = std::thread([this, id, work = std::move(work)] {
-    work();
+    if (Status s = NoThrow(work); !s.ok()) spdlog::error("launch: {}", s.ToString());
     std::lock_guard<std::mutex> done_lock(mu_);
     finished_launches_.push_back(id);
   });
@@ -66,7 +68,7 @@ void BackgroundWork::StartWatcher(const std::string& job_uid, int attempt, const
   w->attempt = attempt;
   Watcher* raw = w.get();
   w->thread = std::thread([this, raw, work = std::move(work)] {
-    work();
+    if (Status s = NoThrow(work); !s.ok()) spdlog::error("watcher: {}", s.ToString());
     std::lock_guard<std::mutex> done_lock(mu_);
     raw->done = true;
     cv_.notify_all();

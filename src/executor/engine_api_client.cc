@@ -2,6 +2,8 @@
 
 #include <curl/curl.h>
 
+#include <algorithm>
+#include <climits>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
@@ -18,6 +20,45 @@ Result<json> ParseJson(const std::string& text, const std::string& what) {
   if (j.is_discarded())
     return Internal(what + ": engine sent invalid JSON: " + text.substr(0, 200));
   return j;
+}
+
+// A field of an engine answer, or `fallback` when the answer is not an object or the
+// field is absent or of another type: nlohmann's value() throws on those, and an
+// engine (or whatever answers on its socket) is not trusted to be well-formed.
+std::string StringField(const json& j, const char* key) {
+  if (!j.is_object()) return "";
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+bool BoolField(const json& j, const char* key) {
+  if (!j.is_object()) return false;
+  auto it = j.find(key);
+  return it != j.end() && it->is_boolean() && it->get<bool>();
+}
+int IntField(const json& j, const char* key) {
+  if (!j.is_object()) return 0;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number_integer()) return 0;
+  return static_cast<int>(std::clamp<int64_t>(it->get<int64_t>(), INT32_MIN, INT32_MAX));
+}
+
+// An image reference as an engine API path: each '/'-separated part encoded (the
+// engines route /images/{name}/json on the whole remainder, so '/' itself stays, and
+// encoding it breaks podman's router). "." and ".." parts cannot be a path at all.
+Result<std::string> ImagePathPart(const std::string& image) {
+  std::string out;
+  size_t from = 0;
+  for (;;) {
+    const size_t slash = image.find('/', from);
+    std::string part = image.substr(from, slash == std::string::npos ? slash : slash - from);
+    if (part.empty() || part == "." || part == "..") {
+      return InvalidArgument("'" + image + "' is not an image reference");
+    }
+    out += UrlEncode(part);
+    if (slash == std::string::npos) return out;
+    out += '/';
+    from = slash + 1;
+  }
 }
 
 std::string EngineMessage(const std::string& body) {
@@ -167,14 +208,14 @@ Result<bool> EngineApiClient::ImageExists(const std::string& image) {
 }
 
 Result<ImageConfig> EngineApiClient::InspectImage(const std::string& image) {
-  // Image names keep their '/' in the path: the engines route /images/{name}/json
-  // on the whole remainder, and encoding '/' breaks podman's router.
-  ASSIGN_OR_RETURN(Response r, Call("GET", "/images/" + image + "/json", nullptr,
+  ASSIGN_OR_RETURN(std::string path, ImagePathPart(image));
+  ASSIGN_OR_RETURN(Response r, Call("GET", "/images/" + path + "/json", nullptr,
                                     request_timeout_ms_, nullptr, nullptr));
   if (r.status != 200) return ErrorFrom(r, "inspect image " + image);
   ASSIGN_OR_RETURN(json j, ParseJson(r.body, "inspect image " + image));
+  if (!j.is_object()) return Internal("inspect image " + image + ": answer is not an object");
   ImageConfig out;
-  out.id = j.value("Id", "");
+  out.id = StringField(j, "Id");
   auto strings = [](const json& v) {
     std::vector<std::string> list;
     if (v.is_array()) {
@@ -341,15 +382,16 @@ Result<ContainerState> EngineApiClient::InspectContainer(const std::string& id) 
                                     request_timeout_ms_, nullptr, nullptr));
   if (r.status != 200) return ErrorFrom(r, "inspect container " + id);
   ASSIGN_OR_RETURN(json j, ParseJson(r.body, "inspect container " + id));
+  if (!j.is_object()) return Internal("inspect container " + id + ": answer is not an object");
   ContainerState s;
-  s.id = j.value("Id", "");
+  s.id = StringField(j, "Id");
   if (j.contains("State") && j["State"].is_object()) {
     const json& st = j["State"];
-    s.status = st.value("Status", "");
-    s.running = st.value("Running", false);
-    s.exit_code = st.value("ExitCode", 0);
-    s.oom_killed = st.value("OOMKilled", false);
-    if (st.contains("Pid") && st["Pid"].is_number_integer()) s.pid = st["Pid"].get<int>();
+    s.status = StringField(st, "Status");
+    s.running = BoolField(st, "Running");
+    s.exit_code = IntField(st, "ExitCode");
+    s.oom_killed = BoolField(st, "OOMKilled");
+    if (st.contains("Pid") && st["Pid"].is_number_integer()) s.pid = IntField(st, "Pid");
   }
   return s;
 }
@@ -404,13 +446,13 @@ Result<std::vector<ContainerSummary>> EngineApiClient::ListContainers(
   for (const json& c : j) {
     if (!c.is_object()) continue;
     ContainerSummary s;
-    s.id = c.value("Id", "");
+    s.id = StringField(c, "Id");
     if (c.contains("Names") && c["Names"].is_array() && !c["Names"].empty() &&
         c["Names"][0].is_string()) {
       s.name = c["Names"][0].get<std::string>();
       if (!s.name.empty() && s.name[0] == '/') s.name.erase(0, 1);
     }
-    s.state = c.value("State", "");
+    s.state = StringField(c, "State");
     if (c.contains("Labels") && c["Labels"].is_object()) {
       for (auto it = c["Labels"].begin(); it != c["Labels"].end(); ++it) {
         if (it.value().is_string()) s.labels[it.key()] = it.value().get<std::string>();

@@ -1,5 +1,7 @@
 #include "model/spec_limits.h"
 
+#include "model/image_reference.h"
+
 namespace ty::model {
 namespace {
 
@@ -124,7 +126,10 @@ Status CheckSpecLimits(const JobSpec& spec, const SpecLimits& limits) {
     return FieldError("labels",
                       "must have at most " + std::to_string(limits.max_labels) + " entries");
   }
-  return Status::Ok();
+  // Not a size, but checked with them at submit and on every stored job at start-up:
+  // an image reference goes into engine API paths (a stored "../containers/json?x="
+  // once crashed the daemon at each start).
+  return CheckSpecImages(spec);
 }
 
 Status ValidateSpecLimits(const SpecLimits& limits) {

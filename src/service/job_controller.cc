@@ -108,7 +108,7 @@ Status JobController::Load() {
     Status limits = model::CheckSpecLimits(job.spec, options_.limits);
     if (!limits.ok()) {
       SetAsideUnrunnable(std::move(job),
-                         "it exceeds this server's limits (" + limits.message() + ")");
+                         "it fails this server's checks (" + limits.message() + ")");
       continue;
     }
     // Admitted before the restart: it holds its grants (queued jobs ask again when

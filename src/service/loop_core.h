@@ -71,6 +71,7 @@ class LoopCore {
 
  private:
   void RunThread();
+  static void RunTask(const std::function<void()>& task);
   bool PopReady(std::function<void()>* task);  // REQUIRES: mu_ held.
 
   const Clock* const clock_;
@@ -100,7 +101,14 @@ T LoopCore::Call(std::function<T()> task) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return T(Unavailable("the service is shutting down"));
-    tasks_.push_back([promise, task = std::move(task)] { promise->set_value(task()); });
+    // A throw reaches the caller (a request answers 500), never the loop thread.
+    tasks_.push_back([promise, task = std::move(task)] {
+      try {
+        promise->set_value(task());
+      } catch (...) {
+        promise->set_exception(std::current_exception());
+      }
+    });
   }
   cv_.notify_one();
   return future.get();

@@ -1,5 +1,9 @@
 #include "service/worker_pool.h"
 
+#include <spdlog/spdlog.h>
+
+#include "common/status.h"
+
 namespace ty::service {
 
 WorkerPool::WorkerPool(int threads) {
@@ -39,7 +43,7 @@ void WorkerPool::Run() {
       task = std::move(tasks_.front());
       tasks_.pop_front();
     }
-    task();
+    if (Status s = NoThrow(task); !s.ok()) spdlog::error("worker: a task failed: {}", s.ToString());
   }
 }
 

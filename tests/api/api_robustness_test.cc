@@ -211,5 +211,35 @@ TEST_F(ApiLimitsTest, OversizedSpecsAre400NamingTheFieldAndAllocateNothing) {
   EXPECT_FALSE(list.json().contains("customJobs")) << "nothing may be stored: " << list.body;
 }
 
+// Found by a hostile request (issue 19): these images were accepted, went into the
+// engine's API path unescaped, and the first one crashed the daemon at each start.
+TEST_F(ApiLimitsTest, ImagesThatAreNotReferencesAre400NamingTheField) {
+  for (const std::string image :
+       {"../containers/json?all=true&x=", "-v /:/host", "$(id)", "../info?x="}) {
+    nlohmann::json vertex = {
+        {"displayName", "x"},
+        {"jobSpec",
+         {{"workerPoolSpecs",
+           {{{"machineSpec", {{"machineType", "n1-standard-4"}}},
+             {"replicaCount", "1"},
+             {"containerSpec", {{"imageUri", image}}}}}}}}};
+    Reply r = Post("/v1/projects/p/locations/l/customJobs", vertex.dump());
+    ASSERT_EQ(r.status, 400) << image << ": " << r.body;
+    EXPECT_EQ(r.json()["error"]["details"][0]["fieldViolations"][0]["field"],
+              "jobSpec.workerPoolSpecs[0].containerSpec.imageUri");
+    nlohmann::json ml = {{"jobId", "bad_image"},
+                         {"trainingInput",
+                          {{"region", "r"},
+                           {"scaleTier", "CUSTOM"},
+                           {"masterType", "n1-standard-4"},
+                           {"masterConfig", {{"imageUri", image}}}}}};
+    r = Post("/v1/projects/p/jobs", ml.dump());
+    ASSERT_EQ(r.status, 400) << image << ": " << r.body;
+    EXPECT_EQ(r.json()["error"]["details"][0]["fieldViolations"][0]["field"],
+              "trainingInput.masterConfig.imageUri");
+  }
+  EXPECT_FALSE(Get("/v1/projects/p/locations/l/customJobs").json().contains("customJobs"));
+}
+
 }  // namespace
 }  // namespace ty::api

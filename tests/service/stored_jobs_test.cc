@@ -66,6 +66,27 @@ TEST_F(StoredJobsTest, UnreadableAndOversizedJobsAreFailedAndTheOthersRun) {
   EXPECT_EQ(Current(huge).state, JobState::kFailed);
 }
 
+// Found by a hostile request (issue 19): the image reached the engine API path as
+// given, the engine's answer to "/images/../containers/json?all=true&x=/json" was an
+// array, and the daemon aborted on it at every start. A stored row with such an
+// image, however it got there, is set aside; the daemon serves on.
+TEST_F(StoredJobsTest, AStoredImageThatIsNotAReferenceIsSetAside) {
+  const std::string spec = R"({"displayName":"t","jobSpec":{"workerPoolSpecs":[
+      {"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1",
+       "containerSpec":{"imageUri":"../containers/json?all=true&x="}}]}})";
+  model::Job bad = Plant("1000000000000000004", spec);
+  model::Job good = Plant("1000000000000000005", Pools("1"));
+  RestartService(std::make_unique<FakeExecutor>());
+  model::Job b = Current(bad);
+  ASSERT_EQ(b.state, JobState::kFailed);
+  EXPECT_NE(b.error->message.find("jobSpec.workerPoolSpecs[0].containerSpec.imageUri"),
+            std::string::npos)
+      << b.error->message;
+  EXPECT_EQ(Current(good).state, JobState::kRunning);
+  ASSERT_EQ(executor_->launches().size(), 1u);
+  EXPECT_EQ(executor_->launches()[0].job_uid, good.uid);
+}
+
 // A job stored with its spec record runs from the record, without re-validating: a
 // wire rule tightened after it was accepted does not fail it.
 TEST_F(StoredJobsTest, AJobWithASpecRecordRunsEvenIfItsWireJsonNoLongerValidates) {
