@@ -313,8 +313,8 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port, sigset_t s
   if (!service.ok()) return Fail(service.status());
 
   // The Cloud Storage JSON API over the same directories replicas see at /gcs.
-  auto objects = ty::storage::ObjectStore::Open(
-      cfg.bucket_root, cfg.data_dir + "/storage", ty::SystemClock::Get());
+  auto objects = ty::storage::ObjectStore::Open(cfg.bucket_root, cfg.data_dir + "/storage",
+                                                ty::SystemClock::Get());
   if (!objects.ok()) return Fail(objects.status());
 
   // The servers start before the service, whose first launches need the port

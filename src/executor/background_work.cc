@@ -1,6 +1,7 @@
 #include "executor/background_work.h"
 
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,8 +12,6 @@
 #include <mutex>
 #include <random>
 #include <set>
-
-#include <spdlog/spdlog.h>
 
 namespace ty::executor::internal {
 

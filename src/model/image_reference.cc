@@ -139,7 +139,8 @@ Result<ImageReference> ParseImageReference(std::string_view text) {
   size_t from = 0;
   for (;;) {
     const size_t slash = rest.find('/', from);
-    std::string_view part = rest.substr(from, slash == std::string_view::npos ? slash : slash - from);
+    std::string_view part =
+        rest.substr(from, slash == std::string_view::npos ? slash : slash - from);
     if (!IsPathComponent(part)) {
       return Bad(text,
                  "each part of the name is lower-case letters and digits, joined by '.', '_', "
@@ -170,7 +171,7 @@ std::string ImagePath(const JobSpec& spec, size_t pool) {
 Status CheckSpecImages(const JobSpec& spec) {
   for (size_t i = 0; i < spec.pools.size(); ++i) {
     const WorkerPool& p = spec.pools[i];
-    const std::string* image = p.container          ? &p.container->image_uri
+    const std::string* image = p.container        ? &p.container->image_uri
                                : p.python_package ? &p.python_package->executor_image_uri
                                                   : nullptr;
     if (image == nullptr || p.empty()) continue;

@@ -49,8 +49,8 @@ bool MoveInto(const std::string& from, int dir_fd, const std::string& leaf) {
   if (errno != EXDEV) return false;
   const std::string temp = ".ty-" + leaf.substr(0, 200) + "." + std::to_string(::getpid());
   Fd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC));
-  Fd out(::openat(dir_fd, temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-                  0644));
+  Fd out(
+      ::openat(dir_fd, temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644));
   struct stat st = {};
   if (in.fd < 0 || out.fd < 0 || ::fstat(in.fd, &st) != 0) return false;
   off_t at = 0;
@@ -623,8 +623,7 @@ Result<ObjectInfo> ObjectStore::Commit(const std::string& bucket, const std::str
   timespec times[2];
   times[0].tv_sec = times[1].tv_sec = info.generation / 1000000;
   times[0].tv_nsec = times[1].tv_nsec = (info.generation % 1000000) * 1000;
-  if (::utimensat(AT_FDCWD, staged.c_str(), times, 0) != 0 ||
-      !MoveInto(staged, parent.fd, leaf)) {
+  if (::utimensat(AT_FDCWD, staged.c_str(), times, 0) != 0 || !MoveInto(staged, parent.fd, leaf)) {
     return discard(Internal("cannot store " + bucket + "/" + name + ": " + Errno()));
   }
   RETURN_IF_ERROR(WriteMeta(info, MetaPath(bucket, name)));

@@ -216,13 +216,12 @@ TEST_F(ApiLimitsTest, OversizedSpecsAre400NamingTheFieldAndAllocateNothing) {
 TEST_F(ApiLimitsTest, ImagesThatAreNotReferencesAre400NamingTheField) {
   for (const std::string image :
        {"../containers/json?all=true&x=", "-v /:/host", "$(id)", "../info?x="}) {
-    nlohmann::json vertex = {
-        {"displayName", "x"},
-        {"jobSpec",
-         {{"workerPoolSpecs",
-           {{{"machineSpec", {{"machineType", "n1-standard-4"}}},
-             {"replicaCount", "1"},
-             {"containerSpec", {{"imageUri", image}}}}}}}}};
+    nlohmann::json vertex = {{"displayName", "x"},
+                             {"jobSpec",
+                              {{"workerPoolSpecs",
+                                {{{"machineSpec", {{"machineType", "n1-standard-4"}}},
+                                  {"replicaCount", "1"},
+                                  {"containerSpec", {{"imageUri", image}}}}}}}}};
     Reply r = Post("/v1/projects/p/locations/l/customJobs", vertex.dump());
     ASSERT_EQ(r.status, 400) << image << ": " << r.body;
     EXPECT_EQ(r.json()["error"]["details"][0]["fieldViolations"][0]["field"],

@@ -285,8 +285,8 @@ TEST(HashesTest, CrcCombineEqualsTheCrcOfTheConcatenation) {
 TEST_F(ObjectStoreTest, NoRecordAReplicaCanWriteIsTrusted) {
   const std::filesystem::path host_file = root_.string() + "-host-secret";
   std::ofstream(host_file) << "host secret";
-  const std::string planted = R"({"bucket":"bkt","name":"stolen.txt","staged":")" +
-                              host_file.string() + R"("})";
+  const std::string planted =
+      R"({"bucket":"bkt","name":"stolen.txt","staged":")" + host_file.string() + R"("})";
   // Where the old layout kept sessions (inside the bucket root, writable through /gcs).
   std::filesystem::create_directories(root_ / ".trainyard/sessions");
   std::ofstream(root_ / ".trainyard/sessions/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1.json") << planted;
