@@ -86,11 +86,13 @@ json ObjectJson(const HttpRequest& r, const ObjectInfo& o) {
             {"contentType", o.content_type},
             {"storageClass", "STANDARD"},
             {"size", std::to_string(o.size)},
-            {"crc32c", o.crc32c_b64},
             {"etag", Base64Encode(gen + "/" + std::to_string(o.metageneration))},
             {"timeCreated", FormatRfc3339(o.time_created)},
             {"updated", FormatRfc3339(o.updated)},
             {"timeStorageClassUpdated", FormatRfc3339(o.time_created)}};
+  // Hashes are absent while a large file a replica wrote is being hashed
+  // (storage/hash_queue.h), as Google omits md5Hash for composite objects.
+  if (!o.crc32c_b64.empty()) j["crc32c"] = o.crc32c_b64;
   if (!o.md5_b64.empty()) j["md5Hash"] = o.md5_b64;
   if (!o.metadata.empty()) j["metadata"] = o.metadata;
   if (!o.content_encoding.empty()) j["contentEncoding"] = o.content_encoding;
@@ -148,15 +150,19 @@ HttpResponse Download(const StorageContext& ctx, const HttpRequest& r, const std
   const ObjectInfo info = reader->info();
   HttpResponse out;
   out.content_type = info.content_type;
-  out.headers = {{"x-goog-hash", "crc32c=" + info.crc32c_b64 +
-                                     (info.md5_b64.empty() ? "" : ",md5=" + info.md5_b64)},
-                 {"x-goog-generation", std::to_string(info.generation)},
-                 {"x-goog-metageneration", std::to_string(info.metageneration)},
-                 {"x-goog-stored-content-length", std::to_string(info.size)},
-                 {"x-goog-stored-content-encoding",
-                  info.content_encoding.empty() ? "identity" : info.content_encoding},
-                 {"Accept-Ranges", "bytes"},
-                 {"ETag", "\"" + info.md5_b64 + "\""}};
+  out.headers = {
+      {"x-goog-generation", std::to_string(info.generation)},
+      {"x-goog-metageneration", std::to_string(info.metageneration)},
+      {"x-goog-stored-content-length", std::to_string(info.size)},
+      {"x-goog-stored-content-encoding",
+       info.content_encoding.empty() ? "identity" : info.content_encoding},
+      {"Accept-Ranges", "bytes"},
+      {"ETag",
+       "\"" + (info.md5_b64.empty() ? std::to_string(info.generation) : info.md5_b64) + "\""}};
+  std::string hashes;
+  if (!info.crc32c_b64.empty()) hashes = "crc32c=" + info.crc32c_b64;
+  if (!info.md5_b64.empty()) hashes += (hashes.empty() ? "md5=" : ",md5=") + info.md5_b64;
+  if (!hashes.empty()) out.headers.push_back({"x-goog-hash", hashes});
   Result<std::optional<std::pair<uint64_t, uint64_t>>> range =
       RangeOf(r.Header("range"), info.size);
   if (!range.ok()) {
@@ -328,7 +334,10 @@ Status AppendObject(const StorageContext& ctx, const std::string& bucket, const 
   RETURN_IF_ERROR(copied);
   if (crc != nullptr) {
     std::optional<uint32_t> part = storage::Crc32cFromBase64(reader.info().crc32c_b64);
-    if (!part) return Internal("object " + bucket + "/" + name + " has no usable CRC-32C");
+    if (!part) {
+      // A large file a replica wrote, still being hashed: the client retries a 503.
+      return Unavailable("object " + bucket + "/" + name + " is still being hashed; retry");
+    }
     *crc = storage::Crc32cCombine(*crc, *part, reader.info().size);
   }
   return Status::Ok();

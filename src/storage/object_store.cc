@@ -128,13 +128,14 @@ json MetaJson(const ObjectInfo& i, const struct stat& st) {
 
 // Fills `info` from a sidecar when it describes exactly this file.
 bool FromMeta(const json& m, const struct stat& st, ObjectInfo* info) {
-  if (!m.is_object() || m.value("name", "") != info->name) return false;
-  if (m.value("size", uint64_t{0}) != static_cast<uint64_t>(st.st_size) ||
-      m.value("mtime_ns", int64_t{-1}) != MtimeNanos(st) ||
-      m.value("ino", uint64_t{0}) != static_cast<uint64_t>(st.st_ino)) {
-    return false;
-  }
+  if (!m.is_object()) return false;
   try {
+    if (m.value("name", "") != info->name ||
+        m.value("size", uint64_t{0}) != static_cast<uint64_t>(st.st_size) ||
+        m.value("mtime_ns", int64_t{-1}) != MtimeNanos(st) ||
+        m.value("ino", uint64_t{0}) != static_cast<uint64_t>(st.st_ino)) {
+      return false;
+    }
     info->metageneration = m.value("metageneration", int64_t{1});
     info->content_type = m.value("contentType", info->content_type);
     info->content_encoding = m.value("contentEncoding", "");
@@ -157,12 +158,14 @@ json ReadJsonFile(const std::string& path) {
   return text.ok() ? json::parse(*text, nullptr, /*allow_exceptions=*/false) : json();
 }
 
-// Hashes the open file from its start.
-Status HashFd(int fd, const std::string& what, std::string* md5, std::string* crc) {
+// Hashes the open file from its start; Cancelled when `stop` turns true.
+Status HashFd(int fd, const std::string& what, std::string* md5, std::string* crc,
+              const std::atomic<bool>* stop = nullptr) {
   ObjectHasher hasher;
   std::string buf(1 << 20, '\0');
   off_t at = 0;
   for (;;) {
+    if (stop != nullptr && stop->load()) return Cancelled("hashing " + what + " stopped");
     ssize_t n = ::pread(fd, buf.data(), buf.size(), at);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return Internal("cannot read " + what + ": " + Errno());
@@ -276,7 +279,13 @@ Status ObjectStore::CheckObjectName(const std::string& name) {
 // ---- Creation, buckets ---------------------------------------------------------------
 
 ObjectStore::ObjectStore(std::string root, std::string state_dir, const Clock* clock)
-    : root_(std::move(root)), state_(std::move(state_dir)), clock_(clock) {}
+    : root_(std::move(root)),
+      state_(std::move(state_dir)),
+      clock_(clock),
+      hashes_(std::make_unique<HashQueue>(
+          [this](const std::string& bucket, const std::string& name,
+                 const std::atomic<bool>& stop) { HashInBackground(bucket, name, stop); },
+          kMaxHashesPending)) {}
 ObjectStore::~ObjectStore() = default;
 
 Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& root,
@@ -407,16 +416,31 @@ Result<int> ObjectStore::OpenParent(const std::string& bucket, const std::string
   return dir.release();
 }
 
-Result<ObjectInfo> ObjectStore::Load(const std::string& bucket, const std::string& name,
-                                     bool holding_lock) {
+Result<int> ObjectStore::OpenRegular(const std::string& bucket, const std::string& name,
+                                     struct stat* st) const {
   std::string leaf;
   ASSIGN_OR_RETURN(int parent_fd, OpenParent(bucket, name, false, &leaf));
   Fd parent(parent_fd);
-  Fd file(::openat(parent.fd, leaf.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  struct stat st = {};
-  if (file.fd < 0 || ::fstat(file.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  // Non-blocking: opening a FIFO a replica made would otherwise wait for a writer
+  // (two such GETs once held both I/O threads). Only a regular file is an object.
+  Fd file(::openat(parent.fd, leaf.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  if (file.fd < 0 || ::fstat(file.fd, st) != 0 || !S_ISREG(st->st_mode)) {
     return NoSuchObject(bucket, name);
   }
+  return file.release();
+}
+
+Result<ObjectInfo> ObjectStore::Load(const std::string& bucket, const std::string& name,
+                                     bool holding_lock) {
+  struct stat st = {};
+  ASSIGN_OR_RETURN(int fd, OpenRegular(bucket, name, &st));
+  Fd file(fd);
+  return LoadOpen(bucket, name, file.fd, st, holding_lock, nullptr);
+}
+
+Result<ObjectInfo> ObjectStore::LoadOpen(const std::string& bucket, const std::string& name, int fd,
+                                         const struct stat& st, bool holding_lock,
+                                         const std::atomic<bool>* stop) {
   ObjectInfo info;
   info.bucket = bucket;
   info.name = name;
@@ -426,19 +450,38 @@ Result<ObjectInfo> ObjectStore::Load(const std::string& bucket, const std::strin
   const std::string meta_path = MetaPath(bucket, name);
   json meta = ReadJsonFile(meta_path);
   if (FromMeta(meta, st, &info)) {
-    info.updated = std::max(info.generation, meta.value("updated", info.generation));
+    if (meta.contains("updated") && meta["updated"].is_number_integer()) {
+      info.updated = std::max(info.generation, meta["updated"].get<int64_t>());
+    }
     return info;
   }
-  // Written through /gcs (or the sidecar is stale): hash it now and cache.
-  RETURN_IF_ERROR(HashFd(file.fd, bucket + "/" + name, &info.md5_b64, &info.crc32c_b64));
+  // Written through /gcs (or the sidecar is stale). A large file is hashed by the
+  // queue, off this (maybe I/O) thread; meanwhile its metadata has no hashes, which
+  // clients take as "nothing to validate" (gcloud warns and goes on).
+  if (stop == nullptr && info.size > kInlineHashBytes) {
+    hashes_->Enqueue(bucket, name);
+    info.md5_b64.clear();
+    info.crc32c_b64.clear();
+    return info;
+  }
+  RETURN_IF_ERROR(HashFd(fd, bucket + "/" + name, &info.md5_b64, &info.crc32c_b64, stop));
   struct stat after {};
-  if (::fstat(file.fd, &after) == 0 && MtimeNanos(after) == MtimeNanos(st) &&
+  if (::fstat(fd, &after) == 0 && MtimeNanos(after) == MtimeNanos(st) &&
       after.st_size == st.st_size) {
     std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
     if (!holding_lock) lock.lock();
     if (!FromMeta(ReadJsonFile(meta_path), st, &info)) (void)WriteMeta(info, meta_path);
   }
   return info;
+}
+
+void ObjectStore::HashInBackground(const std::string& bucket, const std::string& name,
+                                   const std::atomic<bool>& stop) {
+  struct stat st = {};
+  Result<int> fd = OpenRegular(bucket, name, &st);
+  if (!fd.ok()) return;
+  Fd file(*fd);
+  (void)LoadOpen(bucket, name, file.fd, st, /*holding_lock=*/false, &stop);
 }
 
 Status ObjectStore::WriteMeta(const ObjectInfo& info, const std::string& path) {
@@ -467,13 +510,15 @@ Result<ObjectInfo> ObjectStore::Stat(const std::string& bucket, const std::strin
 
 Result<ObjectReader> ObjectStore::OpenForRead(const std::string& bucket, const std::string& name,
                                               std::optional<int64_t> generation) {
-  ASSIGN_OR_RETURN(ObjectInfo info, Stat(bucket, name, generation));
-  std::string leaf;
-  ASSIGN_OR_RETURN(int parent_fd, OpenParent(bucket, name, false, &leaf));
-  Fd parent(parent_fd);
-  int fd = ::openat(parent.fd, leaf.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return NoSuchObject(bucket, name);
-  return ObjectReader(std::move(info), fd);
+  RETURN_IF_ERROR(GetBucket(bucket).status());
+  // One descriptor for the metadata and the bytes: a replica that swaps the file
+  // (for a FIFO, say) between the two gets neither.
+  struct stat st = {};
+  ASSIGN_OR_RETURN(int fd, OpenRegular(bucket, name, &st));
+  Fd file(fd);
+  ASSIGN_OR_RETURN(ObjectInfo info, LoadOpen(bucket, name, file.fd, st, false, nullptr));
+  if (generation && *generation != info.generation) return NoSuchObject(bucket, name);
+  return ObjectReader(std::move(info), file.release());
 }
 
 Result<ListResult> ObjectStore::List(const std::string& bucket, const ListQuery& q) {

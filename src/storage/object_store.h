@@ -29,6 +29,7 @@
 // Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -38,6 +39,9 @@
 
 #include "common/status.h"
 #include "common/time.h"
+#include "storage/hash_queue.h"
+
+struct stat;
 
 namespace ty::storage {
 
@@ -190,20 +194,38 @@ class ObjectStore {
   // `create`, missing directories are made. `*leaf` gets the last name segment.
   Result<int> OpenParent(const std::string& bucket, const std::string& name, bool create,
                          std::string* leaf) const;
-  // The object's info from its file and sidecar (hashes computed if stale).
+  // The object's file opened for reading (a descriptor), if it is a regular file:
+  // FIFOs, sockets, devices and symlinks are not objects (NotFound).
+  Result<int> OpenRegular(const std::string& bucket, const std::string& name,
+                          struct stat* st) const;
+  // The object's info from its file and sidecar (hashes computed if stale: inline up
+  // to kInlineHashBytes, by the hash queue beyond, the info then without hashes).
   // `holding_lock`: the caller holds mu_ (the hash cache is written under it).
   Result<ObjectInfo> Load(const std::string& bucket, const std::string& name,
                           bool holding_lock = false);
+  // Load over an open descriptor; `stop` set = the hash queue's worker (hashes
+  // whatever the size, gives up when `stop` turns true).
+  Result<ObjectInfo> LoadOpen(const std::string& bucket, const std::string& name, int fd,
+                              const struct stat& st, bool holding_lock,
+                              const std::atomic<bool>* stop);
+  void HashInBackground(const std::string& bucket, const std::string& name,
+                        const std::atomic<bool>& stop);
   Status CheckPreconditions(const std::optional<ObjectInfo>& live, const Preconditions& pre,
                             const std::string& what) const;
   Status WriteMeta(const ObjectInfo& info, const std::string& path);
   int64_t NextGeneration(int64_t previous);
+
+  // Files up to this size are hashed on the reading thread (~10 ms); larger ones by
+  // the hash queue, at most this many waiting.
+  static constexpr uint64_t kInlineHashBytes = 16ull << 20;
+  static constexpr size_t kMaxHashesPending = 1024;
 
   const std::string root_;
   const std::string state_;
   const Clock* clock_;
   std::mutex mu_;  // Serializes writers (commit, delete, patch) and generations.
   int64_t last_generation_ = 0;
+  std::unique_ptr<HashQueue> hashes_;  // Last: its worker calls into the members above.
 };
 
 }  // namespace ty::storage

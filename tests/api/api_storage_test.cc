@@ -2,10 +2,16 @@
 // request shapes gcloud, Python and Node send (§2, §3, §7), resources and hashes
 // (§4), errors (§6), and names that try to leave the bucket. The real gcloud
 // runs against it in tests/integration/gcloud_test.cc.
+#include <fcntl.h>
 #include <gmock/gmock.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <thread>
 
 #include "api/api_fixture.h"
 #include "common/files.h"
@@ -272,6 +278,58 @@ TEST_F(ApiStorageTest, BucketsCreateListDelete) {
   ASSERT_EQ(GcloudMultipart("keep", "x").status, 200);
   EXPECT_EQ(Delete("/storage/v1/b/bkt").status, 409);
   EXPECT_EQ(Get("/storage/v1/b/nosuch").status, 404);
+}
+
+// Found by a hostile replica (issue 19): after `mkfifo /gcs/bkt/fifo_obj`, two GETs of
+// it blocked both I/O threads (open waited for a writer) and /healthz hung.
+TEST_F(ApiStorageTest, AFifoInABucketIsNoObjectAndBlocksNothing) {
+  const std::filesystem::path fifo = BucketDir() / "fifo_obj";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  auto get = [this](const std::string& path) {
+    return std::async(std::launch::async, [this, path] { return Get(path).status; });
+  };
+  std::vector<std::future<long>> gets;
+  for (int i = 0; i < 2; ++i) gets.push_back(get("/storage/v1/b/bkt/o/fifo_obj?alt=media"));
+  gets.push_back(get("/storage/v1/b/bkt/o/fifo_obj"));
+  gets.push_back(get("/healthz"));
+  bool blocked = false;
+  for (auto& g : gets) {
+    blocked = blocked || g.wait_for(std::chrono::seconds(10)) != std::future_status::ready;
+  }
+  if (blocked) {  // Let the stuck reads go so the test ends, then fail.
+    for (int i = 0; i < 3; ++i) {
+      int w = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+      if (w >= 0) ::close(w);
+    }
+    FAIL() << "a GET of a FIFO blocked";
+  }
+  for (size_t i = 0; i + 1 < gets.size(); ++i) EXPECT_EQ(gets[i].get(), 404);
+  EXPECT_EQ(gets.back().get(), 200);
+  json list = Get("/storage/v1/b/bkt/o").json();
+  EXPECT_FALSE(list.contains("items")) << list.dump();
+}
+
+// Found by a hostile replica (issue 19): metadata GETs of a 20 GB sparse file took 85 s
+// each, hashing on the I/O thread, and /healthz failed meanwhile. A large file nobody
+// hashed yet is answered at once without hashes; the hash queue fills them in.
+TEST_F(ApiStorageTest, ALargeFileAReplicaWroteIsHashedOffTheRequestThread) {
+  const std::filesystem::path big = BucketDir() / "big.bin";
+  std::ofstream(big).close();
+  std::filesystem::resize_file(big, 64ull << 20);  // Sparse: zeros, no disk.
+  auto start = std::chrono::steady_clock::now();
+  Reply first = Get("/storage/v1/b/bkt/o/big.bin");
+  ASSERT_EQ(first.status, 200) << first.body;
+  EXPECT_EQ(first.json()["size"], std::to_string(64ull << 20));
+  EXPECT_FALSE(first.json().contains("crc32c")) << "hashed on the request thread";
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  json hashed;
+  for (int i = 0; i < 300 && !hashed.contains("md5Hash"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    hashed = Get("/storage/v1/b/bkt/o/big.bin").json();
+  }
+  // The MD5 of 64 MiB of zeros.
+  EXPECT_EQ(hashed.value("md5Hash", ""), "f2FNqTKc066/WbkarcML8A==") << hashed.dump();
+  EXPECT_TRUE(hashed.contains("crc32c"));
 }
 
 }  // namespace
