@@ -1,6 +1,7 @@
 // HttpSession: request reading, dispatch, response writing and closing.
 #include "api/http_session.h"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <boost/asio/dispatch.hpp>
@@ -160,6 +161,15 @@ void HttpSession::OnReadError(error_code ec) {
   Write(ErrorResponse(InvalidArgument("Malformed HTTP request: " + ec.message())), false);
 }
 
+void HttpSession::ReleaseBody(HttpRequest* request) {
+  // A large body (and the JSON parsed from it) leaves free memory in malloc's arenas
+  // that it keeps; a refused 4 MiB request once held +27 MB for good. Rare, so the
+  // trim's cost (a walk of the heap) does not matter.
+  std::string().swap(request->body);
+  if (parser_) std::string().swap(parser_->get().body());
+  ::malloc_trim(0);
+}
+
 void HttpSession::Serve() {
   HttpRequest request = RequestHead();
   bool keep_alive = false;
@@ -174,6 +184,7 @@ void HttpSession::Serve() {
   Dispatch dispatch = router_->Handle(request);
   // What the handler did not move away (a rejected or copied upload) goes.
   if (!spool_path_.empty()) ::unlink(spool_path_.c_str());
+  if (request.body.size() > kTrimAfterBodyBytes) ReleaseBody(&request);
   if (dispatch.follow) return StartFollow(std::move(*dispatch.follow));
   if (dispatch.response.source) return WriteSource(std::move(dispatch.response), keep_alive);
   Write(std::move(dispatch.response), keep_alive);

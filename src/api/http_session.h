@@ -66,6 +66,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void ReadBody();
   void OnBody(error_code ec);
   void OnReadError(error_code ec);
+  static constexpr size_t kTrimAfterBodyBytes = 256 << 10;
+  void ReleaseBody(HttpRequest* request);
   void Serve();
   void Write(HttpResponse response, bool keep_alive);
   // A response whose body comes from a BodySource, 1 MiB at a time.

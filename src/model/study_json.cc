@@ -104,13 +104,14 @@ Result<ParamSpec> ParseMlParam(const json& p, const std::string& path) {
   return spec;
 }
 
-Result<ParamSpec> ParseVertexParam(const json& p, const std::string& path);
+Result<ParamSpec> ParseVertexParam(const json& p, const std::string& path, int depth);
 
-Result<ConditionalChild> ParseVertexConditional(const json& c, const std::string& path) {
+Result<ConditionalChild> ParseVertexConditional(const json& c, const std::string& path, int depth) {
   if (!c.is_object()) return FieldError(path, "must be an object");
   ConditionalChild child;
   if (!c.contains("parameterSpec")) return FieldError(path + ".parameterSpec", "is required");
-  ASSIGN_OR_RETURN(child.spec, ParseVertexParam(c["parameterSpec"], path + ".parameterSpec"));
+  ASSIGN_OR_RETURN(child.spec,
+                   ParseVertexParam(c["parameterSpec"], path + ".parameterSpec", depth));
   if (c.contains("parentCategoricalValues")) {
     ASSIGN_OR_RETURN(child.parent_categories,
                      StringList(c["parentCategoricalValues"].value("values", json::array()),
@@ -127,8 +128,14 @@ Result<ConditionalChild> ParseVertexConditional(const json& c, const std::string
   return child;
 }
 
-Result<ParamSpec> ParseVertexParam(const json& p, const std::string& path) {
+// `depth`: how many conditions this parameter sits under; bounded before recursing,
+// so a request nested a million deep costs neither stack nor memory.
+Result<ParamSpec> ParseVertexParam(const json& p, const std::string& path, int depth) {
   if (!p.is_object()) return FieldError(path, "must be an object");
+  if (depth > kMaxConditionalDepth) {
+    return FieldError(path, "conditional parameters nest at most " +
+                                std::to_string(kMaxConditionalDepth) + " deep");
+  }
   ParamSpec spec;
   spec.name = p.value("parameterId", "");
   if (spec.name.empty()) return FieldError(path + ".parameterId", "is required");
@@ -155,11 +162,20 @@ Result<ParamSpec> ParseVertexParam(const json& p, const std::string& path) {
     ASSIGN_OR_RETURN(spec.scale, ParseScale(p, path));
   }
   RETURN_IF_ERROR(CheckOne(spec, path));
-  const json children = p.value("conditionalParameterSpecs", json::array());
-  for (size_t i = 0; i < children.size(); ++i) {
-    ASSIGN_OR_RETURN(ConditionalChild child,
-                     ParseVertexConditional(children[i], path + ".conditionalParameterSpecs[" +
-                                                             std::to_string(i) + "]"));
+  auto children = p.find("conditionalParameterSpecs");  // Not copied: it may be large.
+  if (children == p.end()) return spec;
+  if (!children->is_array())
+    return FieldError(path + ".conditionalParameterSpecs", "must be a list");
+  if (children->size() > kMaxStudyParams) {
+    return FieldError(path + ".conditionalParameterSpecs",
+                      "a study has at most " + std::to_string(kMaxStudyParams) + " parameters");
+  }
+  for (size_t i = 0; i < children->size(); ++i) {
+    ASSIGN_OR_RETURN(
+        ConditionalChild child,
+        ParseVertexConditional((*children)[i],
+                               path + ".conditionalParameterSpecs[" + std::to_string(i) + "]",
+                               depth + 1));
     spec.children.push_back(std::move(child));
   }
   return spec;
@@ -170,6 +186,11 @@ Result<std::vector<ParamSpec>> ParseList(const json& params, const std::string& 
                                          ParseOne parse) {
   if (!params.is_array() || params.empty()) {
     return FieldError(path, "must list at least one parameter");
+  }
+  if (params.size() > kMaxStudyParams) {  // Before parsing any of them.
+    return FieldError(path, "a study has at most " + std::to_string(kMaxStudyParams) +
+                                " parameters (this request lists " + std::to_string(params.size()) +
+                                ")");
   }
   std::vector<ParamSpec> out;
   for (size_t i = 0; i < params.size(); ++i) {
@@ -189,7 +210,8 @@ Result<std::vector<ParamSpec>> ParseMlParams(const json& params, const std::stri
 }
 
 Result<std::vector<ParamSpec>> ParseVertexParams(const json& params, const std::string& path) {
-  return ParseList(params, path, ParseVertexParam);
+  return ParseList(params, path,
+                   [](const json& p, const std::string& at) { return ParseVertexParam(p, at, 0); });
 }
 
 json ValueToJson(const ParamSpec& spec, const ParamValue& value) {
@@ -316,9 +338,13 @@ Result<json> ParseMlHyperparameters(const json& value, const std::string& path, 
   if (early) study.stopping = StoppingRule::kDecayCurve;
   RETURN_IF_ERROR(h.Enum("algorithm", kAlgorithms, &algorithm, /*accept_numbers=*/false));
   study.algorithm = *ParseAlgorithm(algorithm);
-  if (study.max_trials < 1) return FieldError(h.PathOf("maxTrials"), "must be at least 1");
-  if (study.parallel_trials < 1) {
-    return FieldError(h.PathOf("maxParallelTrials"), "must be at least 1");
+  if (study.max_trials < 1 || study.max_trials > kMaxStudyTrials) {
+    return FieldError(h.PathOf("maxTrials"),
+                      "must be between 1 and " + std::to_string(kMaxStudyTrials));
+  }
+  if (study.parallel_trials < 1 || study.parallel_trials > kMaxParallelTrials) {
+    return FieldError(h.PathOf("maxParallelTrials"),
+                      "must be between 1 and " + std::to_string(kMaxParallelTrials));
   }
   if (study.max_failed_trials < 0 || study.max_failed_trials > study.max_trials) {
     return FieldError(h.PathOf("maxFailedTrials"), "must be between 0 and maxTrials");

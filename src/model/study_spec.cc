@@ -30,7 +30,9 @@ Status CheckParam(const ParamSpec& p) {
       break;
     case ParamType::kDiscrete:
       if (p.discrete.empty()) return bad("discreteValues must not be empty");
-      if (p.discrete.size() > 1000) return bad("at most 1000 discreteValues");
+      if (p.discrete.size() > kMaxParamValues) {
+        return bad("at most " + std::to_string(kMaxParamValues) + " discreteValues");
+      }
       for (size_t i = 0; i < p.discrete.size(); ++i) {
         if (!std::isfinite(p.discrete[i])) return bad("discreteValues must be finite");
         if (i > 0 && !(p.discrete[i] > p.discrete[i - 1])) {
@@ -40,6 +42,15 @@ Status CheckParam(const ParamSpec& p) {
       break;
     case ParamType::kCategorical: {
       if (p.categories.empty()) return bad("categoricalValues must not be empty");
+      if (p.categories.size() > kMaxParamValues) {
+        return bad("at most " + std::to_string(kMaxParamValues) + " categoricalValues");
+      }
+      for (const std::string& c : p.categories) {
+        if (c.size() > kMaxCategoryChars) {
+          return bad("a categorical value is at most " + std::to_string(kMaxCategoryChars) +
+                     " characters");
+        }
+      }
       std::set<std::string> seen(p.categories.begin(), p.categories.end());
       if (seen.size() != p.categories.size()) return bad("categoricalValues must be distinct");
       return Status::Ok();  // No scale.
@@ -57,6 +68,9 @@ Status CheckCondition(const ParamSpec& parent, const ConditionalChild& c) {
     return InvalidArgument("conditional parameter '" + c.spec.name + "' of '" + parent.name +
                            "': " + rule);
   };
+  if (c.parent_categories.size() + c.parent_numbers.size() > kMaxParamValues) {
+    return bad("at most " + std::to_string(kMaxParamValues) + " parent values");
+  }
   switch (parent.type) {
     case ParamType::kDouble:
       return bad("a DOUBLE parameter cannot have conditional children");
@@ -87,14 +101,22 @@ Status CheckCondition(const ParamSpec& parent, const ConditionalChild& c) {
   return Status::Ok();
 }
 
-Status CheckTree(const ParamSpec& p, std::set<std::string>* names) {
+Status CheckTree(const ParamSpec& p, int depth, std::set<std::string>* names) {
+  if (depth > kMaxConditionalDepth) {
+    return InvalidArgument("parameter '" + p.name + "' is nested deeper than " +
+                           std::to_string(kMaxConditionalDepth) + " conditions");
+  }
   RETURN_IF_ERROR(CheckParam(p));
   if (!names->insert(p.name).second) {
     return InvalidArgument("parameter '" + p.name + "' is named twice");
   }
+  if (names->size() > kMaxStudyParams) {
+    return InvalidArgument("a study has at most " + std::to_string(kMaxStudyParams) +
+                           " parameters, conditional ones included");
+  }
   for (const auto& c : p.children) {
     RETURN_IF_ERROR(CheckCondition(p, c));
-    RETURN_IF_ERROR(CheckTree(c.spec, names));
+    RETURN_IF_ERROR(CheckTree(c.spec, depth + 1, names));
   }
   return Status::Ok();
 }
@@ -145,7 +167,7 @@ Status ValidateParam(const ParamSpec& param) {
 Status ValidateParams(const std::vector<ParamSpec>& params) {
   if (params.empty()) return InvalidArgument("the study has no parameters");
   std::set<std::string> names;
-  for (const auto& p : params) RETURN_IF_ERROR(CheckTree(p, &names));
+  for (const auto& p : params) RETURN_IF_ERROR(CheckTree(p, 0, &names));
   return Status::Ok();
 }
 

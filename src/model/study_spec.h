@@ -54,9 +54,22 @@ using Assignment = std::map<std::string, ParamValue>;
 // v1 reports it: integers without a fraction, doubles in the shortest exact form.
 std::string FormatValue(const ParamSpec& spec, const ParamValue& value);
 
+// Bounds on what one study may ask for, so that a request cannot make the daemon (or
+// the tuner, whose work grows with parameters x trials) allocate without limit: 10,000
+// DOUBLE parameters once grew the daemon to 20 GB, maxTrialCount = 10^6 took 4 GB.
+// Google's API references publish no numeric limits for these fields (neither ml v1
+// `HyperparameterSpec` nor Vertex `StudySpec`); these are ours, far above what
+// Bayesian optimisation is useful for (its guidance is tens of parameters).
+inline constexpr size_t kMaxStudyParams = 100;       // Counting conditional children.
+inline constexpr int kMaxConditionalDepth = 4;       // Children of children of ...
+inline constexpr size_t kMaxParamValues = 1000;      // Discrete, categorical, parent values.
+inline constexpr size_t kMaxCategoryChars = 256;     // One categorical value.
+inline constexpr int32_t kMaxStudyTrials = 10000;    // maxTrials / maxTrialCount.
+inline constexpr int32_t kMaxParallelTrials = 1000;  // maxParallelTrials / parallelTrialCount.
+
 // Checks a search space's rules (names unique and non-empty, without whitespace or
 // '='; min < max; integral INTEGER bounds; log scales on positive ranges; discrete
-// values increasing, at most 1000; categories distinct; conditions on INTEGER,
+// values increasing; categories distinct; the bounds above; conditions on INTEGER,
 // DISCRETE or CATEGORICAL parents naming values the parent takes). The message names
 // the parameter and the rule.
 Status ValidateParams(const std::vector<ParamSpec>& params);

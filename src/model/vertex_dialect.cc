@@ -18,6 +18,7 @@
 // - Rarely used messages (`pscInterfaceConfig`) are checked to be objects and kept
 //   verbatim; everything else is parsed field by field.
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "model/dialect.h"
 #include "model/machine_types.h"
@@ -451,11 +452,14 @@ Result<ParsedJob> ParseVertexHyperparameterTuningJob(const nlohmann::json& body)
   ASSIGN_OR_RETURN(nlohmann::json study_canon,
                    ParseVertexStudySpec(*study_spec, "studySpec", &study));
   o.SetCanonical("studySpec", std::move(study_canon));
-  for (const auto& [field, out] : {std::pair{"maxTrialCount", &study.max_trials},
-                                   std::pair{"parallelTrialCount", &study.parallel_trials}}) {
+  for (const auto& [field, out, most] :
+       {std::tuple{"maxTrialCount", &study.max_trials, kMaxStudyTrials},
+        std::tuple{"parallelTrialCount", &study.parallel_trials, kMaxParallelTrials}}) {
     if (!o.Has(field)) return FieldError(field, "is required");
     RETURN_IF_ERROR(o.Int32(field, out));
-    if (*out < 1) return FieldError(field, "must be at least 1");
+    if (*out < 1 || *out > most) {
+      return FieldError(field, "must be between 1 and " + std::to_string(most));
+    }
   }
   RETURN_IF_ERROR(o.Int32("maxFailedTrialCount", &study.max_failed_trials));
   if (study.max_failed_trials < 0 || study.max_failed_trials > study.max_trials) {

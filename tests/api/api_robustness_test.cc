@@ -240,5 +240,118 @@ TEST_F(ApiLimitsTest, ImagesThatAreNotReferencesAre400NamingTheField) {
   EXPECT_FALSE(Get("/v1/projects/p/locations/l/customJobs").json().contains("customJobs"));
 }
 
+// Found by a hostile request (issue 19): 10,000 DOUBLE params grew the daemon at
+// ~230 MB/s to 20 GB, and maxTrialCount = parallelTrialCount = 10^6 took 2-4 GB.
+// Every study size is bounded at the door, before anything is parsed or allocated
+// in proportion to it, with a 400 naming the field.
+TEST_F(ApiLimitsTest, StudySizesAreBoundedAtTheDoor) {
+  auto double_param = [](int i, bool vertex) {
+    if (vertex) {
+      return nlohmann::json{{"parameterId", "p" + std::to_string(i)},
+                            {"doubleValueSpec", {{"minValue", 0}, {"maxValue", 1}}}};
+    }
+    return nlohmann::json{{"parameterName", "p" + std::to_string(i)},
+                          {"type", "DOUBLE"},
+                          {"minValue", 0},
+                          {"maxValue", 1}};
+  };
+  nlohmann::json ml_params = nlohmann::json::array(), vertex_params = nlohmann::json::array();
+  for (int i = 0; i < 10000; ++i) {
+    ml_params.push_back(double_param(i, false));
+    vertex_params.push_back(double_param(i, true));
+  }
+  // A condition chain nested 20,000 deep (the parser once recursed per level).
+  nlohmann::json deep = double_param(0, true);
+  deep.erase("doubleValueSpec");
+  deep["integerValueSpec"] = {{"minValue", "0"}, {"maxValue", "9"}};
+  for (int i = 1; i < 20000; ++i) {
+    nlohmann::json parent = {{"parameterId", "p" + std::to_string(i)},
+                             {"integerValueSpec", {{"minValue", "0"}, {"maxValue", "9"}}}};
+    parent["conditionalParameterSpecs"] = {
+        {{"parentIntValues", {{"values", {"1"}}}}, {"parameterSpec", std::move(deep)}}};
+    deep = std::move(parent);
+  }
+  auto ml_job = [&](const nlohmann::json& params, int trials, int parallel) {
+    return nlohmann::json{{"jobId", "study"},
+                          {"trainingInput",
+                           {{"region", "r"},
+                            {"masterConfig", {{"imageUri", "img"}}},
+                            {"hyperparameters",
+                             {{"goal", "MAXIMIZE"},
+                              {"maxTrials", trials},
+                              {"maxParallelTrials", parallel},
+                              {"params", params}}}}}};
+  };
+  auto vertex_job = [&](const nlohmann::json& params, int trials, int parallel) {
+    return nlohmann::json{
+        {"displayName", "study"},
+        {"maxTrialCount", trials},
+        {"parallelTrialCount", parallel},
+        {"studySpec",
+         {{"metrics", {{{"metricId", "m"}, {"goal", "MAXIMIZE"}}}}, {"parameters", params}}},
+        {"trialJobSpec",
+         {{"workerPoolSpecs",
+           {{{"machineSpec", {{"machineType", "n1-standard-4"}}},
+             {"replicaCount", "1"},
+             {"containerSpec", {{"imageUri", "img"}}}}}}}}};
+  };
+  const std::string ml_path = "/v1/projects/p/jobs";
+  const std::string hp_path = "/v1/projects/p/locations/l/hyperparameterTuningJobs";
+  const nlohmann::json one_ml = {double_param(0, false)}, one_vertex = {double_param(0, true)};
+  struct Case {
+    std::string path;
+    nlohmann::json body;
+    std::string field;
+  };
+  std::vector<Case> cases = {
+      {ml_path, ml_job(ml_params, 10, 1), "trainingInput.hyperparameters.params"},
+      {ml_path, ml_job(one_ml, 1000000, 1), "trainingInput.hyperparameters.maxTrials"},
+      {ml_path, ml_job(one_ml, 10, 1000000), "trainingInput.hyperparameters.maxParallelTrials"},
+      {hp_path, vertex_job(vertex_params, 10, 1), "studySpec.parameters"},
+      {hp_path, vertex_job(one_vertex, 1000000, 1000000), "maxTrialCount"},
+      {hp_path, vertex_job(one_vertex, 10, 1000000), "parallelTrialCount"},
+  };
+  cases.push_back({hp_path, vertex_job(nlohmann::json::array({deep}), 10, 1), ""});
+  long before = RssKb();
+  for (const Case& c : cases) {
+    auto start = std::chrono::steady_clock::now();
+    Reply r = Post(c.path, c.body.dump());
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_EQ(r.status, 400) << c.field << ": " << r.body.substr(0, 300);
+    EXPECT_LT(seconds, 2.0) << c.field;
+    std::string field = r.json()["error"]["details"][0]["fieldViolations"][0]["field"];
+    if (c.field.empty()) {
+      EXPECT_EQ(field.rfind("studySpec.parameters[0].conditionalParameterSpecs[0]", 0), 0u)
+          << field.substr(0, 300);
+    } else {
+      EXPECT_EQ(field, c.field) << r.body.substr(0, 300);
+    }
+  }
+  EXPECT_LT(RssKb() - before, 100 * 1024) << "memory grew by more than 100 MB";
+  EXPECT_EQ(Get("/healthz").status, 200);
+}
+
+// Found by a hostile request (issue 19): a refused request of 100,000 args left +27 MB
+// in the daemon for good (malloc kept the freed JSON); memory comes back after it.
+TEST_F(ApiLimitsTest, MemoryComesBackAfterALargeRefusedRequest) {
+  nlohmann::json body = {
+      {"displayName", "x"},
+      {"jobSpec",
+       {{"workerPoolSpecs",
+         {{{"machineSpec", {{"machineType", "n1-standard-4"}}},
+           {"replicaCount", "1"},
+           {"containerSpec",
+            {{"imageUri", "img"}, {"args", std::vector<std::string>(100000, "xxxx")}}}}}}}}};
+  const std::string text = body.dump();
+  body = nullptr;
+  ASSERT_EQ(Post("/v1/projects/p/locations/l/customJobs", "{}").status, 400);  // Warm.
+  long before = RssKb();
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(Post("/v1/projects/p/locations/l/customJobs", text).status, 400);
+  }
+  EXPECT_LT(RssKb() - before, 8 * 1024) << "memory grew by " << (RssKb() - before) << " kB";
+}
+
 }  // namespace
 }  // namespace ty::api
