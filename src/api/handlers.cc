@@ -10,6 +10,7 @@
 #include "api/http_status.h"
 #include "api/query.h"
 #include "api/storage_api.h"
+#include "model/resource_ids.h"
 
 namespace ty::api {
 
@@ -189,6 +190,11 @@ Dispatch Route(service::JobService* service, const HttpRequest& request) {
   }
   if (ui) return Respond(NoRoute(request));
 
+  // The ids key stored rows and engine labels: Google's shape, or a 400 naming it.
+  if (Status s = model::CheckProjectId(seg[2]); !s.ok()) return Respond(ErrorResponse(s));
+  if (seg[3] == "locations" && n > 4) {
+    if (Status s = model::CheckLocationId(seg[4]); !s.ok()) return Respond(ErrorResponse(s));
+  }
   if (seg[3] == "jobs") return RouteMlJobs(call, seg, verb);
   if (seg[3] == "locations" && n >= 6 &&
       (seg[5] == "customJobs" || seg[5] == "hyperparameterTuningJobs")) {

@@ -141,40 +141,39 @@ Result<TimeMicros> ParseRfc3339(std::string_view s) {
 }
 
 Result<DurationMicros> ParseDuration(std::string_view s) {
-  auto bad = [&] {
-    return InvalidArgument("invalid duration \"" + std::string(s) +
-                           "\": expected seconds with an 's' suffix, e.g. \"3600s\"");
+  auto bad = [&](const std::string& rule) {
+    return InvalidArgument("invalid duration \"" + std::string(s.substr(0, 40)) + "\": " + rule);
   };
-  if (s.size() < 2 || s.back() != 's') return bad();
+  const char* kShape = "expected seconds with an 's' suffix, e.g. \"3600s\" or \"1.5s\"";
+  if (s.size() < 2 || s.back() != 's') return bad(kShape);
   std::string_view num = s.substr(0, s.size() - 1);
-  bool neg = false;
-  size_t i = 0;
-  if (num[0] == '-') {
-    neg = true;
-    i = 1;
-  }
+  const bool neg = num[0] == '-';
+  size_t i = neg ? 1 : 0;
+  // proto3's range: +-315,576,000,000 s (10,000 years), nanosecond precision.
+  constexpr int64_t kMaxSeconds = 315576000000LL;
   int64_t secs = 0;
   size_t int_digits = 0;
-  while (i < num.size() && std::isdigit(static_cast<unsigned char>(num[i]))) {
-    if (secs > 315576000000LL) return bad();
+  for (; i < num.size() && std::isdigit(static_cast<unsigned char>(num[i])); ++i, ++int_digits) {
     secs = secs * 10 + (num[i] - '0');
-    ++i;
-    ++int_digits;
+    if (secs > kMaxSeconds) return bad("out of range: a duration is at most 315576000000s");
   }
-  int64_t micros = 0;
+  int64_t nanos = 0;
   if (i < num.size() && num[i] == '.') {
     ++i;
     int digits = 0;
-    while (i < num.size() && std::isdigit(static_cast<unsigned char>(num[i]))) {
-      if (digits < 6) micros = micros * 10 + (num[i] - '0');
-      ++digits;
-      ++i;
+    for (; i < num.size() && std::isdigit(static_cast<unsigned char>(num[i])); ++i, ++digits) {
+      if (digits < 9) nanos = nanos * 10 + (num[i] - '0');
     }
-    if (digits == 0 || digits > 9) return bad();
-    for (int k = digits; k < 6; ++k) micros *= 10;
+    if (digits == 0 || digits > 9) return bad("at most 9 fractional digits (nanoseconds)");
+    for (int k = digits; k < 9; ++k) nanos *= 10;
   }
-  if (int_digits == 0 || i != num.size()) return bad();
-  int64_t total = secs * 1000000 + micros;
+  if (int_digits == 0 || i != num.size()) return bad(kShape);
+  if (secs == kMaxSeconds && nanos > 0) {
+    return bad("out of range: a duration is at most 315576000000s");
+  }
+  // Microseconds here; a sub-microsecond rest rounds away from zero, so a duration
+  // that is not zero never reads as zero (nor "-0.000000001s" as a valid 0).
+  const int64_t total = secs * 1000000 + (nanos + 999) / 1000;
   return neg ? -total : total;
 }
 

@@ -10,6 +10,8 @@ namespace ty::model {
 
 namespace {
 
+constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53.
+
 Status CheckParam(const ParamSpec& p) {
   auto bad = [&](const std::string& rule) {
     return InvalidArgument("parameter '" + p.name + "' (" + ParamTypeName(p.type) + "): " + rule);
@@ -26,6 +28,12 @@ Status CheckParam(const ParamSpec& p) {
       if (p.type == ParamType::kInteger &&
           (p.min != std::floor(p.min) || p.max != std::floor(p.max))) {
         return bad("minValue and maxValue must be integers");
+      }
+      // The tuner works in doubles and trials get the value as a decimal integer:
+      // past 2^53 neither is exact ("-9223372036854775809" once gave a trial -4.7e18).
+      if (p.type == ParamType::kInteger &&
+          (std::fabs(p.min) > kMaxExactInteger || std::fabs(p.max) > kMaxExactInteger)) {
+        return bad("minValue and maxValue must be within +-9007199254740992 (2^53)");
       }
       break;
     case ParamType::kDiscrete:

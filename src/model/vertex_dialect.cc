@@ -398,6 +398,10 @@ Status ParseDisplayName(WireObject& o, JobSpec* spec) {
   if (internal::Utf8Length(spec->display_name) > kMaxDisplayNameChars) {
     return FieldError("displayName", "must be at most 128 characters");
   }
+  // A name is shown in tables, logs and terminals: no NUL, no control characters.
+  for (unsigned char c : spec->display_name) {
+    if (c < 0x20 || c == 0x7f) return FieldError("displayName", "must not hold control characters");
+  }
   return Status::Ok();
 }
 

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "model/list_filter.h"
+#include "model/resource_ids.h"
 #include "service/study_controller.h"
 
 namespace ty::service {
@@ -98,7 +99,7 @@ int JobService::RunUntilIdleForTest() { return core_->RunUntilIdle(); }
 
 Result<model::Job> JobService::Submit(model::Dialect dialect, const std::string& project,
                                       const std::string& location, model::ParsedJob parsed) {
-  if (project.empty()) return InvalidArgument("project is required");
+  RETURN_IF_ERROR(model::CheckProjectId(project));
   if (dialect == model::Dialect::kVertex && location.empty())
     return InvalidArgument("location is required");
   parsed.spec.dialect = dialect;

@@ -246,14 +246,44 @@ Status ObjectReader::CopyTo(int out_fd, uint64_t* out_offset) const {
 
 // ---- Names ---------------------------------------------------------------------------
 
+// Google's bucket naming rules (cloud.google.com/storage/docs/buckets#naming): 3-63
+// characters of a-z, 0-9, '-', '_', '.' (up to 222 with dots, each dot-separated
+// part 1-63), starting and ending with a letter or digit; not an IPv4 address; not
+// starting with "goog" nor containing "google" or "g00gle".
 Status ObjectStore::CheckBucketName(const std::string& b) {
   auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  bool ok = b.size() >= 3 && b.size() <= 63 && alnum(b.front()) && alnum(b.back());
+  auto bad = [&](const std::string& rule) {
+    std::string shown = b.substr(0, 80);
+    for (char& c : shown) {
+      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+    }
+    return InvalidArgument("Invalid bucket name: '" + shown + "': " + rule);
+  };
+  const bool dotted = b.find('.') != std::string::npos;
+  bool ok =
+      b.size() >= 3 && b.size() <= (dotted ? 222u : 63u) && alnum(b.front()) && alnum(b.back());
   for (char c : b) ok = ok && (alnum(c) || c == '-' || c == '_' || c == '.');
-  if (ok) return Status::Ok();
-  return InvalidArgument("Invalid bucket name: '" + b +
-                         "': 3 to 63 characters of a-z, 0-9, '-', '_' and '.', starting and "
-                         "ending with a letter or digit");
+  if (!ok) {
+    return bad(
+        "3 to 63 characters (222 with dots) of a-z, 0-9, '-', '_' and '.', starting and "
+        "ending with a letter or digit");
+  }
+  size_t parts = 0;
+  bool all_digits = true;
+  for (size_t from = 0; from <= b.size(); ++parts) {
+    size_t dot = std::min(b.find('.', from), b.size());
+    const std::string part = b.substr(from, dot - from);
+    if (part.empty() || part.size() > 63)
+      return bad("each dot-separated part is 1 to 63 characters");
+    all_digits = all_digits && part.find_first_not_of("0123456789") == std::string::npos;
+    from = dot + 1;
+  }
+  if (parts == 4 && all_digits) return bad("a bucket name cannot be an IP address");
+  if (b.rfind("goog", 0) == 0 || b.find("google") != std::string::npos ||
+      b.find("g00gle") != std::string::npos) {
+    return bad("names starting with 'goog' or containing 'google' are reserved");
+  }
+  return Status::Ok();
 }
 
 Status ObjectStore::CheckObjectName(const std::string& name) {

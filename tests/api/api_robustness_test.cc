@@ -353,5 +353,47 @@ TEST_F(ApiLimitsTest, MemoryComesBackAfterALargeRefusedRequest) {
   EXPECT_LT(RssKb() - before, 8 * 1024) << "memory grew by " << (RssKb() - before) << " kB";
 }
 
+// Found by a hostile request (issue 19): project ids "..%2f..%2fetc" and "a%00b" created
+// jobs, display names kept NUL and control characters, and an INTEGER parameter's
+// bound "-9223372036854775809" gave a trial -4.7e18.
+TEST_F(ApiLimitsTest, IdsNamesAndBoundsFollowGooglesRules) {
+  const std::string job =
+      R"({"displayName":"x","jobSpec":{"workerPoolSpecs":[{"machineSpec":)"
+      R"({"machineType":"n1-standard-4"},"replicaCount":"1","containerSpec":{"imageUri":"img"}}]}})";
+  for (const std::string project : {"..%2f..%2fetc", "a%00b", "UPPER", "-x", "a_b", "x-"}) {
+    Reply r = Post("/v1/projects/" + project + "/locations/l/customJobs", job);
+    EXPECT_TRUE(r.status == 400 || r.status == 404) << project << ": " << r.body;
+    r = Post("/v1/projects/" + project + "/jobs", R"({"jobId":"j","trainingInput":{}})");
+    EXPECT_TRUE(r.status == 400 || r.status == 404) << project << ": " << r.body;
+  }
+  EXPECT_EQ(Post("/v1/projects/p/locations/..%2fx/customJobs", job).status, 400);
+  for (const std::string name : {std::string(R"(a\u0000b)"), std::string(R"(line\nbreak)")}) {
+    Reply r = Post("/v1/projects/p/locations/l/customJobs",
+                   R"({"displayName":")" + name + job.substr(job.find("\",")));
+    EXPECT_EQ(r.status, 400) << r.body;
+    EXPECT_EQ(r.json()["error"]["details"][0]["fieldViolations"][0]["field"], "displayName");
+  }
+  EXPECT_FALSE(Get("/v1/projects/p/locations/l/customJobs").json().contains("customJobs"));
+  // Accepted shapes: an id, a domain-scoped id, a project number.
+  for (const std::string project : {"my-proj-1", "example.com:my-proj", "123456789"}) {
+    EXPECT_EQ(Get("/v1/projects/" + project + "/locations/us-central1/customJobs").status, 200)
+        << project;
+  }
+  nlohmann::json study = {
+      {"displayName", "s"},
+      {"maxTrialCount", 2},
+      {"parallelTrialCount", 1},
+      {"studySpec",
+       {{"metrics", {{{"metricId", "m"}, {"goal", "MAXIMIZE"}}}},
+        {"parameters",
+         {{{"parameterId", "n"},
+           {"integerValueSpec",
+            {{"minValue", "-9223372036854775809"}, {"maxValue", "9223372036854775807"}}}}}}}},
+      {"trialJobSpec", nlohmann::json::parse(job)["jobSpec"]}};
+  Reply r = Post("/v1/projects/p/locations/l/hyperparameterTuningJobs", study.dump());
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_NE(r.body.find("2^53"), std::string::npos) << r.body;
+}
+
 }  // namespace
 }  // namespace ty::api

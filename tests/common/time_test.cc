@@ -32,6 +32,26 @@ TEST(TimeTest, Durations) {
   EXPECT_FALSE(ParseDuration("s").ok());
   EXPECT_FALSE(ParseDuration("1.s").ok());
   EXPECT_EQ(FormatDuration(1500000), "1.5s");
+}
+
+// Found by a hostile request (issue 19): "999999999999999s" got the wrong message,
+// "-0.000000001s" read as 0 (a valid timeout) and "315576000001s" past proto3's range
+// was accepted.
+TEST(TimeTest, DurationsParseExactlyWithinProto3sRange) {
+  EXPECT_EQ(*ParseDuration("315576000000s"), 315576000000LL * 1000000);
+  for (const char* over : {"315576000001s", "999999999999999s", "-315576000001s",
+                           "315576000000.000000001s", "99999999999999999999999999s"}) {
+    Result<DurationMicros> d = ParseDuration(over);
+    ASSERT_FALSE(d.ok()) << over;
+    EXPECT_NE(d.status().message().find("out of range"), std::string::npos) << d.status().message();
+  }
+  EXPECT_LT(*ParseDuration("-0.000000001s"), 0);
+  EXPECT_GT(*ParseDuration("0.000000001s"), 0);
+  EXPECT_EQ(*ParseDuration("-1.5s"), -1500000);
+  EXPECT_EQ(*ParseDuration("0.123456789s"), 123457);
+  EXPECT_FALSE(ParseDuration("1.1234567890s").ok());
+  EXPECT_FALSE(ParseDuration("--1s").ok());
+  EXPECT_FALSE(ParseDuration("+1s").ok());
   EXPECT_EQ(FormatDuration(7200LL * 1000000), "7200s");
 }
 

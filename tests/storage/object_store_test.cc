@@ -317,5 +317,18 @@ TEST_F(ObjectStoreTest, TheStateDirectoryCannotBeInsideTheBucketRoot) {
             StatusCode::kInvalidArgument);
 }
 
+// Found by a hostile request (issue 19): "a..b" and "goog-x" were accepted.
+TEST_F(ObjectStoreTest, BucketNamesFollowGooglesRules) {
+  for (const std::string ok : {"bkt", "my-bucket_1", "a.b.c", "example.com", "x1-data"}) {
+    EXPECT_TRUE(ObjectStore::CheckBucketName(ok).ok()) << ok;
+  }
+  for (const std::string& bad : std::vector<std::string>{
+           "a..b", "goog-x", "my-google-bkt", "g00gle", "192.168.1.1", "ab", "-ab", "ab-", "A-b",
+           std::string(64, 'a'), std::string(64, 'a') + ".b", "a b", ".ab", "ab."}) {
+    EXPECT_EQ(ObjectStore::CheckBucketName(bad).code(), StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_EQ(store_->CreateBucket("a..b").status().code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace ty::storage
