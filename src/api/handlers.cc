@@ -164,6 +164,14 @@ Dispatch Route(service::JobService* service, const HttpRequest& request) {
     nlohmann::json health = {{"status", "ok"}};
     std::vector<std::string> problems = service->problems();
     if (!problems.empty()) health["problems"] = problems;
+    // An engine outage: still 200 (the API serves, and restarting the daemon would
+    // not bring the engine back), but said, with since when.
+    executor::BackendHealth engine = service->backend_health();
+    if (!engine.reachable) {
+      health["status"] = "degraded";
+      health["engine"] = {
+          {"reachable", false}, {"detail", engine.detail}, {"since", FormatRfc3339(engine.since)}};
+    }
     return Respond(JsonResponse(health));
   }
   if (seg.size() == 1 && seg[0] == "metrics" && method == "GET") {

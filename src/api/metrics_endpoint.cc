@@ -117,6 +117,10 @@ HttpResponse Metrics(service::JobService* service) {
   JobFamilies(e, *by_state, a, service->Now());
   ResourceFamilies(e, service->Capacity(), a);
   DecisionFamilies(e, a);
+  executor::BackendHealth engine = service->backend_health();
+  e.Family("trainyard_engine_up", "gauge",
+           "1 when the container engine answered the last probe (every 2 s), else 0.");
+  e.Sample("trainyard_engine_up", engine.reachable ? 1 : 0);
   HttpResponse r;
   r.content_type = "text/plain; version=0.0.4; charset=utf-8";
   r.body = e.text();

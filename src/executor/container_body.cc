@@ -49,6 +49,20 @@ void ApplyGrant(const ReplicaLaunch& r, ContainerBody* b) {
   b->env->push_back("CUDA_VISIBLE_DEVICES=" + JoinIndices(inside));
 }
 
+// Hardening every replica gets (issue 19): no process in it gains privileges through
+// setuid binaries or file capabilities (no_new_privs), and of the engine's default
+// capabilities those training never needs are dropped: making device nodes, raw
+// sockets (spoofing peers on the job network), chroot, changing capability sets and
+// file capabilities, writing the audit log. Kept: file ownership and permission
+// overrides (pip and apt inside the image), kill, setuid/setgid (dropping to a user),
+// binding low ports. Names carry the CAP_ prefix, which Docker and podman both take.
+const std::vector<std::string>& DroppedCapabilities() {
+  static const std::vector<std::string> kDropped = {"CAP_MKNOD",      "CAP_NET_RAW",
+                                                    "CAP_SYS_CHROOT", "CAP_SETPCAP",
+                                                    "CAP_SETFCAP",    "CAP_AUDIT_WRITE"};
+  return kDropped;
+}
+
 std::string RenderContainerBody(const ContainerBody& b) {
   json body;
   body["Image"] = b.image;
@@ -59,6 +73,8 @@ std::string RenderContainerBody(const ContainerBody& b) {
   body["Labels"] = b.labels;
   json host;
   host["Binds"] = b.binds;
+  host["SecurityOpt"] = json::array({"no-new-privileges"});
+  host["CapDrop"] = DroppedCapabilities();
   if (!b.gpu_indices.empty()) {
     json ids = json::array();
     for (int i : b.gpu_indices) ids.push_back(std::to_string(i));
@@ -163,6 +179,8 @@ std::string RenderLibpodBody(const ContainerBody& b, const std::string& name,
   if (b.extra_hosts) body["hostadd"] = *b.extra_hosts;
   // What the compat API does for every container (moby always creates it).
   body["create_working_dir"] = true;
+  body["no_new_privileges"] = true;
+  body["cap_drop"] = DroppedCapabilities();
   return body.dump();
 }
 

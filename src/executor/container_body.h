@@ -40,6 +40,8 @@ void ApplyGrant(const ReplicaLaunch& r, ContainerBody* body);
 
 // The JSON text to POST to /containers/create.
 std::string RenderContainerBody(const ContainerBody& body);
+// The capabilities every replica runs without (container_body.cc says why each).
+const std::vector<std::string>& DroppedCapabilities();
 
 // The same container as podman's native create body (POST /libpod/containers/create,
 // a SpecGenerator), with the GPUs as CDI devices "<cdi_gpu_kind>=<index>". Podman's

@@ -77,6 +77,9 @@ Result<std::unique_ptr<ContainerExecutor>> ContainerExecutor::Create(Options opt
         "container engine does not answer on " + ex->options_.engine_socket +
         " (is `podman system service` running? see scripts/setup): " + ping.message());
   }
+  std::shared_ptr<EngineClient> engine = ex->engine_;
+  ex->health_ = std::make_unique<HealthProbe>([engine] { return engine->Ping(); },
+                                              std::chrono::seconds(2), ex->clock_);
   // Another engine (Docker) takes GPUs as DeviceRequests through its one API.
   Result<bool> libpod = ex->engine_->SpeaksLibpod();
   ex->speaks_libpod_ = libpod.ok() && *libpod;
@@ -93,7 +96,14 @@ Result<std::unique_ptr<ContainerExecutor>> ContainerExecutor::Create(Options opt
 }
 
 // Stops the threads while the engine client they use is alive; containers run on.
-ContainerExecutor::~ContainerExecutor() { work_.Shutdown(); }
+ContainerExecutor::~ContainerExecutor() {
+  health_.reset();
+  work_.Shutdown();
+}
+
+BackendHealth ContainerExecutor::Health() const {
+  return health_ ? health_->Get() : BackendHealth{};
+}
 
 void ContainerExecutor::SetEventCallback(EventCallback callback) {
   work_.SetEventCallback(std::move(callback));

@@ -64,6 +64,7 @@
 #include "executor/background_work.h"
 #include "executor/engine_client.h"
 #include "executor/executor.h"
+#include "executor/health_probe.h"
 #include "executor/network_slots.h"
 #include "executor/oom_watch.h"
 #include "executor/warm_pool.h"
@@ -142,6 +143,7 @@ class ContainerExecutor : public Executor {
   Status RestartReplica(const std::string& job_uid, int attempt, int pool, int index) override;
   Status Cleanup(const std::string& job_uid, int attempt) override;
   std::string ReplicaBucketRoot() const override;
+  BackendHealth Health() const override;
   // Podman (and Docker with host-gateway) resolve it to the gateway of the
   // container's network; a listener on 0.0.0.0 answers there.
   std::string DaemonHostForReplicas() const override { return "host.containers.internal"; }
@@ -310,6 +312,8 @@ class ContainerExecutor : public Executor {
   OomWatch oom_watch_;
   // Launch and watcher threads (watchers keyed by container name), the callback.
   internal::BackgroundWork work_;
+  // Pings the engine every 2 s (Health()); made in Create, after the first ping.
+  std::unique_ptr<HealthProbe> health_;
 };
 
 }  // namespace ty::executor

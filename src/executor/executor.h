@@ -124,6 +124,13 @@ struct ObservedReplica {
   bool oom_killed = false;
 };
 
+// Whether the backend (the container engine) answers, as last probed.
+struct BackendHealth {
+  bool reachable = true;
+  std::string detail;    // Why not, when unreachable.
+  TimeMicros since = 0;  // When it last changed (0 = never probed / always up).
+};
+
 class Executor {
  public:
   virtual ~Executor() = default;
@@ -152,6 +159,9 @@ class Executor {
   // True when replicas run on the daemon's own filesystem (local processes): host
   // paths are handed to them as they are instead of being mounted.
   virtual bool ReplicasShareHostFilesystem() const { return false; }
+  // The backend as last probed, for /healthz, /metrics and describe (an engine
+  // outage is visible, not a silent stall). Local processes have no backend to lose.
+  virtual BackendHealth Health() const { return {}; }
 };
 
 // Labels every replica carries so Recover() can find it.

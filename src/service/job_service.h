@@ -106,6 +106,8 @@ class JobService {
   void SetReplicaStoragePort(int port);
   // Why some stored jobs were failed at start-up (for /healthz); empty when none.
   std::vector<std::string> problems() const;
+  // The executor's backend (the container engine) as last probed.
+  executor::BackendHealth backend_health() const { return executor_->Health(); }
   // Manual loop only: runs everything due; returns how many tasks ran.
   int RunUntilIdleForTest();
   // Stops the loop and the worker pool. Running replicas are left running: a

@@ -533,6 +533,38 @@ TEST_F(ContainerExecutorTest, BindMountsWriteToTheHost) {
   std::filesystem::remove_all(ro_dir);
 }
 
+// Root in a replica keeps no way to gain privileges (no_new_privs) and lacks the
+// capabilities training does not need (issue 19), through both engine APIs and from a
+// warm sandbox. Read from the kernel inside the replica.
+void ExpectHardened(executor::ContainerExecutor* ex, const std::string& uid,
+                    const AttemptSpec& attempt, EventRecorder* events, RecordingLogSink* sink) {
+  ASSERT_TRUE(ex->Launch(attempt).ok());
+  auto exits = events->WaitFor(uid, ExecutorEventKind::kReplicaExited, 1);
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0].exit_code, 0);
+  std::string status;
+  for (const auto& line : sink->Messages(uid)) status += line + "\n";
+  EXPECT_NE(status.find("NoNewPrivs:\t1"), std::string::npos) << status;
+  size_t at = status.find("CapBnd:\t");
+  ASSERT_NE(at, std::string::npos) << status;
+  const uint64_t bounding = std::stoull(status.substr(at + 8, 16), nullptr, 16);
+  // CAP_SETPCAP 8, CAP_NET_RAW 13, CAP_SYS_CHROOT 18, CAP_MKNOD 27, CAP_SETFCAP 31.
+  for (int bit : {8, 13, 18, 27, 31}) EXPECT_EQ((bounding >> bit) & 1, 0u) << "capability " << bit;
+  EXPECT_EQ(bounding & 1, 1u) << "CAP_CHOWN is kept";
+}
+
+constexpr char kShowPrivileges[] = "grep -E '^(NoNewPrivs|CapBnd)' /proc/self/status";
+
+TEST_F(ContainerExecutorTest, ReplicasRunWithoutNewPrivilegesOrNeedlessCapabilities) {
+  ExpectHardened(ex_.get(), uid_, Attempt({Replica(0, 0, kShowPrivileges)}), &events_, &sink_);
+}
+TEST_F(WarmContainerExecutorTest, ReplicasRunWithoutNewPrivilegesOrNeedlessCapabilities) {
+  ExpectHardened(ex_.get(), uid_, Attempt({Replica(0, 0, kShowPrivileges)}), &events_, &sink_);
+}
+TEST_F(NativeContainerExecutorTest, ReplicasRunWithoutNewPrivilegesOrNeedlessCapabilities) {
+  ExpectHardened(ex_.get(), uid_, Attempt({Replica(0, 0, kShowPrivileges)}), &events_, &sink_);
+}
+
 TEST_F(ContainerExecutorTest, LargeBurstArrivesCompleteAndInOrder) {
   ASSERT_TRUE(ex_->Launch(Attempt({Replica(0, 0, "seq 1 20000")})).ok());
   auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1, 60000);
