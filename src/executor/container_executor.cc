@@ -431,6 +431,7 @@ Result<std::vector<ObservedReplica>> ContainerExecutor::Recover() {
       o.exit_code = state->exit_code;
       o.signal = SignalOf(state->exit_code);
       o.oom_killed = state->oom_killed;
+      o.finished_at = state->finished_at;
       // It may have written lines after the previous daemon stopped watching; the
       // caller reports its end (with its last lines) as soon as this returns, and
       // nobody would read them later. A replica this executor watches is (being)

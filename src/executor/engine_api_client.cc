@@ -392,6 +392,9 @@ Result<ContainerState> EngineApiClient::InspectContainer(const std::string& id) 
     s.exit_code = IntField(st, "ExitCode");
     s.oom_killed = BoolField(st, "OOMKilled");
     if (st.contains("Pid") && st["Pid"].is_number_integer()) s.pid = IntField(st, "Pid");
+    // "0001-01-01T00:00:00Z" (never finished) parses to a time before 1970: unknown.
+    Result<TimeMicros> finished = ParseRfc3339(StringField(st, "FinishedAt"));
+    if (finished.ok() && *finished > 0) s.finished_at = *finished;
   }
   return s;
 }

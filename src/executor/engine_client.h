@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/time.h"
 
 namespace ty::executor {
 
@@ -86,7 +87,8 @@ struct ContainerState {
   bool running = false;
   int exit_code = 0;
   bool oom_killed = false;
-  int pid = 0;  // Host pid of its first process while running; 0 otherwise.
+  int pid = 0;                 // Host pid of its first process while running; 0 otherwise.
+  TimeMicros finished_at = 0;  // State.FinishedAt once exited; 0 if unknown.
 };
 
 // The container engine as the executor uses it. The real one is EngineApiClient

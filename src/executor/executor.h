@@ -122,6 +122,7 @@ struct ObservedReplica {
   int exit_code = 0;          // When !running.
   std::optional<int> signal;  // When !running.
   bool oom_killed = false;
+  TimeMicros finished_at = 0;  // When !running: the engine's finish time (0 = unknown).
 };
 
 // Whether the backend (the container engine) answers, as last probed.

@@ -144,6 +144,7 @@ class Machine {
   const JobPolicy& policy_;
   const TimeMicros now_;
   bool stop_requested_ = false;
+  TimeMicros end_time_ = 0;  // When the last replica exit of this input happened.
 };
 
 void Machine::Apply(const JobInput& in) {
@@ -286,7 +287,10 @@ void Machine::ReplicaExited(const JobInput& in) {
   if (rec == nullptr || ReplicaDone(*rec)) return;
   rec->exit_code = in.exit_code;
   rec->signal = in.signal;
-  rec->end_time = now_;
+  // An exit replayed at recovery happened while no daemon watched: its time is the
+  // backend's, and the job ends then if this exit ends it (not at the restart).
+  rec->end_time = in.exit_time > 0 && in.exit_time <= now_ ? in.exit_time : now_;
+  end_time_ = std::max(end_time_, rec->end_time);
   const bool stopping = job().ending.has_value();
   if (in.exit_code == 0) {
     rec->state = ReplicaState::kSucceeded;
@@ -402,7 +406,7 @@ void Machine::MaybeFinish() {
 void Machine::Finish(JobState state, std::optional<JobError> error) {
   job().state = state;
   job().error = std::move(error);
-  job().end_time = job().phases.finished = now_;
+  job().end_time = job().phases.finished = end_time_ > 0 ? end_time_ : now_;
   for (auto& r : job().replicas) {
     if (!ReplicaDone(r)) r.state = ReplicaState::kStopped;
   }
@@ -535,6 +539,7 @@ void Machine::Recovered(const std::vector<ObservedReplicaState>& observed) {
       exited.exit_code = o->exit_code;
       exited.signal = o->signal;
       exited.oom_killed = o->oom_killed;
+      exited.exit_time = o->finished_at;
     } else {
       exited.exit_code = 137;  // Gone without a trace while we were down: killed.
       exited.signal = 9;

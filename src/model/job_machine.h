@@ -56,6 +56,7 @@ struct ObservedReplicaState {
   int exit_code = 0;          // When !running.
   std::optional<int> signal;  // When !running.
   bool oom_killed = false;
+  TimeMicros finished_at = 0;  // When !running: when it ended, if the backend knows.
 };
 
 enum class InputKind {
@@ -81,6 +82,7 @@ struct JobInput {
   int exit_code = 0;                      // kReplicaExited.
   std::optional<int> signal;              // kReplicaExited: died of this signal.
   bool oom_killed = false;                // kReplicaExited.
+  TimeMicros exit_time = 0;               // kReplicaExited: when, if not now (recovery).
   TimeMicros image_ready_time = 0;        // kAttemptStarted.
   std::string message;                    // Launch/restart failure, how it started, cancel reason.
   std::vector<std::string> log_tail;      // kReplicaExited: the replica's last log lines.

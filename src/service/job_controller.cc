@@ -144,6 +144,7 @@ void JobController::Recover(const std::vector<executor::ObservedReplica>& observ
     s.exit_code = o.exit_code;
     s.signal = o.signal;
     s.oom_killed = o.oom_killed;
+    s.finished_at = o.finished_at;
     by_attempt[{o.job_uid, o.attempt}].push_back(s);
   }
   std::set<Attempt> in_use;

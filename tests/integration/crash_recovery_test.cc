@@ -7,6 +7,7 @@
 #include <chrono>
 #include <thread>
 
+#include "common/time.h"
 #include "integration/daemon_harness.h"
 
 namespace ty::testing {
@@ -121,6 +122,28 @@ TEST_F(CrashRecoveryTest, WorkerFailedAndTheDaemonDiedDuringTheStop) {
   EXPECT_EQ(message.rfind("The replica workerpool1-0 exited with a non-zero status of 1.", 0), 0u)
       << message;
   ExpectNothingRestarted(id);
+}
+
+// Found after a kill -9 (issue 19): a job whose replicas exited while no daemon ran
+// got the restart's time as endTime. It carries the engine's finish time.
+TEST_F(CrashRecoveryTest, AnExitWhileTheDaemonWasDownKeepsTheEnginesFinishTime) {
+  nlohmann::json body = {{"displayName", "exit-while-down"},
+                         {"jobSpec", {{"workerPoolSpecs", {ShPool("sleep 1; echo done")}}}}};
+  HttpReply r = daemon_->Post(kBase, body.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::string path = std::string(kBase) + "/" + IdOf(r.Json());
+  ASSERT_EQ(daemon_->WaitForField(path, "state", {"JOB_STATE_RUNNING"})["state"],
+            "JOB_STATE_RUNNING");
+  daemon_->Kill();
+  std::this_thread::sleep_for(std::chrono::seconds(4));  // It exits about 1 s in.
+  const TimeMicros restart = SystemClock::Get()->Now();
+  daemon_->Start();
+  nlohmann::json done = daemon_->WaitForField(path, "state", kTerminal, 60);
+  ASSERT_EQ(done["state"], "JOB_STATE_SUCCEEDED") << done.dump();
+  Result<TimeMicros> end = ParseRfc3339(done.value("endTime", ""));
+  ASSERT_TRUE(end.ok()) << done.dump();
+  EXPECT_LT(*end, restart - 2'000'000) << "endTime is the restart's time: " << done.dump();
+  EXPECT_GT(*end, *ParseRfc3339(done.value("startTime", ""))) << done.dump();
 }
 
 }  // namespace

@@ -362,3 +362,28 @@ TEST(JobMachineTest, RecordsWrittenBeforeEndingsRecoverACancelAsAUserCancel) {
 
 }  // namespace
 }  // namespace ty::model
+
+namespace ty::model {
+namespace {
+
+// Found after a kill -9 (issue 19): jobs whose replicas exited while the daemon was
+// down got the restart time as endTime. The engine's finish times are kept.
+TEST(JobMachineTest, ExitsReplayedAtRecoveryKeepTheirOwnTimes) {
+  Job running = JobIn(Setup::kRunning);
+  JobInput in = Input(InputKind::kRecovered);
+  in.observed = {{0, 0, false, 0, std::nullopt, false, kNow + 10'000'000},
+                 {1, 0, false, 0, std::nullopt, false, kNow + 20'000'000}};
+  Decision d = Step(running, in, kNow + 100'000'000);
+  ASSERT_EQ(d.job.state, JobState::kSucceeded);
+  EXPECT_EQ(d.job.end_time, kNow + 20'000'000);
+  EXPECT_EQ(d.job.replicas[0].end_time, kNow + 10'000'000);
+  EXPECT_EQ(d.job.replicas[1].end_time, kNow + 20'000'000);
+  // Unknown (0) or in the future (a skewed clock): the recovery's own time.
+  in.observed[0].finished_at = 0;
+  in.observed[1].finished_at = kNow + 500'000'000;
+  d = Step(running, in, kNow + 100'000'000);
+  EXPECT_EQ(d.job.end_time, kNow + 100'000'000);
+}
+
+}  // namespace
+}  // namespace ty::model
