@@ -190,8 +190,15 @@ HttpResponse Buckets(const StorageContext& ctx, const HttpRequest& r) {
   if (r.method == "GET") {
     Result<std::vector<storage::BucketInfo>> all = ctx.store->ListBuckets();
     if (!all.ok()) return StorageError(all.status());
+    // buckets.list names its project (gcloud always sends it): that project's buckets
+    // only. Unowned directories (made by hand on the host) are listed for every project.
+    const std::string project = Param(r, "project");
     json items = json::array();
-    for (const auto& b : *all) items.push_back(BucketJson(r, b));
+    for (const auto& b : *all) {
+      const std::string owner = ctx.store->BucketOwner(b.name);
+      if (!project.empty() && !owner.empty() && owner != project) continue;
+      items.push_back(BucketJson(r, b));
+    }
     json out = {{"kind", "storage#buckets"}};
     if (!items.empty()) out["items"] = std::move(items);
     return JsonResponse(out);
@@ -201,7 +208,9 @@ HttpResponse Buckets(const StorageContext& ctx, const HttpRequest& r) {
   if (!body.is_object() || !body.contains("name") || !body["name"].is_string()) {
     return StorageError(InvalidArgument("Bucket name is required: {\"name\": \"...\"}"));
   }
-  Result<storage::BucketInfo> made = ctx.store->CreateBucket(body["name"].get<std::string>());
+  // The `project` parameter (required by Google, sent by every client) owns it.
+  Result<storage::BucketInfo> made =
+      ctx.store->CreateBucket(body["name"].get<std::string>(), Param(r, "project"));
   if (!made.ok()) return StorageError(made.status());
   return JsonResponse(BucketJson(r, *made));
 }

@@ -79,6 +79,9 @@ inline Status InvalidArgument(std::string m) {
   return Status(StatusCode::kInvalidArgument, std::move(m));
 }
 inline Status NotFound(std::string m) { return Status(StatusCode::kNotFound, std::move(m)); }
+inline Status PermissionDenied(std::string m) {
+  return Status(StatusCode::kPermissionDenied, std::move(m));
+}
 inline Status AlreadyExists(std::string m) {
   return Status(StatusCode::kAlreadyExists, std::move(m));
 }

@@ -308,14 +308,21 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port, sigset_t s
   if (!admission.ok()) return Fail(admission.status());
   so.admission = std::move(admission).value();
   LogCapacity(so.admission.capacity);
-  auto service = ty::service::JobService::Create(store->get(), executor->get(), logs->get(),
-                                                 ty::SystemClock::Get(), so);
-  if (!service.ok()) return Fail(service.status());
-
-  // The Cloud Storage JSON API over the same directories replicas see at /gcs.
+  // The Cloud Storage JSON API over the same directories replicas see at /gcs; it
+  // also knows which project owns each bucket, which decides what replicas see.
   auto objects = ty::storage::ObjectStore::Open(cfg.bucket_root, cfg.data_dir + "/storage",
                                                 ty::SystemClock::Get());
   if (!objects.ok()) return Fail(objects.status());
+  ty::storage::ObjectStore* buckets = objects->get();
+  so.claim_buckets = [buckets](const std::string& project, const std::vector<std::string>& b) {
+    return buckets->ClaimBuckets(project, b);
+  };
+  so.project_buckets = [buckets](const std::string& project) {
+    return buckets->BucketsOwnedBy(project);
+  };
+  auto service = ty::service::JobService::Create(store->get(), executor->get(), logs->get(),
+                                                 ty::SystemClock::Get(), so);
+  if (!service.ok()) return Fail(service.status());
 
   // The servers start before the service, whose first launches need the port
   // replicas reach the storage API on (requests wait for the loop meanwhile).

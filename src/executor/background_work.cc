@@ -157,6 +157,12 @@ Status EnsureBucketDirs(const std::string& bucket_root, const std::vector<std::s
   return Status::Ok();
 }
 
+std::vector<std::string> MountedBuckets(const AttemptSpec& attempt) {
+  std::set<std::string> all(attempt.buckets.begin(), attempt.buckets.end());
+  all.insert(attempt.visible_buckets.begin(), attempt.visible_buckets.end());
+  return {all.begin(), all.end()};
+}
+
 Status ValidateAttempt(const AttemptSpec& attempt,
                        const std::function<Status(const ReplicaLaunch&)>& check_replica) {
   if (attempt.job_uid.empty()) return InvalidArgument("launch: job_uid is empty");

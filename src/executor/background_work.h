@@ -110,6 +110,9 @@ Status ValidateAttempt(const AttemptSpec& attempt,
 // a directory cannot be made.
 Status EnsureBucketDirs(const std::string& bucket_root, const std::vector<std::string>& buckets);
 
+// The attempt's `buckets` and `visible_buckets`, sorted, once each.
+std::vector<std::string> MountedBuckets(const AttemptSpec& attempt);
+
 // kAttemptStarted (with `image_ready_time`) when `launched` is OK, else
 // kLaunchFailed with its message.
 ExecutorEvent LaunchOutcomeEvent(const AttemptSpec& attempt, const Status& launched,

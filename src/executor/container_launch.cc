@@ -158,11 +158,16 @@ Status ContainerExecutor::Launch(const AttemptSpec& attempt) {
 AttemptSpec ContainerExecutor::WithEngineParts(const AttemptSpec& attempt) const {
   AttemptSpec owned = attempt;
   if (!options_.instance.empty()) owned.labels[kLabelInstance] = options_.instance;
-  // Buckets: every replica sees the bucket root at /gcs (as on Vertex). The mount is
-  // part of the attempt from here on, so warm gangs are shaped with it.
+  // Buckets: each bucket of the job and of its project at /gcs/BUCKET (as on Vertex),
+  // mounted one by one: never the bucket root, so no replica sees another project's
+  // buckets. The mounts are part of the attempt from here on, so warm gangs are
+  // shaped with them.
   if (!options_.bucket_root.empty()) {
-    for (ReplicaLaunch& r : owned.replicas) {
-      r.mounts.push_back({options_.bucket_root, kReplicaBucketRoot, false});
+    for (const std::string& bucket : internal::MountedBuckets(attempt)) {
+      for (ReplicaLaunch& r : owned.replicas) {
+        r.mounts.push_back({options_.bucket_root + "/" + bucket,
+                            std::string(kReplicaBucketRoot) + "/" + bucket, false});
+      }
     }
   }
   return owned;
@@ -198,7 +203,9 @@ void ContainerExecutor::RunLaunch(const AttemptSpec& attempt) {
 
 void ContainerExecutor::RunLaunchInSlot(const AttemptSpec& attempt) {
   // Off the caller's thread: the bucket root may be a slow shared filesystem.
-  if (Status s = internal::EnsureBucketDirs(options_.bucket_root, attempt.buckets); !s.ok()) {
+  if (Status s =
+          internal::EnsureBucketDirs(options_.bucket_root, internal::MountedBuckets(attempt));
+      !s.ok()) {
     work_.Emit(internal::LaunchOutcomeEvent(attempt, s, 0, Now()));
     return;
   }

@@ -80,9 +80,11 @@ struct AttemptSpec {
   // Replicas must reach each other by host name (multi-replica jobs); the container
   // engine gives the attempt a network of its own.
   bool peers_talk = false;
-  // Buckets the job names: they exist before any replica starts. Every bucket is
-  // visible to replicas under Executor::ReplicaBucketRoot().
+  // Buckets the job names: they exist before any replica starts.
   std::vector<std::string> buckets;
+  // Further buckets replicas see (their project's). Replicas see these and `buckets`
+  // under Executor::ReplicaBucketRoot(), each mounted on its own, and no other bucket.
+  std::vector<std::string> visible_buckets;
   std::map<std::string, std::string> labels;  // Put on every replica (and the network).
   std::vector<ReplicaLaunch> replicas;
 };

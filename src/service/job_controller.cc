@@ -348,6 +348,7 @@ void JobController::Launch(const model::Job& job) {
   }
   executor::AttemptSpec spec =
       BuildAttemptSpec(job, executor_->ReplicaBucketRoot(), replica_storage_endpoint_, trial);
+  if (options_.project_buckets) spec.visible_buckets = options_.project_buckets(job.project);
   core_->Blocking([this, spec = std::move(spec), dir = trial.host_dir] {
     std::error_code ec;
     if (!dir.empty()) std::filesystem::create_directories(dir, ec);

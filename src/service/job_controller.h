@@ -38,6 +38,8 @@ struct ControllerOptions {
   DurationMicros stop_grace = 10LL * 1000000;
   std::function<uint64_t()> random;  // Id digits; required.
   std::function<AfterCommit()> after_commit_for_test;
+  // JobServiceOptions::project_buckets.
+  std::function<std::vector<std::string>(const std::string& project)> project_buckets;
 };
 
 // The spec of a stored job: its versioned record when it has one (no validation, so

@@ -8,6 +8,7 @@
 
 #include "model/list_filter.h"
 #include "model/resource_ids.h"
+#include "service/launch_plan.h"
 #include "service/study_controller.h"
 
 namespace ty::service {
@@ -47,6 +48,7 @@ JobService::JobService(store::JobStore* store, executor::Executor* executor, log
   c.stop_grace = options_.stop_grace;
   c.random = options_.random ? options_.random : DefaultRandom();
   c.after_commit_for_test = options_.after_commit_for_test;
+  c.project_buckets = options_.project_buckets;
   jobs_ = std::make_unique<JobController>(core_.get(), store, executor, logs, std::move(c));
   admission_ = std::make_unique<AdmissionController>(
       core_.get(), options_.admission,
@@ -112,6 +114,11 @@ Result<model::Job> JobService::Submit(model::Dialect dialect, const std::string&
   job.spec = std::move(parsed.spec);
   job.spec_json = std::move(parsed.spec_json);
   RETURN_IF_ERROR(admission_->CheckSubmittable(job));
+  // Last check before the job is stored: a claim is not undone if storing fails,
+  // which leaves the bucket with the project that asked for it (harmless).
+  if (options_.claim_buckets) {
+    RETURN_IF_ERROR(options_.claim_buckets(job.project, BucketsOf(job.spec)));
+  }
   if (job.spec.study.has_value()) {
     job.create_time = core_->clock()->Now();
     job.update_time = job.create_time;

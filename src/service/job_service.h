@@ -53,6 +53,13 @@ struct JobServiceOptions {
   // Where trial jobs' cloudml-hypertune files live on this host (one directory per
   // trial job); "" = trials cannot report metrics (service/trial_jobs.h).
   std::string trial_root;
+  // Bucket owners (storage::ObjectStore's, wired by the daemon; unset = no owners:
+  // replicas see only the buckets their job names). `claim_buckets` at submit:
+  // PermissionDenied when another project owns one the job names, else they become
+  // the job's project's. `project_buckets` at launch: every bucket replicas may see.
+  std::function<Status(const std::string& project, const std::vector<std::string>& buckets)>
+      claim_buckets;
+  std::function<std::vector<std::string>(const std::string& project)> project_buckets;
 };
 
 // How a request names a job: ml v1 by (project, jobId); Vertex by

@@ -1,5 +1,7 @@
 #include "service/launch_plan.h"
 
+#include <algorithm>
+
 #include "model/runtime_env.h"
 #include "service/trial_jobs.h"
 
@@ -59,6 +61,15 @@ std::vector<std::string> BucketsOf(const model::JobSpec& spec) {
   for (const std::string* uri : {&spec.base_output_directory, &spec.job_dir}) {
     if (auto split = model::SplitGcsUri(*uri)) out.push_back(split->first);
   }
+  // Python packages are read from their bucket by the replica (PYTHONPATH).
+  for (const model::WorkerPool& pool : spec.pools) {
+    if (!pool.python_package) continue;
+    for (const std::string& uri : pool.python_package->package_uris) {
+      if (auto split = model::SplitGcsUri(uri)) out.push_back(split->first);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 

@@ -30,8 +30,9 @@ executor::AttemptSpec BuildAttemptSpec(const model::Job& job,
                                        const std::string& storage_endpoint = "",
                                        const TrialFiles& trial = {});
 
-// Buckets the job names (baseOutputDirectory, jobDir): created before launch so
-// replicas can write into them.
+// Buckets the job names (baseOutputDirectory, jobDir, Python package URIs), sorted,
+// once each: created before launch so replicas can write into them, and claimed for
+// the job's project at submit.
 std::vector<std::string> BucketsOf(const model::JobSpec& spec);
 
 }  // namespace ty::service

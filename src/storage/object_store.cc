@@ -344,8 +344,59 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& root,
       std::filesystem::remove(leftover.path(), ec);
     }
   }
-  return std::unique_ptr<ObjectStore>(
+  std::unique_ptr<ObjectStore> store(
       new ObjectStore(root, state_dir, clock != nullptr ? clock : SystemClock::Get()));
+  // Owners: a map of valid bucket names to project ids; anything else in the file is
+  // dropped (it is the daemon's own file, but read back as untrusted all the same).
+  json owners = ReadJsonFile(state_dir + "/owners.json");
+  if (owners.is_object()) {
+    for (const auto& [bucket, project] : owners.items()) {
+      if (project.is_string() && CheckBucketName(bucket).ok()) {
+        store->owners_[bucket] = project.get<std::string>();
+      }
+    }
+  }
+  return store;
+}
+
+Status ObjectStore::ClaimBuckets(const std::string& project,
+                                 const std::vector<std::string>& buckets) {
+  std::lock_guard<std::mutex> lock(owners_mu_);
+  bool changed = false;
+  for (const std::string& b : buckets) {
+    auto it = owners_.find(b);
+    if (it != owners_.end() && it->second != project) {
+      return PermissionDenied("The bucket " + b +
+                              " belongs to another project; a job can only use buckets of "
+                              "its own project");
+    }
+    changed = changed || it == owners_.end();
+  }
+  if (!changed) return Status::Ok();
+  std::map<std::string, std::string> before = owners_;
+  for (const std::string& b : buckets) owners_.emplace(b, project);
+  Status saved = SaveOwners();
+  if (!saved.ok()) owners_ = std::move(before);
+  return saved;
+}
+
+std::vector<std::string> ObjectStore::BucketsOwnedBy(const std::string& project) const {
+  std::lock_guard<std::mutex> lock(owners_mu_);
+  std::vector<std::string> out;
+  for (const auto& [bucket, owner] : owners_) {
+    if (owner == project) out.push_back(bucket);
+  }
+  return out;
+}
+
+std::string ObjectStore::BucketOwner(const std::string& bucket) const {
+  std::lock_guard<std::mutex> lock(owners_mu_);
+  auto it = owners_.find(bucket);
+  return it == owners_.end() ? "" : it->second;
+}
+
+Status ObjectStore::SaveOwners() const {
+  return WriteFileAtomically(state_ + "/owners.json", json(owners_).dump());
 }
 
 std::string ObjectStore::MetaPath(const std::string& bucket, const std::string& name) const {
@@ -380,8 +431,10 @@ Result<BucketInfo> ObjectStore::GetBucket(const std::string& bucket) const {
   return BucketInfo{bucket, MtimeMicros(st)};
 }
 
-Result<BucketInfo> ObjectStore::CreateBucket(const std::string& bucket) {
+Result<BucketInfo> ObjectStore::CreateBucket(const std::string& bucket,
+                                             const std::string& project) {
   RETURN_IF_ERROR(CheckBucketName(bucket));
+  if (!project.empty()) RETURN_IF_ERROR(ClaimBuckets(project, {bucket}));
   if (::mkdir(BucketDir(bucket).c_str(), 0755) != 0) {
     if (errno == EEXIST) {
       return AlreadyExists(
@@ -404,6 +457,8 @@ Status ObjectStore::DeleteBucket(const std::string& bucket) {
   std::error_code ec;
   std::filesystem::remove_all(BucketDir(bucket), ec);  // Only empty directories are left.
   std::filesystem::remove_all(state_ + "/meta/" + bucket, ec);
+  std::lock_guard<std::mutex> lock(owners_mu_);
+  if (owners_.erase(bucket) > 0) (void)SaveOwners();  // The name is free again.
   return Status::Ok();
 }
 

@@ -13,6 +13,10 @@
 // Staging files are renamed into buckets; when the two directories are on different
 // filesystems the bytes are copied beside the object first (then renamed).
 //
+// Buckets belong to projects (<state>/owners.json): a bucket is its creator's (the
+// `project` of a buckets.insert), or the first project whose job names it; a job of
+// another project naming it is refused, and replicas see only their project's buckets.
+//
 // Decisions (where the spec leaves room):
 //  - generation = the file's modification time in microseconds. A write sets it
 //    (strictly increasing per object), so a file a replica wrote through /gcs has a
@@ -145,7 +149,14 @@ class ObjectStore {
   // letter or digit; InvalidArgument otherwise).
   Result<std::vector<BucketInfo>> ListBuckets() const;
   Result<BucketInfo> GetBucket(const std::string& bucket) const;  // NotFound.
-  Result<BucketInfo> CreateBucket(const std::string& bucket);     // AlreadyExists.
+  // AlreadyExists. `project` (when set) becomes its owner.
+  Result<BucketInfo> CreateBucket(const std::string& bucket, const std::string& project = "");
+  // ---- Owners. PermissionDenied naming the first of `buckets` another project owns;
+  // otherwise the unowned ones become `project`'s. Nothing changes on an error.
+  Status ClaimBuckets(const std::string& project, const std::vector<std::string>& buckets);
+  // The buckets `project` owns, sorted; "" (no owner) for BucketOwner of an unowned one.
+  std::vector<std::string> BucketsOwnedBy(const std::string& project) const;
+  std::string BucketOwner(const std::string& bucket) const;
   // FailedPrecondition when it still holds objects.
   Status DeleteBucket(const std::string& bucket);
 
@@ -213,6 +224,7 @@ class ObjectStore {
   Status CheckPreconditions(const std::optional<ObjectInfo>& live, const Preconditions& pre,
                             const std::string& what) const;
   Status WriteMeta(const ObjectInfo& info, const std::string& path);
+  Status SaveOwners() const;  // REQUIRES: owners_mu_ held.
   int64_t NextGeneration(int64_t previous);
 
   // Files up to this size are hashed on the reading thread (~10 ms); larger ones by
@@ -225,7 +237,9 @@ class ObjectStore {
   const Clock* clock_;
   std::mutex mu_;  // Serializes writers (commit, delete, patch) and generations.
   int64_t last_generation_ = 0;
-  std::unique_ptr<HashQueue> hashes_;  // Last: its worker calls into the members above.
+  mutable std::mutex owners_mu_;
+  std::map<std::string, std::string> owners_;  // bucket -> project; owners.json.
+  std::unique_ptr<HashQueue> hashes_;          // Last: its worker calls into the members above.
 };
 
 }  // namespace ty::storage

@@ -161,7 +161,9 @@ TEST_F(DaemonTest, GcsWritesLandInTheBucketDirectory) {
 // the engine takes for a volume name: every replica failed to be created.
 TEST_F(DaemonTest, ARelativeDataDirRunsJobsAndMountsTheBuckets) {
   daemon_ = std::make_unique<Daemon>(std::vector<std::string>{}, Daemon::DataDirArg::kRelative);
-  std::string id = IdOf(Create(VertexJob("mkdir -p /gcs/rel && echo ok > /gcs/rel/out.txt")));
+  // The bucket the job names is mounted (replicas never see the whole bucket root).
+  std::string id = IdOf(Create(VertexJob(
+      "echo ok > /gcs/rel/out.txt", R"({"baseOutputDirectory":{"outputUriPrefix":"gs://rel/"}})")));
   nlohmann::json done = WaitDone(id);
   ASSERT_EQ(done["state"], "JOB_STATE_SUCCEEDED") << done.dump();
   std::ifstream in(daemon_->data_dir() + "/buckets/rel/out.txt");
@@ -275,6 +277,45 @@ TEST(DaemonConfigTest, WarmPoolOutOfRangeIsRefused) {
   EXPECT_NE(code, 0);
   EXPECT_NE(out.find("warm_pool must be an integer from 0 to 256"), std::string::npos) << out;
   std::filesystem::remove_all(dir);
+}
+
+// Found by a hostile replica (issue 19): every replica had the whole bucket root at
+// /gcs, with every project's buckets and the daemon's upload sessions. Now a replica
+// sees its job's and its project's buckets only, and a job naming another project's
+// bucket is refused at submit.
+TEST_F(DaemonTest, AReplicaSeesOnlyItsProjectsBuckets) {
+  ASSERT_EQ(daemon_->Post("/storage/v1/b?project=tenant-a", R"({"name":"a-data"})").status, 200);
+  ASSERT_EQ(daemon_->Post("/storage/v1/b?project=tenant-b", R"({"name":"b-secret"})").status, 200);
+  const std::string a_jobs = "/v1/projects/tenant-a/locations/local/customJobs";
+  HttpReply stolen = daemon_->Post(
+      a_jobs,
+      VertexJob("true", R"({"baseOutputDirectory":{"outputUriPrefix":"gs://b-secret/x/"}})"));
+  EXPECT_EQ(stolen.status, 403) << stolen.body;
+  EXPECT_EQ(stolen.Json()["error"]["status"], "PERMISSION_DENIED") << stolen.body;
+  HttpReply r = daemon_->Post(
+      a_jobs, VertexJob("ls /gcs; ls -a /gcs/b-secret 2>&1 || echo no-b-secret",
+                        R"({"baseOutputDirectory":{"outputUriPrefix":"gs://a-out/run/"}})"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::string path = a_jobs + "/" + IdOf(r.Json());
+  nlohmann::json done = daemon_->WaitForField(path, "state", kTerminal, 60);
+  ASSERT_EQ(done["state"], "JOB_STATE_SUCCEEDED") << done.dump();
+  std::vector<std::string> lines;
+  for (const auto& e :
+       daemon_->Get(path + "/logs").Json().value("entries", nlohmann::json::array())) {
+    lines.push_back(e.value("message", ""));
+  }
+  const std::string all = ::testing::PrintToString(lines);
+  EXPECT_NE(std::find(lines.begin(), lines.end(), "a-data"), lines.end()) << all;
+  EXPECT_NE(std::find(lines.begin(), lines.end(), "a-out"), lines.end()) << all;
+  EXPECT_NE(std::find(lines.begin(), lines.end(), "no-b-secret"), lines.end()) << all;
+  for (const std::string& l : lines) {
+    EXPECT_EQ(l.find(".trainyard"), std::string::npos) << all;
+    EXPECT_NE(l, "b-secret") << all;
+  }
+  // buckets.list answers for the project it names.
+  std::string listed = daemon_->Get("/storage/v1/b?project=tenant-b").body;
+  EXPECT_NE(listed.find("b-secret"), std::string::npos) << listed;
+  EXPECT_EQ(listed.find("a-data"), std::string::npos) << listed;
 }
 
 }  // namespace

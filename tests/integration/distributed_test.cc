@@ -178,7 +178,11 @@ class DistributedTest : public ::testing::Test {
     return all;
   }
   std::string CreateVertex(const nlohmann::json& pools) {
-    nlohmann::json body = {{"displayName", "dist-it"}, {"jobSpec", {{"workerPoolSpecs", pools}}}};
+    // Replicas see the buckets their job names (and their project's): "dist" here.
+    nlohmann::json body = {{"displayName", "dist-it"},
+                           {"jobSpec",
+                            {{"workerPoolSpecs", pools},
+                             {"baseOutputDirectory", {{"outputUriPrefix", "gs://dist/out/"}}}}}};
     HttpReply r = daemon_->Post(kVertexBase, body.dump());
     EXPECT_EQ(r.status, 200) << r.body;
     return IdOf(r.Json());
@@ -295,6 +299,7 @@ TEST_P(MlDistributedTest, MlReplicasSeeTheirClusterAndReachEveryPeer) {
                           {"parameterServerConfig", {{"containerArgs", args("ps", 3)}}},
                           {"evaluatorConfig", {{"containerArgs", args("evaluator", 4)}}}};
   if (use_chief) input["useChiefInTfConfig"] = true;
+  input["jobDir"] = "gs://dist/" + job_id + "-dir";  // Mounts the bucket ("--job-dir" is ignored).
   nlohmann::json body = {{"jobId", job_id}, {"trainingInput", input}};
   HttpReply created = daemon_->Post("/v1/projects/it/jobs", body.dump());
   ASSERT_EQ(created.status, 200) << created.body;

@@ -21,7 +21,8 @@ const std::vector<std::string> kTerminal = {"JOB_STATE_SUCCEEDED", "JOB_STATE_FA
                                             "JOB_STATE_CANCELLED"};
 
 std::string VertexJob(const std::vector<std::string>& command,
-                      const std::string& image = kTestImage, const std::string& scheduling = "") {
+                      const std::string& image = kTestImage, const std::string& scheduling = "",
+                      const std::string& output = "") {
   nlohmann::json body = {{"displayName", "sched"},
                          {"jobSpec",
                           {{"workerPoolSpecs",
@@ -29,6 +30,7 @@ std::string VertexJob(const std::vector<std::string>& command,
                               {"replicaCount", "1"},
                               {"containerSpec", {{"imageUri", image}, {"command", command}}}}}}}}};
   if (!scheduling.empty()) body["jobSpec"]["scheduling"] = nlohmann::json::parse(scheduling);
+  if (!output.empty()) body["jobSpec"]["baseOutputDirectory"] = nlohmann::json::parse(output);
   return body.dump();
 }
 
@@ -152,7 +154,7 @@ TEST_F(SchedulerTest, ASpotJobIsPreemptedForAnOnDemandJobAndFinishesLater) {
   // (SIGTERM) while it sleeps; the second runs to the end.
   std::string spot = Create(VertexJob(
       {"sh", "-c", "mkdir -p /gcs/spot; echo x >> /gcs/spot/attempts; sleep 3; echo spot done"},
-      kTestImage, R"({"strategy": "SPOT"})"));
+      kTestImage, R"({"strategy": "SPOT"})", R"({"outputUriPrefix": "gs://spot/out/"})"));
   WaitState(spot, {"JOB_STATE_RUNNING"});
   std::string urgent = Create(VertexJob({"sh", "-c", "echo urgent done"}));
   nlohmann::json urgent_done = WaitState(urgent, kTerminal);

@@ -226,7 +226,7 @@ TEST_F(TuningTest, TheRealCloudmlHypertuneLibraryReportsToTheStudy) {
                     "cloudml-hypertune to run this test";
   }
   if (!EngineHasImage(kImage)) GTEST_SKIP() << kImage << " missing";
-  // Replicas see the bucket directories at /gcs.
+  // Replicas see the buckets their job names at /gcs (jobDir below names "pylib").
   const std::filesystem::path dest = daemon_->data_dir() + "/buckets/pylib/hypertune";
   std::filesystem::create_directories(dest);
   for (const char* f : {"__init__.py", "hypertune.py"}) {
@@ -243,6 +243,7 @@ TEST_F(TuningTest, TheRealCloudmlHypertuneLibraryReportsToTheStudy) {
   nlohmann::json body = Study("reporter", 2, 2);
   body["trainingInput"]["masterConfig"] = {{"imageUri", kImage},
                                            {"containerCommand", {"python3", "-c", script}}};
+  body["trainingInput"]["jobDir"] = "gs://pylib/out";
   body["trainingInput"]["args"] = nlohmann::json::array();
   body["trainingInput"]["hyperparameters"]["params"] = {
       {{"parameterName", "x"}, {"type", "DOUBLE"}, {"minValue", 0.1}, {"maxValue", 1}}};

@@ -330,5 +330,26 @@ TEST_F(ObjectStoreTest, BucketNamesFollowGooglesRules) {
   EXPECT_EQ(store_->CreateBucket("a..b").status().code(), StatusCode::kInvalidArgument);
 }
 
+// Buckets belong to projects (issue 19): a replica sees only its project's buckets,
+// and a job naming another project's bucket is refused.
+TEST_F(ObjectStoreTest, BucketsBelongToTheProjectThatClaimedThemFirst) {
+  ASSERT_TRUE(store_->CreateBucket("a-data", "tenant-a").ok());
+  EXPECT_EQ(store_->BucketOwner("a-data"), "tenant-a");
+  EXPECT_EQ(store_->ClaimBuckets("tenant-b", {"b-out", "a-data"}).code(),
+            StatusCode::kPermissionDenied);
+  EXPECT_EQ(store_->BucketOwner("b-out"), "") << "nothing changes on an error";
+  ASSERT_TRUE(store_->ClaimBuckets("tenant-b", {"b-out"}).ok());
+  ASSERT_TRUE(store_->ClaimBuckets("tenant-a", {"a-data", "a-out"}).ok());
+  EXPECT_THAT(store_->BucketsOwnedBy("tenant-a"), ElementsAre("a-data", "a-out"));
+  // Owners are the daemon's records: they outlive a restart.
+  auto reopened = ObjectStore::Open(root_.string(), state_.string(), nullptr);
+  ASSERT_TRUE(reopened.ok());
+  store_ = std::move(*reopened);
+  EXPECT_THAT(store_->BucketsOwnedBy("tenant-b"), ElementsAre("b-out"));
+  // A deleted bucket's name is free again.
+  ASSERT_TRUE(store_->DeleteBucket("a-data").ok());
+  EXPECT_TRUE(store_->ClaimBuckets("tenant-b", {"a-data"}).ok());
+}
+
 }  // namespace
 }  // namespace ty::storage
