@@ -44,6 +44,10 @@ class ApiServer {
     // binds 0.0.0.0 so containers reach it through their network's gateway, but
     // only container networks may use it). InvalidArgument for a malformed CIDR.
     std::vector<std::string> allowed_peers;
+    // The replica listener: serves the Cloud Storage API and /healthz only, never the
+    // jobs API, Logging or /metrics (a replica once read another project's jobs,
+    // with their env, and created jobs anywhere through it).
+    bool storage_only = false;
   };
 
   // InvalidArgument for bad options (threads < 1, port outside 0..65535).

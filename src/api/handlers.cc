@@ -213,9 +213,10 @@ Dispatch Route(service::JobService* service, const HttpRequest& request) {
 
 }  // namespace
 
-Router::Router(service::JobService* service, storage::ObjectStore* storage)
+Router::Router(service::JobService* service, storage::ObjectStore* storage, bool storage_only)
     : service_(service),
       storage_(storage),
+      storage_only_(storage_only),
       sessions_(storage != nullptr ? std::make_unique<storage::UploadSessions>(storage) : nullptr) {
 }
 Router::~Router() = default;
@@ -271,6 +272,9 @@ Dispatch Router::Handle(const HttpRequest& request) const {
     };
     if (std::optional<HttpResponse> answer = internal::RouteStorage(storage, request)) {
       return Respond(std::move(*answer));
+    }
+    if (storage_only_ && !(request.method == "GET" && request.path == "/healthz")) {
+      return Respond(NoRoute(request));
     }
     return Route(service_, request);
   } catch (const std::exception& e) {

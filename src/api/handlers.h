@@ -75,7 +75,9 @@ struct FollowChunk {
 class Router {
  public:
   // `storage` (optional, not owned): serves the Cloud Storage JSON API over it.
-  explicit Router(service::JobService* service, storage::ObjectStore* storage = nullptr);
+  // `storage_only`: everything but the Cloud Storage API and /healthz is a 404.
+  explicit Router(service::JobService* service, storage::ObjectStore* storage = nullptr,
+                  bool storage_only = false);
   ~Router();
 
   Dispatch Handle(const HttpRequest& request) const;
@@ -94,6 +96,7 @@ class Router {
  private:
   service::JobService* service_;   // Not owned.
   storage::ObjectStore* storage_;  // Not owned; may be null.
+  const bool storage_only_;
   std::unique_ptr<storage::UploadSessions> sessions_;
   // Hashers following spooled upload bodies, by file (SpoolFileFor .. Handle).
   mutable std::mutex spool_mu_;

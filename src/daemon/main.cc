@@ -65,6 +65,21 @@ ty::Result<std::pair<std::string, int>> SplitHostPort(const std::string& value,
   }
 }
 
+// The API runs other people's code on this host (the process executor runs it as
+// the daemon's user): until access tokens exist, only this machine may reach it.
+// A request from another host once ran `id` here as root through --listen 0.0.0.0.
+ty::Status CheckListenHost(const std::string& host) {
+  const bool loopback =
+      host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+  if (loopback) return ty::Status::Ok();
+  return ty::InvalidArgument(
+      "--listen " + host +
+      ": this daemon serves only loopback addresses (127.0.0.1, ::1, localhost), because "
+      "it has no access tokens to tell one caller from another and anyone who reaches "
+      "the port can run code on this host; reach it from elsewhere through an SSH "
+      "tunnel or an authenticating proxy");
+}
+
 std::string DefaultDataDir() {
   if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg)
     return std::string(xdg) + "/trainyard";
@@ -226,6 +241,7 @@ ty::Result<std::unique_ptr<ty::api::ApiServer>> StartReplicaApi(const DaemonConf
   o.port = where.second;
   o.storage = objects;
   o.allowed_peers = kContainerNetworks;
+  o.storage_only = true;  // Replicas get Cloud Storage, never the jobs API.
   ASSIGN_OR_RETURN(std::unique_ptr<ty::api::ApiServer> server,
                    ty::api::ApiServer::Create(service, o));
   ASSIGN_OR_RETURN(int port, server->Start());
@@ -370,6 +386,7 @@ int main(int argc, char** argv) {
   if (cfg.bucket_root.empty()) cfg.bucket_root = cfg.data_dir + "/buckets";
   auto listen = SplitHostPort(cfg.listen, "--listen");
   if (!listen.ok()) return Fail(listen.status());
+  if (ty::Status s = CheckListenHost(listen->first); !s.ok()) return Fail(s);
 
   std::error_code ec;
   std::filesystem::create_directories(cfg.data_dir, ec);

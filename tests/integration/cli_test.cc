@@ -118,6 +118,23 @@ TEST_F(CliIntegrationTest, DescribeOfAMissingJobFails) {
       << ml.err;
 }
 
+// Found by a hostile probe (issue 19): with --listen 0.0.0.0 a request from another
+// host ran `id` here through the process executor. Without access tokens the daemon
+// refuses any address but loopback, and says why.
+TEST(DaemonListenTest, ANonLoopbackAddressIsRefusedWithTheReason) {
+  const std::string data =
+      std::filesystem::temp_directory_path() / ("ty-listen-" + std::to_string(::getpid()));
+  for (const std::string listen : {"0.0.0.0:0", "192.0.2.1:0", "[::]:0"}) {
+    ProcessRun r = RunProcess({BinaryDir() + "/bin/trainyardd", "--listen", listen, "--data-dir",
+                               data, "--executor", "process"},
+                              {}, 30);
+    EXPECT_NE(r.rc, 0) << listen << ": " << r.err;
+    const std::string said = r.out + r.err;
+    EXPECT_NE(said.find("serves only loopback addresses"), std::string::npos) << said;
+  }
+  std::filesystem::remove_all(data);
+}
+
 TEST(CliNoDaemonTest, ConnectionRefusedIsExplained) {
   CliRun r = RunTrainyard("http://127.0.0.1:1", {"ai-platform", "jobs", "list"});
   EXPECT_EQ(r.rc, 1);

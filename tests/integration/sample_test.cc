@@ -83,7 +83,7 @@ TEST_F(SampleTest, MlJobReceivesJobDirAndWritesThere) {
 TEST_F(SampleTest, ReplicaWritesThroughTheStorageApiIntoTheBucket) {
   ASSERT_EQ(daemon_->Post("/storage/v1/b?project=p", R"({"name":"replica-out"})").status, 200);
   const std::string code =
-      "import json, os, urllib.request\n"
+      "import json, os, urllib.error, urllib.request\n"
       "host = os.environ['STORAGE_EMULATOR_HOST']\n"
       "assert os.environ['CLOUD_STORAGE_EMULATOR_ENDPOINT'] == host\n"
       "req = urllib.request.Request(host + '/upload/storage/v1/b/replica-out/o"
@@ -92,7 +92,16 @@ TEST_F(SampleTest, ReplicaWritesThroughTheStorageApiIntoTheBucket) {
       "obj = json.load(urllib.request.urlopen(req, timeout=20))\n"
       "print('stored', obj['name'], obj['size'])\n"
       "print('listed', [o['name'] for o in json.load(urllib.request.urlopen("
-      "host + '/storage/v1/b/replica-out/o', timeout=20))['items']])\n";
+      "host + '/storage/v1/b/replica-out/o', timeout=20))['items']])\n"
+      // The replica listener serves Cloud Storage only (issue 19): a replica once read
+      // every project's jobs, with their env, and created jobs through it.
+      "for path in ('/v1/projects/p/locations/us-central1/customJobs', '/v1/projects/p/jobs',\n"
+      "             '/metrics', '/v2/entries:list'):\n"
+      "    try:\n"
+      "        urllib.request.urlopen(host + path, timeout=20)\n"
+      "        print('served', path)\n"
+      "    except urllib.error.HTTPError as e:\n"
+      "        print('refused', path, e.code)\n";
   nlohmann::json job = {
       {"displayName", "storage-writer"},
       {"jobSpec",
@@ -110,6 +119,11 @@ TEST_F(SampleTest, ReplicaWritesThroughTheStorageApiIntoTheBucket) {
   ASSERT_EQ(done.value("state", ""), "JOB_STATE_SUCCEEDED") << done.dump() << "\n" << logs;
   EXPECT_NE(logs.find("stored run/metrics.json 17"), std::string::npos) << logs;
   EXPECT_NE(logs.find("listed ['run/metrics.json']"), std::string::npos) << logs;
+  EXPECT_EQ(logs.find("served"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("refused /v1/projects/p/locations/us-central1/customJobs 404"),
+            std::string::npos)
+      << logs;
+  EXPECT_NE(logs.find("refused /metrics 404"), std::string::npos) << logs;
   std::ifstream written(daemon_->data_dir() + "/buckets/replica-out/run/metrics.json");
   EXPECT_EQ(std::string((std::istreambuf_iterator<char>(written)), {}), "{\"accuracy\": 0.9}");
 }
