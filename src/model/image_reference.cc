@@ -175,6 +175,9 @@ Status CheckSpecImages(const JobSpec& spec) {
                                : p.python_package ? &p.python_package->executor_image_uri
                                                   : nullptr;
     if (image == nullptr || p.empty()) continue;
+    // An ml v1 package job names no image: the runtime image comes from runtimeVersion
+    // at launch, not from the request.
+    if (image->empty() && p.python_package && spec.dialect == Dialect::kMlV1) continue;
     Result<ImageReference> parsed = ParseImageReference(*image);
     if (!parsed.ok()) return FieldError(ImagePath(spec, i), parsed.status().message());
   }

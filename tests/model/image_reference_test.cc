@@ -67,6 +67,12 @@ TEST(ImageReferenceTest, TheSpecsFieldIsNamed) {
   EXPECT_EQ(CheckSpecImages(spec).field(), "trainingInput.workerConfig.imageUri");
   spec.pools[1].container->image_uri = "gcr.io/p/ok:2";
   EXPECT_TRUE(CheckSpecImages(spec).ok());
+  // ml v1 package jobs name no image (runtimeVersion picks it).
+  spec.pools[1].container.reset();
+  spec.pools[1].python_package = PythonPackageSpec{"", {"gs://b/p.tar.gz"}, "m", {}, {}};
+  EXPECT_TRUE(CheckSpecImages(spec).ok());
+  spec.dialect = Dialect::kVertex;
+  EXPECT_EQ(CheckSpecImages(spec).field(), "jobSpec.workerPoolSpecs[1].pythonPackageSpec.executorImageUri");
 }
 
 }  // namespace
