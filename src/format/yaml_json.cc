@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <cstdint>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -220,10 +221,49 @@ void Emit(const nlohmann::json& v, int indent, std::string& out) {
 
 }  // namespace
 
+namespace {
+
+// The offset of the first byte that is not part of well-formed UTF-8 (no overlong
+// forms, no surrogates, at most U+10FFFF), or npos.
+size_t FirstInvalidUtf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return i;
+    uint32_t cp = n == 1 ? c : n == 2 ? (c & 0x1f) : n == 3 ? (c & 0x0f) : (c & 0x07);
+    for (size_t k = 1; k < n; ++k) {
+      const unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc >> 6) != 0x2) return i;
+      cp = (cp << 6) | (cc & 0x3f);
+    }
+    static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
 Result<nlohmann::json> ParseYamlOrJson(std::string_view text) {
   nlohmann::json parsed =
       nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (!parsed.is_discarded()) return parsed;
+  // YAML takes any bytes, JSON only UTF-8: strings of other bytes made every later
+  // dump() throw (found by fuzz/yaml_fuzzer.cc).
+  if (size_t bad = FirstInvalidUtf8(text); bad != std::string_view::npos) {
+    return InvalidArgument("not valid UTF-8 (byte " + std::to_string(bad) + ")");
+  }
+  // YAML's character set has no C0 controls but TAB, LF and CR; a NUL also makes
+  // yaml-cpp guess UTF-16 and decode the rest into other bytes.
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
+      return InvalidArgument("a control character at byte " + std::to_string(i) +
+                             " (YAML allows only TAB, LF and CR)");
+    }
+  }
   try {
     YAML::Node root = YAML::Load(std::string(text));
     return ToJson(root);

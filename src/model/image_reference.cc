@@ -37,7 +37,7 @@ bool IsPathComponent(std::string_view s) {
 }
 
 // host [":" port]; host labels of [A-Za-z0-9-], not starting or ending with '-'.
-bool IsDomain(std::string_view s) {
+bool IsRegistryHost(std::string_view s) {
   const size_t colon = s.find(':');
   std::string_view host = s.substr(0, colon);
   if (colon != std::string_view::npos) {
@@ -130,7 +130,8 @@ Result<ImageReference> ParseImageReference(std::string_view text) {
   if (first_slash != std::string_view::npos) {
     std::string_view first = rest.substr(0, first_slash);
     if (first.find_first_of(".:") != std::string_view::npos || first == "localhost") {
-      if (!IsDomain(first)) return Bad(text, "'" + std::string(first) + "' is not a registry host");
+      if (!IsRegistryHost(first))
+        return Bad(text, "'" + std::string(first) + "' is not a registry host");
       out.domain = std::string(first);
       rest = rest.substr(first_slash + 1);
     }

@@ -25,7 +25,7 @@ bool IsPlainProjectId(std::string_view s) {
   return true;
 }
 
-bool IsDomain(std::string_view s) {
+bool IsProjectDomain(std::string_view s) {
   if (s.empty() || s.size() > 63 || s.front() == '.' || s.back() == '.') return false;
   for (size_t i = 0; i < s.size(); ++i) {
     if (!IsLowerOrDigit(s[i]) && s[i] != '-' && s[i] != '.') return false;
@@ -47,7 +47,7 @@ std::string Shown(std::string_view s) {
 Status CheckProjectId(std::string_view project) {
   if (IsProjectNumber(project) || IsPlainProjectId(project)) return Status::Ok();
   const size_t colon = project.find(':');
-  if (colon != std::string_view::npos && IsDomain(project.substr(0, colon)) &&
+  if (colon != std::string_view::npos && IsProjectDomain(project.substr(0, colon)) &&
       IsPlainProjectId(project.substr(colon + 1))) {
     return Status::Ok();
   }

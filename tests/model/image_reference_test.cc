@@ -72,7 +72,8 @@ TEST(ImageReferenceTest, TheSpecsFieldIsNamed) {
   spec.pools[1].python_package = PythonPackageSpec{"", {"gs://b/p.tar.gz"}, "m", {}, {}};
   EXPECT_TRUE(CheckSpecImages(spec).ok());
   spec.dialect = Dialect::kVertex;
-  EXPECT_EQ(CheckSpecImages(spec).field(), "jobSpec.workerPoolSpecs[1].pythonPackageSpec.executorImageUri");
+  EXPECT_EQ(CheckSpecImages(spec).field(),
+            "jobSpec.workerPoolSpecs[1].pythonPackageSpec.executorImageUri");
 }
 
 }  // namespace
