@@ -13,7 +13,14 @@ HttpResponse GetJobDetails(const Call& call, const service::JobRef& ref) {
   if (!job.ok()) return ErrorResponse(job.status());
   Result<std::vector<model::JobEvent>> events = call.service->Events(ref);
   if (!events.ok()) return ErrorResponse(events.status());
-  return JsonResponse(model::RenderJobDetails(*job, *events));
+  nlohmann::json details = model::RenderJobDetails(*job, *events);
+  // An engine outage stalls every unfinished job: said where `describe` looks.
+  executor::BackendHealth engine = call.service->backend_health();
+  if (!engine.reachable && !model::IsTerminal(job->state)) {
+    details["engine"] = {
+        {"reachable", false}, {"detail", engine.detail}, {"since", FormatRfc3339(engine.since)}};
+  }
+  return JsonResponse(details);
 }
 
 }  // namespace ty::api::internal

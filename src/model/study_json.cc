@@ -56,8 +56,26 @@ Result<std::vector<std::string>> StringList(const json& list, const std::string&
   return out;
 }
 
+// A member of a request object, or null when `obj` is no object or lacks it: nlohmann's
+// value() and const operator[] throw (or assert) on those, and a request's shape is
+// the client's choice (found by fuzz/ml_job_fuzzer.cc: `"parameterName": 1` was a 500).
+const json& Member(const json& obj, const char* key) {
+  static const json kNull;
+  if (!obj.is_object()) return kNull;
+  auto it = obj.find(key);
+  return it == obj.end() ? kNull : *it;
+}
+
+// A string member; "" when absent; InvalidArgument naming it when of another type.
+Result<std::string> StringMember(const json& obj, const char* key, const std::string& path) {
+  const json& v = Member(obj, key);
+  if (v.is_null()) return std::string();
+  if (!v.is_string()) return FieldError(path + "." + key, "must be a string");
+  return v.get<std::string>();
+}
+
 Result<Scale> ParseScale(const json& obj, const std::string& path) {
-  std::string s = obj.value("scaleType", "");
+  ASSIGN_OR_RETURN(std::string s, StringMember(obj, "scaleType", path));
   if (s.empty() || s == "NONE" || s == "SCALE_TYPE_UNSPECIFIED" || s == "UNIT_LINEAR_SCALE") {
     return Scale::kLinear;
   }
@@ -76,9 +94,9 @@ Status CheckOne(const ParamSpec& p, const std::string& path) {
 Result<ParamSpec> ParseMlParam(const json& p, const std::string& path) {
   if (!p.is_object()) return FieldError(path, "must be an object");
   ParamSpec spec;
-  spec.name = p.value("parameterName", "");
+  ASSIGN_OR_RETURN(spec.name, StringMember(p, "parameterName", path));
   if (spec.name.empty()) return FieldError(path + ".parameterName", "is required");
-  const std::string type = p.value("type", "");
+  ASSIGN_OR_RETURN(const std::string type, StringMember(p, "type", path));
   if (type == "DOUBLE" || type == "INTEGER") {
     spec.type = type == "DOUBLE" ? ParamType::kDouble : ParamType::kInteger;
     ASSIGN_OR_RETURN(spec.min, NumberField(p, "minValue", path));
@@ -86,14 +104,15 @@ Result<ParamSpec> ParseMlParam(const json& p, const std::string& path) {
   } else if (type == "DISCRETE") {
     spec.type = ParamType::kDiscrete;
     if (!p.contains("discreteValues")) return FieldError(path + ".discreteValues", "is required");
-    ASSIGN_OR_RETURN(spec.discrete, NumberList(p["discreteValues"], path + ".discreteValues"));
+    ASSIGN_OR_RETURN(spec.discrete,
+                     NumberList(Member(p, "discreteValues"), path + ".discreteValues"));
   } else if (type == "CATEGORICAL") {
     spec.type = ParamType::kCategorical;
     if (!p.contains("categoricalValues")) {
       return FieldError(path + ".categoricalValues", "is required");
     }
     ASSIGN_OR_RETURN(spec.categories,
-                     StringList(p["categoricalValues"], path + ".categoricalValues"));
+                     StringList(Member(p, "categoricalValues"), path + ".categoricalValues"));
   } else {
     return FieldError(path + ".type", "must be DOUBLE, INTEGER, CATEGORICAL or DISCRETE");
   }
@@ -111,15 +130,15 @@ Result<ConditionalChild> ParseVertexConditional(const json& c, const std::string
   ConditionalChild child;
   if (!c.contains("parameterSpec")) return FieldError(path + ".parameterSpec", "is required");
   ASSIGN_OR_RETURN(child.spec,
-                   ParseVertexParam(c["parameterSpec"], path + ".parameterSpec", depth));
+                   ParseVertexParam(Member(c, "parameterSpec"), path + ".parameterSpec", depth));
   if (c.contains("parentCategoricalValues")) {
     ASSIGN_OR_RETURN(child.parent_categories,
-                     StringList(c["parentCategoricalValues"].value("values", json::array()),
+                     StringList(Member(Member(c, "parentCategoricalValues"), "values"),
                                 path + ".parentCategoricalValues.values"));
   } else if (c.contains("parentIntValues") || c.contains("parentDiscreteValues")) {
     const char* key = c.contains("parentIntValues") ? "parentIntValues" : "parentDiscreteValues";
-    ASSIGN_OR_RETURN(child.parent_numbers, NumberList(c[key].value("values", json::array()),
-                                                      path + "." + key + ".values"));
+    ASSIGN_OR_RETURN(child.parent_numbers,
+                     NumberList(Member(Member(c, key), "values"), path + "." + key + ".values"));
   } else {
     return FieldError(path,
                       "needs parentDiscreteValues, parentIntValues or "
@@ -137,22 +156,23 @@ Result<ParamSpec> ParseVertexParam(const json& p, const std::string& path, int d
                                 std::to_string(kMaxConditionalDepth) + " deep");
   }
   ParamSpec spec;
-  spec.name = p.value("parameterId", "");
+  ASSIGN_OR_RETURN(spec.name, StringMember(p, "parameterId", path));
   if (spec.name.empty()) return FieldError(path + ".parameterId", "is required");
   if (p.contains("doubleValueSpec") || p.contains("integerValueSpec")) {
     bool is_double = p.contains("doubleValueSpec");
     const char* key = is_double ? "doubleValueSpec" : "integerValueSpec";
     spec.type = is_double ? ParamType::kDouble : ParamType::kInteger;
-    ASSIGN_OR_RETURN(spec.min, NumberField(p[key], "minValue", path + "." + key));
-    ASSIGN_OR_RETURN(spec.max, NumberField(p[key], "maxValue", path + "." + key));
+    ASSIGN_OR_RETURN(spec.min, NumberField(Member(p, key), "minValue", path + "." + key));
+    ASSIGN_OR_RETURN(spec.max, NumberField(Member(p, key), "maxValue", path + "." + key));
   } else if (p.contains("discreteValueSpec")) {
     spec.type = ParamType::kDiscrete;
-    ASSIGN_OR_RETURN(spec.discrete, NumberList(p["discreteValueSpec"].value("values", json()),
+    ASSIGN_OR_RETURN(spec.discrete, NumberList(Member(Member(p, "discreteValueSpec"), "values"),
                                                path + ".discreteValueSpec.values"));
   } else if (p.contains("categoricalValueSpec")) {
     spec.type = ParamType::kCategorical;
-    ASSIGN_OR_RETURN(spec.categories, StringList(p["categoricalValueSpec"].value("values", json()),
-                                                 path + ".categoricalValueSpec.values"));
+    ASSIGN_OR_RETURN(spec.categories,
+                     StringList(Member(Member(p, "categoricalValueSpec"), "values"),
+                                path + ".categoricalValueSpec.values"));
   } else {
     return FieldError(path,
                       "needs one of doubleValueSpec, integerValueSpec, "

@@ -79,12 +79,16 @@ TEST_F(EngineOutageTest, HealthAndMetricsSayTheEngineIsGoneAndTheJobStillSucceed
   EXPECT_EQ(down["engine"]["reachable"], false);
   EXPECT_FALSE(down["engine"]["detail"].get<std::string>().empty());
   EXPECT_NE(daemon_->Get("/metrics").body.find("trainyard_engine_up 0"), std::string::npos);
+  // The job's details (what `describe` shows) say why it may not progress.
+  nlohmann::json details = daemon_->Get(path + "/details").Json();
+  EXPECT_EQ(details["engine"]["reachable"], false) << details.dump();
 
   Restore();
   nlohmann::json up = HealthWhen([](const nlohmann::json& h) { return h["status"] == "ok"; });
   EXPECT_EQ(up["status"], "ok") << up.dump();
   EXPECT_FALSE(up.contains("engine"));
   EXPECT_NE(daemon_->Get("/metrics").body.find("trainyard_engine_up 1"), std::string::npos);
+  EXPECT_FALSE(daemon_->Get(path + "/details").Json().contains("engine"));
   nlohmann::json done = daemon_->WaitForField(
       path, "state", {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED"}, 60);
   EXPECT_EQ(done["state"], "JOB_STATE_SUCCEEDED") << done.dump();

@@ -37,6 +37,23 @@ TEST(StudyJsonTest, ReadsMlParamsAndNamesTheBrokenField) {
   bad[4].erase("maxValue");
   EXPECT_EQ(ParseMlParams(bad, "p").status().field(), "p[4].maxValue");
   EXPECT_EQ(ParseMlParams(json::array(), "p").status().field(), "p");
+  // Found by fuzz/ml_job_fuzzer.cc (issue 19): members of another type threw from
+  // nlohmann's value() (a 500, or a crash outside a handler). Now 400s naming them.
+  bad = kMixedParams;
+  bad[0]["parameterName"] = 1;
+  EXPECT_EQ(ParseMlParams(bad, "p").status().field(), "p[0].parameterName");
+  bad = kMixedParams;
+  bad[1]["type"] = json::array();
+  EXPECT_EQ(ParseMlParams(bad, "p").status().field(), "p[1].type");
+  bad = kMixedParams;
+  bad[0]["scaleType"] = 3;
+  EXPECT_EQ(ParseMlParams(bad, "p").status().field(), "p[0].scaleType");
+  json vertex = json::array({{{"parameterId", 5}, {"doubleValueSpec", 1}}});
+  EXPECT_EQ(ParseVertexParams(vertex, "v").status().field(), "v[0].parameterId");
+  vertex[0]["parameterId"] = "x";
+  EXPECT_FALSE(ParseVertexParams(vertex, "v").ok());
+  vertex[0] = {{"parameterId", "d"}, {"discreteValueSpec", "not an object"}};
+  EXPECT_EQ(ParseVertexParams(vertex, "v").status().field(), "v[0].discreteValueSpec.values");
 }
 
 TEST(StudyJsonTest, ReadsVertexParametersWithConditionalChildren) {
