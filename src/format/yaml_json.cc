@@ -266,7 +266,17 @@ Result<nlohmann::json> ParseYamlOrJson(std::string_view text) {
   }
   try {
     YAML::Node root = YAML::Load(std::string(text));
-    return ToJson(root);
+    nlohmann::json out = ToJson(root);
+    // yaml-cpp writes some escapes as single bytes ("\N" as 0x85, "\xFF" as 0xFF),
+    // which are not UTF-8: what would not dump is refused here, not later.
+    try {
+      (void)out.dump();
+    } catch (const nlohmann::json::type_error&) {
+      return InvalidArgument(
+          "a string is not valid UTF-8 once its escapes are read (write the character "
+          "itself instead of \\N or \\xNN)");
+    }
+    return out;
   } catch (const YAML::Exception& e) {
     size_t first = text.find_first_not_of(" \t\r\n");
     if (first != std::string_view::npos && (text[first] == '{' || text[first] == '[')) {

@@ -223,6 +223,10 @@ TEST(ParseYamlOrJsonTest, TextThatIsNotUtf8IsRefused) {
   Result<nlohmann::json> nul = ParseYamlOrJson(std::string("listen: 127.0.0.\x01\0N4YAML:1", 25));
   ASSERT_FALSE(nul.ok());
   EXPECT_NE(nul.status().message().find("control character"), std::string::npos);
+  // yaml-cpp turns the escape \N into the single byte 0x85, which is not UTF-8.
+  Result<nlohmann::json> nel = ParseYamlOrJson(R"(name: "a\Nb")");
+  ASSERT_FALSE(nel.ok());
+  EXPECT_NE(nel.status().message().find("not valid UTF-8"), std::string::npos);
   Result<nlohmann::json> ok = ParseYamlOrJson("name: caf\xc3\xa9 \xf0\x9f\x9a\x82\n");
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_EQ(ToYaml(*ok), "name: caf\xc3\xa9 \xf0\x9f\x9a\x82\n");
