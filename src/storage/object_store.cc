@@ -361,6 +361,9 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& root,
 
 Status ObjectStore::ClaimBuckets(const std::string& project,
                                  const std::vector<std::string>& buckets) {
+  // A job's gs:// URIs pass a looser check at parse time; an owner must be a name the
+  // owners file keeps (it drops invalid ones when read back).
+  for (const std::string& b : buckets) RETURN_IF_ERROR(CheckBucketName(b));
   std::lock_guard<std::mutex> lock(owners_mu_);
   bool changed = false;
   for (const std::string& b : buckets) {

@@ -338,6 +338,9 @@ TEST_F(ObjectStoreTest, BucketsBelongToTheProjectThatClaimedThemFirst) {
   EXPECT_EQ(store_->ClaimBuckets("tenant-b", {"b-out", "a-data"}).code(),
             StatusCode::kPermissionDenied);
   EXPECT_EQ(store_->BucketOwner("b-out"), "") << "nothing changes on an error";
+  EXPECT_EQ(store_->ClaimBuckets("tenant-b", {"b-out", "goog-x"}).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->BucketOwner("b-out"), "");
   ASSERT_TRUE(store_->ClaimBuckets("tenant-b", {"b-out"}).ok());
   ASSERT_TRUE(store_->ClaimBuckets("tenant-a", {"a-data", "a-out"}).ok());
   EXPECT_THAT(store_->BucketsOwnedBy("tenant-a"), ElementsAre("a-data", "a-out"));
