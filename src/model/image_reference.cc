@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "common/text.h"
+
 namespace ty::model {
 namespace {
 
@@ -93,11 +95,8 @@ bool IsDigest(std::string_view s) {
 }
 
 Status Bad(std::string_view text, const std::string& rule) {
-  std::string shown(text.substr(0, 100));
-  for (char& c : shown) {
-    if (!std::isprint(static_cast<unsigned char>(c))) c = '?';
-  }
-  return InvalidArgument("'" + shown + "' is not a container image reference: " + rule);
+  return InvalidArgument("'" + ShownInMessage(text, 100) +
+                         "' is not a container image reference: " + rule);
 }
 
 }  // namespace

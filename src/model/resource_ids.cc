@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "common/text.h"
+
 namespace ty::model {
 namespace {
 
@@ -34,14 +36,6 @@ bool IsProjectDomain(std::string_view s) {
   return true;
 }
 
-std::string Shown(std::string_view s) {
-  std::string out(s.substr(0, 80));
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
-  }
-  return out;
-}
-
 }  // namespace
 
 Status CheckProjectId(std::string_view project) {
@@ -51,7 +45,7 @@ Status CheckProjectId(std::string_view project) {
       IsPlainProjectId(project.substr(colon + 1))) {
     return Status::Ok();
   }
-  return InvalidArgument("Invalid project id '" + Shown(project) +
+  return InvalidArgument("Invalid project id '" + ShownInMessage(project) +
                          "': a lower-case letter, then up to 29 lower-case letters, digits or "
                          "hyphens (not ending with one), optionally after 'DOMAIN:'; or a "
                          "project number");
@@ -61,7 +55,7 @@ Status CheckLocationId(std::string_view location) {
   bool ok = !location.empty() && location.size() <= 63;
   for (char c : location) ok = ok && (IsLowerOrDigit(c) || c == '-');
   if (ok) return Status::Ok();
-  return InvalidArgument("Invalid location '" + Shown(location) +
+  return InvalidArgument("Invalid location '" + ShownInMessage(location) +
                          "': 1 to 63 lower-case letters, digits or hyphens");
 }
 

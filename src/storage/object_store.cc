@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/files.h"
+#include "common/text.h"
 #include "storage/hashes.h"
 
 namespace ty::storage {
@@ -253,11 +254,7 @@ Status ObjectReader::CopyTo(int out_fd, uint64_t* out_offset) const {
 Status ObjectStore::CheckBucketName(const std::string& b) {
   auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
   auto bad = [&](const std::string& rule) {
-    std::string shown = b.substr(0, 80);
-    for (char& c : shown) {
-      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
-    }
-    return InvalidArgument("Invalid bucket name: '" + shown + "': " + rule);
+    return InvalidArgument("Invalid bucket name: '" + ShownInMessage(b) + "': " + rule);
   };
   const bool dotted = b.find('.') != std::string::npos;
   bool ok =
