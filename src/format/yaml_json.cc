@@ -101,7 +101,15 @@ nlohmann::json ResolvePlain(const std::string& s) {
   return s;
 }
 
-nlohmann::json ToJson(const YAML::Node& node) {
+// Nesting past this is refused: an alias inside its own anchor ("&a\nr: *a") makes the
+// node graph a cycle, which recursed until the stack overflowed (fuzz/yaml_fuzzer.cc).
+constexpr int kMaxYamlDepth = 200;
+
+nlohmann::json ToJson(const YAML::Node& node, int depth = 0) {
+  if (depth > kMaxYamlDepth) {
+    throw YAML::Exception(YAML::Mark::null_mark(),
+                          "nested deeper than 200 levels (an alias inside its own anchor?)");
+  }
   switch (node.Type()) {
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined:
@@ -117,14 +125,14 @@ nlohmann::json ToJson(const YAML::Node& node) {
     }
     case YAML::NodeType::Sequence: {
       nlohmann::json out = nlohmann::json::array();
-      for (const YAML::Node& child : node) out.push_back(ToJson(child));
+      for (const YAML::Node& child : node) out.push_back(ToJson(child, depth + 1));
       return out;
     }
     case YAML::NodeType::Map: {
       nlohmann::json out = nlohmann::json::object();
       for (const auto& kv : node) {
         std::string key = kv.first.IsScalar() ? kv.first.Scalar() : YAML::Dump(kv.first);
-        out[key] = ToJson(kv.second);
+        out[key] = ToJson(kv.second, depth + 1);
       }
       return out;
     }

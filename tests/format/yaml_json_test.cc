@@ -223,6 +223,8 @@ TEST(ParseYamlOrJsonTest, TextThatIsNotUtf8IsRefused) {
   Result<nlohmann::json> nul = ParseYamlOrJson(std::string("listen: 127.0.0.\x01\0N4YAML:1", 25));
   ASSERT_FALSE(nul.ok());
   EXPECT_NE(nul.status().message().find("control character"), std::string::npos);
+  // An alias inside its own anchor made a cycle that recursed to a stack overflow.
+  EXPECT_FALSE(ParseYamlOrJson("&a\nr: *a\n").ok());
   // yaml-cpp turns the escape \N into the single byte 0x85, which is not UTF-8.
   Result<nlohmann::json> nel = ParseYamlOrJson(R"(name: "a\Nb")");
   ASSERT_FALSE(nel.ok());
