@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -13,8 +14,9 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr size_t kMaxFilterChars = 20000;  // Google's documented limit.
-constexpr int kMaxDepth = 64;              // Nesting a stack can afford.
+constexpr size_t kMaxFilterChars = 20000;   // Google's documented limit.
+constexpr int kMaxDepth = 64;               // Nesting a stack can afford.
+constexpr double kMaxSeverityNumber = 1e6;  // Far above EMERGENCY (800).
 
 constexpr std::array<std::pair<const char*, int>, 9> kSeverities = {{{"DEFAULT", 0},
                                                                      {"DEBUG", 100},
@@ -546,7 +548,11 @@ class Parser {
       n->time = *t;
     } else if (op != Op::kPresent && op != Op::kHas && IsSeverity(path)) {
       n->severity = SeverityLevel(value);
-      if (!n->severity && n->number) n->severity = static_cast<int>(*n->number);
+      // A number stands for a level (DEBUG is 100); one an int cannot hold is no level
+      // (casting it would be undefined: found by fuzz/log_filter_fuzzer.cc).
+      if (!n->severity && n->number && std::fabs(*n->number) <= kMaxSeverityNumber) {
+        n->severity = static_cast<int>(*n->number);
+      }
       if (!n->severity) return bad_value("unknown severity \"" + value + "\"");
     }
     return NodePtr(n);

@@ -89,6 +89,10 @@ TEST(LogFilterTest, SeverityByLevelNamesAnyCase) {
   EXPECT_TRUE(Match("severity<\"error\"", kMaster));
   EXPECT_TRUE(Match("severity=200", kMaster));
   EXPECT_EQ(ParseError("severity>=LOUD").code(), StatusCode::kInvalidArgument);
+  // A level an int cannot hold is no level (casting it was undefined; the fuzzer's input).
+  EXPECT_EQ(ParseError("severity>=55555555555555555555555555").code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseError("severity<-1e300").code(), StatusCode::kInvalidArgument);
 }
 
 TEST(LogFilterTest, TimestampsAsInstants) {
