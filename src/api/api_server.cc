@@ -47,7 +47,8 @@ class ApiServer::Impl {
  public:
   Impl(service::JobService* service, Options options)
       : options_(std::move(options)),
-        router_(service, options_.storage, options_.storage_only),
+        router_(service, options_.storage, options_.storage_only,
+                AccessGate{options_.tokens, options_.replica_identity}),
         ioc_(std::make_unique<net::io_context>(options_.threads)),
         acceptor_(std::make_unique<tcp::acceptor>(net::make_strand(*ioc_))) {
     limits_.max_body_bytes = options_.max_body_bytes;

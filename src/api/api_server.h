@@ -14,10 +14,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "auth/tokens.h"
 #include "common/status.h"
 
 namespace ty::service {
@@ -48,6 +51,12 @@ class ApiServer {
     // jobs API, Logging or /metrics (a replica once read another project's jobs,
     // with their env, and created jobs anywhere through it).
     bool storage_only = false;
+    // Access tokens (not owned; api/access.h): with any, every request but /healthz
+    // needs one; null or empty = none (then the daemon listens on loopback only).
+    const auth::TokenTable* tokens = nullptr;
+    // The replica listener: the job whose replica connects from a peer address, as a
+    // principal holding that job's buckets (nullopt = none: refused).
+    std::function<std::optional<auth::Principal>(const std::string& peer)> replica_identity;
   };
 
   // InvalidArgument for bad options (threads < 1, port outside 0..65535).

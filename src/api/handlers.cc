@@ -106,6 +106,34 @@ std::string Join(const std::vector<std::string>& segments, size_t from) {
 Dispatch Respond(HttpResponse response) { return Dispatch{std::move(response), std::nullopt}; }
 
 // ml v1: projects/p/jobs[/id[/logs|/details]] (seg[3] == "jobs").
+// Who owns an existing bucket, for the access gate.
+BucketOwnerFn BucketOwnerOf(storage::ObjectStore* store) {
+  return [store](const std::string& bucket) -> std::optional<std::string> {
+    if (store == nullptr || !store->GetBucket(bucket).ok()) return std::nullopt;
+    return store->BucketOwner(bucket);
+  };
+}
+
+// A 401 or 403 in the shape the client of that path parses: Cloud Storage's for
+// storage paths, google.rpc's for the rest; a 401 says which scheme it wants.
+HttpResponse Refusal(const HttpRequest& request, const Status& status) {
+  const std::string& p = request.path;
+  const bool storage = p.rfind("/storage/", 0) == 0 || p.rfind("/b/", 0) == 0 ||
+                       p.rfind("/upload/", 0) == 0 || p.rfind("/resumable/", 0) == 0 ||
+                       p.rfind("/download/", 0) == 0;
+  HttpResponse r = storage ? internal::StorageError(status) : ErrorResponse(status);
+  if (status.code() == StatusCode::kUnauthenticated) {
+    r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"trainyard\"");
+  }
+  return r;
+}
+
+bool HealthDetailsFor(const AccessGate& gate, const HttpRequest& request) {
+  if (gate.open()) return true;
+  Result<auth::Principal> who = Authenticate(gate, request);
+  return who.ok() && who->RoleIn("") == auth::Role::kAdmin;
+}
+
 Dispatch RouteMlJobs(const Call& call, const std::vector<std::string>& seg,
                      const std::string& verb) {
   const std::string& method = call.request.method;
@@ -155,7 +183,9 @@ Dispatch RouteVertexJobs(const Call& call, const std::vector<std::string>& seg,
   return Respond(NoRoute(call.request));
 }
 
-Dispatch Route(service::JobService* service, const HttpRequest& request) {
+// `health_details`: /healthz names problems and the engine's state (admins, or
+// everyone on a daemon without tokens); others learn only "ok" or "degraded".
+Dispatch Route(service::JobService* service, const HttpRequest& request, bool health_details) {
   std::vector<std::string> seg = SplitPath(request.path);
   const std::string& method = request.method;
   if (seg.size() == 1 && seg[0] == "healthz" && method == "GET") {
@@ -163,14 +193,17 @@ Dispatch Route(service::JobService* service, const HttpRequest& request) {
     // operator sees them without reading the daemon's log.
     nlohmann::json health = {{"status", "ok"}};
     std::vector<std::string> problems = service->problems();
-    if (!problems.empty()) health["problems"] = problems;
+    if (!problems.empty() && health_details) health["problems"] = problems;
     // An engine outage: still 200 (the API serves, and restarting the daemon would
     // not bring the engine back), but said, with since when.
     executor::BackendHealth engine = service->backend_health();
     if (!engine.reachable) {
       health["status"] = "degraded";
-      health["engine"] = {
-          {"reachable", false}, {"detail", engine.detail}, {"since", FormatRfc3339(engine.since)}};
+      if (health_details) {
+        health["engine"] = {{"reachable", false},
+                            {"detail", engine.detail},
+                            {"since", FormatRfc3339(engine.since)}};
+      }
     }
     return Respond(JsonResponse(health));
   }
@@ -213,16 +246,19 @@ Dispatch Route(service::JobService* service, const HttpRequest& request) {
 
 }  // namespace
 
-Router::Router(service::JobService* service, storage::ObjectStore* storage, bool storage_only)
+Router::Router(service::JobService* service, storage::ObjectStore* storage, bool storage_only,
+               AccessGate gate)
     : service_(service),
       storage_(storage),
       storage_only_(storage_only),
+      gate_(std::move(gate)),
       sessions_(storage != nullptr ? std::make_unique<storage::UploadSessions>(storage) : nullptr) {
 }
 Router::~Router() = default;
 
 std::optional<std::string> Router::SpoolFileFor(const HttpRequest& head) const {
   if (storage_ == nullptr || !internal::IsStorageUpload(head)) return std::nullopt;
+  if (!Admit(gate_, head, BucketOwnerOf(storage_)).ok()) return std::nullopt;
   Result<std::string> file = storage_->NewStagingFile();
   if (!file.ok()) return std::nullopt;  // Read into memory; the handler reports the trouble.
   // MD5 is the slow part of an upload (~0.5 GB/s): hash while the bytes arrive, for
@@ -253,6 +289,9 @@ Dispatch Router::Handle(const HttpRequest& request) const {
   // Last line of defence: a throw from a library must become a 500, not unwind into
   // the network code (STYLE.md §4: no exceptions across modules).
   try {
+    if (Status admitted = Admit(gate_, request, BucketOwnerOf(storage_)); !admitted.ok()) {
+      return Respond(Refusal(request, admitted));
+    }
     internal::StorageContext storage{storage_, sessions_.get(), nullptr};
     std::unique_ptr<storage::FollowingHasher> follower;
     if (!request.body_file.empty()) {
@@ -276,7 +315,7 @@ Dispatch Router::Handle(const HttpRequest& request) const {
     if (storage_only_ && !(request.method == "GET" && request.path == "/healthz")) {
       return Respond(NoRoute(request));
     }
-    return Route(service_, request);
+    return Route(service_, request, HealthDetailsFor(gate_, request));
   } catch (const std::exception& e) {
     return Respond(ErrorResponse(Internal(std::string("internal error: ") + e.what())));
   }

@@ -43,6 +43,7 @@
 #include <optional>
 #include <string>
 
+#include "api/access.h"
 #include "api/http_types.h"
 #include "service/job_service.h"
 #include "storage/hashes.h"
@@ -76,13 +77,16 @@ class Router {
  public:
   // `storage` (optional, not owned): serves the Cloud Storage JSON API over it.
   // `storage_only`: everything but the Cloud Storage API and /healthz is a 404.
+  // `gate`: who may ask what (api/access.h); every request passes it first.
   explicit Router(service::JobService* service, storage::ObjectStore* storage = nullptr,
-                  bool storage_only = false);
+                  bool storage_only = false, AccessGate gate = {});
   ~Router();
 
   Dispatch Handle(const HttpRequest& request) const;
   // Where the body of a request with these headers goes instead of memory: a new
-  // staging file for Cloud Storage uploads; nullopt for everything else.
+  // staging file for Cloud Storage uploads the gate admits; nullopt for everything
+  // else (a refused upload is read into memory, up to the small-body limit, and
+  // answered 401/403: nobody writes gigabytes to disk without a token).
   std::optional<std::string> SpoolFileFor(const HttpRequest& head) const;
   // The spooled request never reached Handle (the client went away): forget it.
   void DropSpool(const std::string& file) const;
@@ -97,6 +101,7 @@ class Router {
   service::JobService* service_;   // Not owned.
   storage::ObjectStore* storage_;  // Not owned; may be null.
   const bool storage_only_;
+  const AccessGate gate_;
   std::unique_ptr<storage::UploadSessions> sessions_;
   // Hashers following spooled upload bodies, by file (SpoolFileFor .. Handle).
   mutable std::mutex spool_mu_;

@@ -63,6 +63,8 @@ HttpRequest HttpSession::RequestHead() const {
     for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     request.headers[name] = std::string(field.value());
   }
+  boost::system::error_code ec;
+  request.peer = stream_.socket().remote_endpoint(ec).address().to_string();
   return request;
 }
 

@@ -30,6 +30,8 @@ struct HttpRequest {
   // A handler that keeps the bytes moves the file away; the session removes what
   // is left when the request is done.
   std::string body_file;
+  // The client's address ("10.88.0.5"), which tells a replica's job (api/access.h).
+  std::string peer;
 
   std::string Header(const std::string& lower_name) const {
     auto it = headers.find(lower_name);

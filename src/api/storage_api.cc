@@ -38,6 +38,8 @@ const char* ReasonOf(int http) {
   switch (http) {
     case 400:
       return "invalid";
+    case 401:
+      return "required";  // Cloud Storage's reason for a missing or bad credential.
     case 403:
       return "forbidden";
     case 404:

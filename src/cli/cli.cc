@@ -2,6 +2,7 @@
 // Shared helpers of the command groups (commands.h) live here too.
 #include "cli/cli.h"
 
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <functional>
@@ -26,6 +27,23 @@ std::string Runtime::Project() const {
   if (!flags.project.empty()) return flags.project;
   std::string p = getenv("TRAINYARD_PROJECT").value_or("");
   return p.empty() ? kDefaultProject : p;
+}
+
+Result<std::string> AccessToken(const Runtime& rt) {
+  std::string token;
+  if (!rt.flags.access_token_file.empty()) {
+    ASSIGN_OR_RETURN(token, ReadFile(rt.flags.access_token_file));
+  } else {
+    token = rt.getenv("TRAINYARD_TOKEN").value_or("");
+  }
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.front()))) {
+    token.erase(0, 1);
+  }
+  if (token.find_first_of("\r\n") != std::string::npos) {
+    return InvalidArgument("--access-token-file: the token must be one line");
+  }
+  return token;
 }
 
 namespace {
@@ -169,6 +187,7 @@ std::vector<std::shared_ptr<void>> AddCommands(CLI::App& app, internal::Selectio
       internal::RegisterMlJobs(*ai_platform, selection),
       internal::RegisterHpTuningJobs(*ai, selection),
       internal::RegisterConfig(app, selection),
+      internal::RegisterToken(app, selection),
   };
   ListGlobalFlagsInHelp(app);
   return states;
@@ -212,6 +231,9 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
                  "Base URL of trainyardd (default: $TRAINYARD_API or http://127.0.0.1:8080).");
   app.add_option("--project", rt.flags.project,
                  "Project (default: $TRAINYARD_PROJECT or `local`).");
+  app.add_option("--access-token-file", rt.flags.access_token_file,
+                 "File holding the access token to send (default: $TRAINYARD_TOKEN; none when "
+                 "unset; a daemon with `tokens:` in its config needs one).");
 
   internal::Selection selection;
   const std::vector<std::shared_ptr<void>> states = AddCommands(app, &selection);
@@ -242,6 +264,9 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     Result<OutputFormat> f = ParseOutputFormat(rt.flags.format);
     if (!f.ok()) return internal::ReportError(rt, selection.command_path, f.status());
   }
+  Result<std::string> token = internal::AccessToken(rt);
+  if (!token.ok()) return internal::ReportError(rt, selection.command_path, token.status());
+  if (owned_http) owned_http->SetBearerToken(*token);
   return selection.run(rt);
 }
 

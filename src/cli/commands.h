@@ -22,9 +22,10 @@ constexpr char kDefaultEndpoint[] = "http://127.0.0.1:8080";
 constexpr char kDefaultProject[] = "local";
 
 struct GlobalFlags {
-  std::string format;        // "" = the command's default.
-  std::string api_endpoint;  // "" = TRAINYARD_API, else kDefaultEndpoint.
-  std::string project;       // "" = TRAINYARD_PROJECT, else kDefaultProject.
+  std::string format;             // "" = the command's default.
+  std::string api_endpoint;       // "" = TRAINYARD_API, else kDefaultEndpoint.
+  std::string project;            // "" = TRAINYARD_PROJECT, else kDefaultProject.
+  std::string access_token_file;  // "" = TRAINYARD_TOKEN, else no token.
 };
 
 // Everything a selected command needs to run.
@@ -41,6 +42,9 @@ struct Runtime {
   std::string Project() const;
 };
 
+// The token to send: --access-token-file's first line, else $TRAINYARD_TOKEN, else "".
+Result<std::string> AccessToken(const Runtime& rt);
+
 struct Selection {
   std::string command_path;  // "trainyard.ai.custom-jobs.create", for error lines.
   std::function<int(Runtime&)> run;
@@ -55,6 +59,8 @@ std::shared_ptr<void> RegisterMlJobs(CLI::App& ai_platform, Selection* selection
 std::shared_ptr<void> RegisterHpTuningJobs(CLI::App& ai, Selection* selection);
 // Registers `config gcloud` on the top-level app.
 std::shared_ptr<void> RegisterConfig(CLI::App& app, Selection* selection);
+// Registers `token create` on the top-level app.
+std::shared_ptr<void> RegisterToken(CLI::App& app, Selection* selection);
 
 // method + path ("/v1/...") against the endpoint; the parsed JSON body on 2xx.
 // Transport errors -> Unavailable; HTTP errors -> the server's error.message with a

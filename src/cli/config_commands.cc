@@ -1,5 +1,10 @@
 // `trainyard config gcloud`: one step from an installed gcloud to one that talks to
 // trainyardd (see cli/gcloud_config.h for what is written where and why).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 
@@ -32,6 +37,36 @@ std::string ReadFileOr(const std::string& path, const std::string& fallback) {
   return text.ok() ? *text : fallback;
 }
 
+// Writes `data` to `path` readable by its owner only, from the first byte on.
+Status WritePrivateFile(const std::string& path, const std::string& data) {
+  const std::string tmp = path + ".tmp";
+  ::unlink(tmp.c_str());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return Internal("cannot write " + tmp + ": " + std::strerror(errno));
+  bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size());
+  ok = ::close(fd) == 0 && ok;
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return Internal("cannot write " + path + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+// Where gcloud reads the token from (auth/access_token_file): --access-token-file as
+// given (absolute), or $TRAINYARD_TOKEN written to a file only its owner can read
+// beside gcloud's settings; "" when there is no token (gcloud then sends none).
+Result<std::string> TokenFileForGcloud(Runtime& rt, const std::string& dir,
+                                       const std::string& configuration) {
+  ASSIGN_OR_RETURN(std::string token, AccessToken(rt));
+  if (token.empty()) return std::string();
+  if (!rt.flags.access_token_file.empty()) {
+    return std::filesystem::absolute(rt.flags.access_token_file).lexically_normal().string();
+  }
+  const std::string file = dir + "/trainyard-token-" + configuration;
+  RETURN_IF_ERROR(WritePrivateFile(file, token));
+  return file;
+}
+
 int Run(Runtime& rt, const ConfigState& st) {
   if (Status s = CheckConfigurationName(st.configuration); !s.ok()) {
     return ReportError(rt, kCommand, s);
@@ -43,7 +78,10 @@ int Run(Runtime& rt, const ConfigState& st) {
   if (ec) return ReportError(rt, kCommand, Internal("cannot create " + *dir + ": " + ec.message()));
 
   const std::string file = *dir + "/configurations/config_" + st.configuration;
-  std::vector<GcloudSetting> settings = TrainyardSettings(rt.Endpoint(), rt.Project(), st.region);
+  Result<std::string> token_file = TokenFileForGcloud(rt, *dir, st.configuration);
+  if (!token_file.ok()) return ReportError(rt, kCommand, token_file.status());
+  std::vector<GcloudSetting> settings =
+      TrainyardSettings(rt.Endpoint(), rt.Project(), st.region, *token_file);
   Status written = WriteFileAtomically(file, MergeIni(ReadFileOr(file, ""), settings));
   if (!written.ok()) return ReportError(rt, kCommand, written);
   *rt.out << "Updated gcloud configuration [" << st.configuration << "] (" << file << "):\n";
@@ -76,7 +114,7 @@ std::shared_ptr<void> RegisterConfig(CLI::App& app, Selection* selection) {
       "gcloud",
       "Create or update a gcloud configuration whose training (aiplatform, ml), logging "
       "and storage endpoints are trainyardd (--api-endpoint), for --project, and make it "
-      "active.");
+      "active. With --access-token-file or $TRAINYARD_TOKEN, gcloud sends that token.");
   gcloud->add_option("--configuration", st->configuration,
                      "Name of the gcloud configuration (default: trainyard).");
   gcloud->add_option("--region", st->region,

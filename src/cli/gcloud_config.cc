@@ -18,8 +18,8 @@ std::string Trim(const std::string& s) {
 }  // namespace
 
 std::vector<GcloudSetting> TrainyardSettings(const std::string& endpoint,
-                                             const std::string& project,
-                                             const std::string& region) {
+                                             const std::string& project, const std::string& region,
+                                             const std::string& access_token_file) {
   // The trailing '/' matters: gcloud appends its paths (v1/..., v2/entries:list).
   const std::string base = endpoint + "/";
   return {
@@ -27,8 +27,10 @@ std::vector<GcloudSetting> TrainyardSettings(const std::string& endpoint,
       {"api_endpoint_overrides/ml", base},
       {"api_endpoint_overrides/logging", base},
       {"api_endpoint_overrides/storage", base},
-      // No Google login: the daemon has no auth yet, and gcloud then sends none.
-      {"auth/disable_credentials", "True"},
+      // No Google login. A daemon with tokens gets the file's token as a bearer token
+      // (gcloud reads the file at each command); one without, no credentials at all.
+      {"auth/disable_credentials", access_token_file.empty() ? "True" : "False"},
+      {"auth/access_token_file", access_token_file},
       {"core/project", project},
       // `gcloud ai ...` and `ai-platform jobs submit training` need a region.
       {"ai/region", region},

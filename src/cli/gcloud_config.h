@@ -25,7 +25,8 @@ struct GcloudSetting {
 
 // The settings for a daemon at `endpoint` (no trailing '/'), `project`, `region`.
 std::vector<GcloudSetting> TrainyardSettings(const std::string& endpoint,
-                                             const std::string& project, const std::string& region);
+                                             const std::string& project, const std::string& region,
+                                             const std::string& access_token_file = "");
 
 // `ini` with every setting set (sections and keys added or replaced in place,
 // everything else kept as it was).

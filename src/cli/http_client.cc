@@ -93,6 +93,8 @@ Result<HttpResponse> CurlHttpClient::Send(const std::string& method, const std::
   curl_slist* headers = nullptr;
   headers = curl_slist_append(headers, "Accept: application/json");
   if (!body.empty()) headers = curl_slist_append(headers, "Content-Type: application/json");
+  if (!token_.empty())
+    headers = curl_slist_append(headers, ("Authorization: Bearer " + token_).c_str());
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
   if (method == "POST" || !body.empty()) {
@@ -123,6 +125,8 @@ Result<HttpResponse> CurlHttpClient::StreamLines(
   st.curl = curl;
   st.on_line = &on_line;
   curl_slist* headers = curl_slist_append(nullptr, "Accept: application/x-ndjson");
+  if (!token_.empty())
+    headers = curl_slist_append(headers, ("Authorization: Bearer " + token_).c_str());
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "common/files.h"  // UrlEncode
 #include "common/status.h"
@@ -46,6 +47,9 @@ class CurlHttpClient : public HttpClient {
   CurlHttpClient();
   ~CurlHttpClient() override;
 
+  // Sends `Authorization: Bearer TOKEN` with every request ("" = none).
+  void SetBearerToken(std::string token) { token_ = std::move(token); }
+
   Result<HttpResponse> Send(const std::string& method, const std::string& url,
                             const std::string& body) override;
   Result<HttpResponse> StreamLines(const std::string& url,
@@ -53,6 +57,7 @@ class CurlHttpClient : public HttpClient {
 
  private:
   void* curl_;  // CURL*; kept opaque so callers need no curl header.
+  std::string token_;
 };
 
 }  // namespace ty::cli

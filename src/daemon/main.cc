@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "api/api_server.h"
+#include "auth/tokens.h"
 #include "common/files.h"
 #include "executor/container_executor.h"
 #include "executor/process_executor.h"
@@ -46,6 +47,8 @@ struct DaemonConfig {
   std::string replica_listen = "0.0.0.0:0";
   // The config file's admission keys (service/capacity_config.h); null = defaults.
   nlohmann::json admission_doc;
+  // The config file's `tokens` list (auth/tokens.h); null = no tokens.
+  nlohmann::json tokens_doc;
 };
 
 // Podman's default network (10.88.0.0/16) and netavark's default pool for new
@@ -66,18 +69,18 @@ ty::Result<std::pair<std::string, int>> SplitHostPort(const std::string& value,
 }
 
 // The API runs other people's code on this host (the process executor runs it as
-// the daemon's user): until access tokens exist, only this machine may reach it.
-// A request from another host once ran `id` here as root through --listen 0.0.0.0.
-ty::Status CheckListenHost(const std::string& host) {
+// the daemon's user): without access tokens, only this machine may reach it. A
+// request from another host once ran `id` here as root through --listen 0.0.0.0.
+ty::Status CheckListenHost(const std::string& host, const ty::auth::TokenTable& tokens) {
   const bool loopback =
       host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
-  if (loopback) return ty::Status::Ok();
+  if (loopback || !tokens.empty()) return ty::Status::Ok();
   return ty::InvalidArgument(
       "--listen " + host +
-      ": this daemon serves only loopback addresses (127.0.0.1, ::1, localhost), because "
-      "it has no access tokens to tell one caller from another and anyone who reaches "
-      "the port can run code on this host; reach it from elsewhere through an SSH "
-      "tunnel or an authenticating proxy");
+      ": without access tokens this daemon serves only loopback addresses (127.0.0.1, ::1, "
+      "localhost), because it cannot tell one caller from another and anyone who reaches "
+      "the port can run code on this host; add `tokens:` to the config (`trainyard token "
+      "create`), or reach it through an SSH tunnel");
 }
 
 std::string DefaultDataDir() {
@@ -114,6 +117,10 @@ ty::Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     if (std::find(admission_keys.begin(), admission_keys.end(), it.key()) != admission_keys.end()) {
       cfg.admission_doc[it.key()] = *it;
+      continue;
+    }
+    if (it.key() == "tokens") {
+      cfg.tokens_doc = *it;
       continue;
     }
     if (std::find(std::begin(kKnown), std::end(kKnown), it.key()) == std::end(kKnown)) {
@@ -288,7 +295,8 @@ void AddFlags(CLI::App& app, DaemonConfig& cfg, std::string* config_path) {
       "--config", *config_path,
       "YAML file with the same keys (listen, data_dir, executor, engine_socket, bucket_root, "
       "port_file, stop_grace_seconds, warm_pool, max_replicas_per_pool, max_replicas_per_job, "
-      "replica_listen), and capacity, overcommit, strict, quotas, machine_types (README)");
+      "replica_listen), and capacity, overcommit, strict, quotas, machine_types, tokens "
+      "(README)");
 }
 
 // Blocks the stop signals in every thread (threads started later inherit the
@@ -305,7 +313,8 @@ sigset_t BlockStopSignals() {
 
 // Opens the backends, starts the servers and the service, and runs until a stop
 // signal arrives.
-int Serve(const DaemonConfig& cfg, const std::string& host, int port, sigset_t stop_signals) {
+int Serve(const DaemonConfig& cfg, const std::string& host, int port,
+          const ty::auth::TokenTable& tokens, sigset_t stop_signals) {
   auto store = ty::store::SqliteJobStore::Open(cfg.data_dir + "/trainyard.db");
   if (!store.ok()) return Fail(store.status());
   auto logs = ty::logs::LogStore::Create(cfg.data_dir + "/logs");
@@ -346,6 +355,7 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port, sigset_t s
   ao.host = host;
   ao.port = port;
   ao.storage = objects->get();
+  ao.tokens = &tokens;
   auto api = ty::api::ApiServer::Create(service->get(), ao);
   if (!api.ok()) return Fail(api.status());
   auto bound = (*api)->Start();
@@ -386,7 +396,12 @@ int main(int argc, char** argv) {
   if (cfg.bucket_root.empty()) cfg.bucket_root = cfg.data_dir + "/buckets";
   auto listen = SplitHostPort(cfg.listen, "--listen");
   if (!listen.ok()) return Fail(listen.status());
-  if (ty::Status s = CheckListenHost(listen->first); !s.ok()) return Fail(s);
+  auto tokens = ty::auth::TokenTable::FromConfig(cfg.tokens_doc);
+  if (!tokens.ok()) return Fail(tokens.status());
+  if (ty::Status s = CheckListenHost(listen->first, *tokens); !s.ok()) return Fail(s);
+  if (!tokens->empty()) {
+    spdlog::info("access tokens: {} (every request but /healthz needs one)", tokens->size());
+  }
 
   std::error_code ec;
   std::filesystem::create_directories(cfg.data_dir, ec);
@@ -396,5 +411,5 @@ int main(int argc, char** argv) {
   // ("data/buckets" failed every replica) and the process executor changes directory.
   cfg.data_dir = std::filesystem::absolute(cfg.data_dir).lexically_normal().string();
   cfg.bucket_root = std::filesystem::absolute(cfg.bucket_root).lexically_normal().string();
-  return Serve(cfg, listen->first, listen->second, BlockStopSignals());
+  return Serve(cfg, listen->first, listen->second, *tokens, BlockStopSignals());
 }

@@ -60,6 +60,7 @@ class ApiFixture : public ::testing::Test {
     ApiServer::Options server_options;
     server_options.port = 0;
     server_options.storage = objects_.get();
+    ConfigureServer(&server_options);
     auto server = ApiServer::Create(service_.get(), server_options);
     ASSERT_TRUE(server.ok()) << server.status().ToString();
     server_ = std::move(server).value();
@@ -67,6 +68,9 @@ class ApiFixture : public ::testing::Test {
     ASSERT_TRUE(port.ok()) << port.status().ToString();
     base_ = "http://127.0.0.1:" + std::to_string(*port);
   }
+
+  // A test's chance to change the server's options (tokens, ...) before it starts.
+  virtual void ConfigureServer(ApiServer::Options* /*options*/) {}
 
   void TearDown() override {
     if (server_) server_->Stop();

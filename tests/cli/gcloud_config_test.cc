@@ -22,6 +22,16 @@ TEST(GcloudConfigTest, SettingsPointEveryApiAtTheDaemonWithATrailingSlash) {
   EXPECT_THAT(ini, HasSubstr("[ml_engine]\npolling_interval = 1\n"));
 }
 
+TEST(GcloudConfigTest, WithATokenFileGcloudSendsItsToken) {
+  std::string ini = MergeIni(
+      "", TrainyardSettings("http://127.0.0.1:8080", "p", "local", "/home/u/.trainyard-token"));
+  EXPECT_THAT(ini, HasSubstr("[auth]\ndisable_credentials = False\n"
+                             "access_token_file = /home/u/.trainyard-token\n"));
+  // And without one, a file set before is cleared (gcloud treats "" as unset).
+  EXPECT_THAT(MergeIni(ini, TrainyardSettings("http://127.0.0.1:8080", "p", "local")),
+              HasSubstr("[auth]\ndisable_credentials = True\naccess_token_file = \n"));
+}
+
 TEST(GcloudConfigTest, MergeReplacesOursAndKeepsEverythingElse) {
   const std::string before =
       "; a comment\n"

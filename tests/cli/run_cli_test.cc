@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "auth/tokens.h"
 #include "cli/cli.h"
 #include "cli/http_client.h"
 
@@ -417,6 +418,34 @@ TEST_F(RunCliTest, EveryCommandsHelpNamesTheGlobalFlags) {
     EXPECT_NE(out_.str().find("--project"), std::string::npos) << out_.str();
     EXPECT_NE(out_.str().find("--format"), std::string::npos) << out_.str();
   }
+  EXPECT_TRUE(http_.requests.empty());
+}
+
+TEST_F(RunCliTest, TokenCreatePrintsTheTokenOnceAndOnlyItsHashForTheConfig) {
+  ASSERT_EQ(Run({"token", "create", "--name", "ci-bot", "--role", "viewer", "--project-access",
+                 "team-a", "--project-access", "team-b"}),
+            0)
+      << err_.str();
+  const std::string out = out_.str();
+  const size_t at = out.find("ty_");
+  ASSERT_NE(at, std::string::npos) << out;
+  const std::string token = out.substr(at, 46);
+  EXPECT_NE(out.find("sha256: " + auth::Sha256Hex(token)), std::string::npos) << out;
+  EXPECT_EQ(out.find(token, at + 1), std::string::npos) << "the token is printed once";
+  EXPECT_NE(out.find("role: viewer\n    projects: [\"team-a\", \"team-b\"]"), std::string::npos)
+      << out;
+  // The printed entry is one the daemon accepts.
+  EXPECT_EQ(Run({"token", "create", "--name", "x", "--role", "owner", "--project-access", "p"}), 1);
+  EXPECT_NE(err_.str().find("--role: must be viewer, editor or admin"), std::string::npos);
+  EXPECT_EQ(Run({"token", "create", "--name", "x"}), 2);  // --project-access is required.
+  EXPECT_TRUE(http_.requests.empty());
+}
+
+TEST_F(RunCliTest, AnUnreadableTokenFileIsAnErrorBeforeAnyRequest) {
+  EXPECT_EQ(Run({"--access-token-file", "/nonexistent/token", "ai", "custom-jobs", "list",
+                 "--region", "us-central1"}),
+            1);
+  EXPECT_NE(err_.str().find("/nonexistent/token"), std::string::npos) << err_.str();
   EXPECT_TRUE(http_.requests.empty());
 }
 

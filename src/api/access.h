@@ -1,0 +1,49 @@
+// What a request needs, in roles on projects (auth/tokens.h), derived from its path,
+// method and (for Logging) its body; and the gate every request passes before a route
+// runs. Storage needs come from the bucket's owner (ObjectStore::BucketOwner): a
+// bucket no project owns needs an admin; one that does not exist needs nothing here
+// (its route answers 404).
+//
+//   GET (and Logging's POST entries:list)      viewer on the project(s) named
+//   POST, PUT, PATCH, DELETE                   editor
+//   /metrics, buckets with no owner, Logging   admin ("*" projects)
+//   beyond projects/, bucket lists with no ?project=
+//   /healthz                                   nobody; its details only to admins
+//
+// Pure; thread-safe.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/http_types.h"
+#include "auth/tokens.h"
+
+namespace ty::api {
+
+// The owner of an existing bucket ("" = none); nullopt when there is no such bucket.
+using BucketOwnerFn = std::function<std::optional<std::string>(const std::string& bucket)>;
+
+std::vector<auth::Need> NeedsOf(const HttpRequest& request, const BucketOwnerFn& owner_of);
+
+// Who may use a listener. Without tokens and without `replica` the gate is open (a
+// loopback-only daemon, as before tokens existed).
+struct AccessGate {
+  const auth::TokenTable* tokens = nullptr;  // Not owned; null or empty = no tokens.
+  // The replica listener: a request speaks for the job whose replica connects from
+  // its peer address (nullopt: no replica of ours, refused).
+  std::function<std::optional<auth::Principal>(const std::string& peer)> replica;
+
+  bool open() const { return (tokens == nullptr || tokens->empty()) && !replica; }
+};
+
+// The principal of `request`, or Unauthenticated (401) saying what was missing.
+Result<auth::Principal> Authenticate(const AccessGate& gate, const HttpRequest& request);
+
+// Ok, or the status to answer: 401 for no or an unknown token, 403 naming the role
+// and project for a principal that lacks one. /healthz always passes.
+Status Admit(const AccessGate& gate, const HttpRequest& request, const BucketOwnerFn& owner_of);
+
+}  // namespace ty::api
