@@ -114,14 +114,24 @@ BucketOwnerFn BucketOwnerOf(storage::ObjectStore* store) {
   };
 }
 
+// Whether a Cloud Storage route would take the request (as RouteStorage decides).
+bool IsStoragePath(const HttpRequest& request, storage::ObjectStore* store) {
+  const std::string& p = request.path;
+  if (p.rfind("/storage/", 0) == 0 || p.rfind("/b/", 0) == 0 || p.rfind("/upload/", 0) == 0 ||
+      p.rfind("/resumable/", 0) == 0 || p.rfind("/download/", 0) == 0) {
+    return true;
+  }
+  std::vector<std::string> seg = SplitPath(p);  // Path-style reads: GET /BUCKET/OBJECT.
+  return request.method == "GET" && seg.size() >= 2 && store != nullptr &&
+         store->GetBucket(seg[0]).ok();
+}
+
 // A 401 or 403 in the shape the client of that path parses: Cloud Storage's for
 // storage paths, google.rpc's for the rest; a 401 says which scheme it wants.
-HttpResponse Refusal(const HttpRequest& request, const Status& status) {
-  const std::string& p = request.path;
-  const bool storage = p.rfind("/storage/", 0) == 0 || p.rfind("/b/", 0) == 0 ||
-                       p.rfind("/upload/", 0) == 0 || p.rfind("/resumable/", 0) == 0 ||
-                       p.rfind("/download/", 0) == 0;
-  HttpResponse r = storage ? internal::StorageError(status) : ErrorResponse(status);
+HttpResponse Refusal(const HttpRequest& request, storage::ObjectStore* store,
+                     const Status& status) {
+  HttpResponse r =
+      IsStoragePath(request, store) ? internal::StorageError(status) : ErrorResponse(status);
   if (status.code() == StatusCode::kUnauthenticated) {
     r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"trainyard\"");
   }
@@ -289,8 +299,13 @@ Dispatch Router::Handle(const HttpRequest& request) const {
   // Last line of defence: a throw from a library must become a 500, not unwind into
   // the network code (STYLE.md §4: no exceptions across modules).
   try {
+    const bool health = request.method == "GET" && request.path == "/healthz";
+    // What the replica listener does not serve is a 404 for everyone, as before.
+    if (storage_only_ && !health && !IsStoragePath(request, storage_)) {
+      return Respond(NoRoute(request));
+    }
     if (Status admitted = Admit(gate_, request, BucketOwnerOf(storage_)); !admitted.ok()) {
-      return Respond(Refusal(request, admitted));
+      return Respond(Refusal(request, storage_, admitted));
     }
     internal::StorageContext storage{storage_, sessions_.get(), nullptr};
     std::unique_ptr<storage::FollowingHasher> follower;
@@ -312,9 +327,7 @@ Dispatch Router::Handle(const HttpRequest& request) const {
     if (std::optional<HttpResponse> answer = internal::RouteStorage(storage, request)) {
       return Respond(std::move(*answer));
     }
-    if (storage_only_ && !(request.method == "GET" && request.path == "/healthz")) {
-      return Respond(NoRoute(request));
-    }
+    if (storage_only_ && !health) return Respond(NoRoute(request));
     return Route(service_, request, HealthDetailsFor(gate_, request));
   } catch (const std::exception& e) {
     return Respond(ErrorResponse(Internal(std::string("internal error: ") + e.what())));

@@ -246,12 +246,45 @@ ty::Result<std::unique_ptr<ty::api::ApiServer>> StartReplicaApi(const DaemonConf
   ty::api::ApiServer::Options o;
   o.host = where.first;
   o.port = where.second;
+  // Port 0: the port of the previous run when it is free again, because replicas that
+  // outlive a restart keep STORAGE_EMULATOR_HOST as they were launched with.
+  const std::string port_record = cfg.data_dir + "/replica-port";
+  int previous = 0;
+  if (o.port == 0) {
+    std::ifstream in(port_record);
+    if (!(in >> previous) || previous <= 0 || previous > 65535) previous = 0;
+    o.port = previous;
+  }
   o.storage = objects;
   o.allowed_peers = kContainerNetworks;
   o.storage_only = true;  // Replicas get Cloud Storage, never the jobs API.
+  // A replica speaks for its job, known by the address it connects from (the Storage
+  // clients send no token to an emulator host): it may use the buckets its job's
+  // project owns, the ones mounted at /gcs, and nothing else.
+  o.replica_identity = [service,
+                        objects](const std::string& peer) -> std::optional<ty::auth::Principal> {
+    std::optional<ty::service::JobService::ReplicaJob> job = service->JobOfReplicaAt(peer);
+    if (!job) return std::nullopt;
+    ty::auth::Principal who;
+    who.name = "replica of job " + job->uid + " (project " + job->project + ")";
+    who.buckets = objects->BucketsOwnedBy(job->project);
+    return who;
+  };
   ASSIGN_OR_RETURN(std::unique_ptr<ty::api::ApiServer> server,
                    ty::api::ApiServer::Create(service, o));
-  ASSIGN_OR_RETURN(int port, server->Start());
+  ty::Result<int> bound = server->Start();
+  if (!bound.ok() && previous != 0) {  // Taken meanwhile: any free port, as asked.
+    spdlog::warn(
+        "replica listener: port {} of the previous run is taken ({}); running "
+        "replicas of that run lose the Storage API",
+        previous, bound.status().message());
+    o.port = 0;
+    ASSIGN_OR_RETURN(server, ty::api::ApiServer::Create(service, o));
+    bound = server->Start();
+  }
+  ASSIGN_OR_RETURN(int port, std::move(bound));
+  if (where.second == 0)
+    RETURN_IF_ERROR(ty::WriteFileAtomically(port_record, std::to_string(port)));
   service->SetReplicaStoragePort(port);
   spdlog::info("replicas reach the storage API on port {} (from container networks)", port);
   return server;

@@ -45,7 +45,8 @@ ContainerExecutor::ContainerExecutor(Options options)
       engine_(options_.engine != nullptr
                   ? options_.engine
                   : std::make_shared<EngineApiClient>(options_.engine_socket,
-                                                      options_.request_timeout_ms)) {
+                                                      options_.request_timeout_ms)),
+      addresses_([this] { return RunningReplicaAddresses(); }, clock_) {
   WarmPoolOptions w;
   w.max_sandboxes = options_.warm_sandboxes;
   w.dir = options_.sandbox_dir;
@@ -265,6 +266,8 @@ void ContainerExecutor::RunWatcher(const Watched& w) {
   }
   // Also when the engine did not say so (podman 4.3 on cgroup v1 never does).
   oom_killed = oom_watch_.TakeOomKilled(w.container) || oom_killed;
+  // Before the exit is known: the address may go to another job's replica next.
+  addresses_.Forget(w.job_uid);
   ExecutorEvent e =
       internal::ReplicaExitedEvent(w.job_uid, w.attempt, w.pool, w.index, exit_code, Now());
   e.oom_killed = oom_killed;
@@ -488,6 +491,20 @@ Result<std::vector<ContainerExecutor::FoundReplica>> ContainerExecutor::ListRepl
     if (!job_uid.empty() && (r.job_uid != job_uid || r.attempt != attempt)) continue;
     r.container = std::move(c);
     out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::optional<std::string> ContainerExecutor::JobAtAddress(const std::string& address) {
+  return addresses_.JobAt(address);
+}
+
+Result<std::vector<ReplicaAddressBook::Entry>> ContainerExecutor::RunningReplicaAddresses() {
+  ASSIGN_OR_RETURN(std::vector<FoundReplica> found, ListReplicas("", 0));
+  std::vector<ReplicaAddressBook::Entry> out;
+  for (const FoundReplica& r : found) {
+    if (r.container.state != "running") continue;
+    for (const std::string& a : r.container.addresses) out.push_back({a, r.job_uid});
   }
   return out;
 }

@@ -67,6 +67,7 @@
 #include "executor/health_probe.h"
 #include "executor/network_slots.h"
 #include "executor/oom_watch.h"
+#include "executor/replica_addresses.h"
 #include "executor/warm_pool.h"
 #include "logs/log_store.h"
 
@@ -144,6 +145,7 @@ class ContainerExecutor : public Executor {
   Status Cleanup(const std::string& job_uid, int attempt) override;
   std::string ReplicaBucketRoot() const override;
   BackendHealth Health() const override;
+  std::optional<std::string> JobAtAddress(const std::string& address) override;
   // Podman (and Docker with host-gateway) resolve it to the gateway of the
   // container's network; a listener on 0.0.0.0 answers there.
   std::string DaemonHostForReplicas() const override { return "host.containers.internal"; }
@@ -249,6 +251,8 @@ class ContainerExecutor : public Executor {
   };
   // The replicas of this daemon: of one attempt, or all (job_uid "").
   Result<std::vector<FoundReplica>> ListReplicas(const std::string& job_uid, int attempt);
+  // Every running replica's addresses, for addresses_.
+  Result<std::vector<ReplicaAddressBook::Entry>> RunningReplicaAddresses();
   // Makes every image of the attempt present (inspect, pull if missing).
   Status EnsureImages(const AttemptSpec& attempt);
   // Creates the attempt's network, if it has one, and picks the replicas' addresses
@@ -307,6 +311,9 @@ class ContainerExecutor : public Executor {
   std::mutex launch_mu_;
   std::condition_variable launch_cv_;
   int launches_running_ = 0;  // Guarded by launch_mu_.
+  // Which job's replica has an address (JobAtAddress); lists through ListReplicas.
+  // Declared before work_, whose watchers call Forget.
+  ReplicaAddressBook addresses_;
   // OOM kills the engine misses (cgroup v1); declared before work_, whose watcher
   // threads use it and stop first.
   OomWatch oom_watch_;

@@ -30,6 +30,19 @@ std::string StringField(const json& j, const char* key) {
   auto it = j.find(key);
   return it != j.end() && it->is_string() ? it->get<std::string>() : "";
 }
+// A listed container's IPv4 addresses (NetworkSettings.Networks.*.IPAddress).
+std::vector<std::string> AddressesOf(const json& container) {
+  std::vector<std::string> out;
+  auto settings = container.is_object() ? container.find("NetworkSettings") : container.end();
+  if (settings == container.end() || !settings->is_object()) return out;
+  auto networks = settings->find("Networks");
+  if (networks == settings->end() || !networks->is_object()) return out;
+  for (const json& n : *networks) {
+    std::string address = StringField(n, "IPAddress");
+    if (!address.empty()) out.push_back(std::move(address));
+  }
+  return out;
+}
 bool BoolField(const json& j, const char* key) {
   if (!j.is_object()) return false;
   auto it = j.find(key);
@@ -461,6 +474,7 @@ Result<std::vector<ContainerSummary>> EngineApiClient::ListContainers(
         if (it.value().is_string()) s.labels[it.key()] = it.value().get<std::string>();
       }
     }
+    s.addresses = AddressesOf(c);
     out.push_back(std::move(s));
   }
   return out;

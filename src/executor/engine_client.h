@@ -60,6 +60,9 @@ struct ContainerSummary {
   std::string name;   // Without the leading '/'.
   std::string state;  // "created", "running", "exited", ...
   std::map<std::string, std::string> labels;
+  // Its IPv4 addresses, one per network (NetworkSettings.Networks; podman also names
+  // the network a container joined through another's: a network slot's).
+  std::vector<std::string> addresses;
 
   // The label's value; "" when it has none.
   std::string Label(const char* key) const {

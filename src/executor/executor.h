@@ -165,6 +165,12 @@ class Executor {
   // The backend as last probed, for /healthz, /metrics and describe (an engine
   // outage is visible, not a silent stall). Local processes have no backend to lose.
   virtual BackendHealth Health() const { return {}; }
+  // The job (uid) whose running replica connects to the daemon from `address`, for
+  // the replica listener (executor/replica_addresses.h); nullopt when no replica
+  // has it or the backend cannot tell (processes all share the host's addresses).
+  virtual std::optional<std::string> JobAtAddress(const std::string& address) {
+    return std::nullopt;
+  }
 };
 
 // Labels every replica carries so Recover() can find it.

@@ -143,6 +143,15 @@ Result<model::Job> JobService::Lookup(const std::string& uid) const {
   return job;
 }
 
+std::optional<JobService::ReplicaJob> JobService::JobOfReplicaAt(const std::string& address) const {
+  std::optional<std::string> uid = executor_->JobAtAddress(address);
+  if (!uid) return std::nullopt;
+  Result<model::Job> job = Lookup(*uid);
+  // A finished job's replica is no longer anyone (its address may be reused).
+  if (!job.ok() || model::IsTerminal(job->state)) return std::nullopt;
+  return ReplicaJob{job->uid, job->project};
+}
+
 Result<std::string> JobService::ResolveUid(const JobRef& ref) const {
   if (ref.dialect == model::Dialect::kVertex) {
     RETURN_IF_ERROR(CheckVertexId(ref.id));

@@ -144,6 +144,14 @@ class JobService {
   // Cloud Logging `entries:list` over every job's log (service/log_entries.h).
   Result<LogEntriesPage> ListLogEntries(const LogEntriesRequest& request);
 
+  // The unfinished job whose replica connects from `address` (Executor::JobAtAddress),
+  // for the replica listener: its uid and project; nullopt when there is none.
+  struct ReplicaJob {
+    std::string uid;
+    std::string project;
+  };
+  std::optional<ReplicaJob> JobOfReplicaAt(const std::string& address) const;
+
   // Why a queued job waits and its place in the queue; nullopt when it does not wait.
   std::optional<scheduler::WaitInfo> QueueWait(const std::string& uid) const;
   // Admission's counters and the capacity, for GET /metrics.

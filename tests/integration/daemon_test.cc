@@ -292,8 +292,27 @@ TEST_F(DaemonTest, AReplicaSeesOnlyItsProjectsBuckets) {
       VertexJob("true", R"({"baseOutputDirectory":{"outputUriPrefix":"gs://b-secret/x/"}})"));
   EXPECT_EQ(stolen.status, 403) << stolen.body;
   EXPECT_EQ(stolen.Json()["error"]["status"], "PERMISSION_DENIED") << stolen.body;
+  ASSERT_EQ(
+      daemon_->Post("/upload/storage/v1/b/a-data/o?uploadType=media&name=in.txt", "mine").status,
+      200);
+  ASSERT_EQ(
+      daemon_->Post("/upload/storage/v1/b/b-secret/o?uploadType=media&name=secret.txt", "theirs")
+          .status,
+      200);
+  // Over the Storage API too: the replica listener knows the replica's job by the
+  // address it connects from, and serves only that job's project's buckets.
+  const std::string api = "$STORAGE_EMULATOR_HOST/storage/v1/b";
   HttpReply r = daemon_->Post(
-      a_jobs, VertexJob("ls /gcs; ls -a /gcs/b-secret 2>&1 || echo no-b-secret",
+      a_jobs, VertexJob("ls /gcs; ls -a /gcs/b-secret 2>&1 || echo no-b-secret; "
+                        "wget -q -O - \"" +
+                            api +
+                            "/a-data/o/in.txt?alt=media\" && echo; "
+                            "wget -q -O - \"" +
+                            api +
+                            "/b-secret/o/secret.txt?alt=media\" 2>&1 || "
+                            "echo api-refused-b-secret; "
+                            "wget -q -O - \"" +
+                            api + "?project=tenant-b\" 2>&1 || echo api-refused-list",
                         R"({"baseOutputDirectory":{"outputUriPrefix":"gs://a-out/run/"}})"));
   ASSERT_EQ(r.status, 200) << r.body;
   const std::string path = a_jobs + "/" + IdOf(r.Json());
@@ -308,14 +327,47 @@ TEST_F(DaemonTest, AReplicaSeesOnlyItsProjectsBuckets) {
   EXPECT_NE(std::find(lines.begin(), lines.end(), "a-data"), lines.end()) << all;
   EXPECT_NE(std::find(lines.begin(), lines.end(), "a-out"), lines.end()) << all;
   EXPECT_NE(std::find(lines.begin(), lines.end(), "no-b-secret"), lines.end()) << all;
+  EXPECT_NE(std::find(lines.begin(), lines.end(), "mine"), lines.end()) << all;
+  EXPECT_NE(std::find(lines.begin(), lines.end(), "api-refused-b-secret"), lines.end()) << all;
+  EXPECT_NE(std::find(lines.begin(), lines.end(), "api-refused-list"), lines.end()) << all;
   for (const std::string& l : lines) {
     EXPECT_EQ(l.find(".trainyard"), std::string::npos) << all;
+    EXPECT_EQ(l.find("theirs"), std::string::npos) << all;
     EXPECT_NE(l, "b-secret") << all;
   }
   // buckets.list answers for the project it names.
   std::string listed = daemon_->Get("/storage/v1/b?project=tenant-b").body;
   EXPECT_NE(listed.find("b-secret"), std::string::npos) << listed;
   EXPECT_EQ(listed.find("a-data"), std::string::npos) << listed;
+}
+
+// A replica that outlives a daemon restart still reaches the Storage API: the replica
+// listener comes back on its port (replicas keep STORAGE_EMULATOR_HOST as launched)
+// and knows the replica's job again from its address.
+TEST_F(DaemonTest, AReplicaReachesTheStorageApiAcrossARestart) {
+  ASSERT_EQ(daemon_->Post("/storage/v1/b?project=tenant-r", R"({"name":"r-data"})").status, 200);
+  ASSERT_EQ(
+      daemon_->Post("/upload/storage/v1/b/r-data/o?uploadType=media&name=in.txt", "kept").status,
+      200);
+  const std::string jobs = "/v1/projects/tenant-r/locations/local/customJobs";
+  HttpReply r = daemon_->Post(
+      jobs, VertexJob("echo up; sleep 5; wget -q -O - "
+                      "\"$STORAGE_EMULATOR_HOST/storage/v1/b/r-data/o/in.txt?alt=media\" && echo",
+                      R"({"baseOutputDirectory":{"outputUriPrefix":"gs://r-data/out/"}})"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::string path = jobs + "/" + IdOf(r.Json());
+  ASSERT_EQ(daemon_->WaitForField(path, "state", {"JOB_STATE_RUNNING"}, 60)["state"],
+            "JOB_STATE_RUNNING");
+  daemon_->Stop();
+  daemon_->Start();
+  nlohmann::json done = daemon_->WaitForField(path, "state", kTerminal, 60);
+  std::string messages;
+  for (const auto& e :
+       daemon_->Get(path + "/logs").Json().value("entries", nlohmann::json::array())) {
+    messages += e.value("message", "") + "\n";
+  }
+  EXPECT_EQ(done["state"], "JOB_STATE_SUCCEEDED") << done.dump() << "\n" << messages;
+  EXPECT_NE(messages.find("kept\n"), std::string::npos) << messages;
 }
 
 }  // namespace
