@@ -12,6 +12,15 @@
 
 #include "api/api_fixture.h"
 
+// Under AddressSanitizer (scripts/sanitize) freed memory sits in its quarantine.
+#if defined(__SANITIZE_ADDRESS__)
+#define TY_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TY_ASAN 1
+#endif
+#endif
+
 namespace ty::api {
 namespace {
 
@@ -297,7 +306,10 @@ TEST_F(ApiLimitsTest, StudySizesAreBoundedAtTheDoor) {
   };
   const std::string ml_path = "/v1/projects/p/jobs";
   const std::string hp_path = "/v1/projects/p/locations/l/hyperparameterTuningJobs";
-  const nlohmann::json one_ml = {double_param(0, false)}, one_vertex = {double_param(0, true)};
+  // json::array, not braces: `json x = {obj}` is an array under GCC and a copy of obj
+  // under clang (the sanitizer build).
+  const nlohmann::json one_ml = nlohmann::json::array({double_param(0, false)});
+  const nlohmann::json one_vertex = nlohmann::json::array({double_param(0, true)});
   struct Case {
     std::string path;
     std::string body;
@@ -338,6 +350,9 @@ TEST_F(ApiLimitsTest, StudySizesAreBoundedAtTheDoor) {
 // Found by a hostile request (issue 19): a refused request of 100,000 args left +27 MB
 // in the daemon for good (malloc kept the freed JSON); memory comes back after it.
 TEST_F(ApiLimitsTest, MemoryComesBackAfterALargeRefusedRequest) {
+#ifdef TY_ASAN
+  GTEST_SKIP() << "AddressSanitizer's quarantine keeps freed memory: RSS says nothing here";
+#endif
   nlohmann::json body = {
       {"displayName", "x"},
       {"jobSpec",
