@@ -12,15 +12,6 @@ namespace {
 using auth::Need;
 using auth::Role;
 
-bool StartsWith(const std::vector<std::string>& seg, std::initializer_list<const char*> head) {
-  if (seg.size() < head.size()) return false;
-  size_t i = 0;
-  for (const char* h : head) {
-    if (seg[i++] != h) return false;
-  }
-  return true;
-}
-
 bool IsRead(const HttpRequest& r) { return r.method == "GET" || r.method == "HEAD"; }
 
 // A need on `bucket` at `role`, from its owner; nothing for a bucket that does not
@@ -91,12 +82,12 @@ std::vector<Need> NeedsOf(const HttpRequest& r, const BucketOwnerFn& owner_of) {
   const Need admin{"", Role::kAdmin, ""};
   if (seg.empty()) return {admin};
   // The storage routes, in the order RouteStorage tries them.
-  if (StartsWith(seg, {"storage", "v1", "b"})) return JsonApiNeeds(r, seg, 2, owner_of);
+  if (SegmentsStartWith(seg, {"storage", "v1", "b"})) return JsonApiNeeds(r, seg, 2, owner_of);
   if (seg[0] == "b") return JsonApiNeeds(r, seg, 0, owner_of);
   for (auto [at, upload] : {std::pair<size_t, bool>{4, true}, {5, true}, {4, false}}) {
     const bool match =
-        at == 5 ? StartsWith(seg, {"resumable", "upload", "storage", "v1", "b"})
-                : StartsWith(seg, {upload ? "upload" : "download", "storage", "v1", "b"});
+        at == 5 ? SegmentsStartWith(seg, {"resumable", "upload", "storage", "v1", "b"})
+                : SegmentsStartWith(seg, {upload ? "upload" : "download", "storage", "v1", "b"});
     if (!match) continue;
     if (seg.size() <= at) return {admin};
     std::vector<Need> needs;

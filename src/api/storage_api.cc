@@ -470,15 +470,6 @@ HttpResponse JsonApi(const StorageContext& ctx, const HttpRequest& r,
   return StorageError(NotFound("No such route: " + r.path));
 }
 
-bool StartsWith(const std::vector<std::string>& seg, std::initializer_list<const char*> head) {
-  if (seg.size() < head.size()) return false;
-  size_t i = 0;
-  for (const char* h : head) {
-    if (seg[i++] != h) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 HttpResponse StorageError(const Status& status) {
@@ -527,13 +518,13 @@ enum class StorageRoute { kNone, kJson, kNodeJson, kUpload, kResumable, kDownloa
 StorageRoute RouteOf(const StorageContext& ctx, const HttpRequest& request,
                      const std::vector<std::string>& seg) {
   if (seg.empty()) return StorageRoute::kNone;
-  if (StartsWith(seg, {"storage", "v1", "b"})) return StorageRoute::kJson;
+  if (SegmentsStartWith(seg, {"storage", "v1", "b"})) return StorageRoute::kJson;
   if (seg[0] == "b") return StorageRoute::kNodeJson;
-  if (StartsWith(seg, {"upload", "storage", "v1", "b"})) return StorageRoute::kUpload;
-  if (StartsWith(seg, {"resumable", "upload", "storage", "v1", "b"})) {
+  if (SegmentsStartWith(seg, {"upload", "storage", "v1", "b"})) return StorageRoute::kUpload;
+  if (SegmentsStartWith(seg, {"resumable", "upload", "storage", "v1", "b"})) {
     return StorageRoute::kResumable;
   }
-  if (StartsWith(seg, {"download", "storage", "v1", "b"})) return StorageRoute::kDownload;
+  if (SegmentsStartWith(seg, {"download", "storage", "v1", "b"})) return StorageRoute::kDownload;
   // Path-style reads: GET /BUCKET/OBJECT, only for a bucket that exists.
   if (request.method == "GET" && seg.size() >= 2 && ctx.store->GetBucket(seg[0]).ok()) {
     return StorageRoute::kPathStyle;
