@@ -28,23 +28,6 @@ std::string SecretVertexBody() {
                          "env": [{"name": "AWS_SECRET", "value": "hunter2"}]}}]}})";
 }
 
-std::string HpBody() {
-  return json{
-      {"displayName", "hp"},
-      {"studySpec",
-       {{"metrics", {{{"metricId", "acc"}, {"goal", "MAXIMIZE"}}}},
-        {"parameters",
-         {{{"parameterId", "x"}, {"doubleValueSpec", {{"minValue", 0}, {"maxValue", 1}}}}}}}},
-      {"maxTrialCount", 1},
-      {"parallelTrialCount", 1},
-      {"trialJobSpec",
-       {{"workerPoolSpecs",
-         {{{"machineSpec", {{"machineType", "n1-standard-4"}}},
-           {"replicaCount", "1"},
-           {"containerSpec", {{"imageUri", "localhost/img:1"}}}}}}}}}
-      .dump();
-}
-
 class ApiAuthTest : public ApiFixture {
  protected:
   void ConfigureServer(ApiServer::Options* o) override {
@@ -137,7 +120,7 @@ TEST_F(ApiAuthTest, AnotherProjectsTokenSeesNoJobAndNoContent) {
 TEST_F(ApiAuthTest, ViewersReadEditorsWriteInBothDialectsAndTuning) {
   const std::string job = std::string(kA) + "/" + AlicesJob();
   ASSERT_EQ(As("alice", "POST", kMlA, MlBody("ml_one")).status, 200);
-  Reply hp = As("alice", "POST", kHpA, HpBody());
+  Reply hp = As("alice", "POST", kHpA, HpBody("hp"));
   ASSERT_EQ(hp.status, 200) << hp.body;
   const std::string study = hp.json()["name"];
   // A viewer reads everything of its project.
@@ -150,7 +133,7 @@ TEST_F(ApiAuthTest, ViewersReadEditorsWriteInBothDialectsAndTuning) {
   EXPECT_EQ(As("val", "POST", std::string(kMlA) + "/ml_one:cancel", "{}").status, 403);
   EXPECT_EQ(As("val", "POST", "/v1/" + study + ":cancel", "{}").status, 403);
   EXPECT_EQ(As("val", "POST", kA, SecretVertexBody()).status, 403);
-  EXPECT_EQ(As("val", "POST", kHpA, HpBody()).status, 403);
+  EXPECT_EQ(As("val", "POST", kHpA, HpBody("hp")).status, 403);
   EXPECT_EQ(As("val", "DELETE", job).status, 403);
   // The editor cancels; an admin of every project reads it and /metrics.
   EXPECT_EQ(As("alice", "POST", job + ":cancel", "{}").status, 200);

@@ -166,6 +166,24 @@ class ApiFixture : public ::testing::Test {
        "containerSpec": {"imageUri": "localhost/img:1"}}]}})";
   }
 
+  // A Vertex HyperparameterTuningJob: two trials of x in [0, 1], one at a time.
+  static std::string HpBody(const std::string& display_name) {
+    return nlohmann::json{
+        {"displayName", display_name},
+        {"studySpec",
+         {{"metrics", {{{"metricId", "acc"}, {"goal", "MAXIMIZE"}}}},
+          {"parameters",
+           {{{"parameterId", "x"}, {"doubleValueSpec", {{"minValue", 0}, {"maxValue", 1}}}}}}}},
+        {"maxTrialCount", 2},
+        {"parallelTrialCount", 1},
+        {"trialJobSpec",
+         {{"workerPoolSpecs",
+           {{{"machineSpec", {{"machineType", "n1-standard-4"}}},
+             {"replicaCount", "1"},
+             {"containerSpec", {{"imageUri", "localhost/img:1"}}}}}}}}}
+        .dump();
+  }
+
   static constexpr char kMl[] = "/v1/projects/p/jobs";
   static constexpr char kVertex[] = "/v1/projects/p/locations/us-central1/customJobs";
 

@@ -284,23 +284,6 @@ namespace {
 
 constexpr char kHp[] = "/v1/projects/p/locations/us-central1/hyperparameterTuningJobs";
 
-std::string HpBody(const std::string& display_name) {
-  return nlohmann::json{
-      {"displayName", display_name},
-      {"studySpec",
-       {{"metrics", {{{"metricId", "acc"}, {"goal", "MAXIMIZE"}}}},
-        {"parameters",
-         {{{"parameterId", "x"}, {"doubleValueSpec", {{"minValue", 0}, {"maxValue", 1}}}}}}}},
-      {"maxTrialCount", 2},
-      {"parallelTrialCount", 1},
-      {"trialJobSpec",
-       {{"workerPoolSpecs",
-         {{{"machineSpec", {{"machineType", "n1-standard-4"}}},
-           {"replicaCount", "1"},
-           {"containerSpec", {{"imageUri", "localhost/img:1"}}}}}}}}}
-      .dump();
-}
-
 // The Vertex tuning collection pages and filters like customJobs, holds only tuning
 // jobs, and its ids do not resolve as custom jobs (nor the other way round).
 TEST_F(ApiJobsTest, HyperparameterTuningJobsListFilterPagingAndKinds) {

@@ -385,7 +385,7 @@ TEST_F(ApiLimitsTest, IdsNamesAndBoundsFollowGooglesRules) {
     EXPECT_TRUE(r.status == 400 || r.status == 404) << project << ": " << r.body;
   }
   EXPECT_EQ(Post("/v1/projects/p/locations/..%2fx/customJobs", job).status, 400);
-  for (const std::string name : {std::string(R"(a\u0000b)"), std::string(R"(line\nbreak)")}) {
+  for (const std::string& name : {std::string(R"(a\u0000b)"), std::string(R"(line\nbreak)")}) {
     Reply r = Post("/v1/projects/p/locations/l/customJobs",
                    R"({"displayName":")" + name + job.substr(job.find("\",")));
     EXPECT_EQ(r.status, 400) << r.body;
