@@ -193,6 +193,26 @@ std::vector<std::shared_ptr<void>> AddCommands(CLI::App& app, internal::Selectio
   return states;
 }
 
+// Checks what applies to every command (stray arguments, --format, the token), then
+// runs the selected one. `owned_http`: the real client, which sends the token.
+int RunSelected(internal::Runtime& rt, const internal::Selection& selection,
+                CurlHttpClient* owned_http) {
+  if (!rt.user_args.empty() && !selection.accepts_user_args) {
+    std::string extra;
+    for (const auto& a : rt.user_args) extra += (extra.empty() ? "" : " ") + a;
+    *rt.err << FormatCommandError(selection.command_path, "unrecognized arguments: " + extra);
+    return 2;
+  }
+  if (!rt.flags.format.empty()) {
+    Result<OutputFormat> f = ParseOutputFormat(rt.flags.format);
+    if (!f.ok()) return internal::ReportError(rt, selection.command_path, f.status());
+  }
+  Result<std::string> token = internal::AccessToken(rt);
+  if (!token.ok()) return internal::ReportError(rt, selection.command_path, token.status());
+  if (owned_http != nullptr) owned_http->SetBearerToken(*token);
+  return selection.run(rt);
+}
+
 }  // namespace
 
 int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err,
@@ -254,20 +274,7 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     err << FormatCommandError(SelectedPath(app), "A command is required.");
     return 2;
   }
-  if (!rt.user_args.empty() && !selection.accepts_user_args) {
-    std::string extra;
-    for (const auto& a : rt.user_args) extra += (extra.empty() ? "" : " ") + a;
-    err << FormatCommandError(selection.command_path, "unrecognized arguments: " + extra);
-    return 2;
-  }
-  if (!rt.flags.format.empty()) {
-    Result<OutputFormat> f = ParseOutputFormat(rt.flags.format);
-    if (!f.ok()) return internal::ReportError(rt, selection.command_path, f.status());
-  }
-  Result<std::string> token = internal::AccessToken(rt);
-  if (!token.ok()) return internal::ReportError(rt, selection.command_path, token.status());
-  if (owned_http) owned_http->SetBearerToken(*token);
-  return selection.run(rt);
+  return RunSelected(rt, selection, owned_http.get());
 }
 
 }  // namespace ty::cli

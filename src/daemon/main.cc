@@ -90,17 +90,9 @@ std::string DefaultDataDir() {
   return std::string(home && *home ? home : "/root") + "/.local/share/trainyard";
 }
 
-// Applies the YAML config file's keys; flags given on the command line win.
-ty::Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI::App& app) {
-  ASSIGN_OR_RETURN(nlohmann::json doc, ty::format::ReadYamlOrJsonFile(path));
-  if (!doc.is_object()) return ty::InvalidArgument("config " + path + ": expected a mapping");
-  auto str = [&](const char* key, const char* flag, std::string& out) -> ty::Status {
-    if (!doc.contains(key)) return ty::Status::Ok();
-    if (!doc[key].is_string())
-      return ty::InvalidArgument("config " + path + ": " + key + " must be a string");
-    if (app.count(flag) == 0) out = doc[key].get<std::string>();
-    return ty::Status::Ok();
-  };
+// Hands the admission keys and `tokens` their documents; InvalidArgument for a key
+// nobody reads (a typo must not pass silently).
+ty::Status SortConfigKeys(const std::string& path, const nlohmann::json& doc, DaemonConfig& cfg) {
   static const char* kKnown[] = {"listen",
                                  "port_file",
                                  "data_dir",
@@ -127,6 +119,21 @@ ty::Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI
       return ty::InvalidArgument("config " + path + ": unknown key \"" + it.key() + "\"");
     }
   }
+  return ty::Status::Ok();
+}
+
+// Applies the YAML config file's keys; flags given on the command line win.
+ty::Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI::App& app) {
+  ASSIGN_OR_RETURN(nlohmann::json doc, ty::format::ReadYamlOrJsonFile(path));
+  if (!doc.is_object()) return ty::InvalidArgument("config " + path + ": expected a mapping");
+  auto str = [&](const char* key, const char* flag, std::string& out) -> ty::Status {
+    if (!doc.contains(key)) return ty::Status::Ok();
+    if (!doc[key].is_string())
+      return ty::InvalidArgument("config " + path + ": " + key + " must be a string");
+    if (app.count(flag) == 0) out = doc[key].get<std::string>();
+    return ty::Status::Ok();
+  };
+  RETURN_IF_ERROR(SortConfigKeys(path, doc, cfg));
   RETURN_IF_ERROR(str("listen", "--listen", cfg.listen));
   RETURN_IF_ERROR(str("port_file", "--port-file", cfg.port_file));
   RETURN_IF_ERROR(str("data_dir", "--data-dir", cfg.data_dir));
