@@ -105,7 +105,6 @@ std::string Join(const std::vector<std::string>& segments, size_t from) {
 
 Dispatch Respond(HttpResponse response) { return Dispatch{std::move(response), std::nullopt}; }
 
-// ml v1: projects/p/jobs[/id[/logs|/details]] (seg[3] == "jobs").
 // Who owns an existing bucket, for the access gate.
 BucketOwnerFn BucketOwnerOf(storage::ObjectStore* store) {
   return [store](const std::string& bucket) -> std::optional<std::string> {
@@ -144,6 +143,7 @@ bool HealthDetailsFor(const AccessGate& gate, const HttpRequest& request) {
   return who.ok() && who->RoleIn("") == auth::Role::kAdmin;
 }
 
+// ml v1: projects/p/jobs[/id[/logs|/details]] (seg[3] == "jobs").
 Dispatch RouteMlJobs(const Call& call, const std::vector<std::string>& seg,
                      const std::string& verb) {
   const std::string& method = call.request.method;

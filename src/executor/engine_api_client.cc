@@ -197,6 +197,12 @@ Status EngineApiClient::ErrorFrom(const Response& r, const std::string& what) {
     return NotFound(msg);
   }
   if (r.status == 409) return AlreadyExists(msg);
+  // Podman 4.3 answers a network create whose name is taken with 500 "network name ...
+  // already used: network already exists" (Docker: 409). A launch the daemon died in
+  // left that network; read as Internal, its relaunch failed the job (the chaos test).
+  if (r.status == 500 && EngineMessage(r.body).find("already exists") != std::string::npos) {
+    return AlreadyExists(msg);
+  }
   if (r.status >= 400 && r.status < 500) return InvalidArgument(msg);
   return Internal(msg + " (HTTP " + std::to_string(r.status) + ")");
 }

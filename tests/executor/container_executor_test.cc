@@ -328,6 +328,23 @@ void ContainerExecutorTest::ReplicasReachEachOtherByHostname() {
       executor::ContainerExecutor::AttemptNetworkName(a.job_uid, a.attempt)));
   EXPECT_EQ(NetworksLeft(), 0u);
 }
+// Found by the chaos test: the daemon killed while a networked attempt launched left
+// its network behind; podman answers the relaunch's create with 500 "network already
+// exists" (Docker: 409), which failed the job. The relaunch now uses the network.
+TEST_F(ContainerExecutorTest, ARelaunchUsesTheNetworkAnInterruptedLaunchLeft) {
+  AttemptSpec a = NetworkedAttempt({Replica(0, 0, "echo chief"), Replica(1, 0, "echo worker")});
+  const std::string network = executor::ContainerExecutor::AttemptNetworkName(a.job_uid, a.attempt);
+  ASSERT_TRUE(engine_.CreateNetwork(network, {{"trainyard.instance", "left-behind"}}).ok());
+  Status again = engine_.CreateNetwork(network, {});
+  EXPECT_EQ(again.code(), StatusCode::kAlreadyExists) << again.ToString();
+  ASSERT_TRUE(LaunchAndWaitStarted(a));
+  auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 2, 60000);
+  ASSERT_EQ(exits.size(), 2u);
+  for (const auto& e : exits) EXPECT_EQ(e.exit_code, 0) << "pool " << e.pool;
+  ASSERT_TRUE(ex_->Cleanup(uid_, 1).ok());
+  (void)engine_.RemoveNetwork(network);
+}
+
 TEST_F(ContainerExecutorTest, ReplicasReachEachOtherByHostname) {
   ReplicasReachEachOtherByHostname();
 }
