@@ -110,6 +110,10 @@ class ContainerExecutor : public Executor {
     // through the daemon: 6 slots 6.5 jobs/s, 8 slots 6.9, 16 slots 3.3 (podman's
     // own CPU per container doubled: its locks contended).
     int max_parallel_launches = 8;
+    // A launch that fails while the engine does not answer (podman restarted, its
+    // socket gone) waits this long for the engine and tries again, instead of failing
+    // a job that did nothing wrong. Longer outages fail the launch, saying why.
+    int engine_outage_wait_ms = 15 * 60 * 1000;
     // GPUs on podman are CDI devices "<cdi_gpu_kind>=<index>" (what `nvidia-ctk cdi
     // generate` names them), in containers created through podman's native API.
     std::string cdi_gpu_kind = "nvidia.com/gpu";
@@ -226,6 +230,10 @@ class ContainerExecutor : public Executor {
 
   void RunLaunch(const AttemptSpec& attempt);  // Waits for a launch slot, then:
   void RunLaunchInSlot(const AttemptSpec& attempt);
+  // After a failed launch: true when the engine did not answer and answers again
+  // before `deadline` (the launch should be tried again); false when the engine
+  // answers at once (the failure is the launch's own) or not in time.
+  bool EngineCameBack(const AttemptSpec& attempt, TimeMicros deadline);
   // Does the launch; on failure has removed what it created and returns why.
   // `containers[i]`: what the engine calls replica i; `warm`: a warm gang ran them.
   // Creates one replica's container, replacing a leftover of this very attempt.

@@ -213,6 +213,15 @@ void ContainerExecutor::RunLaunchInSlot(const AttemptSpec& attempt) {
   std::vector<std::string> containers;
   bool warm = false;
   Status s = LaunchReplicas(attempt, &image_ready, &containers, &warm);
+  const TimeMicros deadline =
+      Now() + static_cast<TimeMicros>(options_.engine_outage_wait_ms) * 1000;
+  // What an interrupted try left (its network, created replicas) is taken over or
+  // replaced by the next, as after a daemon killed mid-launch.
+  while (!s.ok() && !work_.shutting_down() && EngineCameBack(attempt, deadline)) {
+    containers.clear();
+    warm = false;
+    s = LaunchReplicas(attempt, &image_ready, &containers, &warm);
+  }
   if (work_.shutting_down()) return;
   ExecutorEvent outcome = internal::LaunchOutcomeEvent(attempt, s, image_ready, Now());
   if (s.ok() && warm) outcome.message = "started from warm sandboxes";
@@ -235,6 +244,22 @@ void ContainerExecutor::RunLaunchInSlot(const AttemptSpec& attempt) {
                   .skip_until = 0,
                   .run_end = std::nullopt});
   }
+}
+
+bool ContainerExecutor::EngineCameBack(const AttemptSpec& attempt, TimeMicros deadline) {
+  Status ping = engine_->Ping();
+  if (ping.ok()) return false;
+  spdlog::warn("launch {}/{}: the container engine does not answer ({}); waiting for it",
+               attempt.job_uid, attempt.attempt, ping.message());
+  while (Now() < deadline && !work_.shutting_down()) {
+    work_.SleepUnlessShuttingDown(500);
+    if (engine_->Ping().ok()) {
+      spdlog::info("launch {}/{}: the container engine answers again; launching", attempt.job_uid,
+                   attempt.attempt);
+      return true;
+    }
+  }
+  return false;
 }
 
 Status ContainerExecutor::EnsureImages(const AttemptSpec& attempt) {

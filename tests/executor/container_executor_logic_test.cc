@@ -5,7 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
+#include <thread>
 
 #include "executor/container_executor.h"
 #include "executor/event_recorder.h"
@@ -89,6 +91,35 @@ TEST_F(ContainerExecutorLogicTest, UnavailableWhenTheEngineIsDown) {
   auto ex = ContainerExecutor::Create(o);
   EXPECT_EQ(ex.status().code(), StatusCode::kUnavailable);
   EXPECT_THAT(ex.status().message(), HasSubstr("podman system service"));
+}
+
+// Podman restarted (its socket gone a few seconds) just as a job launched: the launch
+// waits for the engine and starts the job instead of failing it (found by the chaos test).
+TEST_F(ContainerExecutorLogicTest, ALaunchDuringAnEngineOutageWaitsForTheEngine) {
+  AttemptSpec a = Attempt(2);
+  engine_->SetDown(true);
+  ASSERT_TRUE(ex_->Launch(a).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  EXPECT_FALSE(events_.WaitForLaunch(uid_, 0).has_value()) << "the launch gave up at once";
+  engine_->SetDown(false);
+  auto e = events_.WaitForLaunch(uid_, 10000);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, ExecutorEventKind::kAttemptStarted) << e->message;
+  EXPECT_TRUE(engine_->IsRunning(Name(a, 0)));
+  EXPECT_TRUE(engine_->IsRunning(Name(a, 1)));
+}
+
+// An outage longer than the executor waits fails the launch, saying why.
+TEST_F(ContainerExecutorLogicTest, ALaunchFailsWhenTheEngineStaysDown) {
+  ContainerExecutor::Options o;
+  o.instance = kInstance;
+  o.engine_outage_wait_ms = 700;
+  auto ex = ExecutorOnEngine(engine_, o, &sink_, &events_);
+  ASSERT_NE(ex, nullptr);
+  engine_->SetDown(true);
+  executor::ExecutorEvent e = LaunchAndWait(Attempt(1), ex.get());
+  EXPECT_EQ(e.kind, ExecutorEventKind::kLaunchFailed);
+  EXPECT_THAT(e.message, HasSubstr("image inspect failed"));
 }
 
 // A daemon killed while podman was creating a replica: the create completed after the
