@@ -45,5 +45,9 @@ Result<auth::Principal> Authenticate(const AccessGate& gate, const HttpRequest& 
 // Ok, or the status to answer: 401 for no or an unknown token, 403 naming the role
 // and project for a principal that lacks one. /healthz always passes.
 Status Admit(const AccessGate& gate, const HttpRequest& request, const BucketOwnerFn& owner_of);
+// The same, answering with the admitted principal (an admin "anyone" where the gate
+// is open), whose `only_job` narrows what a route shows.
+Result<auth::Principal> AdmitAs(const AccessGate& gate, const HttpRequest& request,
+                                const BucketOwnerFn& owner_of);
 
 }  // namespace ty::api

@@ -45,7 +45,8 @@ HttpResponse GetJobDetails(const Call& call, const service::JobRef& ref);
 // Logs (log_endpoints.cc): a page, or a validated LogFollow when `follow=true`.
 Dispatch ReadLogs(const Call& call, const service::JobRef& ref);
 // Cloud Logging v2 `entries:list`, POST (JSON body) or GET (query) (logging_endpoints.cc).
-HttpResponse ListLogEntries(const Call& call);
+// `only_job`: a replica's own job uid; its entries alone are listed ("" = any).
+HttpResponse ListLogEntries(const Call& call, const std::string& only_job = "");
 
 // GET /metrics: Prometheus text format (metrics_endpoint.cc).
 HttpResponse Metrics(service::JobService* service);

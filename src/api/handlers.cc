@@ -114,6 +114,12 @@ BucketOwnerFn BucketOwnerOf(storage::ObjectStore* store) {
 }
 
 // Whether a Cloud Storage route would take the request (as RouteStorage decides).
+bool IsLoggingList(const HttpRequest& request) {
+  std::vector<std::string> seg = SplitPath(request.path);
+  return seg.size() == 2 && seg[0] == "v2" && seg[1] == "entries:list" &&
+         (request.method == "POST" || request.method == "GET");
+}
+
 bool IsStoragePath(const HttpRequest& request, storage::ObjectStore* store) {
   const std::string& p = request.path;
   if (p.rfind("/storage/", 0) == 0 || p.rfind("/b/", 0) == 0 || p.rfind("/upload/", 0) == 0 ||
@@ -220,10 +226,6 @@ Dispatch Route(service::JobService* service, const HttpRequest& request, bool he
   if (seg.size() == 1 && seg[0] == "metrics" && method == "GET") {
     return Respond(internal::Metrics(service));
   }
-  if (seg.size() == 2 && seg[0] == "v2" && seg[1] == "entries:list" &&
-      (method == "POST" || method == "GET")) {
-    return Respond(internal::ListLogEntries(Call{service, request, RenderOptionsOf(request)}));
-  }
   if (seg.size() < 4 || (seg[0] != "v1" && seg[0] != "ui") || seg[1] != "projects") {
     return Respond(NoRoute(request));
   }
@@ -300,12 +302,17 @@ Dispatch Router::Handle(const HttpRequest& request) const {
   // the network code (STYLE.md §4: no exceptions across modules).
   try {
     const bool health = request.method == "GET" && request.path == "/healthz";
-    // What the replica listener does not serve is a 404 for everyone, as before.
-    if (storage_only_ && !health && !IsStoragePath(request, storage_)) {
+    // What the replica listener does not serve is a 404 for everyone, as before: it
+    // serves Cloud Storage and a replica's own job's Logging entries.
+    const bool logging = IsLoggingList(request);
+    if (storage_only_ && !health && !logging && !IsStoragePath(request, storage_)) {
       return Respond(NoRoute(request));
     }
-    if (Status admitted = Admit(gate_, request, BucketOwnerOf(storage_)); !admitted.ok()) {
-      return Respond(Refusal(request, storage_, admitted));
+    Result<auth::Principal> admitted = AdmitAs(gate_, request, BucketOwnerOf(storage_));
+    if (!admitted.ok()) return Respond(Refusal(request, storage_, admitted.status()));
+    if (logging) {
+      return Respond(internal::ListLogEntries(Call{service_, request, RenderOptionsOf(request)},
+                                              admitted->only_job));
     }
     internal::StorageContext storage{storage_, sessions_.get(), nullptr};
     std::unique_ptr<storage::FollowingHasher> follower;

@@ -92,7 +92,7 @@ json BodyFromQuery(const HttpRequest& request) {
 
 }  // namespace
 
-HttpResponse ListLogEntries(const Call& call) {
+HttpResponse ListLogEntries(const Call& call, const std::string& only_job) {
   json body;
   if (call.request.method == "GET") {
     body = BodyFromQuery(call.request);
@@ -103,6 +103,7 @@ HttpResponse ListLogEntries(const Call& call) {
   }
   Result<service::LogEntriesRequest> request = RequestFromBody(body);
   if (!request.ok()) return ErrorResponse(request.status());
+  request->only_job_uid = only_job;
   Result<service::LogEntriesPage> page = call.service->ListLogEntries(*request);
   if (!page.ok()) return ErrorResponse(page.status());
   json out = json::object();

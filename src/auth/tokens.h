@@ -35,6 +35,9 @@ struct Principal {
   std::vector<std::string> projects;  // "*" = every project.
   // Buckets this principal may read and write whoever owns them (a replica's job's).
   std::vector<std::string> buckets;
+  // A replica's job uid: its Logging reads see that job's entries only ("" = any job
+  // its role lets it see).
+  std::string only_job;
 
   // This principal's role in `project` ("" = daemon-wide: only a "*" admin has one).
   Role RoleIn(const std::string& project) const;

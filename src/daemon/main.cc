@@ -267,7 +267,8 @@ ty::Result<std::unique_ptr<ty::api::ApiServer>> StartReplicaApi(const DaemonConf
   o.storage_only = true;  // Replicas get Cloud Storage, never the jobs API.
   // A replica speaks for its job, known by the address it connects from (the Storage
   // clients send no token to an emulator host): it may use the buckets its job's
-  // project owns, the ones mounted at /gcs, and nothing else.
+  // project owns, the ones mounted at /gcs, and read its own job's Logging entries
+  // (POST /v2/entries:list); nothing else.
   o.replica_identity = [service,
                         objects](const std::string& peer) -> std::optional<ty::auth::Principal> {
     std::optional<ty::service::JobService::ReplicaJob> job = service->JobOfReplicaAt(peer);
@@ -275,6 +276,10 @@ ty::Result<std::unique_ptr<ty::api::ApiServer>> StartReplicaApi(const DaemonConf
     ty::auth::Principal who;
     who.name = "replica of job " + job->uid + " (project " + job->project + ")";
     who.buckets = objects->BucketsOwnedBy(job->project);
+    // Logging: a viewer of its project whose reads are narrowed to its own job.
+    who.role = ty::auth::Role::kViewer;
+    who.projects = {job->project};
+    who.only_job = job->uid;
     return who;
   };
   ASSIGN_OR_RETURN(std::unique_ptr<ty::api::ApiServer> server,

@@ -254,6 +254,9 @@ Result<LogEntriesPage> LogEntriesQuery::List(const LogEntriesRequest& request) c
   } else {
     ASSIGN_OR_RETURN(targets, ScopedJobs(store_, projects, floor, ceiling));
   }
+  if (!request.only_job_uid.empty()) {
+    std::erase_if(targets, [&](const Target& t) { return t.uid != request.only_job_uid; });
+  }
 
   PageCollector page(page_size, descending, std::move(after));
   for (const Target& t : targets) {

@@ -42,6 +42,7 @@ struct LogEntriesRequest {
   std::string order_by;                     // "", "timestamp asc" or "timestamp desc".
   int page_size = 0;                        // 0 = 50; at most 1000.
   std::string page_token;
+  std::string only_job_uid;  // Entries of this job only ("" = every job named).
 };
 
 struct LogEntriesPage {

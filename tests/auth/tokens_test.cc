@@ -54,10 +54,10 @@ TEST(TokensTest, MalformedEntriesNameTheEntryAndField) {
 }
 
 TEST(TokensTest, RolesAreOrderedAndScopedToProjects) {
-  Principal viewer{"v", Role::kViewer, {"a"}, {}};
-  Principal editor{"e", Role::kEditor, {"a", "b"}, {}};
-  Principal admin_a{"x", Role::kAdmin, {"a"}, {}};
-  Principal root{"r", Role::kAdmin, {"*"}, {}};
+  Principal viewer{"v", Role::kViewer, {"a"}, {}, ""};
+  Principal editor{"e", Role::kEditor, {"a", "b"}, {}, ""};
+  Principal admin_a{"x", Role::kAdmin, {"a"}, {}, ""};
+  Principal root{"r", Role::kAdmin, {"*"}, {}, ""};
   EXPECT_TRUE(CheckNeeds(viewer, {{"a", Role::kViewer, ""}}).ok());
   Status cancel = CheckNeeds(viewer, {{"a", Role::kEditor, ""}});
   EXPECT_EQ(cancel.code(), StatusCode::kPermissionDenied);
@@ -71,7 +71,7 @@ TEST(TokensTest, RolesAreOrderedAndScopedToProjects) {
 }
 
 TEST(TokensTest, AReplicaHoldsItsJobsBucketsAndNothingElse) {
-  Principal replica{"replica of job 7", Role::kNone, {}, {"a-out"}};
+  Principal replica{"replica of job 7", Role::kNone, {}, {"a-out"}, ""};
   EXPECT_TRUE(CheckNeeds(replica, {{"a", Role::kEditor, "a-out"}}).ok());
   EXPECT_TRUE(CheckNeeds(replica, {{"", Role::kAdmin, "a-out"}}).ok());
   Status other = CheckNeeds(replica, {{"a", Role::kViewer, "a-secret"}});

@@ -370,5 +370,49 @@ TEST_F(DaemonTest, AReplicaReachesTheStorageApiAcrossARestart) {
   EXPECT_NE(messages.find("kept\n"), std::string::npos) << messages;
 }
 
+// A replica reads Cloud Logging entries through the replica listener, as a job that
+// watches its own progress would: its own job's, never another job's of its project
+// nor any of another project.
+TEST_F(DaemonTest, AReplicaReadsOnlyItsOwnJobsLogEntries) {
+  const std::string jobs = "/v1/projects/tenant-l/locations/local/customJobs";
+  HttpReply other = daemon_->Post(jobs, VertexJob("echo other-job-secret"));
+  ASSERT_EQ(other.status, 200) << other.body;
+  const std::string other_path = jobs + "/" + IdOf(other.Json());
+  ASSERT_EQ(daemon_->WaitForField(other_path, "state", kTerminal, 60)["state"],
+            "JOB_STATE_SUCCEEDED");
+  auto list = [](const std::string& project, const std::string& label) {
+    return "wget -q -O - --header 'Content-Type: application/json' --post-data "
+           "'{\"resourceNames\":[\"projects/" +
+           project + "\"]}' \"$STORAGE_EMULATOR_HOST/v2/entries:list\" 2>&1 | tr -d '\\n' | " +
+           "sed 's/^/" + label + ": /'; echo; ";
+  };
+  HttpReply r = daemon_->Post(jobs, VertexJob("echo own-line; sleep 2; " + list("tenant-l", "own") +
+                                              list("tenant-m", "foreign") +
+                                              "wget -q -O - \"$STORAGE_EMULATOR_HOST/v1/projects/"
+                                              "tenant-l/locations/local/customJobs\" 2>&1 || "
+                                              "echo jobs-api-refused"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::string path = jobs + "/" + IdOf(r.Json());
+  ASSERT_EQ(daemon_->WaitForField(path, "state", kTerminal, 60)["state"], "JOB_STATE_SUCCEEDED");
+  std::string own, foreign, all;
+  bool jobs_refused = false;
+  for (const auto& e :
+       daemon_->Get(path + "/logs").Json().value("entries", nlohmann::json::array())) {
+    const std::string m = e.value("message", "");
+    all += m + "\n";
+    if (m.rfind("own: ", 0) == 0) own = m;
+    if (m.rfind("foreign: ", 0) == 0) foreign = m;
+    if (m == "jobs-api-refused") jobs_refused = true;
+  }
+  EXPECT_NE(own.find("own-line"), std::string::npos) << all;
+  EXPECT_EQ(own.find("other-job-secret"), std::string::npos) << all;
+  EXPECT_EQ(foreign.find("entries"), std::string::npos) << all;
+  EXPECT_NE(foreign.find("403"), std::string::npos) << all;
+  EXPECT_TRUE(jobs_refused) << all;
+  // The same project's entries through the main listener include both jobs.
+  HttpReply both = daemon_->Post("/v2/entries:list", R"({"resourceNames":["projects/tenant-l"]})");
+  EXPECT_NE(both.body.find("other-job-secret"), std::string::npos) << both.body;
+}
+
 }  // namespace
 }  // namespace ty::testing
