@@ -9,6 +9,7 @@
 // neighbourhood and a sample of the rest otherwise). Pure given its random generator.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <random>
 #include <vector>
@@ -29,6 +30,14 @@ struct AcquisitionBudget {
   int starts = 5;            // Candidates refined by local search.
   int lbfgs_evals = 40;      // Per start and round.
   int rounds = 2;            // Continuous / discrete alternations.
+  int sweep_points = 2048;   // Points one discrete sweep scores at most.
+
+  // Points one MaximizeLogEi scores at most, roughly: its cost is this times the
+  // model's size times the dimensions.
+  int64_t PointsScored(int incumbents) const {
+    return candidates + static_cast<int64_t>(local_per_best) * incumbents +
+           static_cast<int64_t>(starts) * rounds * (sweep_points + lbfgs_evals);
+  }
 };
 
 // The point maximising log EI; `taken` says a point must not be proposed (already

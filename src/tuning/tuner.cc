@@ -27,6 +27,16 @@ constexpr int kIncumbents = 5;
 // After this many observations a fit starts from the previous one and the prior mode
 // only (see FitModel).
 constexpr size_t kSettledAfter = 40;
+// The work of one call is bounded by the model, not by the request: 1,000 parallel
+// trials once asked for 1,000 model-picked points in a call, each with every earlier
+// one believed. The model picks at most kMaxGuided points per call, fewer where one
+// costs more than kGuidedWork / kMaxGuided (points scored x model size x dimensions;
+// hartmann6 after 120 trials: 32 a call, 100 categorical parameters: 2), and is told
+// of at most kMaxBelieved pending ones (the latest); the rest of a larger batch fills
+// the space quasi-randomly, which is what a believer batch that size tends to anyway.
+constexpr int kMaxGuided = 32;
+constexpr size_t kMaxBelieved = 64;
+constexpr double kGuidedWork = 1e9;
 
 uint64_t Mix(uint64_t x) {  // SplitMix64's finaliser.
   x += 0x9e3779b97f4a7c15ULL;
@@ -60,6 +70,7 @@ AcquisitionBudget BudgetFor(size_t n) {
   b.candidates = static_cast<int>(std::clamp(2.5e8 / n2, 400.0, 2000.0));
   b.local_per_best = static_cast<int>(std::clamp(5e7 / n2, 40.0, 100.0));
   b.lbfgs_evals = n > 300 ? 25 : 40;
+  b.sweep_points = static_cast<int>(std::clamp(5e8 / n2, 256.0, 2048.0));
   return b;
 }
 
@@ -236,25 +247,33 @@ GaussianProcess Tuner::FitModel(double* incumbent, std::vector<Point>* incumbent
 std::vector<Assignment> Tuner::SuggestBayesian(int count, const std::vector<Assignment>& pending) {
   std::vector<Point> others;
   for (const auto& p : pending) others.push_back(space_.Encode(p));
-  const size_t feasible = static_cast<size_t>(std::count_if(
-      observations_.begin(), observations_.end(), [](const Observation& o) { return o.value; }));
   std::set<Point> seen = Seen(others);
   std::vector<Assignment> out;
-  const int initial = InitialPoints();
   ScrambledHalton halton(space_.size(), options_.seed);
   halton.Skip(observations_.size() + others.size());
   int misses = 0;  // A small discrete space may have few unseen points left.
-  while (static_cast<int>(out.size()) < count && misses < 64 &&
-         (static_cast<int>(observations_.size() + others.size()) < initial || feasible < 2)) {
-    Point x = space_.FromCube(halton.Next());
-    if (!seen.insert(KeyOf(x)).second) {
-      ++misses;
-      continue;
+  // Quasi-random points while `more()`; false when the space seems used up.
+  auto fill = [&](const std::function<bool()>& more) {
+    while (static_cast<int>(out.size()) < count && misses < 64 && more()) {
+      Point x = space_.FromCube(halton.Next());
+      if (!seen.insert(KeyOf(x)).second) {
+        ++misses;
+        continue;
+      }
+      others.push_back(x);
+      out.push_back(space_.Decode(x));
     }
-    others.push_back(x);
-    out.push_back(space_.Decode(x));
+    return misses < 64;
+  };
+  const int initial = InitialPoints();
+  const size_t feasible = static_cast<size_t>(std::count_if(
+      observations_.begin(), observations_.end(), [](const Observation& o) { return o.value; }));
+  if (!fill([&] {
+        return static_cast<int>(observations_.size() + others.size()) < initial || feasible < 2;
+      }) ||
+      static_cast<int>(out.size()) == count) {
+    return out;
   }
-  if (static_cast<int>(out.size()) == count || misses >= 64) return out;
 
   double incumbent = 0;
   std::vector<Point> incumbents;
@@ -269,17 +288,27 @@ std::vector<Assignment> Tuner::SuggestBayesian(int count, const std::vector<Assi
     gp.Append(Eigen::Map<const Eigen::VectorXd>(x.data(), n), m(0));
     incumbent = std::max(incumbent, m(0));
   };
-  for (const Point& p : others) believe(p);
+  size_t believed = 0;
+  for (size_t i = others.size() - std::min(others.size(), kMaxBelieved); i < others.size(); ++i) {
+    believe(others[i]);
+    ++believed;
+  }
   std::mt19937_64 rng(Mix(options_.seed ^ Mix(observations_.size() * 1000003 + others.size())));
   const AcquisitionBudget budget = BudgetFor(observations_.size());
   auto taken = [&seen](const Point& x) { return seen.count(KeyOf(x)) > 0; };
-  while (static_cast<int>(out.size()) < count) {
+  const double work_each = static_cast<double>(budget.PointsScored(kIncumbents)) *
+                           static_cast<double>(observations_.size() + kMaxBelieved) *
+                           static_cast<double>(std::max<size_t>(space_.size(), 1));
+  const int max_guided =
+      static_cast<int>(std::clamp(kGuidedWork / work_each, 1.0, static_cast<double>(kMaxGuided)));
+  for (int guided = 0; static_cast<int>(out.size()) < count && guided < max_guided; ++guided) {
     Point x = MaximizeLogEi(space_, gp, incumbent, incumbents, taken, budget, rng);
-    if (x.empty()) break;
-    believe(x);
+    if (x.empty()) return out;
+    if (believed++ < kMaxBelieved) believe(x);
     seen.insert(KeyOf(x));
     out.push_back(space_.Decode(x));
   }
+  fill([] { return true; });
   return out;
 }
 
