@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "model/spec_record.h"
@@ -297,20 +298,44 @@ void StudyController::Step(const std::string& uid) {
 
 void StudyController::StartTrials(Study& st) {
   const model::StudySpec& spec = st.spec;
-  model::Job& job = st.job;
   std::vector<model::Assignment> pending;
-  int active = 0;
-  for (const model::Trial& t : job.trials) {
-    if (Active(t)) {
-      pending.push_back(t.params);
-      ++active;
-    }
+  for (const model::Trial& t : st.job.trials) {
+    if (Active(t)) pending.push_back(t.params);
   }
-  const int room = std::min(spec.parallel_trials - active,
-                            spec.max_trials - static_cast<int>(job.trials.size()));
-  if (room <= 0 || st.exhausted) return;
-  std::vector<model::Assignment> next = st.tuner->Suggest(room, pending);
-  if (static_cast<int>(next.size()) < room) st.exhausted = true;
+  const int room = std::min(spec.parallel_trials - static_cast<int>(pending.size()),
+                            spec.max_trials - static_cast<int>(st.job.trials.size()));
+  if (room <= 0 || st.exhausted || st.suggesting) return;
+  st.suggesting = true;
+  // A copy: observations arriving meanwhile go to the study's own tuner. The copy's
+  // answer is what the study's would have been now (seeded from the history).
+  auto tuner = std::make_shared<tuning::Tuner>(*st.tuner);
+  core_->Blocking([this, uid = st.job.uid, tuner, room, pending = std::move(pending)] {
+    std::vector<model::Assignment> next;
+    std::string error;
+    try {
+      next = tuner->Suggest(room, pending);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    core_->Post([this, uid, next = std::move(next), room, error]() mutable {
+      AddTrials(uid, std::move(next), room, error);
+    });
+  });
+}
+
+void StudyController::AddTrials(const std::string& uid, std::vector<model::Assignment> next,
+                                int asked, const std::string& tuner_error) {
+  Study* st = Find(uid);
+  if (st == nullptr) return;  // Finished (cancelled) meanwhile.
+  st->suggesting = false;
+  model::Job& job = st->job;
+  if (job.cancel_requested || !st->failing.empty()) return Step(uid);
+  if (!tuner_error.empty()) {
+    st->failing = "the tuner failed: " + tuner_error;
+    Log(*st, "The study fails: " + st->failing);
+    return Step(uid);
+  }
+  if (static_cast<int>(next.size()) < asked) st->exhausted = true;
   const TimeMicros now = core_->clock()->Now();
   for (model::Assignment& params : next) {
     model::Trial t;
@@ -327,8 +352,9 @@ void StudyController::StartTrials(Study& st) {
   }
   // Recorded first: a crash from here on finds them and submits their jobs.
   const size_t first_new = job.trials.size() - next.size();
-  if (!Commit(st).ok()) return;
-  for (size_t i = first_new; i < job.trials.size(); ++i) SubmitTrialJob(st, job.trials[i]);
+  if (!Commit(*st).ok()) return;
+  for (size_t i = first_new; i < job.trials.size(); ++i) SubmitTrialJob(*st, job.trials[i]);
+  Step(uid);  // Room may have opened meanwhile, or the space run out.
 }
 
 void StudyController::SubmitTrialJob(Study& st, model::Trial& trial) {

@@ -73,9 +73,10 @@ class StudyController {
     model::Job job;
     model::StudySpec spec;
     std::unique_ptr<tuning::Tuner> tuner;
-    bool exhausted = false;  // The search space has no unseen point left.
-    std::string failing;     // Set when the study fails once its trials are down.
-    int prior_trials = 0;    // Finished trials of resumePreviousJobId's study observed.
+    bool exhausted = false;   // The search space has no unseen point left.
+    bool suggesting = false;  // The tuner works on the next trials (off the loop).
+    std::string failing;      // Set when the study fails once its trials are down.
+    int prior_trials = 0;     // Finished trials of resumePreviousJobId's study observed.
     std::map<int64_t, int64_t> skipped_logged;  // Per trial: skipped lines already logged.
   };
 
@@ -84,7 +85,13 @@ class StudyController {
   Result<model::Job> PreviousStudy(const model::Job& job) const;
   void ObservePreviousStudy(Study& st, const model::Job& job);
   void Step(const std::string& uid);
+  // Asks the tuner for the trials there is room for, on a worker: a suggestion may
+  // take seconds (bench/tuner_latency --widest), which the loop must not wait for.
   void StartTrials(Study& st);
+  // Back on the loop: records and submits the suggested trials (or fails the study
+  // with the tuner's error), then steps the study again.
+  void AddTrials(const std::string& uid, std::vector<model::Assignment> next, int asked,
+                 const std::string& tuner_error);
   void SubmitTrialJob(Study& st, model::Trial& trial);
   void AnnounceStart(const Study& st, const model::Trial& trial);
   void AnnounceUnannouncedStarts(Study& st);
