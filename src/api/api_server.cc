@@ -4,6 +4,7 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/strand.hpp>
 #include <memory>
 #include <optional>
@@ -41,12 +42,39 @@ std::optional<std::pair<uint32_t, uint32_t>> ParseCidr(const std::string& cidr) 
   return std::make_pair(address.to_uint() & mask, mask);
 }
 
+// The server's TLS context from PEM files; InvalidArgument naming the file at fault.
+Result<std::unique_ptr<net::ssl::context>> TlsContext(const std::string& cert_file,
+                                                      const std::string& key_file) {
+  if (cert_file.empty() != key_file.empty()) {
+    return InvalidArgument(
+        "TLS needs both a certificate (--tls-cert-file) and its key (--tls-key-file)");
+  }
+  if (cert_file.empty()) return std::unique_ptr<net::ssl::context>();
+  auto ctx = std::make_unique<net::ssl::context>(net::ssl::context::tls_server);
+  ctx->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+                   net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
+                   net::ssl::context::no_tlsv1_1 | net::ssl::context::single_dh_use);
+  boost::system::error_code ec;
+  if (ctx->use_certificate_chain_file(cert_file, ec)) {
+    return InvalidArgument("TLS certificate " + cert_file + ": " + ec.message());
+  }
+  if (ctx->use_private_key_file(key_file, net::ssl::context::pem, ec)) {
+    return InvalidArgument("TLS key " + key_file + ": " + ec.message());
+  }
+  if (SSL_CTX_check_private_key(ctx->native_handle()) != 1) {
+    return InvalidArgument("TLS key " + key_file + " does not belong to the certificate " +
+                           cert_file);
+  }
+  return ctx;
+}
+
 }  // namespace
 
 class ApiServer::Impl {
  public:
-  Impl(service::JobService* service, Options options)
+  Impl(service::JobService* service, Options options, std::unique_ptr<net::ssl::context> tls)
       : options_(std::move(options)),
+        tls_(std::move(tls)),
         router_(service, options_.storage, options_.storage_only,
                 AccessGate{options_.tokens, options_.replica_identity}),
         ioc_(std::make_unique<net::io_context>(options_.threads)),
@@ -134,22 +162,31 @@ class ApiServer::Impl {
   }
 
   void Accept() {
-    acceptor_->async_accept(
-        net::make_strand(*ioc_), [this](boost::system::error_code ec, tcp::socket socket) {
-          if (!acceptor_->is_open()) return;
-          if (!ec && PeerAllowed(socket)) {
-            std::make_shared<internal::HttpSession>(std::move(socket), &router_, &limits_)->Run();
-          }
-          // Transient failures (EMFILE, aborted handshakes) must not
-          // stop the listener.
-          Accept();
-        });
+    acceptor_->async_accept(net::make_strand(*ioc_),
+                            [this](boost::system::error_code ec, tcp::socket socket) {
+                              if (!acceptor_->is_open()) return;
+                              if (!ec && PeerAllowed(socket)) {
+                                if (tls_) {
+                                  std::make_shared<internal::HttpSession<internal::TlsStream>>(
+                                      std::move(socket), tls_.get(), &router_, &limits_)
+                                      ->Run();
+                                } else {
+                                  std::make_shared<internal::HttpSession<internal::PlainStream>>(
+                                      std::move(socket), nullptr, &router_, &limits_)
+                                      ->Run();
+                                }
+                              }
+                              // Transient failures (EMFILE, aborted handshakes) must not
+                              // stop the listener.
+                              Accept();
+                            });
   }
 
   // Declaration order is destruction order reversed: sessions die with ioc_, and
   // they point at router_ and limits_, which therefore come first. The acceptor
   // must go before its io_context.
   Options options_;
+  std::unique_ptr<net::ssl::context> tls_;            // Null: plain HTTP.
   std::vector<std::pair<uint32_t, uint32_t>> peers_;  // (network, mask), IPv4.
   Router router_;
   internal::SessionLimits limits_;
@@ -172,8 +209,10 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Create(service::JobService* servic
   for (const std::string& cidr : options.allowed_peers) {
     if (!ParseCidr(cidr)) return InvalidArgument("not an IPv4 CIDR: \"" + cidr + "\"");
   }
+  ASSIGN_OR_RETURN(std::unique_ptr<net::ssl::context> tls,
+                   TlsContext(options.tls_cert_file, options.tls_key_file));
   return std::unique_ptr<ApiServer>(
-      new ApiServer(std::make_unique<Impl>(service, std::move(options))));
+      new ApiServer(std::make_unique<Impl>(service, std::move(options), std::move(tls))));
 }
 
 ApiServer::ApiServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -57,9 +57,14 @@ class ApiServer {
     // The replica listener: the job whose replica connects from a peer address, as a
     // principal holding that job's buckets (nullopt = none: refused).
     std::function<std::optional<auth::Principal>(const std::string& peer)> replica_identity;
+    // TLS: PEM files of the certificate (chain) and its private key; both or neither.
+    // With them the listener speaks only HTTPS (TLS 1.2 and later).
+    std::string tls_cert_file;
+    std::string tls_key_file;
   };
 
-  // InvalidArgument for bad options (threads < 1, port outside 0..65535).
+  // InvalidArgument for bad options (threads < 1, port outside 0..65535, a TLS
+  // certificate or key that cannot be read or does not match, naming the file).
   static Result<std::unique_ptr<ApiServer>> Create(service::JobService* service, Options options);
   ~ApiServer();
   ApiServer(const ApiServer&) = delete;

@@ -18,19 +18,44 @@ namespace beast = boost::beast;
 namespace http = boost::beast::http;
 namespace net = boost::asio;
 
-HttpSession::HttpSession(net::ip::tcp::socket socket, const Router* router,
-                         const SessionLimits* limits)
-    : stream_(std::move(socket)),
+template <class Stream>
+Stream HttpSession<Stream>::MakeStream(net::ip::tcp::socket socket, net::ssl::context* tls) {
+  if constexpr (kTls) {
+    return Stream(std::move(socket), *tls);
+  } else {
+    (void)tls;
+    return Stream(std::move(socket));
+  }
+}
+
+template <class Stream>
+HttpSession<Stream>::HttpSession(net::ip::tcp::socket socket, net::ssl::context* tls,
+                                 const Router* router, const SessionLimits* limits)
+    : stream_(MakeStream(std::move(socket), tls)),
       router_(router),
       limits_(limits),
       timer_(stream_.get_executor()) {}
 
-void HttpSession::Run() {
+template <class Stream>
+void HttpSession<Stream>::Run() {
   // Start on the strand so every handler of this connection is serialized.
-  net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->ReadHeader(); });
+  net::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
+    if constexpr (kTls) {
+      // The handshake counts against the read timeout: a client that connects and
+      // says nothing is cut as a slow request is.
+      self->Lowest().expires_after(self->limits_->read_timeout);
+      self->stream_.async_handshake(net::ssl::stream_base::server, [self](error_code ec) {
+        if (ec) return self->CloseNow();
+        self->ReadHeader();
+      });
+    } else {
+      self->ReadHeader();
+    }
+  });
 }
 
-void HttpSession::ReadHeader() {
+template <class Stream>
+void HttpSession<Stream>::ReadHeader() {
   file_parser_.reset();
   spool_path_.clear();
   parser_.emplace();
@@ -41,13 +66,14 @@ void HttpSession::ReadHeader() {
   // as over it.)
   parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
   // One deadline for the whole request: a client dribbling bytes is cut too.
-  stream_.expires_after(limits_->read_timeout);
+  Lowest().expires_after(limits_->read_timeout);
   http::async_read_header(
       stream_, buffer_, *parser_,
-      [self = shared_from_this()](error_code ec, std::size_t) { self->OnHeader(ec); });
+      [self = this->shared_from_this()](error_code ec, std::size_t) { self->OnHeader(ec); });
 }
 
-HttpRequest HttpSession::RequestHead() const {
+template <class Stream>
+HttpRequest HttpSession<Stream>::RequestHead() const {
   const auto& req = file_parser_ ? file_parser_->get().base() : parser_->get().base();
   HttpRequest request;
   request.method = std::string(req.method_string());
@@ -64,11 +90,12 @@ HttpRequest HttpSession::RequestHead() const {
     request.headers[name] = std::string(field.value());
   }
   boost::system::error_code ec;
-  request.peer = stream_.socket().remote_endpoint(ec).address().to_string();
+  request.peer = Lowest().socket().remote_endpoint(ec).address().to_string();
   return request;
 }
 
-bool HttpSession::SpoolBody() {
+template <class Stream>
+bool HttpSession<Stream>::SpoolBody() {
   std::optional<std::string> path = router_->SpoolFileFor(RequestHead());
   if (!path) return true;
   auto length = parser_->content_length();
@@ -93,11 +120,12 @@ bool HttpSession::SpoolBody() {
   // buffer left after a header would mean ~1 KiB reads and writes (70 MiB/s).
   buffer_.reserve(1 << 20);
   // Uploads may be large and slow: the read deadline covers the headers only.
-  stream_.expires_never();
+  Lowest().expires_never();
   return true;
 }
 
-void HttpSession::OnHeader(error_code ec) {
+template <class Stream>
+void HttpSession<Stream>::OnHeader(error_code ec) {
   if (ec) return OnReadError(ec);
   version_ = parser_->get().version();
   const bool has_body = !parser_->is_done();
@@ -112,22 +140,25 @@ void HttpSession::OnHeader(error_code ec) {
       file_parser_ ? file_parser_->get()[http::field::expect] : parser_->get()[http::field::expect];
   if (beast::iequals(expect, "100-continue") && has_body) {
     continue_ = {http::status::continue_, version_};
-    http::async_write(stream_, continue_, [self = shared_from_this()](error_code ec, std::size_t) {
-      if (ec) return self->CloseNow();
-      self->ReadBody();
-    });
+    http::async_write(stream_, continue_,
+                      [self = this->shared_from_this()](error_code ec, std::size_t) {
+                        if (ec) return self->CloseNow();
+                        self->ReadBody();
+                      });
     return;
   }
   ReadBody();
 }
 
-void HttpSession::ReadBody() {
-  auto done = [self = shared_from_this()](error_code ec, std::size_t) { self->OnBody(ec); };
+template <class Stream>
+void HttpSession<Stream>::ReadBody() {
+  auto done = [self = this->shared_from_this()](error_code ec, std::size_t) { self->OnBody(ec); };
   if (file_parser_) return http::async_read(stream_, buffer_, *file_parser_, std::move(done));
   http::async_read(stream_, buffer_, *parser_, std::move(done));
 }
 
-void HttpSession::OnBody(error_code ec) {
+template <class Stream>
+void HttpSession<Stream>::OnBody(error_code ec) {
   if (ec) {
     if (!spool_path_.empty()) {
       router_->DropSpool(spool_path_);
@@ -138,7 +169,8 @@ void HttpSession::OnBody(error_code ec) {
   Serve();
 }
 
-void HttpSession::OnReadError(error_code ec) {
+template <class Stream>
+void HttpSession<Stream>::OnReadError(error_code ec) {
   // The peer went away, or was silent too long: nothing to answer.
   if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
       ec == net::error::eof || ec == beast::error::timeout ||
@@ -163,7 +195,8 @@ void HttpSession::OnReadError(error_code ec) {
   Write(ErrorResponse(InvalidArgument("Malformed HTTP request: " + ec.message())), false);
 }
 
-void HttpSession::ReleaseBody(HttpRequest* request) {
+template <class Stream>
+void HttpSession<Stream>::ReleaseBody(HttpRequest* request) {
   // A large body (and the JSON parsed from it) leaves free memory in malloc's arenas
   // that it keeps; a refused 4 MiB request once held +27 MB for good. Rare, so the
   // trim's cost (a walk of the heap) does not matter.
@@ -172,7 +205,8 @@ void HttpSession::ReleaseBody(HttpRequest* request) {
   ::malloc_trim(0);
 }
 
-void HttpSession::Serve() {
+template <class Stream>
+void HttpSession<Stream>::Serve() {
   HttpRequest request = RequestHead();
   bool keep_alive = false;
   if (file_parser_) {
@@ -192,7 +226,8 @@ void HttpSession::Serve() {
   Write(std::move(dispatch.response), keep_alive);
 }
 
-void HttpSession::Write(HttpResponse response, bool keep_alive) {
+template <class Stream>
+void HttpSession<Stream>::Write(HttpResponse response, bool keep_alive) {
   response_ = {};
   response_.version(version_ == 10 ? 10 : 11);
   response_.result(static_cast<unsigned>(response.status));
@@ -205,14 +240,15 @@ void HttpSession::Write(HttpResponse response, bool keep_alive) {
   response_.body() = std::move(response.body);
   response_.keep_alive(keep_alive);
   response_.prepare_payload();
-  stream_.expires_after(limits_->write_timeout);
+  Lowest().expires_after(limits_->write_timeout);
   http::async_write(stream_, response_,
-                    [self = shared_from_this(), keep_alive](error_code ec, std::size_t) {
+                    [self = this->shared_from_this(), keep_alive](error_code ec, std::size_t) {
                       self->OnWrite(keep_alive, ec);
                     });
 }
 
-void HttpSession::WriteSource(HttpResponse response, bool keep_alive) {
+template <class Stream>
+void HttpSession<Stream>::WriteSource(HttpResponse response, bool keep_alive) {
   response_ = {};  // OnWrite asks it whether the connection must close.
   response_.version(version_ == 10 ? 10 : 11);
   response_.keep_alive(keep_alive);
@@ -229,15 +265,17 @@ void HttpSession::WriteSource(HttpResponse response, bool keep_alive) {
   source_response_.body().data = nullptr;
   source_response_.body().more = true;
   source_serializer_.emplace(source_response_);
-  stream_.expires_after(limits_->write_timeout);
-  http::async_write_header(stream_, *source_serializer_,
-                           [self = shared_from_this(), keep_alive](error_code ec, std::size_t) {
-                             if (ec) return self->CloseNow();
-                             self->WriteSourceChunk(keep_alive);
-                           });
+  Lowest().expires_after(limits_->write_timeout);
+  http::async_write_header(
+      stream_, *source_serializer_,
+      [self = this->shared_from_this(), keep_alive](error_code ec, std::size_t) {
+        if (ec) return self->CloseNow();
+        self->WriteSourceChunk(keep_alive);
+      });
 }
 
-void HttpSession::WriteSourceChunk(bool keep_alive) {
+template <class Stream>
+void HttpSession<Stream>::WriteSourceChunk(bool keep_alive) {
   constexpr size_t kChunk = 1 << 20;
   auto& body = source_response_.body();
   if (source_at_ >= source_->size()) {
@@ -255,9 +293,9 @@ void HttpSession::WriteSourceChunk(bool keep_alive) {
     body.size = source_chunk_.size();
     body.more = true;
   }
-  stream_.expires_after(limits_->write_timeout);
+  Lowest().expires_after(limits_->write_timeout);
   http::async_write(stream_, *source_serializer_,
-                    [self = shared_from_this(), keep_alive](error_code ec, std::size_t) {
+                    [self = this->shared_from_this(), keep_alive](error_code ec, std::size_t) {
                       if (ec == http::error::need_buffer) ec = {};
                       if (ec) return self->CloseNow();
                       if (self->source_serializer_->is_done()) {
@@ -268,36 +306,46 @@ void HttpSession::WriteSourceChunk(bool keep_alive) {
                     });
 }
 
-void HttpSession::OnWrite(bool keep_alive, error_code ec) {
+template <class Stream>
+void HttpSession<Stream>::OnWrite(bool keep_alive, error_code ec) {
   if (ec) return CloseNow();
   if (!keep_alive || response_.need_eof()) return CloseGracefully();
   ReadHeader();
 }
 
-void HttpSession::CloseGracefully() {
+template <class Stream>
+void HttpSession<Stream>::CloseGracefully() {
   error_code ignored;
-  stream_.socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
+  Lowest().socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
   Drain(true);
 }
 
 // Reads and discards until the peer closes or the linger time is up: closing with
 // unread input makes the kernel send a reset, which can destroy the answer in flight.
-void HttpSession::Drain(bool first) {
-  if (first) stream_.expires_after(limits_->linger);
+template <class Stream>
+void HttpSession<Stream>::Drain(bool first) {
+  if (first) Lowest().expires_after(limits_->linger);
   stream_.async_read_some(net::buffer(peek_),
-                          [self = shared_from_this()](error_code ec, std::size_t) {
+                          [self = this->shared_from_this()](error_code ec, std::size_t) {
                             if (ec) return self->CloseNow();
                             self->Drain(false);
                           });
 }
 
-void HttpSession::CloseNow() {
+template <class Stream>
+void HttpSession<Stream>::CloseNow() {
   if (closed_) return;
   closed_ = true;
   timer_.cancel();
   error_code ignored;
-  stream_.socket().shutdown(net::ip::tcp::socket::shutdown_both, ignored);
-  stream_.socket().close(ignored);
+  Lowest().socket().shutdown(net::ip::tcp::socket::shutdown_both, ignored);
+  Lowest().socket().close(ignored);
 }
+
+// The members defined here, for both streams; log_stream.cc instantiates its own.
+// (A unity build puts this file first: the class-wide instantiation covers only what
+// is defined before it.)
+template class HttpSession<PlainStream>;
+template class HttpSession<TlsStream>;
 
 }  // namespace ty::api::internal

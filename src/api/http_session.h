@@ -20,6 +20,9 @@
 // syntax, oversized body) answer, then half-close and drain for up to 5 s before
 // closing, so the client reads the answer instead of a connection reset.
 //
+// TLS: HttpSession<TlsStream> first does the server handshake (within the read
+// timeout), then the same; the plain and TLS sessions are one template.
+//
 // Thread-safety: every handler runs on the connection's strand; the object lives as
 // long as an operation holds its shared_ptr.
 #pragma once
@@ -27,12 +30,14 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "api/handlers.h"
 #include "api/http_types.h"
@@ -49,16 +54,27 @@ struct SessionLimits {
   std::chrono::milliseconds follow_poll{150};
 };
 
-class HttpSession : public std::enable_shared_from_this<HttpSession> {
+using PlainStream = boost::beast::tcp_stream;
+using TlsStream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
+
+template <class Stream>
+class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
  public:
-  // `router` and `limits` must outlive every session (the server owns them).
-  HttpSession(boost::asio::ip::tcp::socket socket, const Router* router,
-              const SessionLimits* limits);
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+
+  // `router`, `limits` and `tls` (TlsStream only; null for PlainStream) must outlive
+  // every session (the server owns them).
+  HttpSession(boost::asio::ip::tcp::socket socket, boost::asio::ssl::context* tls,
+              const Router* router, const SessionLimits* limits);
 
   void Run();
 
  private:
   using error_code = boost::beast::error_code;
+
+  boost::beast::tcp_stream& Lowest() { return boost::beast::get_lowest_layer(stream_); }
+  const boost::beast::tcp_stream& Lowest() const { return boost::beast::get_lowest_layer(stream_); }
+  static Stream MakeStream(boost::asio::ip::tcp::socket socket, boost::asio::ssl::context* tls);
 
   // Request / response (http_session.cc).
   void ReadHeader();
@@ -88,7 +104,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void WatchPeer();
   void FinishFollow();
 
-  boost::beast::tcp_stream stream_;
+  Stream stream_;
   boost::beast::flat_buffer buffer_;
   const Router* router_;
   const SessionLimits* limits_;
@@ -120,5 +136,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   bool peer_gone_ = false;
   bool finishing_ = false;
 };
+
+// Defined, and instantiated for both streams, in http_session.cc and log_stream.cc.
+extern template class HttpSession<PlainStream>;
+extern template class HttpSession<TlsStream>;
 
 }  // namespace ty::api::internal

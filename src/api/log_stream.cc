@@ -14,7 +14,8 @@ namespace ty::api::internal {
 namespace http = boost::beast::http;
 namespace net = boost::asio;
 
-void HttpSession::StartFollow(LogFollow follow) {
+template <class Stream>
+void HttpSession<Stream>::StartFollow(LogFollow follow) {
   follow_ = std::move(follow);
   stream_header_ = {};
   stream_header_.version(11);
@@ -27,18 +28,19 @@ void HttpSession::StartFollow(LogFollow follow) {
 
   // The stream may be quiet for hours: no read deadline, but a write deadline is set
   // before each write (tcp_stream only re-arms the timer of the idle direction).
-  stream_.expires_never();
+  Lowest().expires_never();
   WatchPeer();
-  stream_.expires_after(limits_->write_timeout);
+  Lowest().expires_after(limits_->write_timeout);
   http::async_write_header(
       stream_, *stream_serializer_,
-      [self = shared_from_this()](error_code ec, std::size_t) { self->OnChunkWritten(ec); });
+      [self = this->shared_from_this()](error_code ec, std::size_t) { self->OnChunkWritten(ec); });
 }
 
-void HttpSession::WatchPeer() {
+template <class Stream>
+void HttpSession<Stream>::WatchPeer() {
   watching_ = true;
   stream_.async_read_some(
-      net::buffer(peek_), [self = shared_from_this()](error_code ec, std::size_t) {
+      net::buffer(peek_), [self = this->shared_from_this()](error_code ec, std::size_t) {
         self->watching_ = false;
         if (self->closed_) return;
         if (self->finishing_) {
@@ -51,53 +53,67 @@ void HttpSession::WatchPeer() {
           return;
         }
         // A client may send bytes (e.g. a pipelined request); they are ignored.
-        self->stream_.expires_never();
+        self->Lowest().expires_never();
         self->WatchPeer();
       });
 }
 
-void HttpSession::OnChunkWritten(error_code ec) {
+template <class Stream>
+void HttpSession<Stream>::OnChunkWritten(error_code ec) {
   if (ec || peer_gone_) return CloseNow();
   Pump();
 }
 
-void HttpSession::Pump() {
+template <class Stream>
+void HttpSession<Stream>::Pump() {
   if (peer_gone_) return CloseNow();
   FollowChunk chunk = router_->NextChunk(&*follow_);
   if (!chunk.data.empty()) {
     chunk_ = std::move(chunk.data);
-    stream_.expires_after(limits_->write_timeout);
-    net::async_write(
-        stream_, http::make_chunk(net::buffer(chunk_)),
-        [self = shared_from_this()](error_code ec, std::size_t) { self->OnChunkWritten(ec); });
+    Lowest().expires_after(limits_->write_timeout);
+    net::async_write(stream_, http::make_chunk(net::buffer(chunk_)),
+                     [self = this->shared_from_this()](error_code ec, std::size_t) {
+                       self->OnChunkWritten(ec);
+                     });
     return;
   }
   if (follow_->done) {
-    stream_.expires_after(limits_->write_timeout);
+    Lowest().expires_after(limits_->write_timeout);
     net::async_write(stream_, http::make_chunk_last(),
-                     [self = shared_from_this()](error_code ec, std::size_t) {
+                     [self = this->shared_from_this()](error_code ec, std::size_t) {
                        if (ec) return self->CloseNow();
                        self->FinishFollow();
                      });
     return;
   }
   timer_.expires_after(limits_->follow_poll);
-  timer_.async_wait([self = shared_from_this()](error_code ec) {
+  timer_.async_wait([self = this->shared_from_this()](error_code ec) {
     if (self->closed_ || self->peer_gone_) return self->CloseNow();
     self->Pump();
   });
 }
 
-void HttpSession::FinishFollow() {
+template <class Stream>
+void HttpSession<Stream>::FinishFollow() {
   finishing_ = true;
   error_code ignored;
-  stream_.socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
+  Lowest().socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
   if (watching_) {
     // The watch read completes with operation_aborted and starts the drain.
-    stream_.cancel();
+    Lowest().cancel();
   } else {
     Drain(true);
   }
 }
+
+#define TY_FOLLOW_MEMBERS(S)                                   \
+  template void HttpSession<S>::StartFollow(LogFollow follow); \
+  template void HttpSession<S>::Pump();                        \
+  template void HttpSession<S>::OnChunkWritten(error_code ec); \
+  template void HttpSession<S>::WatchPeer();                   \
+  template void HttpSession<S>::FinishFollow();
+TY_FOLLOW_MEMBERS(PlainStream)
+TY_FOLLOW_MEMBERS(TlsStream)
+#undef TY_FOLLOW_MEMBERS
 
 }  // namespace ty::api::internal

@@ -46,6 +46,11 @@ Result<std::string> AccessToken(const Runtime& rt) {
   return token;
 }
 
+std::string CaFile(const Runtime& rt) {
+  if (!rt.flags.ca_file.empty()) return rt.flags.ca_file;
+  return rt.getenv("TRAINYARD_CA_FILE").value_or("");
+}
+
 namespace {
 
 StatusCode CodeForHttp(long status) {
@@ -209,7 +214,10 @@ int RunSelected(internal::Runtime& rt, const internal::Selection& selection,
   }
   Result<std::string> token = internal::AccessToken(rt);
   if (!token.ok()) return internal::ReportError(rt, selection.command_path, token.status());
-  if (owned_http != nullptr) owned_http->SetBearerToken(*token);
+  if (owned_http != nullptr) {
+    owned_http->SetBearerToken(*token);
+    owned_http->SetCaFile(internal::CaFile(rt));
+  }
   return selection.run(rt);
 }
 
@@ -254,6 +262,9 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
   app.add_option("--access-token-file", rt.flags.access_token_file,
                  "File holding the access token to send (default: $TRAINYARD_TOKEN; none when "
                  "unset; a daemon with `tokens:` in its config needs one).");
+  app.add_option("--ca-file", rt.flags.ca_file,
+                 "PEM CA certificates an https:// daemon's certificate must chain to (default: "
+                 "$TRAINYARD_CA_FILE, else the system's).");
 
   internal::Selection selection;
   const std::vector<std::shared_ptr<void>> states = AddCommands(app, &selection);

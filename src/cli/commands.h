@@ -26,6 +26,7 @@ struct GlobalFlags {
   std::string api_endpoint;       // "" = TRAINYARD_API, else kDefaultEndpoint.
   std::string project;            // "" = TRAINYARD_PROJECT, else kDefaultProject.
   std::string access_token_file;  // "" = TRAINYARD_TOKEN, else no token.
+  std::string ca_file;            // "" = TRAINYARD_CA_FILE, else the system's CAs.
 };
 
 // Everything a selected command needs to run.
@@ -42,6 +43,8 @@ struct Runtime {
   std::string Project() const;
 };
 
+// The CA file for https:// daemons: --ca-file, else $TRAINYARD_CA_FILE, else "".
+std::string CaFile(const Runtime& rt);
 // The token to send: --access-token-file's first line, else $TRAINYARD_TOKEN, else "".
 Result<std::string> AccessToken(const Runtime& rt);
 

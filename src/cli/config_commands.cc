@@ -82,6 +82,11 @@ int Run(Runtime& rt, const ConfigState& st) {
   if (!token_file.ok()) return ReportError(rt, kCommand, token_file.status());
   std::vector<GcloudSetting> settings =
       TrainyardSettings(rt.Endpoint(), rt.Project(), st.region, *token_file);
+  // An https:// daemon with its own CA: gcloud trusts it through this file.
+  if (const std::string ca = CaFile(rt); !ca.empty()) {
+    settings.push_back(
+        {"core/custom_ca_certs_file", std::filesystem::absolute(ca).lexically_normal().string()});
+  }
   Status written = WriteFileAtomically(file, MergeIni(ReadFileOr(file, ""), settings));
   if (!written.ok()) return ReportError(rt, kCommand, written);
   *rt.out << "Updated gcloud configuration [" << st.configuration << "] (" << file << "):\n";
@@ -114,7 +119,8 @@ std::shared_ptr<void> RegisterConfig(CLI::App& app, Selection* selection) {
       "gcloud",
       "Create or update a gcloud configuration whose training (aiplatform, ml), logging "
       "and storage endpoints are trainyardd (--api-endpoint), for --project, and make it "
-      "active. With --access-token-file or $TRAINYARD_TOKEN, gcloud sends that token.");
+      "active. With --access-token-file or $TRAINYARD_TOKEN, gcloud sends that token; with "
+      "--ca-file or $TRAINYARD_CA_FILE, it trusts an https:// daemon's certificate by it.");
   gcloud->add_option("--configuration", st->configuration,
                      "Name of the gcloud configuration (default: trainyard).");
   gcloud->add_option("--region", st->region,

@@ -96,6 +96,7 @@ Result<HttpResponse> CurlHttpClient::Send(const std::string& method, const std::
   if (!token_.empty())
     headers = curl_slist_append(headers, ("Authorization: Bearer " + token_).c_str());
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  if (!ca_file_.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, ca_file_.c_str());
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
   if (method == "POST" || !body.empty()) {
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
@@ -128,6 +129,7 @@ Result<HttpResponse> CurlHttpClient::StreamLines(
   if (!token_.empty())
     headers = curl_slist_append(headers, ("Authorization: Bearer " + token_).c_str());
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  if (!ca_file_.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, ca_file_.c_str());
   curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, StreamWrite);

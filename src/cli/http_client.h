@@ -49,6 +49,9 @@ class CurlHttpClient : public HttpClient {
 
   // Sends `Authorization: Bearer TOKEN` with every request ("" = none).
   void SetBearerToken(std::string token) { token_ = std::move(token); }
+  // PEM CA certificates that an https:// daemon's certificate must chain to ("" = the
+  // system's).
+  void SetCaFile(std::string file) { ca_file_ = std::move(file); }
 
   Result<HttpResponse> Send(const std::string& method, const std::string& url,
                             const std::string& body) override;
@@ -58,6 +61,7 @@ class CurlHttpClient : public HttpClient {
  private:
   void* curl_;  // CURL*; kept opaque so callers need no curl header.
   std::string token_;
+  std::string ca_file_;
 };
 
 }  // namespace ty::cli

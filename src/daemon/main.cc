@@ -45,6 +45,9 @@ struct DaemonConfig {
   // address, so each engine network's gateway (host.containers.internal) answers,
   // but only peers in the engine's address pools are served. "" = off.
   std::string replica_listen = "0.0.0.0:0";
+  // HTTPS on the main listener: PEM certificate (chain) and key; "" = plain HTTP.
+  std::string tls_cert_file;
+  std::string tls_key_file;
   // The config file's admission keys (service/capacity_config.h); null = defaults.
   nlohmann::json admission_doc;
   // The config file's `tokens` list (auth/tokens.h); null = no tokens.
@@ -104,7 +107,9 @@ ty::Status SortConfigKeys(const std::string& path, const nlohmann::json& doc, Da
                                  "network_slots",
                                  "max_replicas_per_pool",
                                  "max_replicas_per_job",
-                                 "replica_listen"};
+                                 "replica_listen",
+                                 "tls_cert_file",
+                                 "tls_key_file"};
   const auto& admission_keys = ty::service::AdmissionConfigKeys();
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     if (std::find(admission_keys.begin(), admission_keys.end(), it.key()) != admission_keys.end()) {
@@ -141,6 +146,8 @@ ty::Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI
   RETURN_IF_ERROR(str("engine_socket", "--engine-socket", cfg.engine_socket));
   RETURN_IF_ERROR(str("bucket_root", "--bucket-root", cfg.bucket_root));
   RETURN_IF_ERROR(str("replica_listen", "--replica-listen", cfg.replica_listen));
+  RETURN_IF_ERROR(str("tls_cert_file", "--tls-cert-file", cfg.tls_cert_file));
+  RETURN_IF_ERROR(str("tls_key_file", "--tls-key-file", cfg.tls_key_file));
   if (doc.contains("stop_grace_seconds") && app.count("--stop-grace") == 0) {
     if (!doc["stop_grace_seconds"].is_number())
       return ty::InvalidArgument("config: stop_grace_seconds must be a number");
@@ -246,7 +253,13 @@ ty::Result<std::unique_ptr<ty::api::ApiServer>> StartReplicaApi(const DaemonConf
                                                                 ty::storage::ObjectStore* objects,
                                                                 int main_port) {
   if (cfg.executor != "container" || cfg.replica_listen.empty()) {
-    service->SetReplicaStoragePort(cfg.executor == "container" ? 0 : main_port);
+    // Process replicas use the main listener; over HTTPS their Storage clients
+    // (plain http:// to an emulator host) could not.
+    const bool plain_main = cfg.tls_cert_file.empty();
+    if (cfg.executor != "container" && !plain_main) {
+      spdlog::warn("the main listener speaks HTTPS: process replicas get no STORAGE_EMULATOR_HOST");
+    }
+    service->SetReplicaStoragePort(cfg.executor == "container" || !plain_main ? 0 : main_port);
     return std::unique_ptr<ty::api::ApiServer>();
   }
   ASSIGN_OR_RETURN(auto where, SplitHostPort(cfg.replica_listen, "--replica-listen"));
@@ -336,11 +349,16 @@ void AddFlags(CLI::App& app, DaemonConfig& cfg, std::string* config_path) {
   app.add_option("--replica-listen", cfg.replica_listen,
                  "HOST:PORT where containers reach the Cloud Storage API (STORAGE_EMULATOR_HOST "
                  "in replicas; only container networks may connect); \"\" = off");
+  app.add_option("--tls-cert-file", cfg.tls_cert_file,
+                 "PEM certificate (chain) for HTTPS on --listen; with --tls-key-file");
+  app.add_option("--tls-key-file", cfg.tls_key_file,
+                 "PEM private key of --tls-cert-file (keep it readable by the daemon only)");
   app.add_option(
       "--config", *config_path,
       "YAML file with the same keys (listen, data_dir, executor, engine_socket, bucket_root, "
       "port_file, stop_grace_seconds, warm_pool, max_replicas_per_pool, max_replicas_per_job, "
-      "replica_listen), and capacity, overcommit, strict, quotas, machine_types, tokens "
+      "replica_listen, tls_cert_file, tls_key_file), and capacity, overcommit, strict, quotas, "
+      "machine_types, tokens "
       "(README)");
 }
 
@@ -401,6 +419,8 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
   ao.port = port;
   ao.storage = objects->get();
   ao.tokens = &tokens;
+  ao.tls_cert_file = cfg.tls_cert_file;
+  ao.tls_key_file = cfg.tls_key_file;
   auto api = ty::api::ApiServer::Create(service->get(), ao);
   if (!api.ok()) return Fail(api.status());
   auto bound = (*api)->Start();
@@ -414,8 +434,9 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
       return Fail(s);
     }
   }
-  spdlog::info("trainyardd listening on http://{}:{} (data {}, executor {})", host, *bound,
-               cfg.data_dir, cfg.executor);
+  spdlog::info("trainyardd listening on {}://{}:{} (data {}, executor {})",
+               cfg.tls_cert_file.empty() ? "http" : "https", host, *bound, cfg.data_dir,
+               cfg.executor);
 
   int sig = 0;
   sigwait(&stop_signals, &sig);
