@@ -251,6 +251,14 @@ bool ContainerExecutor::EngineCameBack(const AttemptSpec& attempt, TimeMicros de
   if (ping.ok()) return false;
   spdlog::warn("launch {}/{}: the container engine does not answer ({}); waiting for it",
                attempt.job_uid, attempt.attempt, ping.message());
+  ExecutorEvent waiting;
+  waiting.kind = ExecutorEventKind::kLaunchWaiting;
+  waiting.job_uid = attempt.job_uid;
+  waiting.attempt = attempt.attempt;
+  waiting.time = Now();
+  waiting.message = "Waiting for the container engine, which does not answer (" + ping.message() +
+                    "); the replicas start when it is back.";
+  work_.Emit(waiting);
   while (Now() < deadline && !work_.shutting_down()) {
     work_.SleepUnlessShuttingDown(500);
     if (engine_->Ping().ok()) {

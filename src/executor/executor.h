@@ -93,6 +93,7 @@ enum class ExecutorEventKind {
   kAttemptStarted,  // Every replica created and started.
   kLaunchFailed,    // Could not start the attempt; nothing is left behind.
   kReplicaExited,   // A started replica ended; its logs are complete.
+  kLaunchWaiting,   // The launch waits (`message` says for what); its outcome follows.
 };
 
 struct ExecutorEvent {
@@ -107,7 +108,7 @@ struct ExecutorEvent {
   std::optional<int> signal;        // kReplicaExited: the process died of this signal.
   bool oom_killed = false;          // kReplicaExited.
   // kLaunchFailed: why, e.g. "image pull failed: ...". kAttemptStarted: how, when
-  // worth saying (e.g. "started from warm sandboxes").
+  // worth saying (e.g. "started from warm sandboxes"). kLaunchWaiting: for what.
   std::string message;
 };
 

@@ -29,6 +29,7 @@ model::JobInput InputOf(const executor::ExecutorEvent& event) {
       in.image_ready_time = event.image_ready_time;
       break;
     case executor::ExecutorEventKind::kLaunchFailed:
+    case executor::ExecutorEventKind::kLaunchWaiting:  // Not fed (OnExecutorEvent).
       in.kind = model::InputKind::kLaunchFailed;
       break;
     case executor::ExecutorEventKind::kReplicaExited:
@@ -230,6 +231,13 @@ Status JobController::Delete(const std::string& uid) {
 }
 
 void JobController::OnExecutorEvent(const executor::ExecutorEvent& event) {
+  if (event.kind == executor::ExecutorEventKind::kLaunchWaiting) {
+    // Nothing to decide: the job stays launching, and its log says why it waits.
+    core_->Post([this, event] {
+      if (Find(event.job_uid) != nullptr) ServiceLog(event.job_uid, event.message, "WARNING");
+    });
+    return;
+  }
   core_->Post([this, event] {
     model::JobInput in = InputOf(event);
     if (in.kind == model::InputKind::kReplicaExited && event.exit_code != 0) {

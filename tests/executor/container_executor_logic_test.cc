@@ -101,6 +101,10 @@ TEST_F(ContainerExecutorLogicTest, ALaunchDuringAnEngineOutageWaitsForTheEngine)
   ASSERT_TRUE(ex_->Launch(a).ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(1200));
   EXPECT_FALSE(events_.WaitForLaunch(uid_, 0).has_value()) << "the launch gave up at once";
+  // The wait is said (the job's log shows it) before the outcome.
+  auto waiting = events_.WaitFor(uid_, ExecutorEventKind::kLaunchWaiting, 1, 0);
+  ASSERT_EQ(waiting.size(), 1u);
+  EXPECT_THAT(waiting[0].message, HasSubstr("Waiting for the container engine"));
   engine_->SetDown(false);
   auto e = events_.WaitForLaunch(uid_, 10000);
   ASSERT_TRUE(e.has_value());

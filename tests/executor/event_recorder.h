@@ -55,7 +55,8 @@ class EventRecorder {
     std::optional<executor::ExecutorEvent> found;
     cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] {
       for (const auto& e : events_) {
-        if (e.job_uid == job_uid && e.kind != executor::ExecutorEventKind::kReplicaExited) {
+        if (e.job_uid == job_uid && e.kind != executor::ExecutorEventKind::kReplicaExited &&
+            e.kind != executor::ExecutorEventKind::kLaunchWaiting) {
           found = e;
           return true;
         }
