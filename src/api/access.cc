@@ -108,6 +108,12 @@ std::vector<Need> NeedsOf(const HttpRequest& r, const BucketOwnerFn& owner_of) {
   return {admin};  // Anything else is no project's: admins only (then 404).
 }
 
+// Who a request is where the gate is open (or for /healthz): no one in particular,
+// allowed everything.
+namespace {
+auth::Principal Anyone() { return auth::Principal{"anyone", Role::kAdmin, {"*"}, {}, ""}; }
+}  // namespace
+
 Result<auth::Principal> Authenticate(const AccessGate& gate, const HttpRequest& request) {
   if (gate.replica) {
     std::optional<auth::Principal> who = gate.replica(request.peer);
@@ -117,7 +123,7 @@ Result<auth::Principal> Authenticate(const AccessGate& gate, const HttpRequest& 
     }
     return *who;
   }
-  if (gate.open()) return auth::Principal{"anyone", Role::kAdmin, {"*"}, {}, ""};
+  if (gate.open()) return Anyone();
   const std::string token = auth::BearerToken(request.Header("authorization"));
   if (token.empty()) {
     return Status(
@@ -136,8 +142,7 @@ Result<auth::Principal> Authenticate(const AccessGate& gate, const HttpRequest& 
 
 Result<auth::Principal> AdmitAs(const AccessGate& gate, const HttpRequest& request,
                                 const BucketOwnerFn& owner_of) {
-  if (gate.open() || request.path == "/healthz")
-    return auth::Principal{"anyone", Role::kAdmin, {"*"}, {}, ""};
+  if (gate.open() || request.path == "/healthz") return Anyone();
   ASSIGN_OR_RETURN(auth::Principal who, Authenticate(gate, request));
   RETURN_IF_ERROR(auth::CheckNeeds(who, NeedsOf(request, owner_of)));
   return who;

@@ -113,13 +113,14 @@ BucketOwnerFn BucketOwnerOf(storage::ObjectStore* store) {
   };
 }
 
-// Whether a Cloud Storage route would take the request (as RouteStorage decides).
+// Cloud Logging's entries:list, the one route both listeners serve.
 bool IsLoggingList(const HttpRequest& request) {
   std::vector<std::string> seg = SplitPath(request.path);
   return seg.size() == 2 && seg[0] == "v2" && seg[1] == "entries:list" &&
          (request.method == "POST" || request.method == "GET");
 }
 
+// Whether a Cloud Storage route would take the request (as RouteStorage decides).
 bool IsStoragePath(const HttpRequest& request, storage::ObjectStore* store) {
   const std::string& p = request.path;
   if (p.rfind("/storage/", 0) == 0 || p.rfind("/b/", 0) == 0 || p.rfind("/upload/", 0) == 0 ||
