@@ -89,9 +89,14 @@ HttpResponse CreateJob(const Call& call, const service::JobRef& parent) {
 }
 
 HttpResponse GetJob(const Call& call, const service::JobRef& ref) {
-  Result<model::Job> job = call.service->Get(ref);
-  if (!job.ok()) return ErrorResponse(job.status());
-  return JsonResponse(model::RenderJob(*job, call.render));
+  Result<std::shared_ptr<const service::JobRead>> read = call.service->Read(ref);
+  if (!read.ok()) return ErrorResponse(read.status());
+  // A finished job renders once per encoding; every later GET sends the same text.
+  HttpResponse response;
+  response.body = (*read)->Rendered(call.render.enum_as_int ? 1 : 0, [&](const model::Job& job) {
+    return DumpJson(model::RenderJob(job, call.render));
+  });
+  return response;
 }
 
 HttpResponse ListJobs(const Call& call, const service::JobRef& parent) {

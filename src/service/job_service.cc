@@ -38,7 +38,11 @@ std::function<uint64_t()> DefaultRandom() {
 
 JobService::JobService(store::JobStore* store, executor::Executor* executor, logs::LogStore* logs,
                        const Clock* clock, JobServiceOptions options)
-    : store_(store), executor_(executor), logs_(logs), options_(std::move(options)) {
+    : finished_(std::make_unique<FinishedJobs>(store)),
+      store_(finished_.get()),
+      executor_(executor),
+      logs_(logs),
+      options_(std::move(options)) {
   core_ = std::make_unique<LoopCore>(
       clock, options_.manual_loop_for_test ? LoopCore::Mode::kManual : LoopCore::Mode::kThreaded,
       options_.worker_threads);
@@ -49,7 +53,7 @@ JobService::JobService(store::JobStore* store, executor::Executor* executor, log
   c.random = options_.random ? options_.random : DefaultRandom();
   c.after_commit_for_test = options_.after_commit_for_test;
   c.project_buckets = options_.project_buckets;
-  jobs_ = std::make_unique<JobController>(core_.get(), store, executor, logs, std::move(c));
+  jobs_ = std::make_unique<JobController>(core_.get(), store_, executor, logs, std::move(c));
   admission_ = std::make_unique<AdmissionController>(
       core_.get(), options_.admission,
       [this](const std::string& uid, model::JobInput in) { jobs_->Input(uid, std::move(in)); },
@@ -58,8 +62,8 @@ JobService::JobService(store::JobStore* store, executor::Executor* executor, log
       });
   jobs_->SetAdmission(admission_.get());
   jobs_->SetTrialRoot(options_.trial_root);
-  studies_ = std::make_unique<StudyController>(core_.get(), store, jobs_.get(), options_.trial_root,
-                                               options_.after_commit_for_test);
+  studies_ = std::make_unique<StudyController>(core_.get(), store_, jobs_.get(),
+                                               options_.trial_root, options_.after_commit_for_test);
   jobs_->SetCommitObserver([this](const model::Job& job) { studies_->OnJobCommitted(job); });
 }
 
@@ -129,43 +133,40 @@ Result<model::Job> JobService::Submit(model::Dialect dialect, const std::string&
       [this, job = std::move(job)]() mutable { return jobs_->Submit(std::move(job)); });
 }
 
-Result<model::Job> JobService::Lookup(const std::string& uid) const {
+Result<std::shared_ptr<const JobRead>> JobService::Lookup(const std::string& uid) const {
   if (std::optional<model::Job> live = jobs_->GetLive(uid)) {
     WithQueueView(&*live);
-    return *live;
+    return std::make_shared<const JobRead>(std::move(*live));
   }
-  if (std::optional<model::Job> study = studies_->GetLive(uid)) return *study;
-  ASSIGN_OR_RETURN(model::Job job, store_->GetJob(uid));
-  // Best effort: a finished job whose spec no longer parses is still shown (the
-  // store kept its list fields and its wire JSON, which is what renders).
-  Result<model::JobSpec> spec = RestoreSpec(job);
-  if (spec.ok()) job.spec = std::move(spec).value();
-  return job;
+  if (std::optional<model::Job> study = studies_->GetLive(uid)) {
+    return std::make_shared<const JobRead>(std::move(*study));
+  }
+  return finished_->Read(uid, [](model::Job* job) {
+    // Best effort: a finished job whose spec no longer parses is still shown (the
+    // store kept its list fields and its wire JSON, which is what renders).
+    Result<model::JobSpec> spec = RestoreSpec(*job);
+    if (spec.ok()) job->spec = std::move(spec).value();
+  });
 }
 
 std::optional<JobService::ReplicaJob> JobService::JobOfReplicaAt(const std::string& address) const {
   std::optional<std::string> uid = executor_->JobAtAddress(address);
   if (!uid) return std::nullopt;
-  Result<model::Job> job = Lookup(*uid);
+  Result<std::shared_ptr<const JobRead>> read = Lookup(*uid);
   // A finished job's replica is no longer anyone (its address may be reused).
-  if (!job.ok() || model::IsTerminal(job->state)) return std::nullopt;
-  return ReplicaJob{job->uid, job->project};
+  if (!read.ok() || model::IsTerminal((*read)->job().state)) return std::nullopt;
+  return ReplicaJob{(*read)->job().uid, (*read)->job().project};
 }
 
 Result<std::string> JobService::ResolveUid(const JobRef& ref) const {
   if (ref.dialect == model::Dialect::kVertex) {
-    RETURN_IF_ERROR(CheckVertexId(ref.id));
-    Result<model::Job> job = Lookup(ref.id);
-    if (job.ok() && InScope(*job, ref.dialect, ref.project, ref.location) &&
-        model::IsVertexStudyJson(job->spec_json) == ref.study) {
-      return ref.id;
-    }
-    if (!job.ok() && job.status().code() != StatusCode::kNotFound) return job.status();
-    return NotFound((ref.study ? "HyperparameterTuningJob" : "CustomJob") +
-                    std::string(" projects/") + ref.project + "/locations/" + ref.location +
-                    (ref.study ? "/hyperparameterTuningJobs/" : "/customJobs/") + ref.id +
-                    " does not exist.");
+    ASSIGN_OR_RETURN(std::shared_ptr<const JobRead> read, Read(ref));
+    return read->job().uid;
   }
+  return ResolveMlUid(ref);
+}
+
+Result<std::string> JobService::ResolveMlUid(const JobRef& ref) const {
   if (std::optional<std::string> uid = jobs_->FindLiveMl(ref.project, ref.id)) return *uid;
   if (std::optional<std::string> uid = studies_->FindLiveMl(ref.project, ref.id)) return *uid;
   Result<model::Job> stored = store_->FindMlJob(ref.project, ref.id);
@@ -175,13 +176,31 @@ Result<std::string> JobService::ResolveUid(const JobRef& ref) const {
                   " does not exist.");
 }
 
-Result<model::Job> JobService::Get(const JobRef& ref) {
-  ASSIGN_OR_RETURN(std::string uid, ResolveUid(ref));
-  Result<model::Job> job = Lookup(uid);
-  if (!job.ok() && job.status().code() == StatusCode::kNotFound) {
+Result<std::shared_ptr<const JobRead>> JobService::Read(const JobRef& ref) const {
+  if (ref.dialect == model::Dialect::kVertex) {
+    RETURN_IF_ERROR(CheckVertexId(ref.id));
+    Result<std::shared_ptr<const JobRead>> read = Lookup(ref.id);
+    if (read.ok() && InScope((*read)->job(), ref.dialect, ref.project, ref.location) &&
+        model::IsVertexStudyJson((*read)->job().spec_json) == ref.study) {
+      return read;
+    }
+    if (!read.ok() && read.status().code() != StatusCode::kNotFound) return read.status();
+    return NotFound((ref.study ? "HyperparameterTuningJob" : "CustomJob") +
+                    std::string(" projects/") + ref.project + "/locations/" + ref.location +
+                    (ref.study ? "/hyperparameterTuningJobs/" : "/customJobs/") + ref.id +
+                    " does not exist.");
+  }
+  ASSIGN_OR_RETURN(std::string uid, ResolveMlUid(ref));
+  Result<std::shared_ptr<const JobRead>> read = Lookup(uid);
+  if (!read.ok() && read.status().code() == StatusCode::kNotFound) {
     return NotFound("job " + ref.id + " does not exist.");
   }
-  return job;
+  return read;
+}
+
+Result<model::Job> JobService::Get(const JobRef& ref) {
+  ASSIGN_OR_RETURN(std::shared_ptr<const JobRead> read, Read(ref));
+  return read->job();
 }
 
 Result<ListResponse> JobService::List(const ListRequest& request) {
@@ -236,10 +255,11 @@ Status JobService::Cancel(const JobRef& ref) {
 }
 
 Result<Operation> JobService::Delete(const JobRef& ref) {
-  ASSIGN_OR_RETURN(std::string uid, ResolveUid(ref));
-  Result<model::Job> job = Lookup(uid);
+  ASSIGN_OR_RETURN(std::shared_ptr<const JobRead> read, Read(ref));
+  const std::string uid = read->job().uid;
+  const model::Job* job = &read->job();
   RETURN_IF_ERROR(core_->Call<Status>([this, uid] { return jobs_->Delete(uid); }));
-  if (job.ok()) {
+  {
     // A study's trial jobs go with it (they are not listed or addressable otherwise).
     for (const model::Trial& t : job->trials) {
       if (t.job_uid.empty()) continue;
@@ -249,8 +269,7 @@ Result<Operation> JobService::Delete(const JobRef& ref) {
   TimeMicros now = core_->clock()->Now();
   Operation op;
   // One delete per job, so the job id names it.
-  op.name = "projects/" + ref.project + "/locations/" + (job.ok() ? job->location : ref.location) +
-            "/operations/" + uid;
+  op.name = "projects/" + ref.project + "/locations/" + job->location + "/operations/" + uid;
   op.create_time = op.update_time = now;
   op.done = true;
   std::lock_guard<std::mutex> lock(ops_mu_);

@@ -26,6 +26,7 @@
 #include "model/job.h"
 #include "model/job_machine.h"
 #include "model/spec_limits.h"
+#include "service/finished_jobs.h"
 #include "service/job_controller.h"
 #include "service/job_logs.h"
 #include "service/log_entries.h"
@@ -126,6 +127,9 @@ class JobService {
                             const std::string& location, model::ParsedJob parsed);
   // NotFound; InvalidArgument for a malformed Vertex id (non-numeric).
   Result<model::Job> Get(const JobRef& ref);
+  // Get without the copy: a finished job is shared with every reader, its renders
+  // made once (service/finished_jobs.h).
+  Result<std::shared_ptr<const JobRead>> Read(const JobRef& ref) const;
   // InvalidArgument for a bad filter or page token.
   Result<ListResponse> List(const ListRequest& request);
   // OK also for an already-terminal job (no-op), as gcloud documents.
@@ -167,11 +171,14 @@ class JobService {
   JobService(store::JobStore* store, executor::Executor* executor, logs::LogStore* logs,
              const Clock* clock, JobServiceOptions options);
   Result<std::string> ResolveUid(const JobRef& ref) const;
+  Result<std::string> ResolveMlUid(const JobRef& ref) const;
   // A live job from memory, else the stored record (NotFound if neither).
-  Result<model::Job> Lookup(const std::string& uid) const;
+  Result<std::shared_ptr<const JobRead>> Lookup(const std::string& uid) const;
   // Fills a queued job's position and reason from admission.
   void WithQueueView(model::Job* job) const;
 
+  // Every store call of the service and its controllers passes through it.
+  const std::unique_ptr<FinishedJobs> finished_;
   store::JobStore* const store_;
   executor::Executor* const executor_;
   logs::LogStore* const logs_;

@@ -187,6 +187,28 @@ TEST_F(ApiJobsTest, DeleteRunningJobIsFailedPrecondition) {
   EXPECT_EQ(r.json()["error"]["status"], "FAILED_PRECONDITION");
 }
 
+// A finished job is served from the service's cache after its first read: the same
+// text every time, each encoding its own, still only in its own scope, and gone with
+// its delete.
+TEST_F(ApiJobsTest, AFinishedJobReadsTheSameUntilItIsDeleted) {
+  std::string id = CreateVertex("cached");
+  FinishJob(VertexRef(id), 0);
+  const std::string path = std::string(kVertex) + "/" + id;
+  Reply first = Get(path);
+  ASSERT_EQ(first.status, 200) << first.body;
+  EXPECT_EQ(first.json()["state"], "JOB_STATE_SUCCEEDED");
+  EXPECT_EQ(Get(path).body, first.body);
+  Reply ints = Get(path + "?$alt=json;enum-encoding=int");
+  ASSERT_EQ(ints.status, 200) << ints.body;
+  EXPECT_TRUE(ints.json()["state"].is_number_integer()) << ints.body;
+  EXPECT_EQ(Get(path).body, first.body);
+  EXPECT_EQ(Get("/v1/projects/other/locations/us-central1/customJobs/" + id).status, 404);
+  EXPECT_EQ(Get("/v1/projects/p/locations/europe-west4/customJobs/" + id).status, 404);
+  EXPECT_EQ(Get("/v1/projects/p/locations/us-central1/hyperparameterTuningJobs/" + id).status, 404);
+  ASSERT_EQ(Delete(path).status, 200);
+  EXPECT_EQ(Get(path).status, 404);
+}
+
 TEST_F(ApiJobsTest, DeleteFinishedJobAnswersOperationAndPollsWork) {
   std::string id = CreateVertex("done");
   FinishJob(VertexRef(id), 0);

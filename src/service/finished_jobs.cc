@@ -1,0 +1,113 @@
+#include "service/finished_jobs.h"
+
+#include <utility>
+
+namespace ty::service {
+
+namespace {
+
+// A generous estimate of a record's heap: the stored spec (JSON and record), the
+// error text, and a fixed share per replica, grant and trial (their ids, names,
+// parameters and metrics).
+size_t RecordBytes(const model::Job& job) {
+  return sizeof(model::Job) + job.spec_json.size() + job.spec_record.size() +
+         (job.error ? job.error->message.size() : 0) + 512 * job.replicas.size() +
+         128 * job.grants.size() + 1024 * job.trials.size() + 1024;
+}
+
+}  // namespace
+
+const std::string& JobRead::Rendered(
+    int variant, const std::function<std::string(const model::Job&)>& render) const {
+  std::call_once(once_.at(variant), [&] { rendered_[variant] = render(job_); });
+  return rendered_[variant];
+}
+
+size_t JobRead::Bytes() const { return 3 * RecordBytes(job_); }
+
+FinishedJobs::FinishedJobs(store::JobStore* inner, size_t max_bytes)
+    : inner_(inner), max_bytes_(max_bytes) {}
+
+Result<std::shared_ptr<const JobRead>> FinishedJobs::Read(
+    const std::string& uid, const std::function<void(model::Job*)>& restore) {
+  uint64_t generation;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(uid);
+    if (it != entries_.end()) {
+      lru_.splice(lru_.begin(), lru_, it->second.lru);
+      return it->second.read;
+    }
+    generation = GenerationOf(uid);
+  }
+  ASSIGN_OR_RETURN(model::Job job, inner_->GetJob(uid));
+  restore(&job);
+  const bool finished = model::IsTerminal(job.state);
+  auto read = std::make_shared<const JobRead>(std::move(job));
+  if (finished) Keep(uid, read, generation);
+  return std::shared_ptr<const JobRead>(std::move(read));
+}
+
+void FinishedJobs::Keep(const std::string& uid, std::shared_ptr<const JobRead> read,
+                        uint64_t generation) {
+  const size_t bytes = read->Bytes();
+  if (bytes > max_bytes_ / 8) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  // A write since the read began may have changed or deleted what it read.
+  if (GenerationOf(uid) != generation || entries_.count(uid)) return;
+  while (bytes_ + bytes > max_bytes_ && !lru_.empty()) {
+    auto oldest = entries_.find(lru_.back());
+    bytes_ -= oldest->second.bytes;
+    entries_.erase(oldest);
+    lru_.pop_back();
+  }
+  lru_.push_front(uid);
+  entries_[uid] = Entry{std::move(read), lru_.begin(), bytes};
+  bytes_ += bytes;
+}
+
+void FinishedJobs::Forget(const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++GenerationOf(uid);
+  auto it = entries_.find(uid);
+  if (it == entries_.end()) return;
+  bytes_ -= it->second.bytes;
+  lru_.erase(it->second.lru);
+  entries_.erase(it);
+}
+
+uint64_t& FinishedJobs::GenerationOf(const std::string& uid) {
+  return generations_[std::hash<std::string>{}(uid) % generations_.size()];
+}
+
+size_t FinishedJobs::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return entries_.size();
+}
+
+size_t FinishedJobs::bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return bytes_;
+}
+
+// Each write forgets after it is done, so a read that starts later reads the new record
+// and one that started earlier does not keep the old one (its generation moved).
+Status FinishedJobs::CreateJob(const model::Job& job) {
+  Status s = inner_->CreateJob(job);
+  Forget(job.uid);
+  return s;
+}
+
+Status FinishedJobs::UpdateJob(const model::Job& job) {
+  Status s = inner_->UpdateJob(job);
+  Forget(job.uid);
+  return s;
+}
+
+Status FinishedJobs::DeleteJob(const std::string& uid) {
+  Status s = inner_->DeleteJob(uid);
+  Forget(uid);
+  return s;
+}
+
+}  // namespace ty::service
