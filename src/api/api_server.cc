@@ -68,6 +68,14 @@ Result<std::unique_ptr<net::ssl::context>> TlsContext(const std::string& cert_fi
   return ctx;
 }
 
+std::vector<std::unique_ptr<net::io_context>> MakeContexts(int threads) {
+  std::vector<std::unique_ptr<net::io_context>> contexts;
+  for (int i = 0; i < std::max(threads, 1); ++i) {
+    contexts.push_back(std::make_unique<net::io_context>(1));
+  }
+  return contexts;
+}
+
 }  // namespace
 
 class ApiServer::Impl {
@@ -77,8 +85,8 @@ class ApiServer::Impl {
         tls_(std::move(tls)),
         router_(service, options_.storage, options_.storage_only,
                 AccessGate{options_.tokens, options_.replica_identity}),
-        ioc_(std::make_unique<net::io_context>(options_.threads)),
-        acceptor_(std::make_unique<tcp::acceptor>(net::make_strand(*ioc_))) {
+        io_contexts_(MakeContexts(options_.threads)) {
+    acceptor_ = std::make_unique<tcp::acceptor>(*io_contexts_.front());
     limits_.max_body_bytes = options_.max_body_bytes;
     limits_.max_upload_bytes = options_.max_upload_bytes;
     for (const std::string& cidr : options_.allowed_peers) {
@@ -98,7 +106,7 @@ class ApiServer::Impl {
       endpoint = tcp::endpoint(address, static_cast<unsigned short>(options_.port));
     } else {
       // A host name ("localhost"): take its first address.
-      tcp::resolver resolver(*ioc_);
+      tcp::resolver resolver(*io_contexts_.front());
       auto results = resolver.resolve(options_.host, std::to_string(options_.port), ec);
       if (ec || results.empty()) {
         return InvalidArgument("cannot resolve API host \"" + options_.host +
@@ -121,26 +129,26 @@ class ApiServer::Impl {
     }
     int port = acceptor.local_endpoint(ec).port();
     started_ = true;
-    work_.emplace(net::make_work_guard(*ioc_));
-    Accept();
-    for (int i = 0; i < options_.threads; ++i) {
-      threads_.emplace_back([this] { ioc_->run(); });
+    for (auto& ioc : io_contexts_) {
+      work_.push_back(net::make_work_guard(*ioc));
+      threads_.emplace_back([ioc = ioc.get()] { ioc->run(); });
     }
+    Accept();
     return port;
   }
 
   void Stop() {
     if (!started_ || stopped_) return;
     stopped_ = true;
-    work_.reset();
-    ioc_->stop();
+    work_.clear();
+    for (auto& ioc : io_contexts_) ioc->stop();
     for (std::thread& t : threads_) t.join();
     threads_.clear();
     // No thread runs handlers now. Closing the acceptor, then destroying the
     // io_context, destroys every pending handler and with it every session, which
     // closes their sockets.
     acceptor_.reset();
-    ioc_.reset();
+    io_contexts_.clear();
   }
 
  private:
@@ -162,27 +170,30 @@ class ApiServer::Impl {
   }
 
   void Accept() {
-    acceptor_->async_accept(net::make_strand(*ioc_),
-                            [this](boost::system::error_code ec, tcp::socket socket) {
-                              if (!acceptor_->is_open()) return;
-                              if (!ec && PeerAllowed(socket)) {
-                                if (tls_) {
-                                  std::make_shared<internal::HttpSession<internal::TlsStream>>(
-                                      std::move(socket), tls_.get(), &router_, &limits_)
-                                      ->Run();
-                                } else {
-                                  std::make_shared<internal::HttpSession<internal::PlainStream>>(
-                                      std::move(socket), nullptr, &router_, &limits_)
-                                      ->Run();
-                                }
-                              }
-                              // Transient failures (EMFILE, aborted handshakes) must not
-                              // stop the listener.
-                              Accept();
-                            });
+    // Connections take the io threads in turn, each on its thread's own io_context:
+    // a connection's handlers never run at once (no strand needed) and a request's
+    // steps never hop threads (one thread's wakeups, not a shared queue's).
+    net::io_context& ioc = *io_contexts_[next_ioc_++ % io_contexts_.size()];
+    acceptor_->async_accept(ioc, [this](boost::system::error_code ec, tcp::socket socket) {
+      if (!acceptor_->is_open()) return;
+      if (!ec && PeerAllowed(socket)) {
+        if (tls_) {
+          std::make_shared<internal::HttpSession<internal::TlsStream>>(
+              std::move(socket), tls_.get(), &router_, &limits_)
+              ->Run();
+        } else {
+          std::make_shared<internal::HttpSession<internal::PlainStream>>(std::move(socket), nullptr,
+                                                                         &router_, &limits_)
+              ->Run();
+        }
+      }
+      // Transient failures (EMFILE, aborted handshakes) must not
+      // stop the listener.
+      Accept();
+    });
   }
 
-  // Declaration order is destruction order reversed: sessions die with ioc_, and
+  // Declaration order is destruction order reversed: sessions die with their io_context, and
   // they point at router_ and limits_, which therefore come first. The acceptor
   // must go before its io_context.
   Options options_;
@@ -190,9 +201,11 @@ class ApiServer::Impl {
   std::vector<std::pair<uint32_t, uint32_t>> peers_;  // (network, mask), IPv4.
   Router router_;
   internal::SessionLimits limits_;
-  std::unique_ptr<net::io_context> ioc_;
+  // One io_context per io thread (the first also runs the acceptor).
+  std::vector<std::unique_ptr<net::io_context>> io_contexts_;
   std::unique_ptr<tcp::acceptor> acceptor_;
-  std::optional<net::executor_work_guard<net::io_context::executor_type>> work_;
+  size_t next_ioc_ = 0;  // Used by the acceptor's handler only (one thread).
+  std::vector<net::executor_work_guard<net::io_context::executor_type>> work_;
   std::vector<std::thread> threads_;
   bool started_ = false;
   bool stopped_ = false;
