@@ -15,6 +15,10 @@ size_t RecordBytes(const model::Job& job) {
          128 * job.grants.size() + 1024 * job.trials.size() + 1024;
 }
 
+std::string MlKey(const std::string& project, const std::string& job_id) {
+  return project + '\0' + job_id;
+}
+
 }  // namespace
 
 const std::string& JobRead::Rendered(
@@ -55,12 +59,9 @@ void FinishedJobs::Keep(const std::string& uid, std::shared_ptr<const JobRead> r
   std::lock_guard<std::mutex> lock(mu_);
   // A write since the read began may have changed or deleted what it read.
   if (GenerationOf(uid) != generation || entries_.count(uid)) return;
-  while (bytes_ + bytes > max_bytes_ && !lru_.empty()) {
-    auto oldest = entries_.find(lru_.back());
-    bytes_ -= oldest->second.bytes;
-    entries_.erase(oldest);
-    lru_.pop_back();
-  }
+  while (bytes_ + bytes > max_bytes_ && !lru_.empty()) Drop(entries_.find(lru_.back()));
+  const model::Job& job = read->job();
+  if (job.dialect == model::Dialect::kMlV1) ml_uids_[MlKey(job.project, job.spec.job_id)] = uid;
   lru_.push_front(uid);
   entries_[uid] = Entry{std::move(read), lru_.begin(), bytes};
   bytes_ += bytes;
@@ -70,10 +71,23 @@ void FinishedJobs::Forget(const std::string& uid) {
   std::lock_guard<std::mutex> lock(mu_);
   ++GenerationOf(uid);
   auto it = entries_.find(uid);
-  if (it == entries_.end()) return;
+  if (it != entries_.end()) Drop(it);
+}
+
+void FinishedJobs::Drop(std::unordered_map<std::string, Entry>::iterator it) {
+  const model::Job& job = it->second.read->job();
+  if (job.dialect == model::Dialect::kMlV1) ml_uids_.erase(MlKey(job.project, job.spec.job_id));
   bytes_ -= it->second.bytes;
   lru_.erase(it->second.lru);
   entries_.erase(it);
+}
+
+std::optional<std::string> FinishedJobs::FindFinishedMl(const std::string& project,
+                                                        const std::string& job_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = ml_uids_.find(MlKey(project, job_id));
+  if (it == ml_uids_.end()) return std::nullopt;
+  return it->second;
 }
 
 uint64_t& FinishedJobs::GenerationOf(const std::string& uid) {

@@ -16,6 +16,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -57,6 +58,11 @@ class FinishedJobs : public store::JobStore {
   Result<std::shared_ptr<const JobRead>> Read(const std::string& uid,
                                               const std::function<void(model::Job*)>& restore);
 
+  // The uid of the finished ml v1 job `job_id` of `project` if it is remembered (an ml
+  // v1 GET names its job by id; this spares it the store's index).
+  std::optional<std::string> FindFinishedMl(const std::string& project,
+                                            const std::string& job_id) const;
+
   // Remembered finished jobs and their bytes (tests, /metrics).
   size_t size() const;
   size_t bytes() const;
@@ -95,14 +101,17 @@ class FinishedJobs : public store::JobStore {
   // it read (a write may have raced it).
   void Forget(const std::string& uid);
   void Keep(const std::string& uid, std::shared_ptr<const JobRead> read, uint64_t generation);
-  uint64_t& GenerationOf(const std::string& uid);  // REQUIRES: mu_ held.
+  void Drop(std::unordered_map<std::string, Entry>::iterator it);  // REQUIRES: mu_ held.
+  uint64_t& GenerationOf(const std::string& uid);                  // REQUIRES: mu_ held.
 
   store::JobStore* const inner_;
   const size_t max_bytes_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, Entry> entries_;  // Guarded by mu_.
   std::list<std::string> lru_;                      // Guarded by mu_.
-  size_t bytes_ = 0;                                // Guarded by mu_.
+  // (project '\0' job id) -> uid of the remembered ml v1 jobs. Guarded by mu_.
+  std::unordered_map<std::string, std::string> ml_uids_;
+  size_t bytes_ = 0;  // Guarded by mu_.
   // Writes seen per stripe of uids: a read keeps its record only if no write to its
   // stripe came between its start and its end. Guarded by mu_.
   std::array<uint64_t, 64> generations_{};

@@ -169,6 +169,7 @@ Result<std::string> JobService::ResolveUid(const JobRef& ref) const {
 Result<std::string> JobService::ResolveMlUid(const JobRef& ref) const {
   if (std::optional<std::string> uid = jobs_->FindLiveMl(ref.project, ref.id)) return *uid;
   if (std::optional<std::string> uid = studies_->FindLiveMl(ref.project, ref.id)) return *uid;
+  if (std::optional<std::string> uid = finished_->FindFinishedMl(ref.project, ref.id)) return *uid;
   Result<model::Job> stored = store_->FindMlJob(ref.project, ref.id);
   if (stored.ok()) return stored->uid;
   if (stored.status().code() != StatusCode::kNotFound) return stored.status();

@@ -83,6 +83,21 @@ TEST(FinishedJobsTest, EachRenderIsMadeOnceForEveryReader) {
   EXPECT_EQ(renders, 2);
 }
 
+TEST(FinishedJobsTest, AnMlJobIsFoundByItsIdOnceKeptAndNotAfterItIsForgotten) {
+  store::MemoryJobStore inner;
+  FinishedJobs cache(&inner);
+  model::Job job = store::testing::FullJob("7", model::Dialect::kMlV1, "proj", "census_1");
+  job.state = model::JobState::kFailed;
+  ASSERT_TRUE(cache.CreateJob(job).ok());
+  EXPECT_FALSE(cache.FindFinishedMl("proj", "census_1"));  // Not read yet.
+  ASSERT_TRUE(cache.Read("7", NoRestore).ok());
+  EXPECT_EQ(cache.FindFinishedMl("proj", "census_1"), "7");
+  EXPECT_FALSE(cache.FindFinishedMl("other", "census_1"));
+  EXPECT_FALSE(cache.FindFinishedMl("proj", "census_2"));
+  ASSERT_TRUE(cache.DeleteJob("7").ok());
+  EXPECT_FALSE(cache.FindFinishedMl("proj", "census_1"));
+}
+
 TEST(FinishedJobsTest, ALiveJobIsNeverKept) {
   CountingStore inner;
   FinishedJobs cache(&inner);
