@@ -40,6 +40,10 @@ struct DaemonConfig {
   int warm_pool = 0;  // Containers started ahead of demand (executor/warm_pool.h); 0 = none.
   // Idle network namespaces kept for single-replica jobs (executor/network_slots.h).
   int network_slots = 16;
+  // Replicas' user namespace: container root is this host uid and gid, 65,536 ids
+  // from it (executor/container_executor.h); 0 = the host's ids. Far above the
+  // subordinate ids useradd hands out (from 100000) and any real user.
+  int64_t replica_uid_base = 2000000000;
   ty::model::SpecLimits limits;  // Bounds on accepted specs (model/spec_limits.h).
   // Where containers reach the Cloud Storage API (container executor): every
   // address, so each engine network's gateway (host.containers.internal) answers,
@@ -53,6 +57,9 @@ struct DaemonConfig {
   // The config file's `tokens` list (auth/tokens.h); null = no tokens.
   nlohmann::json tokens_doc;
 };
+
+// The largest replica_uid_base whose 65,536 ids still fit in a uid_t.
+constexpr int64_t kMaxUidBase = 4294967295LL - 65536;
 
 // Podman's default network (10.88.0.0/16) and netavark's default pool for new
 // networks (10.89.0.0/16 up to 10.255.255.0/24).
@@ -105,6 +112,7 @@ ty::Status SortConfigKeys(const std::string& path, const nlohmann::json& doc, Da
                                  "stop_grace_seconds",
                                  "warm_pool",
                                  "network_slots",
+                                 "replica_uid_base",
                                  "max_replicas_per_pool",
                                  "max_replicas_per_job",
                                  "replica_listen",
@@ -164,6 +172,14 @@ ty::Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI
     }
     *out = doc[key].get<int>();
   }
+  if (doc.contains("replica_uid_base") && app.count("--replica-uid-base") == 0) {
+    const nlohmann::json& v = doc["replica_uid_base"];
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > kMaxUidBase) {
+      return ty::InvalidArgument("config: replica_uid_base must be an integer from 0 to " +
+                                 std::to_string(kMaxUidBase));
+    }
+    cfg.replica_uid_base = v.get<int64_t>();
+  }
   for (auto [key, flag, out] : {std::tuple{"max_replicas_per_pool", "--max-replicas-per-pool",
                                            &cfg.limits.max_replicas_per_pool},
                                 std::tuple{"max_replicas_per_job", "--max-replicas-per-job",
@@ -218,6 +234,7 @@ ty::Result<std::unique_ptr<ty::executor::Executor>> MakeExecutor(const DaemonCon
       o.network_slots = 0;
     }
     o.bucket_root = cfg.bucket_root;
+    o.replica_userns_base = static_cast<uint32_t>(cfg.replica_uid_base);
     ASSIGN_OR_RETURN(auto e, ty::executor::ContainerExecutor::Create(o));
     return std::unique_ptr<ty::executor::Executor>(std::move(e));
   }
@@ -340,6 +357,11 @@ void AddFlags(CLI::App& app, DaemonConfig& cfg, std::string* config_path) {
                  "Network namespaces kept set up between single-replica jobs, which join one "
                  "instead of the engine making one per container (podman; 0 = off)")
       ->check(CLI::Range(0, 256));
+  app.add_option("--replica-uid-base", cfg.replica_uid_base,
+                 "Host uid (and gid) of root in every replica's user namespace of 65536 ids, so "
+                 "root in a replica is not root on the host; buckets and metrics directories "
+                 "are given to it (podman; 0 = replicas use the host's ids)")
+      ->check(CLI::Range(int64_t{0}, kMaxUidBase));
   app.add_option("--max-replicas-per-pool", cfg.limits.max_replicas_per_pool,
                  "Largest replica count of one worker pool a job may ask for (default 1024)")
       ->check(CLI::PositiveNumber);
@@ -401,6 +423,10 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
   auto objects = ty::storage::ObjectStore::Open(cfg.bucket_root, cfg.data_dir + "/storage",
                                                 ty::SystemClock::Get());
   if (!objects.ok()) return Fail(objects.status());
+  if (uint32_t base = (*executor)->ReplicaUidBase(); base > 0) {
+    if (ty::Status s = (*objects)->SetObjectOwner(base); !s.ok()) return Fail(s);
+    spdlog::info("replicas run in user namespaces: their root is uid {} on the host", base);
+  }
   ty::storage::ObjectStore* buckets = objects->get();
   so.claim_buckets = [buckets](const std::string& project, const std::vector<std::string>& b) {
     return buckets->ClaimBuckets(project, b);

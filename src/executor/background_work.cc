@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -154,6 +155,26 @@ Status EnsureBucketDirs(const std::string& bucket_root, const std::vector<std::s
   if (ec)
     return Unavailable("cannot make the bucket directories under " + bucket_root + ": " +
                        ec.message());
+  return Status::Ok();
+}
+
+Status GiveWritableMountsTo(const AttemptSpec& attempt, uint32_t uid) {
+  for (const ReplicaLaunch& r : attempt.replicas) {
+    for (const Mount& m : r.mounts) {
+      if (m.read_only) continue;
+      int fd = ::open(m.host_path.c_str(), O_DIRECTORY | O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0) return Internal("cannot open " + m.host_path + ": " + std::strerror(errno));
+      struct stat st = {};
+      const bool ok = ::fstat(fd, &st) == 0 &&
+                      ((st.st_uid == uid && st.st_gid == uid) || ::fchown(fd, uid, uid) == 0);
+      const int err = errno;
+      ::close(fd);
+      if (!ok) {
+        return Internal("cannot give " + m.host_path +
+                        " to the replicas' user namespace: " + std::strerror(err));
+      }
+    }
+  }
   return Status::Ok();
 }
 

@@ -113,6 +113,12 @@ Status EnsureBucketDirs(const std::string& bucket_root, const std::vector<std::s
 // The attempt's `buckets` and `visible_buckets`, sorted, once each.
 std::vector<std::string> MountedBuckets(const AttemptSpec& attempt);
 
+// Makes `uid` (and gid) own the directory at each writable mount's host path of the
+// attempt's replicas, so that root in a replica's user namespace (kUsernsSize ids from
+// `uid`) may write there. The directories only, never what is in them and never through
+// a symlink. Internal if one cannot be given.
+Status GiveWritableMountsTo(const AttemptSpec& attempt, uint32_t uid);
+
 // kAttemptStarted (with `image_ready_time`) when `launched` is OK, else
 // kLaunchFailed with its message.
 ExecutorEvent LaunchOutcomeEvent(const AttemptSpec& attempt, const Status& launched,

@@ -177,6 +177,12 @@ std::string RenderLibpodBody(const ContainerBody& b, const std::string& name,
   }
   if (!b.network.empty()) body["Networks"] = {{b.network, LibpodNetwork(b)}};
   if (b.extra_hosts) body["hostadd"] = *b.extra_hosts;
+  if (b.userns_base > 0) {
+    const json map =
+        json::array({{{"container_id", 0}, {"host_id", b.userns_base}, {"size", kUsernsSize}}});
+    body["userns"] = {{"nsmode", "private"}};
+    body["idmappings"] = {{"UIDMap", map}, {"GIDMap", map}};
+  }
   // What the compat API does for every container (moby always creates it).
   body["create_working_dir"] = true;
   body["no_new_privileges"] = true;

@@ -4,6 +4,7 @@
 // Pure; thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -32,7 +33,14 @@ struct ContainerBody {
   std::vector<std::string> aliases;                     // On `network`.
   std::string address;                                  // Fixed IPv4 on `network`; "" = any.
   std::optional<std::vector<std::string>> extra_hosts;  // "name:address" for /etc/hosts.
+  // A user namespace of kUsernsSize ids whose root is this host uid (and gid); 0 = the
+  // host's ids. Podman's native create only (RenderLibpodBody): the compat API has no
+  // per-container mapping.
+  uint32_t userns_base = 0;
 };
+
+// How many ids a replica's user namespace maps (root and the users images create).
+inline constexpr uint32_t kUsernsSize = 65536;
 
 // Admission's grant onto the body: CPU and memory limits, GPUs by device id and the
 // variables that name them (after `body->env` is filled).

@@ -1,5 +1,6 @@
 #include "executor/container_executor.h"
 
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -47,6 +48,11 @@ ContainerExecutor::ContainerExecutor(Options options)
                   : std::make_shared<EngineApiClient>(options_.engine_socket,
                                                       options_.request_timeout_ms)),
       addresses_([this] { return RunningReplicaAddresses(); }, clock_) {
+  warm_ = std::make_unique<WarmPool>(engine_.get(), WarmOptions());
+  slots_ = std::make_unique<NetworkSlots>(engine_.get(), NetworkSlotsOptions{});
+}
+
+WarmPoolOptions ContainerExecutor::WarmOptions() const {
   WarmPoolOptions w;
   w.max_sandboxes = options_.warm_sandboxes;
   w.dir = options_.sandbox_dir;
@@ -54,8 +60,8 @@ ContainerExecutor::ContainerExecutor(Options options)
   w.instance = options_.instance;
   w.clock = clock_;
   w.refill = options_.warm_refill;
-  warm_ = std::make_unique<WarmPool>(engine_.get(), w);
-  slots_ = std::make_unique<NetworkSlots>(engine_.get(), NetworkSlotsOptions{});
+  w.userns_base = UsernsBase();
+  return w;
 }
 
 Result<std::unique_ptr<ContainerExecutor>> ContainerExecutor::Create(Options options) {
@@ -84,6 +90,14 @@ Result<std::unique_ptr<ContainerExecutor>> ContainerExecutor::Create(Options opt
   // Another engine (Docker) takes GPUs as DeviceRequests through its one API.
   Result<bool> libpod = ex->engine_->SpeaksLibpod();
   ex->speaks_libpod_ = libpod.ok() && *libpod;
+  if (ex->UsernsBase() > 0) {
+    // Sandboxes are made as the replicas they become: in the same user namespace.
+    ex->warm_ = std::make_unique<WarmPool>(ex->engine_.get(), ex->WarmOptions());
+  } else if (ex->options_.replica_userns_base > 0) {
+    spdlog::warn(
+        "executor: the engine is not podman; replicas run with the host's user ids (a user "
+        "namespace per replica needs podman's native API)");
+  }
   // Holders are made with podman's `rootfs` (no image to pin), which Docker lacks.
   if (ex->speaks_libpod_ && ex->options_.network_slots > 0) {
     NetworkSlotsOptions n;

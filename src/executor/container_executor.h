@@ -124,6 +124,12 @@ class ContainerExecutor : public Executor {
     // attempts; 0 = every replica gets a network namespace of its own. Podman only
     // (ignored on another engine); needs `sandbox_dir` and `sandbox_init`.
     int network_slots = 0;
+    // Replicas run in a user namespace of 65,536 ids whose root is this host uid and
+    // gid, so root in a replica is an unprivileged id on the host; the directories
+    // they write (buckets, metrics) are given to it at launch. 0 = the host's ids.
+    // Podman only (its native create: the compat API has no per-container mapping);
+    // GPU replicas keep the host's ids (their CDI hooks are unverified in one).
+    uint32_t replica_userns_base = 0;
   };
 
   // The time a captured line is shown with (LogEntry::time), from the engine's stamp
@@ -148,6 +154,7 @@ class ContainerExecutor : public Executor {
   Status RestartReplica(const std::string& job_uid, int attempt, int pool, int index) override;
   Status Cleanup(const std::string& job_uid, int attempt) override;
   std::string ReplicaBucketRoot() const override;
+  uint32_t ReplicaUidBase() const override { return UsernsBase(); }
   BackendHealth Health() const override;
   std::optional<std::string> JobAtAddress(const std::string& address) override;
   // Podman (and Docker with host-gateway) resolve it to the gateway of the
@@ -302,6 +309,12 @@ class ContainerExecutor : public Executor {
                                              const ReplicaLaunch& replica,
                                              const std::vector<std::string>& addresses,
                                              const std::string& holder = "");
+
+  WarmPoolOptions WarmOptions() const;
+  // Options::replica_userns_base where the engine can map ids (podman), else 0.
+  uint32_t UsernsBase() const;
+  // UsernsBase(), or 0 for a replica with GPUs (Options::replica_userns_base says why).
+  uint32_t ReplicaUsernsBase(const ReplicaLaunch& replica) const;
 
   Options options_;
   bool speaks_libpod_ = false;  // The engine is podman (EngineClient::SpeaksLibpod).

@@ -94,6 +94,15 @@ Result<std::vector<std::string>> ContainerExecutor::ReplicaAddressesForTest(
   return out;
 }
 
+uint32_t ContainerExecutor::UsernsBase() const {
+  return speaks_libpod_ ? options_.replica_userns_base : 0;
+}
+
+uint32_t ContainerExecutor::ReplicaUsernsBase(const ReplicaLaunch& r) const {
+  const bool gpus = r.accelerator_count > 0 || !r.gpu_indices.empty();
+  return gpus ? 0 : UsernsBase();
+}
+
 std::string ContainerExecutor::MacAddressFor(const std::string& ipv4) {
   return internal::MacAddressFor(ipv4);
 }
@@ -208,6 +217,12 @@ void ContainerExecutor::RunLaunchInSlot(const AttemptSpec& attempt) {
       !s.ok()) {
     work_.Emit(internal::LaunchOutcomeEvent(attempt, s, 0, Now()));
     return;
+  }
+  if (UsernsBase() > 0) {
+    if (Status s = internal::GiveWritableMountsTo(attempt, UsernsBase()); !s.ok()) {
+      work_.Emit(internal::LaunchOutcomeEvent(attempt, s, 0, Now()));
+      return;
+    }
   }
   TimeMicros image_ready = 0;
   std::vector<std::string> containers;
@@ -398,10 +413,11 @@ Result<std::string> ContainerExecutor::CreateReplica(const AttemptSpec& attempt,
                                                      const ReplicaLaunch& r,
                                                      const std::vector<std::string>& addresses,
                                                      const std::string& holder) {
-  const internal::ContainerBody body = ReplicaBody(attempt, r, addresses, holder);
+  internal::ContainerBody body = ReplicaBody(attempt, r, addresses, holder);
+  body.userns_base = ReplicaUsernsBase(r);
   // Podman gives GPUs only to containers created through its own API (RenderLibpodBody).
-  const bool native = speaks_libpod_ &&
-                      (options_.native_create || body.nvidia_gpus > 0 || !body.gpu_indices.empty());
+  const bool native = speaks_libpod_ && (options_.native_create || body.nvidia_gpus > 0 ||
+                                         !body.gpu_indices.empty() || body.userns_base > 0);
   auto create = [&] {
     return native ? engine_->CreateContainerLibpod(
                         r.name, internal::RenderLibpodBody(body, r.name, options_.cdi_gpu_kind))

@@ -25,6 +25,7 @@
 // delivered on executor-owned threads; the callback must be cheap and thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -163,6 +164,9 @@ class Executor {
   // True when replicas run on the daemon's own filesystem (local processes): host
   // paths are handed to them as they are instead of being mounted.
   virtual bool ReplicasShareHostFilesystem() const { return false; }
+  // The host uid (and gid) root in a replica is, when replicas run in a user namespace;
+  // what the daemon puts where they write must belong to it. 0 = the host's own ids.
+  virtual uint32_t ReplicaUidBase() const { return 0; }
   // The backend as last probed, for /healthz, /metrics and describe (an engine
   // outage is visible, not a silent stall). Local processes have no backend to lose.
   virtual BackendHealth Health() const { return {}; }

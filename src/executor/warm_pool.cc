@@ -255,7 +255,11 @@ Status WarmPool::CreateSandbox(const ReplicaLaunch& r, const std::string& networ
   if (!network.empty()) body.binds.push_back(s->dir + "/hosts:/etc/hosts");
   body.network = network;
   body.address = s->address;
-  Result<std::string> id = engine_->CreateContainer(s->name, internal::RenderContainerBody(body));
+  body.userns_base = options_.userns_base;
+  Result<std::string> id =
+      body.userns_base > 0
+          ? engine_->CreateContainerLibpod(s->name, internal::RenderLibpodBody(body, s->name, ""))
+          : engine_->CreateContainer(s->name, internal::RenderContainerBody(body));
   if (!id.ok()) return id.status().WithContext("warm pool: create " + s->name);
   s->id = *id;
   return Status::Ok();

@@ -39,6 +39,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -71,6 +72,9 @@ struct WarmPoolOptions {
   // to know exactly which launches go warm).
   bool refill = true;
   const Clock* clock = nullptr;  // nullptr = SystemClock.
+  // Sandboxes run in this user namespace (ContainerBody::userns_base, created through
+  // podman's native API); 0 = the host's ids.
+  uint32_t userns_base = 0;
 };
 
 // One started container waiting for its launch file.

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 
@@ -435,7 +436,9 @@ Result<BucketInfo> ObjectStore::CreateBucket(const std::string& bucket,
                                              const std::string& project) {
   RETURN_IF_ERROR(CheckBucketName(bucket));
   if (!project.empty()) RETURN_IF_ERROR(ClaimBuckets(project, {bucket}));
-  if (::mkdir(BucketDir(bucket).c_str(), 0755) != 0) {
+  if (::mkdir(BucketDir(bucket).c_str(), 0755) == 0) {
+    GiveToOwner(AT_FDCWD, BucketDir(bucket));
+  } else {
     if (errno == EEXIST) {
       return AlreadyExists(
           "Your previous request to create the named bucket succeeded and you "
@@ -479,7 +482,9 @@ Result<int> ObjectStore::OpenParent(const std::string& bucket, const std::string
     walked += seg + "/";
     int next = ::openat(dir.fd, seg.c_str(), O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (next < 0 && errno == ENOENT && create) {
-      if (::mkdirat(dir.fd, seg.c_str(), 0755) != 0 && errno != EEXIST) {
+      if (::mkdirat(dir.fd, seg.c_str(), 0755) == 0) {
+        GiveToOwner(dir.fd, seg);
+      } else if (errno != EEXIST) {
         return Internal("cannot create " + bucket + "/" + walked + ": " + Errno());
       }
       next = ::openat(dir.fd, seg.c_str(), O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -669,6 +674,33 @@ Result<std::string> ObjectStore::NewStagingFile(const std::string& name) {
   return path;
 }
 
+void ObjectStore::GiveToOwner(int dir_fd, const std::string& leaf) const {
+  if (owner_ == 0) return;
+  // The daemon runs as root, whose chown fails only when the entry is already gone (a
+  // replica removed it meanwhile): nothing left to give.
+  (void)::fchownat(dir_fd, leaf.c_str(), owner_, owner_, AT_SYMLINK_NOFOLLOW);
+}
+
+Status ObjectStore::SetObjectOwner(uint32_t uid) {
+  owner_ = uid;
+  if (uid == 0) return Status::Ok();
+  const std::string marker = state_ + "/owner";
+  const std::string want = std::to_string(uid);
+  std::ifstream in(marker);
+  std::string had;
+  if (in && std::getline(in, had) && had == want) return Status::Ok();
+  // lchown: a symlink a replica planted is given itself, never what it points to.
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(root_, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (::lchown(it->path().c_str(), uid, uid) != 0 && errno != ENOENT) {
+      return Internal("cannot give " + it->path().string() + " to uid " + want + ": " + Errno());
+    }
+  }
+  if (ec) return Internal("cannot walk " + root_ + ": " + ec.message());
+  return WriteFileAtomically(marker, want + "\n");
+}
+
 int64_t ObjectStore::NextGeneration(int64_t previous) {
   int64_t g = std::max({clock_->Now(), previous + 1, last_generation_ + 1});
   last_generation_ = g;
@@ -756,6 +788,7 @@ Result<ObjectInfo> ObjectStore::Commit(const std::string& bucket, const std::str
   if (::utimensat(AT_FDCWD, staged.c_str(), times, 0) != 0 || !MoveInto(staged, parent.fd, leaf)) {
     return discard(Internal("cannot store " + bucket + "/" + name + ": " + Errno()));
   }
+  GiveToOwner(parent.fd, leaf);
   RETURN_IF_ERROR(WriteMeta(info, MetaPath(bucket, name)));
   return info;
 }

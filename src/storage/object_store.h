@@ -145,6 +145,13 @@ class ObjectStore {
   const std::string& root() const { return root_; }
   const std::string& state_dir() const { return state_; }
 
+  // From now on objects, and the directories the store makes in buckets, belong to
+  // `uid` (and gid): root in the replicas' user namespace, so replicas can rewrite
+  // what clients stored and clients what replicas wrote. The first time for a uid,
+  // everything the bucket root already holds is given to it too (state_dir/owner
+  // records that it was). Before serving; Internal if the walk fails.
+  Status SetObjectOwner(uint32_t uid);
+
   // ---- Buckets (name rules: 3-63 of [a-z0-9._-], starting and ending with a
   // letter or digit; InvalidArgument otherwise).
   Result<std::vector<BucketInfo>> ListBuckets() const;
@@ -226,6 +233,8 @@ class ObjectStore {
   Status WriteMeta(const ObjectInfo& info, const std::string& path);
   Status SaveOwners() const;  // REQUIRES: owners_mu_ held.
   int64_t NextGeneration(int64_t previous);
+  // Gives `leaf` in `dir_fd` (never through a symlink) to the object owner, if any.
+  void GiveToOwner(int dir_fd, const std::string& leaf) const;
 
   // Files up to this size are hashed on the reading thread (~10 ms); larger ones by
   // the hash queue, at most this many waiting.
@@ -235,7 +244,8 @@ class ObjectStore {
   const std::string root_;
   const std::string state_;
   const Clock* clock_;
-  std::mutex mu_;  // Serializes writers (commit, delete, patch) and generations.
+  uint32_t owner_ = 0;  // SetObjectOwner's uid; 0 = the daemon's own.
+  std::mutex mu_;       // Serializes writers (commit, delete, patch) and generations.
   int64_t last_generation_ = 0;
   mutable std::mutex owners_mu_;
   std::map<std::string, std::string> owners_;  // bucket -> project; owners.json.

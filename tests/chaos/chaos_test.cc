@@ -9,6 +9,7 @@
 // Real podman and the real daemon; a few minutes. The seed is printed, and taken from
 // $TY_CHAOS_SEED to replay a run's kill moments.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -137,7 +138,11 @@ class ChaosTest : public ::testing::Test {
 
 TEST_F(ChaosTest, EveryJobEndsAsWithoutFaults) {
   ASSERT_EQ(daemon_->Post("/storage/v1/b?project=chaos", R"({"name":"chaos"})").status, 200);
-  std::filesystem::create_directories(daemon_->data_dir() + "/buckets/chaos/runs");
+  // Made by hand on the host, so given by hand to root in the replicas' user namespace
+  // (the daemon's default replica_uid_base), as a user who copies files in must.
+  const std::string runs_dir = daemon_->data_dir() + "/buckets/chaos/runs";
+  std::filesystem::create_directories(runs_dir);
+  ASSERT_EQ(::chown(runs_dir.c_str(), 2000000000, 2000000000), 0);
   std::vector<Expected> expected;
   std::vector<std::string> singles;  // In submit order: the queue's order.
   for (int i = 0; i < 10; ++i) {

@@ -4,11 +4,16 @@
 // runs against the real engine in container_executor_test and the contract suite.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <thread>
 
+#include "executor/container_body.h"
 #include "executor/container_executor.h"
 #include "executor/event_recorder.h"
 #include "executor/executor_contract.h"
@@ -129,6 +134,59 @@ TEST_F(ContainerExecutorLogicTest, ALaunchFailsWhenTheEngineStaysDown) {
 // A daemon killed while podman was creating a replica: the create completed after the
 // client was gone, recovery saw nothing, and the same attempt is launched again. The
 // leftover under the replica's own name is replaced instead of failing the launch.
+// Replicas in a user namespace (issue 19 item 5): on podman each is created through the
+// native API with root mapped to the configured host uid, the directories it writes are
+// given to that uid first, and a GPU replica keeps the host's ids.
+TEST_F(ContainerExecutorLogicTest, ReplicasRunInAUserNamespaceWhoseRootOwnsTheirWritableMounts) {
+  constexpr uint32_t kBase = 2000000000;
+  engine_->speaks_libpod = true;
+  ContainerExecutor::Options o;
+  o.instance = kInstance;
+  o.replica_userns_base = kBase;
+  auto ex = ExecutorOnEngine(engine_, o, &sink_, &events_);
+  ASSERT_NE(ex, nullptr);
+  EXPECT_EQ(ex->ReplicaUidBase(), kBase);
+  char tmpl[] = "/tmp/ty-userns-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  ::mkdir((dir + "/bucket").c_str(), 0755);
+  ::mkdir((dir + "/ro").c_str(), 0755);
+  AttemptSpec a = Attempt(2);
+  a.replicas[0].mounts = {{dir + "/bucket", "/gcs/bucket", false}, {dir + "/ro", "/ro", true}};
+  a.replicas[1].accelerator_count = 1;
+  a.replicas[1].gpu_indices = {0};
+  ASSERT_EQ(LaunchAndWait(a, ex.get()).kind, ExecutorEventKind::kAttemptStarted);
+
+  nlohmann::json plain = engine_->CreateBody(Name(a, 0));
+  EXPECT_EQ(plain["userns"]["nsmode"], "private") << plain.dump();
+  const nlohmann::json map = nlohmann::json::array(
+      {{{"container_id", 0}, {"host_id", kBase}, {"size", executor::internal::kUsernsSize}}});
+  EXPECT_EQ(plain["idmappings"]["UIDMap"], map);
+  EXPECT_EQ(plain["idmappings"]["GIDMap"], map);
+  EXPECT_FALSE(engine_->CreateBody(Name(a, 1)).contains("idmappings"));  // The GPU replica.
+  struct stat st = {};
+  ASSERT_EQ(::stat((dir + "/bucket").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, kBase);
+  EXPECT_EQ(st.st_gid, kBase);
+  ASSERT_EQ(::stat((dir + "/ro").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 0u);  // Read-only mounts stay the host's.
+  std::filesystem::remove_all(dir);
+}
+
+// Another engine (Docker) has no per-container mapping: replicas keep the host's ids.
+TEST_F(ContainerExecutorLogicTest, WithoutPodmanReplicasKeepTheHostsIds) {
+  ContainerExecutor::Options o;
+  o.instance = kInstance;
+  o.replica_userns_base = 2000000000;
+  auto ex = ExecutorOnEngine(engine_, o, &sink_, &events_);
+  ASSERT_NE(ex, nullptr);
+  EXPECT_EQ(ex->ReplicaUidBase(), 0u);
+  AttemptSpec a = Attempt(1);
+  ASSERT_EQ(LaunchAndWait(a, ex.get()).kind, ExecutorEventKind::kAttemptStarted);
+  EXPECT_FALSE(engine_->CreateBody(Name(a, 0)).contains("idmappings"));
+  EXPECT_FALSE(engine_->CreateBody(Name(a, 0))["HostConfig"].contains("UsernsMode"));
+}
+
 TEST_F(ContainerExecutorLogicTest, ALeftoverOfAnInterruptedLaunchIsReplaced) {
   AttemptSpec a = Attempt(1);
   nlohmann::json leftover = {{"Image", "127.0.0.1:5000/train:1"},

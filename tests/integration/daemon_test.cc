@@ -1,5 +1,6 @@
 // The real daemon with the real container engine (podman), driven over HTTP.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "common/time.h"
 #include "integration/daemon_harness.h"
@@ -412,6 +413,44 @@ TEST_F(DaemonTest, AReplicaReadsOnlyItsOwnJobsLogEntries) {
   // The same project's entries through the main listener include both jobs.
   HttpReply both = daemon_->Post("/v2/entries:list", R"({"resourceNames":["projects/tenant-l"]})");
   EXPECT_NE(both.body.find("other-job-secret"), std::string::npos) << both.body;
+}
+
+}  // namespace
+}  // namespace ty::testing
+
+namespace ty::testing {
+namespace {
+
+// Root in a replica is not root on the host (issue 19 item 5): each replica runs in a
+// user namespace whose root is uid 2000000000 on the host (the daemon's default), and it
+// can still rewrite what a client uploaded and write new objects, which the host sees
+// as that uid's and the Storage API serves.
+TEST_F(DaemonTest, RootInAReplicaIsAnUnprivilegedUidOnTheHost) {
+  ASSERT_EQ(daemon_->Post("/storage/v1/b?project=it", R"({"name":"ns-data"})").status, 200);
+  ASSERT_EQ(
+      daemon_->Post("/upload/storage/v1/b/ns-data/o?uploadType=media&name=in.txt", "mine").status,
+      200);
+  std::string id = IdOf(Create(VertexJob(
+      "id -u; tr -s ' ' < /proc/self/uid_map; echo appended >> /gcs/ns-data/in.txt && "
+      "echo append-ok; mkdir -p /gcs/ns-data/out && echo new > /gcs/ns-data/out/new.txt && "
+      "echo write-ok",
+      R"({"baseOutputDirectory":{"outputUriPrefix":"gs://ns-data/run/"}})")));
+  nlohmann::json done = WaitDone(id);
+  ASSERT_EQ(done["state"], "JOB_STATE_SUCCEEDED") << done.dump();
+  std::vector<std::string> lines;
+  for (const auto& e : Logs(id, "?task=workerpool0-0")) lines.push_back(e.value("message", ""));
+  const std::string all = ::testing::PrintToString(lines);
+  ASSERT_GE(lines.size(), 4u) << all;
+  EXPECT_EQ(lines[0], "0") << all;                    // Root inside...
+  EXPECT_EQ(lines[1], " 0 2000000000 65536") << all;  // ...which is uid 2000000000 outside.
+  EXPECT_NE(std::find(lines.begin(), lines.end(), "append-ok"), lines.end()) << all;
+  EXPECT_NE(std::find(lines.begin(), lines.end(), "write-ok"), lines.end()) << all;
+  struct stat st = {};
+  const std::string written = daemon_->data_dir() + "/buckets/ns-data/out/new.txt";
+  ASSERT_EQ(::stat(written.c_str(), &st), 0) << written;
+  EXPECT_EQ(st.st_uid, 2000000000u);
+  EXPECT_EQ(daemon_->Get("/storage/v1/b/ns-data/o/in.txt?alt=media").body, "mineappended\n");
+  EXPECT_EQ(daemon_->Get("/storage/v1/b/ns-data/o/out%2Fnew.txt?alt=media").body, "new\n");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -352,6 +353,50 @@ TEST_F(ObjectStoreTest, BucketsBelongToTheProjectThatClaimedThemFirst) {
   // A deleted bucket's name is free again.
   ASSERT_TRUE(store_->DeleteBucket("a-data").ok());
   EXPECT_TRUE(store_->ClaimBuckets("tenant-b", {"a-data"}).ok());
+}
+
+}  // namespace
+}  // namespace ty::storage
+
+namespace ty::storage {
+namespace {
+
+uid_t OwnerOf(const std::string& path) {
+  struct stat st = {};
+  return ::lstat(path.c_str(), &st) == 0 ? st.st_uid : static_cast<uid_t>(-1);
+}
+
+// Replicas in a user namespace (issue 19 item 5): what the bucket root holds is given to
+// their root once, and what the store writes afterwards belongs to it too; a symlink a
+// replica planted is given itself, never its target.
+TEST_F(ObjectStoreTest, AnObjectOwnerGetsWhatIsThereOnceAndEverythingWrittenAfter) {
+  constexpr uint32_t kBase = 2000000000;
+  ASSERT_TRUE(Put("old/before.txt", "x").ok());
+  const std::string outside = state_.string() + "/outside.txt";
+  std::ofstream(outside) << "host file";
+  std::filesystem::create_symlink(outside, root_ / "bkt" / "planted");
+  ASSERT_TRUE(store_->SetObjectOwner(kBase).ok());
+  EXPECT_EQ(OwnerOf((root_ / "bkt").string()), kBase);
+  EXPECT_EQ(OwnerOf((root_ / "bkt" / "old").string()), kBase);
+  EXPECT_EQ(OwnerOf((root_ / "bkt" / "old" / "before.txt").string()), kBase);
+  EXPECT_EQ(OwnerOf((root_ / "bkt" / "planted").string()), kBase);
+  EXPECT_EQ(OwnerOf(outside), 0u);
+
+  ASSERT_TRUE(Put("new/dir/after.txt", "y").ok());
+  ASSERT_TRUE(Put("old/before.txt", "rewritten").ok());
+  ASSERT_TRUE(store_->CreateBucket("bkt2").ok());
+  EXPECT_EQ(OwnerOf((root_ / "bkt" / "new").string()), kBase);
+  EXPECT_EQ(OwnerOf((root_ / "bkt" / "new" / "dir").string()), kBase);
+  EXPECT_EQ(OwnerOf((root_ / "bkt" / "new" / "dir" / "after.txt").string()), kBase);
+  EXPECT_EQ(OwnerOf((root_ / "bkt" / "old" / "before.txt").string()), kBase);
+  EXPECT_EQ(OwnerOf((root_ / "bkt2").string()), kBase);
+
+  // Once per uid: a second start does not walk the root again.
+  std::ofstream((root_ / "bkt" / "by-hand.txt").string()) << "z";
+  ASSERT_TRUE(store_->SetObjectOwner(kBase).ok());
+  EXPECT_EQ(OwnerOf((root_ / "bkt" / "by-hand.txt").string()), 0u);
+  ASSERT_TRUE(store_->SetObjectOwner(kBase + 65536).ok());
+  EXPECT_EQ(OwnerOf((root_ / "bkt" / "by-hand.txt").string()), kBase + 65536);
 }
 
 }  // namespace
