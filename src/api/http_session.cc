@@ -40,6 +40,8 @@ template <class Stream>
 void HttpSession<Stream>::Run() {
   // Start on the strand so every handler of this connection is serialized.
   net::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
+    boost::system::error_code ec;
+    self->peer_ = self->Lowest().socket().remote_endpoint(ec).address().to_string();
     if constexpr (kTls) {
       // The handshake counts against the read timeout: a client that connects and
       // says nothing is cut as a slow request is.
@@ -89,8 +91,7 @@ HttpRequest HttpSession<Stream>::RequestHead() const {
     for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     request.headers[name] = std::string(field.value());
   }
-  boost::system::error_code ec;
-  request.peer = Lowest().socket().remote_endpoint(ec).address().to_string();
+  request.peer = peer_;
   return request;
 }
 

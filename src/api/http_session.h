@@ -113,6 +113,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
   std::optional<boost::beast::http::request_parser<boost::beast::http::file_body>> file_parser_;
   std::string spool_path_;
   unsigned version_ = 11;
+  std::string peer_;  // The client's address, read once: it never changes on a connection.
   // Streamed response (WriteSource).
   boost::beast::http::response<boost::beast::http::buffer_body> source_response_;
   std::optional<boost::beast::http::response_serializer<boost::beast::http::buffer_body>>

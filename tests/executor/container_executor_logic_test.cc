@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -41,9 +42,12 @@ class ContainerExecutorLogicTest : public ::testing::Test {
     ASSERT_NE(ex_, nullptr);
   }
 
-  std::unique_ptr<ContainerExecutor> NewExecutor(const std::string& instance) {
+  std::unique_ptr<ContainerExecutor> NewExecutor(
+      const std::string& instance,
+      const std::function<void(ContainerExecutor::Options*)>& tweak = nullptr) {
     ContainerExecutor::Options o;
     o.instance = instance;
+    if (tweak) tweak(&o);
     return ExecutorOnEngine(engine_, o, &sink_, &events_);
   }
 
@@ -120,10 +124,8 @@ TEST_F(ContainerExecutorLogicTest, ALaunchDuringAnEngineOutageWaitsForTheEngine)
 
 // An outage longer than the executor waits fails the launch, saying why.
 TEST_F(ContainerExecutorLogicTest, ALaunchFailsWhenTheEngineStaysDown) {
-  ContainerExecutor::Options o;
-  o.instance = kInstance;
-  o.engine_outage_wait_ms = 700;
-  auto ex = ExecutorOnEngine(engine_, o, &sink_, &events_);
+  auto ex =
+      NewExecutor(kInstance, [](ContainerExecutor::Options* o) { o->engine_outage_wait_ms = 700; });
   ASSERT_NE(ex, nullptr);
   engine_->SetDown(true);
   executor::ExecutorEvent e = LaunchAndWait(Attempt(1), ex.get());
@@ -140,10 +142,8 @@ TEST_F(ContainerExecutorLogicTest, ALaunchFailsWhenTheEngineStaysDown) {
 TEST_F(ContainerExecutorLogicTest, ReplicasRunInAUserNamespaceWhoseRootOwnsTheirWritableMounts) {
   constexpr uint32_t kBase = 2000000000;
   engine_->speaks_libpod = true;
-  ContainerExecutor::Options o;
-  o.instance = kInstance;
-  o.replica_userns_base = kBase;
-  auto ex = ExecutorOnEngine(engine_, o, &sink_, &events_);
+  auto ex = NewExecutor(kInstance,
+                        [&](ContainerExecutor::Options* o) { o->replica_userns_base = kBase; });
   ASSERT_NE(ex, nullptr);
   EXPECT_EQ(ex->ReplicaUidBase(), kBase);
   char tmpl[] = "/tmp/ty-userns-XXXXXX";
@@ -175,10 +175,8 @@ TEST_F(ContainerExecutorLogicTest, ReplicasRunInAUserNamespaceWhoseRootOwnsTheir
 
 // Another engine (Docker) has no per-container mapping: replicas keep the host's ids.
 TEST_F(ContainerExecutorLogicTest, WithoutPodmanReplicasKeepTheHostsIds) {
-  ContainerExecutor::Options o;
-  o.instance = kInstance;
-  o.replica_userns_base = 2000000000;
-  auto ex = ExecutorOnEngine(engine_, o, &sink_, &events_);
+  auto ex = NewExecutor(kInstance,
+                        [](ContainerExecutor::Options* o) { o->replica_userns_base = 2000000000; });
   ASSERT_NE(ex, nullptr);
   EXPECT_EQ(ex->ReplicaUidBase(), 0u);
   AttemptSpec a = Attempt(1);
