@@ -124,12 +124,16 @@ void BackgroundWork::SleepUnlessShuttingDown(int ms) {
   cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return shutting_down_.load(); });
 }
 
-void BackgroundWork::Shutdown() {
+void BackgroundWork::BeginShutdown() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     shutting_down_.store(true);
   }
   cv_.notify_all();
+}
+
+void BackgroundWork::Shutdown() {
+  BeginShutdown();
   std::map<uint64_t, std::thread> launches;
   std::map<std::string, std::unique_ptr<Watcher>> watchers;
   {

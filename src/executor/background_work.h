@@ -77,8 +77,9 @@ class BackgroundWork {
   bool WaitForWatchers(const std::string& job_uid, int attempt,
                        DurationMicros timeout = 30LL * 1000000);
 
-  // Raises shutting_down(), then joins launch threads, then watcher threads.
-  // Idempotent.
+  // Raises shutting_down() (work polling it gives up), joining nothing. Idempotent.
+  void BeginShutdown();
+  // BeginShutdown, then joins launch threads, then watcher threads. Idempotent.
   void Shutdown();
 
  private:

@@ -356,8 +356,7 @@ Status ContainerExecutor::RestartReplica(const std::string& job_uid, int attempt
 Status ContainerExecutor::Cleanup(const std::string& job_uid, int attempt) {
   ASSIGN_OR_RETURN(std::vector<FoundReplica> replicas, ListReplicas(job_uid, attempt));
   auto remove_all = [&]() -> Status {
-    for (const FoundReplica& r : replicas)
-      RETURN_IF_ERROR(engine_->RemoveContainer(r.container.id));
+    for (const FoundReplica& r : replicas) RETURN_IF_ERROR(RemoveReplica(r.container.id));
     return Status::Ok();
   };
   // The contract says the replicas exited; if one still runs, removing it is what

@@ -155,6 +155,7 @@ class ContainerExecutor : public Executor {
   Status Cleanup(const std::string& job_uid, int attempt) override;
   std::string ReplicaBucketRoot() const override;
   uint32_t ReplicaUidBase() const override { return UsernsBase(); }
+  void BeginShutdown() override { work_.BeginShutdown(); }
   BackendHealth Health() const override;
   std::optional<std::string> JobAtAddress(const std::string& address) override;
   // Podman (and Docker with host-gateway) resolve it to the gateway of the
@@ -311,6 +312,8 @@ class ContainerExecutor : public Executor {
                                              const std::string& holder = "");
 
   WarmPoolOptions WarmOptions() const;
+  // Force-removes a replica's container, riding out podman's transient busy mounts.
+  Status RemoveReplica(const std::string& id);
   // Options::replica_userns_base where the engine can map ids (podman), else 0.
   uint32_t UsernsBase() const;
   // UsernsBase(), or 0 for a replica with GPUs (Options::replica_userns_base says why).

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <future>
@@ -578,12 +579,28 @@ Status ContainerExecutor::StartReplica(const ReplicaLaunch& r) {
   return Unavailable(why);
 }
 
+Status ContainerExecutor::RemoveReplica(const std::string& id) {
+  // Podman 4.3 unmounts a stopped container's /dev/shm in its own cleanup process; a
+  // remove that comes first (seen with replicas in a user namespace, right after their
+  // stop) fails with "device or resource busy" on that mount, which is gone moments
+  // later: try again for up to 5 s, unless the daemon is stopping (the next one's
+  // recovery removes what is left).
+  for (int attempt = 0;; ++attempt) {
+    Status s = engine_->RemoveContainer(id);
+    if (s.ok() || attempt >= 25 || work_.shutting_down() ||
+        s.message().find("device or resource busy") == std::string::npos) {
+      return s;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
 void ContainerExecutor::RemoveAll(const std::vector<std::string>& containers,
                                   const std::string& network) {
   // Force-removal kills running ones first; failures here are only logged:
   // Cleanup() retries by label.
   ForEachConcurrently(containers.size(), [&](size_t i) {
-    Status s = engine_->RemoveContainer(containers[i]);
+    Status s = RemoveReplica(containers[i]);
     if (!s.ok()) spdlog::warn("executor: {}", s.ToString());
     return true;
   });

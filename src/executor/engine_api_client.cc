@@ -3,11 +3,9 @@
 #include <curl/curl.h>
 
 #include <algorithm>
-#include <chrono>
 #include <climits>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 namespace ty::executor {
 namespace {
@@ -451,20 +449,10 @@ Status EngineApiClient::StopContainer(const std::string& id, int timeout_s) {
 }
 
 Status EngineApiClient::RemoveContainer(const std::string& id) {
-  // Podman 4.3 unmounts a stopped container's /dev/shm in its own cleanup process; a
-  // remove that comes first (seen with replicas in a user namespace, right after their
-  // stop) fails with "device or resource busy" on that mount. It is gone within
-  // moments: try again for up to 5 s.
-  for (int attempt = 0;; ++attempt) {
-    ASSIGN_OR_RETURN(Response r,
-                     Call("DELETE", "/containers/" + UrlEncode(id) + "?force=true&v=true", nullptr,
-                          request_timeout_ms_, nullptr, nullptr));
-    if (r.status == 204 || r.status == 200 || r.status == 404) return Status::Ok();
-    if (attempt >= 25 || r.body.find("device or resource busy") == std::string::npos) {
-      return ErrorFrom(r, "remove container " + id);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
+  ASSIGN_OR_RETURN(Response r, Call("DELETE", "/containers/" + UrlEncode(id) + "?force=true&v=true",
+                                    nullptr, request_timeout_ms_, nullptr, nullptr));
+  if (r.status == 204 || r.status == 200 || r.status == 404) return Status::Ok();
+  return ErrorFrom(r, "remove container " + id);
 }
 
 Result<std::vector<ContainerSummary>> EngineApiClient::ListContainers(

@@ -167,6 +167,9 @@ class Executor {
   // The host uid (and gid) root in a replica is, when replicas run in a user namespace;
   // what the daemon puts where they write must belong to it. 0 = the host's own ids.
   virtual uint32_t ReplicaUidBase() const { return 0; }
+  // The daemon is stopping: waits and retries in progress give up now (what they
+  // left is recovered by the next daemon); running replicas keep running.
+  virtual void BeginShutdown() {}
   // The backend as last probed, for /healthz, /metrics and describe (an engine
   // outage is visible, not a silent stall). Local processes have no backend to lose.
   virtual BackendHealth Health() const { return {}; }

@@ -96,6 +96,9 @@ Status JobService::Start() {
 }
 
 void JobService::Shutdown() {
+  // First, so that a blocking executor call in the worker pool (a launch waiting for
+  // the engine, a removal riding out a busy mount) ends before the pool is joined.
+  executor_->BeginShutdown();
   if (core_) core_->Shutdown();
 }
 
