@@ -396,6 +396,42 @@ sigset_t BlockStopSignals() {
   return stop_signals;
 }
 
+// The Cloud Storage JSON API over the same directories replicas see at /gcs; it also
+// knows which project owns each bucket, which decides what replicas see. Where replicas
+// run in a user namespace, what it writes belongs to their root.
+ty::Result<std::unique_ptr<ty::storage::ObjectStore>> OpenObjectStore(
+    const DaemonConfig& cfg, const ty::executor::Executor* executor) {
+  ASSIGN_OR_RETURN(auto objects,
+                   ty::storage::ObjectStore::Open(cfg.bucket_root, cfg.data_dir + "/storage",
+                                                  ty::SystemClock::Get()));
+  if (uint32_t base = executor->ReplicaUidBase(); base > 0) {
+    RETURN_IF_ERROR(objects->SetObjectOwner(base));
+    spdlog::info("replicas run in user namespaces: their root is uid {} on the host", base);
+  }
+  return objects;
+}
+
+// The service's options from the config: limits, grace, admission (its capacity
+// logged) and the bucket owners `buckets` keeps.
+ty::Result<ty::service::JobServiceOptions> ServiceOptionsFor(const DaemonConfig& cfg,
+                                                             ty::storage::ObjectStore* buckets) {
+  ty::service::JobServiceOptions so;
+  so.stop_grace = static_cast<ty::DurationMicros>(cfg.stop_grace_seconds * 1e6);
+  so.limits = cfg.limits;
+  // Each trial job's cloudml-hypertune file (service/trial_jobs.h).
+  so.trial_root = cfg.data_dir + "/trials";
+  ASSIGN_OR_RETURN(so.admission, ty::service::AdmissionOptionsFromConfig(
+                                     cfg.admission_doc, ty::service::DetectHost()));
+  LogCapacity(so.admission.capacity);
+  so.claim_buckets = [buckets](const std::string& project, const std::vector<std::string>& b) {
+    return buckets->ClaimBuckets(project, b);
+  };
+  so.project_buckets = [buckets](const std::string& project) {
+    return buckets->BucketsOwnedBy(project);
+  };
+  return so;
+}
+
 // Opens the backends, starts the servers and the service, and runs until a stop
 // signal arrives.
 int Serve(const DaemonConfig& cfg, const std::string& host, int port,
@@ -408,34 +444,12 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
   auto executor = MakeExecutor(cfg, logs->get());
   if (!executor.ok()) return Fail(executor.status());
 
-  ty::service::JobServiceOptions so;
-  so.stop_grace = static_cast<ty::DurationMicros>(cfg.stop_grace_seconds * 1e6);
-  so.limits = cfg.limits;
-  // Each trial job's cloudml-hypertune file (service/trial_jobs.h).
-  so.trial_root = cfg.data_dir + "/trials";
-  auto admission =
-      ty::service::AdmissionOptionsFromConfig(cfg.admission_doc, ty::service::DetectHost());
-  if (!admission.ok()) return Fail(admission.status());
-  so.admission = std::move(admission).value();
-  LogCapacity(so.admission.capacity);
-  // The Cloud Storage JSON API over the same directories replicas see at /gcs; it
-  // also knows which project owns each bucket, which decides what replicas see.
-  auto objects = ty::storage::ObjectStore::Open(cfg.bucket_root, cfg.data_dir + "/storage",
-                                                ty::SystemClock::Get());
+  auto objects = OpenObjectStore(cfg, executor->get());
   if (!objects.ok()) return Fail(objects.status());
-  if (uint32_t base = (*executor)->ReplicaUidBase(); base > 0) {
-    if (ty::Status s = (*objects)->SetObjectOwner(base); !s.ok()) return Fail(s);
-    spdlog::info("replicas run in user namespaces: their root is uid {} on the host", base);
-  }
-  ty::storage::ObjectStore* buckets = objects->get();
-  so.claim_buckets = [buckets](const std::string& project, const std::vector<std::string>& b) {
-    return buckets->ClaimBuckets(project, b);
-  };
-  so.project_buckets = [buckets](const std::string& project) {
-    return buckets->BucketsOwnedBy(project);
-  };
+  auto so = ServiceOptionsFor(cfg, objects->get());
+  if (!so.ok()) return Fail(so.status());
   auto service = ty::service::JobService::Create(store->get(), executor->get(), logs->get(),
-                                                 ty::SystemClock::Get(), so);
+                                                 ty::SystemClock::Get(), *so);
   if (!service.ok()) return Fail(service.status());
 
   // The servers start before the service, whose first launches need the port

@@ -261,19 +261,17 @@ Status JobService::Cancel(const JobRef& ref) {
 Result<Operation> JobService::Delete(const JobRef& ref) {
   ASSIGN_OR_RETURN(std::shared_ptr<const JobRead> read, Read(ref));
   const std::string uid = read->job().uid;
-  const model::Job* job = &read->job();
+  const model::Job& job = read->job();
   RETURN_IF_ERROR(core_->Call<Status>([this, uid] { return jobs_->Delete(uid); }));
-  {
-    // A study's trial jobs go with it (they are not listed or addressable otherwise).
-    for (const model::Trial& t : job->trials) {
-      if (t.job_uid.empty()) continue;
-      core_->Call<Status>([this, trial = t.job_uid] { return jobs_->Delete(trial); }).IgnoreError();
-    }
+  // A study's trial jobs go with it (they are not listed or addressable otherwise).
+  for (const model::Trial& t : job.trials) {
+    if (t.job_uid.empty()) continue;
+    core_->Call<Status>([this, trial = t.job_uid] { return jobs_->Delete(trial); }).IgnoreError();
   }
   TimeMicros now = core_->clock()->Now();
   Operation op;
   // One delete per job, so the job id names it.
-  op.name = "projects/" + ref.project + "/locations/" + job->location + "/operations/" + uid;
+  op.name = "projects/" + ref.project + "/locations/" + job.location + "/operations/" + uid;
   op.create_time = op.update_time = now;
   op.done = true;
   std::lock_guard<std::mutex> lock(ops_mu_);
