@@ -4,7 +4,9 @@
 
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -12,6 +14,11 @@
 namespace ty::format {
 
 namespace {
+
+int DigitValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  return std::tolower(static_cast<unsigned char>(c)) - 'a' + 10;
+}
 
 bool IsDigits(std::string_view s, int base) {
   if (s.empty()) return false;
@@ -56,8 +63,12 @@ bool ResolveInt(std::string_view s, nlohmann::json* out) {
     }
     return true;
   }
-  // Too large for 64 bits: keep the value approximately, as YAML readers do.
-  *out = std::stod(std::string(s));
+  // Too large for 64 bits: keep the value approximately, as YAML readers do. Past a
+  // double's range it stays text: JSON has no infinity (and stod would throw).
+  double value = 0;
+  for (char c : digits) value = value * base + DigitValue(c);
+  if (!std::isfinite(value)) return false;
+  *out = negative ? -value : value;
   return true;
 }
 
@@ -86,7 +97,13 @@ bool ResolveFloat(std::string_view s, nlohmann::json* out) {
   std::string text = body[0] == '.' ? "0" : "";
   text.append(body);
   double value = 0;
-  std::from_chars(text.data(), text.data() + text.size(), value);
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec == std::errc::result_out_of_range) {
+    // from_chars leaves the value unset both ways: an underflow ("1e-999") reads as strtod's
+    // nearest value; an overflow ("1e999") stays text, as above.
+    value = std::strtod(text.c_str(), nullptr);
+    if (!std::isfinite(value)) return false;
+  }
   *out = negative ? -value : value;
   return true;
 }

@@ -59,6 +59,25 @@ TEST(ParseYamlOrJsonTest, PlainScalarsResolveUnderCoreSchema) {
   EXPECT_EQ(j["big"].get<uint64_t>(), 18446744073709551615ULL);
 }
 
+// Found by fuzz/yaml_fuzzer.cc: a hex integer past a double's range threw out of stod and
+// took the process down; "1e999" read as 0.
+TEST(ParseYamlOrJsonTest, NumbersPastADoublesRangeStayText) {
+  const std::string huge_hex = "0x" + std::string(300, 'f');
+  const std::string huge_dec = std::string(400, '9');
+  json j =
+      MustParse("hex: " + huge_hex + "\ndec: " + huge_dec +
+                "\nbig: 0x10000000000000000\nover: 1e999\nunder: 1e-999\nneg: -" + huge_dec + "\n");
+  EXPECT_EQ(j["hex"], huge_hex);
+  EXPECT_EQ(j["dec"], huge_dec);
+  EXPECT_EQ(j["neg"], "-" + huge_dec);
+  EXPECT_DOUBLE_EQ(j["big"].get<double>(), 18446744073709551616.0);
+  EXPECT_EQ(j["over"], "1e999");
+  EXPECT_DOUBLE_EQ(j["under"].get<double>(), 0.0);
+  // Emitting such text must not throw either, and it must read back as the same text.
+  json text = {{"v", huge_hex}, {"w", "1e999"}};
+  EXPECT_EQ(MustParse(ToYaml(text)), text);
+}
+
 TEST(ParseYamlOrJsonTest, QuotedAndBlockScalarsStayStrings) {
   json j = MustParse(
       "a: \"1\"\nb: '2'\nc: 'true'\nd: \"null\"\ne: !!str 5\nf: |\n  line1\n  line2\ng: >\n  "
