@@ -23,6 +23,7 @@
 
 #include "common/files.h"  // Base64Encode
 #include "model/machine_types.h"
+#include "model/study_json.h"
 #include "model/study_output.h"
 #include "model/wire_json.h"
 
@@ -50,22 +51,32 @@ void EnumToInt(nlohmann::json& obj, const char* key, internal::EnumTable table) 
   if (number >= 0) *it = number;
 }
 
-void VertexEnumsToInt(nlohmann::json& resource) {
-  auto spec = resource.find("jobSpec");
-  if (spec == resource.end() || !spec->is_object()) return;
-  if (auto pools = spec->find("workerPoolSpecs"); pools != spec->end() && pools->is_array()) {
+void PoolEnumsToInt(nlohmann::json& job_spec) {
+  if (!job_spec.is_object()) return;
+  if (auto pools = job_spec.find("workerPoolSpecs"); pools != job_spec.end() && pools->is_array()) {
     for (nlohmann::json& pool : *pools) {
       if (!pool.is_object()) continue;
       auto machine = pool.find("machineSpec");
-      if (machine == pool.end()) continue;
+      if (machine == pool.end() || !machine->is_object()) continue;
       EnumToInt(*machine, "acceleratorType", internal::VertexAcceleratorTypes());
       if (auto ra = machine->find("reservationAffinity"); ra != machine->end()) {
         EnumToInt(*ra, "reservationAffinityType", internal::VertexReservationAffinityTypes());
       }
     }
   }
-  if (auto scheduling = spec->find("scheduling"); scheduling != spec->end()) {
+  if (auto scheduling = job_spec.find("scheduling"); scheduling != job_spec.end()) {
     EnumToInt(*scheduling, "strategy", internal::VertexSchedulingStrategies());
+  }
+}
+
+// Every enum of a CustomJob or HyperparameterTuningJob as its number (client-wire.md's
+// schema reference); `state` is set by the caller.
+void VertexEnumsToInt(nlohmann::json& resource) {
+  for (const char* key : {"jobSpec", "trialJobSpec"}) {
+    if (auto spec = resource.find(key); spec != resource.end()) PoolEnumsToInt(*spec);
+  }
+  if (auto study = resource.find("studySpec"); study != resource.end()) {
+    VertexStudySpecEnumsToInt(*study);
   }
 }
 
@@ -131,6 +142,12 @@ nlohmann::json RenderJob(const Job& job, const RenderOptions& options) {
     if (job.error) out["error"] = {{"code", job.error->code}, {"message", job.error->message}};
     if (IsVertexStudyJson(job.spec_json) && !job.trials.empty()) {
       out["trials"] = VertexTrials(job, out);
+      if (options.enum_as_int) {
+        static constexpr internal::EnumValue kTrialStates[] = {
+            {"STATE_UNSPECIFIED", 0}, {"REQUESTED", 1}, {"ACTIVE", 2},
+            {"STOPPING", 3},          {"SUCCEEDED", 4}, {"INFEASIBLE", 5}};
+        for (nlohmann::json& trial : out["trials"]) EnumToInt(trial, "state", kTrialStates);
+      }
     }
     return out;
   }

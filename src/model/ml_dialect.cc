@@ -85,8 +85,9 @@ Result<nlohmann::json> ParseAcceleratorConfig(const nlohmann::json& v, const std
   ASSIGN_OR_RETURN(WireObject o, WireObject::Open(v, path, {"count", "type"}));
   RETURN_IF_ERROR(o.Int64("count", &out->accelerator_count));
   if (out->accelerator_count <= 0) return FieldError(o.PathOf("count"), "must be greater than 0");
-  RETURN_IF_ERROR(o.Enum("type", internal::MlAcceleratorTypes(), &out->accelerator_type,
-                         /*accept_numbers=*/false));
+  // Numbers as the discovery document orders them: the public v1 proto predates most
+  // accelerators (uncertain; no client here sends ml v1 enums as numbers).
+  RETURN_IF_ERROR(o.Enum("type", internal::MlAcceleratorTypes(), &out->accelerator_type));
   if (out->accelerator_type.empty() || out->accelerator_type == "ACCELERATOR_TYPE_UNSPECIFIED") {
     return FieldError(o.PathOf("type"), "is required");
   }
@@ -447,7 +448,7 @@ const std::initializer_list<std::string_view> kTrainingInputFields = {
 Result<nlohmann::json> ParseTrainingInput(const nlohmann::json& v, JobSpec* spec) {
   ASSIGN_OR_RETURN(WireObject ti, WireObject::Open(v, "trainingInput", kTrainingInputFields));
   spec->scale_tier = "BASIC";  // proto3 default (see the top of this file).
-  RETURN_IF_ERROR(ti.Enum("scaleTier", kScaleTiers, &spec->scale_tier, /*accept_numbers=*/false));
+  RETURN_IF_ERROR(ti.Enum("scaleTier", kScaleTiers, &spec->scale_tier));
   Roles roles;
   RETURN_IF_ERROR(ReadRoles(ti, &roles));
   PackageFields pkg;

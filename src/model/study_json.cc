@@ -74,17 +74,74 @@ Result<std::string> StringMember(const json& obj, const char* key, const std::st
   return v.get<std::string>();
 }
 
-Result<Scale> ParseScale(const json& obj, const std::string& path) {
-  ASSIGN_OR_RETURN(std::string s, StringMember(obj, "scaleType", path));
-  if (s.empty() || s == "NONE" || s == "SCALE_TYPE_UNSPECIFIED" || s == "UNIT_LINEAR_SCALE") {
-    return Scale::kLinear;
+// ScaleType: the same numbers in both APIs; only the zero value's name differs
+// (ml v1 NONE, Vertex SCALE_TYPE_UNSPECIFIED). Names or numbers (client-wire.md §6).
+constexpr internal::EnumValue kVertexScaleTypes[] = {{"SCALE_TYPE_UNSPECIFIED", 0},
+                                                     {"UNIT_LINEAR_SCALE", 1},
+                                                     {"UNIT_LOG_SCALE", 2},
+                                                     {"UNIT_REVERSE_LOG_SCALE", 3}};
+constexpr internal::EnumValue kMlScaleTypes[] = {
+    {"NONE", 0}, {"UNIT_LINEAR_SCALE", 1}, {"UNIT_LOG_SCALE", 2}, {"UNIT_REVERSE_LOG_SCALE", 3}};
+
+internal::EnumTable ScaleTypes(bool vertex) {
+  return vertex ? internal::EnumTable(kVertexScaleTypes) : internal::EnumTable(kMlScaleTypes);
+}
+// ml v1 ParameterSpec.ParameterType.
+constexpr internal::EnumValue kMlParamTypes[] = {{"PARAMETER_TYPE_UNSPECIFIED", 0},
+                                                 {"DOUBLE", 1},
+                                                 {"INTEGER", 2},
+                                                 {"CATEGORICAL", 3},
+                                                 {"DISCRETE", 4}};
+
+// An enum member given by name or number, as its name; "" when absent; InvalidArgument
+// naming it otherwise.
+Result<std::string> EnumMember(const json& obj, const char* key, internal::EnumTable table,
+                               const std::string& path) {
+  const json& v = Member(obj, key);
+  if (v.is_null()) return std::string();
+  int64_t number = -1;
+  if (v.is_string() && internal::EnumNumber(table, v.get_ref<const std::string&>()) >= 0) {
+    return v.get<std::string>();
   }
-  if (s == "UNIT_LOG_SCALE") return Scale::kLog;
-  if (s == "UNIT_REVERSE_LOG_SCALE") return Scale::kReverseLog;
-  return FieldError(path + ".scaleType",
-                    "must be UNIT_LINEAR_SCALE, UNIT_LOG_SCALE or UNIT_REVERSE_LOG_SCALE");
+  if (v.is_number_integer() && internal::ReadInteger(v, &number) && number >= 0 && number <= 1000 &&
+      !internal::EnumName(table, static_cast<int>(number)).empty()) {
+    return std::string(internal::EnumName(table, static_cast<int>(number)));
+  }
+  return FieldError(path + "." + key, "invalid value " + v.dump());
 }
 
+Result<Scale> ParseScale(const json& obj, const std::string& path, bool vertex) {
+  ASSIGN_OR_RETURN(std::string s, EnumMember(obj, "scaleType", ScaleTypes(vertex), path));
+  if (s == "UNIT_LOG_SCALE") return Scale::kLog;
+  if (s == "UNIT_REVERSE_LOG_SCALE") return Scale::kReverseLog;
+  return Scale::kLinear;  // Unset, the zero value or UNIT_LINEAR_SCALE.
+}
+
+// The parameter list as stored: enum numbers replaced by their names, so a job reads
+// back the same to every client (`$alt=json;enum-encoding=int` turns them back into
+// numbers on the way out). Runs after parsing succeeded, so every enum here is valid.
+json NamedParams(const json& params, bool vertex) {
+  json out = params;
+  for (json& p : out) {
+    if (!p.is_object()) continue;
+    for (auto [key, table] : {std::pair{"scaleType", ScaleTypes(vertex)},
+                              std::pair{"type", internal::EnumTable(kMlParamTypes)}}) {
+      auto it = p.find(key);
+      if (it != p.end() && it->is_number_integer()) {
+        *it = std::string(internal::EnumName(table, it->get<int>()));
+      }
+    }
+    if (!vertex) continue;
+    auto children = p.find("conditionalParameterSpecs");
+    if (children == p.end() || !children->is_array()) continue;
+    for (json& c : *children) {
+      if (c.is_object() && c.contains("parameterSpec")) {
+        c["parameterSpec"] = NamedParams(json::array({c["parameterSpec"]}), vertex)[0];
+      }
+    }
+  }
+  return out;
+}
 // The search-space rules on one parameter, so a broken one is reported at its path.
 Status CheckOne(const ParamSpec& p, const std::string& path) {
   Status s = ValidateParam(p);
@@ -96,7 +153,7 @@ Result<ParamSpec> ParseMlParam(const json& p, const std::string& path) {
   ParamSpec spec;
   ASSIGN_OR_RETURN(spec.name, StringMember(p, "parameterName", path));
   if (spec.name.empty()) return FieldError(path + ".parameterName", "is required");
-  ASSIGN_OR_RETURN(const std::string type, StringMember(p, "type", path));
+  ASSIGN_OR_RETURN(const std::string type, EnumMember(p, "type", kMlParamTypes, path));
   if (type == "DOUBLE" || type == "INTEGER") {
     spec.type = type == "DOUBLE" ? ParamType::kDouble : ParamType::kInteger;
     ASSIGN_OR_RETURN(spec.min, NumberField(p, "minValue", path));
@@ -117,7 +174,7 @@ Result<ParamSpec> ParseMlParam(const json& p, const std::string& path) {
     return FieldError(path + ".type", "must be DOUBLE, INTEGER, CATEGORICAL or DISCRETE");
   }
   if (spec.type != ParamType::kCategorical) {
-    ASSIGN_OR_RETURN(spec.scale, ParseScale(p, path));
+    ASSIGN_OR_RETURN(spec.scale, ParseScale(p, path, /*vertex=*/false));
   }
   RETURN_IF_ERROR(CheckOne(spec, path));
   return spec;
@@ -179,7 +236,7 @@ Result<ParamSpec> ParseVertexParam(const json& p, const std::string& path, int d
                       "categoricalValueSpec or discreteValueSpec");
   }
   if (spec.type != ParamType::kCategorical) {
-    ASSIGN_OR_RETURN(spec.scale, ParseScale(p, path));
+    ASSIGN_OR_RETURN(spec.scale, ParseScale(p, path, /*vertex=*/true));
   }
   RETURN_IF_ERROR(CheckOne(spec, path));
   auto children = p.find("conditionalParameterSpecs");  // Not copied: it may be large.
@@ -262,8 +319,17 @@ namespace {
 
 constexpr internal::EnumValue kGoals[] = {
     {"GOAL_TYPE_UNSPECIFIED", 0}, {"MAXIMIZE", 1}, {"MINIMIZE", 2}};
-constexpr internal::EnumValue kAlgorithms[] = {
+// The two APIs number their algorithms differently (ml v1 HyperparameterSpec.Algorithm,
+// Vertex StudySpec.Algorithm, where 1 is unused).
+constexpr internal::EnumValue kMlAlgorithms[] = {
     {"ALGORITHM_UNSPECIFIED", 0}, {"GRID_SEARCH", 1}, {"RANDOM_SEARCH", 2}};
+constexpr internal::EnumValue kVertexAlgorithms[] = {
+    {"ALGORITHM_UNSPECIFIED", 0}, {"GRID_SEARCH", 2}, {"RANDOM_SEARCH", 3}};
+constexpr internal::EnumValue kNoise[] = {
+    {"OBSERVATION_NOISE_UNSPECIFIED", 0}, {"LOW", 1}, {"HIGH", 2}};
+constexpr internal::EnumValue kSelection[] = {{"MEASUREMENT_SELECTION_TYPE_UNSPECIFIED", 0},
+                                              {"LAST_MEASUREMENT", 1},
+                                              {"BEST_MEASUREMENT", 2}};
 
 bool AllDiscrete(const std::vector<ParamSpec>& params) {
   for (const ParamSpec& p : params) {
@@ -342,12 +408,12 @@ Result<json> ParseMlHyperparameters(const json& value, const std::string& path, 
                                   "resumePreviousJobId", "enableTrialEarlyStopping", "algorithm"}));
   StudySpec study;
   std::string goal = "GOAL_TYPE_UNSPECIFIED", algorithm = "ALGORITHM_UNSPECIFIED";
-  RETURN_IF_ERROR(h.Enum("goal", kGoals, &goal, /*accept_numbers=*/false));
+  RETURN_IF_ERROR(h.Enum("goal", kGoals, &goal));
   study.goal = goal == "MINIMIZE" ? Goal::kMinimize : Goal::kMaximize;
   const json* params = h.Find("params");
   if (params == nullptr) return FieldError(h.PathOf("params"), "is required");
   ASSIGN_OR_RETURN(study.params, ParseMlParams(*params, h.PathOf("params")));
-  h.SetCanonical("params", *params);
+  h.SetCanonical("params", NamedParams(*params, /*vertex=*/false));
   RETURN_IF_ERROR(h.Int32("maxTrials", &study.max_trials));
   RETURN_IF_ERROR(h.Int32("maxParallelTrials", &study.parallel_trials));
   RETURN_IF_ERROR(h.Int32("maxFailedTrials", &study.max_failed_trials));
@@ -356,7 +422,7 @@ Result<json> ParseMlHyperparameters(const json& value, const std::string& path, 
   bool early = false;
   RETURN_IF_ERROR(h.Bool("enableTrialEarlyStopping", &early));
   if (early) study.stopping = StoppingRule::kDecayCurve;
-  RETURN_IF_ERROR(h.Enum("algorithm", kAlgorithms, &algorithm, /*accept_numbers=*/false));
+  RETURN_IF_ERROR(h.Enum("algorithm", kMlAlgorithms, &algorithm));
   study.algorithm = *ParseAlgorithm(algorithm);
   if (study.max_trials < 1 || study.max_trials > kMaxStudyTrials) {
     return FieldError(h.PathOf("maxTrials"),
@@ -410,20 +476,14 @@ Result<json> ParseVertexStudySpec(const json& value, const std::string& path, St
   const json* params = o.Find("parameters");
   if (params == nullptr) return FieldError(o.PathOf("parameters"), "is required");
   ASSIGN_OR_RETURN(study.params, ParseVertexParams(*params, o.PathOf("parameters")));
-  o.SetCanonical("parameters", *params);
+  o.SetCanonical("parameters", NamedParams(*params, /*vertex=*/true));
   std::string algorithm = "ALGORITHM_UNSPECIFIED";
-  RETURN_IF_ERROR(o.Enum("algorithm", kAlgorithms, &algorithm));
+  RETURN_IF_ERROR(o.Enum("algorithm", kVertexAlgorithms, &algorithm));
   study.algorithm = *ParseAlgorithm(algorithm);
   if (study.algorithm == Algorithm::kGrid && !AllDiscrete(study.params)) {
     return FieldError(o.PathOf("algorithm"),
                       "GRID_SEARCH needs every parameter to be INTEGER, CATEGORICAL or DISCRETE");
   }
-  static constexpr internal::EnumValue kNoise[] = {
-      {"OBSERVATION_NOISE_UNSPECIFIED", 0}, {"LOW", 1}, {"HIGH", 2}};
-  static constexpr internal::EnumValue kSelection[] = {
-      {"MEASUREMENT_SELECTION_TYPE_UNSPECIFIED", 0},
-      {"LAST_MEASUREMENT", 1},
-      {"BEST_MEASUREMENT", 2}};
   std::string noise, selection;
   RETURN_IF_ERROR(o.Enum("observationNoise", kNoise, &noise));
   RETURN_IF_ERROR(o.Enum("measurementSelectionType", kSelection, &selection));
@@ -450,6 +510,48 @@ Result<json> ParseVertexStudySpec(const json& value, const std::string& path, St
   RETURN_IF_ERROR(o.OpaqueObject("studyStoppingConfig"));
   *out = std::move(study);
   return o.canonical();
+}
+
+namespace {
+
+void NameToNumber(json& obj, const char* key, internal::EnumTable table) {
+  if (!obj.is_object()) return;
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_string()) return;
+  int number = internal::EnumNumber(table, it->get_ref<const std::string&>());
+  if (number >= 0) *it = number;
+}
+
+void VertexParamsEnumsToInt(json& params) {
+  if (!params.is_array()) return;
+  for (json& p : params) {
+    NameToNumber(p, "scaleType", kVertexScaleTypes);
+    if (!p.is_object()) continue;
+    auto children = p.find("conditionalParameterSpecs");
+    if (children == p.end() || !children->is_array()) continue;
+    for (json& c : *children) {
+      if (!c.is_object() || !c.contains("parameterSpec")) continue;
+      json one = json::array({c["parameterSpec"]});
+      VertexParamsEnumsToInt(one);
+      c["parameterSpec"] = std::move(one[0]);
+    }
+  }
+}
+
+}  // namespace
+
+void VertexStudySpecEnumsToInt(json& study_spec) {
+  if (!study_spec.is_object()) return;
+  if (auto metrics = study_spec.find("metrics");
+      metrics != study_spec.end() && metrics->is_array()) {
+    for (json& m : *metrics) NameToNumber(m, "goal", kGoals);
+  }
+  if (auto params = study_spec.find("parameters"); params != study_spec.end()) {
+    VertexParamsEnumsToInt(*params);
+  }
+  NameToNumber(study_spec, "algorithm", kVertexAlgorithms);
+  NameToNumber(study_spec, "observationNoise", kNoise);
+  NameToNumber(study_spec, "measurementSelectionType", kSelection);
 }
 
 json EncodeStudy(const StudySpec& s) {

@@ -43,6 +43,11 @@ Result<nlohmann::json> ParseMlHyperparameters(const nlohmann::json& value, const
 Result<nlohmann::json> ParseVertexStudySpec(const nlohmann::json& value, const std::string& path,
                                             StudySpec* out);
 
+// A rendered Vertex StudySpec with its enums as numbers, for `$alt=json;enum-encoding=int`
+// (goal, scaleType down the conditional tree, algorithm, observationNoise,
+// measurementSelectionType). Names it does not know are left as they are.
+void VertexStudySpecEnumsToInt(nlohmann::json& study_spec);
+
 // The study inside a stored spec record (model/spec_record.h): every field, the
 // parameter tree included; Decode never validates (records are trusted).
 nlohmann::json EncodeStudy(const StudySpec& study);

@@ -234,14 +234,13 @@ Status WireObject::Int32(std::string_view field, int32_t* out) {
   return Status::Ok();
 }
 
-Status WireObject::Enum(std::string_view field, EnumTable table, std::string* out,
-                        bool accept_numbers) {
+Status WireObject::Enum(std::string_view field, EnumTable table, std::string* out) {
   const nlohmann::json* v = Find(field);
   if (v == nullptr) return Status::Ok();
   std::string_view name;
   if (v->is_string() && EnumNumber(table, v->get_ref<const std::string&>()) >= 0) {
     name = EnumName(table, EnumNumber(table, v->get_ref<const std::string&>()));
-  } else if (accept_numbers) {
+  } else {
     int64_t number = 0;
     if (ReadInteger(*v, &number) && number >= 0 && number <= std::numeric_limits<int>::max()) {
       name = EnumName(table, static_cast<int>(number));

@@ -96,10 +96,9 @@ class WireObject {
   Status Int64(std::string_view field, int64_t* out);
   // int32: the same, range-checked.
   Status Int32(std::string_view field, int32_t* out);
-  // Enum: a name from `table`, or (if `accept_numbers`) its number as a JSON integer or
-  // digit string. `*out` receives the name.
-  Status Enum(std::string_view field, EnumTable table, std::string* out,
-              bool accept_numbers = true);
+  // Enum: a name from `table` or its number as a JSON integer or digit string, as
+  // Google accepts both in every enum field. `*out` receives the name.
+  Status Enum(std::string_view field, EnumTable table, std::string* out);
   // proto3 Duration: a string such as "3600s" (objects are not accepted).
   Status Duration(std::string_view field, DurationMicros* out);
   Status StringList(std::string_view field, std::vector<std::string>* out);

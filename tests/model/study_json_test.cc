@@ -14,6 +14,51 @@ namespace {
 using nlohmann::json;
 
 const json& kMixedParams = testing::MixedParamsJson();
+// The Vertex SDK's REST transport sends every enum as its number (client-wire.md): a
+// scaleType of 2 was a 400 ("must be a string"), before that a 500.
+TEST(StudyJsonTest, EnumsMayBeNumbers) {
+  json ml = json::parse(R"([{"parameterName": "lr", "type": 1, "minValue": 0.001, "maxValue": 1,
+                             "scaleType": 2},
+                            {"parameterName": "n", "type": 2, "minValue": 1, "maxValue": 5}])");
+  auto params = ParseMlParams(ml, "p");
+  ASSERT_TRUE(params.ok()) << params.status().message();
+  EXPECT_EQ((*params)[0].type, ParamType::kDouble);
+  EXPECT_EQ((*params)[0].scale, Scale::kLog);
+  EXPECT_EQ((*params)[1].type, ParamType::kInteger);
+  json vertex = json::parse(R"({"metrics": [{"metricId": "acc", "goal": 2}], "algorithm": 3,
+      "measurementSelectionType": 2, "parameters": [
+        {"parameterId": "lr", "doubleValueSpec": {"minValue": 0.001, "maxValue": 1}, "scaleType": 3},
+        {"parameterId": "c", "categoricalValueSpec": {"values": ["a", "b"]},
+         "conditionalParameterSpecs": [{"parentCategoricalValues": {"values": ["a"]},
+           "parameterSpec": {"parameterId": "d", "discreteValueSpec": {"values": [1, 2]},
+                             "scaleType": 1}}]}]})");
+  StudySpec study;
+  auto canonical = ParseVertexStudySpec(vertex, "studySpec", &study);
+  ASSERT_TRUE(canonical.ok()) << canonical.status().message();
+  EXPECT_EQ(study.goal, Goal::kMinimize);
+  EXPECT_EQ(study.algorithm, Algorithm::kRandom);  // Vertex numbers it 3 (ml v1: 2).
+  EXPECT_EQ(study.selection, MeasurementSelection::kBest);
+  EXPECT_EQ(study.params[0].scale, Scale::kReverseLog);
+  // Stored by name, so every client reads the same job back...
+  EXPECT_EQ((*canonical)["algorithm"], "RANDOM_SEARCH");
+  EXPECT_EQ((*canonical)["metrics"][0]["goal"], "MINIMIZE");
+  EXPECT_EQ((*canonical)["parameters"][0]["scaleType"], "UNIT_REVERSE_LOG_SCALE");
+  EXPECT_EQ(
+      (*canonical)["parameters"][1]["conditionalParameterSpecs"][0]["parameterSpec"]["scaleType"],
+      "UNIT_LINEAR_SCALE");
+  // ...and numbers go back out where a client asks for them.
+  json out = *canonical;
+  VertexStudySpecEnumsToInt(out);
+  EXPECT_EQ(out["algorithm"], 3);
+  EXPECT_EQ(out["metrics"][0]["goal"], 2);
+  EXPECT_EQ(out["measurementSelectionType"], 2);
+  EXPECT_EQ(out["parameters"][0]["scaleType"], 3);
+  EXPECT_EQ(out["parameters"][1]["conditionalParameterSpecs"][0]["parameterSpec"]["scaleType"], 1);
+  vertex["algorithm"] = 1;  // Unused in Vertex's numbering.
+  EXPECT_EQ(ParseVertexStudySpec(vertex, "studySpec", &study).status().field(),
+            "studySpec.algorithm");
+}
+
 TEST(StudyJsonTest, ReadsMlParamsAndNamesTheBrokenField) {
   auto params = ParseMlParams(kMixedParams, "trainingInput.hyperparameters.params");
   ASSERT_TRUE(params.ok()) << params.status().message();
@@ -46,7 +91,9 @@ TEST(StudyJsonTest, ReadsMlParamsAndNamesTheBrokenField) {
   bad[1]["type"] = json::array();
   EXPECT_EQ(ParseMlParams(bad, "p").status().field(), "p[1].type");
   bad = kMixedParams;
-  bad[0]["scaleType"] = 3;
+  bad[0]["scaleType"] = 9;  // No such ScaleType number.
+  EXPECT_EQ(ParseMlParams(bad, "p").status().field(), "p[0].scaleType");
+  bad[0]["scaleType"] = true;
   EXPECT_EQ(ParseMlParams(bad, "p").status().field(), "p[0].scaleType");
   json vertex = json::array({{{"parameterId", 5}, {"doubleValueSpec", 1}}});
   EXPECT_EQ(ParseVertexParams(vertex, "v").status().field(), "v[0].parameterId");

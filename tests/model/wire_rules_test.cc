@@ -59,15 +59,23 @@ TEST(WireJsonTest, ReadersRecordCanonicalForms) {
       "kind": "NVIDIA_TESLA_T4", "wait": "1.5s", "listField": ["a"], "map": {"k": "v"}, "flag": true})"));
 }
 
-TEST(WireJsonTest, EnumNamesOnlyWhenNumbersAreRefused) {
-  json in = json::parse(R"({"a": "TPU_V2", "b": 6})");
-  Result<WireObject> o = WireObject::Open(in, "", {"a", "b"});
+TEST(WireJsonTest, EnumsAreNamesOrNumbersAndOthersAreRefused) {
+  json in = json::parse(R"({"a": "TPU_V2", "b": 7, "c": "7", "d": 99, "e": true, "f": "NOPE"})");
+  Result<WireObject> o = WireObject::Open(in, "", {"a", "b", "c", "d", "e", "f"});
   ASSERT_TRUE(o.ok());
-  std::string a, b;
-  EXPECT_TRUE(o->Enum("a", MlAcceleratorTypes(), &a, /*accept_numbers=*/false).ok());
+  std::string a, b, c, unused;
+  EXPECT_TRUE(o->Enum("a", MlAcceleratorTypes(), &a).ok());
   EXPECT_EQ(a, "TPU_V2");
-  Status s = o->Enum("b", MlAcceleratorTypes(), &b, /*accept_numbers=*/false);
-  EXPECT_EQ(s.field(), "b");
+  EXPECT_TRUE(o->Enum("b", MlAcceleratorTypes(), &b).ok());
+  EXPECT_EQ(b, "TPU_V2");
+  EXPECT_TRUE(o->Enum("c", MlAcceleratorTypes(), &c).ok());
+  EXPECT_EQ(c, "TPU_V2");
+  EXPECT_EQ(o->canonical()["b"], "TPU_V2");  // Stored by name.
+  for (const char* field : {"d", "e", "f"}) {
+    Status s = o->Enum(field, MlAcceleratorTypes(), &unused);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << field;
+    EXPECT_EQ(s.field(), field);
+  }
 }
 
 TEST(WireJsonTest, SnakeCaseAndPaths) {
