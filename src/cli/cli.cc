@@ -192,6 +192,7 @@ std::vector<std::shared_ptr<void>> AddCommands(CLI::App& app, internal::Selectio
       internal::RegisterMlJobs(*ai_platform, selection),
       internal::RegisterHpTuningJobs(*ai, selection),
       internal::RegisterConfig(app, selection),
+      internal::RegisterImages(app, selection),
       internal::RegisterToken(app, selection),
   };
   ListGlobalFlagsInHelp(app);

@@ -61,6 +61,8 @@ std::shared_ptr<void> RegisterMlJobs(CLI::App& ai_platform, Selection* selection
 // Registers `hp-tuning-jobs` under `ai`.
 std::shared_ptr<void> RegisterHpTuningJobs(CLI::App& ai, Selection* selection);
 // Registers `config gcloud` on the top-level app.
+// Registers `images list|build` (the prebuilt runtimes).
+std::shared_ptr<void> RegisterImages(CLI::App& app, Selection* selection);
 std::shared_ptr<void> RegisterConfig(CLI::App& app, Selection* selection);
 // Registers `token create` on the top-level app.
 std::shared_ptr<void> RegisterToken(CLI::App& app, Selection* selection);

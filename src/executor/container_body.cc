@@ -101,6 +101,8 @@ std::string RenderContainerBody(const ContainerBody& b) {
     body["NetworkingConfig"]["EndpointsConfig"][b.network] = endpoint;
   } else if (!b.netns_container.empty()) {
     host["NetworkMode"] = "container:" + b.netns_container;
+  } else if (b.no_network) {
+    host["NetworkMode"] = "none";
   }
   body["HostConfig"] = host;
   return body.dump();
@@ -172,6 +174,8 @@ std::string RenderLibpodBody(const ContainerBody& b, const std::string& name,
   if (!limits.empty()) body["resource_limits"] = limits;
   if (!b.netns_container.empty()) {
     body["netns"] = {{"nsmode", "container"}, {"value", b.netns_container}};
+  } else if (b.no_network) {
+    body["netns"] = {{"nsmode", "none"}};
   } else {
     body["netns"] = {{"nsmode", "bridge"}};
   }

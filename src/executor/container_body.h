@@ -30,8 +30,9 @@ struct ContainerBody {
   // Join this container's network namespace instead (a network slot's holder,
   // network_slots.h); "" = none. Excludes `network`.
   std::string netns_container;
-  std::vector<std::string> aliases;                     // On `network`.
-  std::string address;                                  // Fixed IPv4 on `network`; "" = any.
+  bool no_network = false;           // Loopback only (installing packages: nothing to fetch).
+  std::vector<std::string> aliases;  // On `network`.
+  std::string address;               // Fixed IPv4 on `network`; "" = any.
   std::optional<std::vector<std::string>> extra_hosts;  // "name:address" for /etc/hosts.
   // A user namespace of kUsernsSize ids whose root is this host uid (and gid); 0 = the
   // host's ids. Podman's native create only (RenderLibpodBody): the compat API has no

@@ -50,6 +50,16 @@ ContainerExecutor::ContainerExecutor(Options options)
       addresses_([this] { return RunningReplicaAddresses(); }, clock_) {
   warm_ = std::make_unique<WarmPool>(engine_.get(), WarmOptions());
   slots_ = std::make_unique<NetworkSlots>(engine_.get(), NetworkSlotsOptions{});
+  packages_ = std::make_unique<internal::PackageImages>(engine_.get(), PackageOptions());
+}
+
+internal::PackageImages::Options ContainerExecutor::PackageOptions() const {
+  internal::PackageImages::Options p;
+  p.bucket_root = options_.bucket_root;
+  p.userns_base = UsernsBase();
+  p.native_create = options_.native_create && speaks_libpod_;
+  if (!options_.instance.empty()) p.labels[kLabelInstance] = options_.instance;
+  return p;
 }
 
 WarmPoolOptions ContainerExecutor::WarmOptions() const {
@@ -90,6 +100,9 @@ Result<std::unique_ptr<ContainerExecutor>> ContainerExecutor::Create(Options opt
   // Another engine (Docker) takes GPUs as DeviceRequests through its one API.
   Result<bool> libpod = ex->engine_->SpeaksLibpod();
   ex->speaks_libpod_ = libpod.ok() && *libpod;
+  // Installs run as the replicas do: in the same user namespace, when podman gives one.
+  ex->packages_ =
+      std::make_unique<internal::PackageImages>(ex->engine_.get(), ex->PackageOptions());
   if (ex->UsernsBase() > 0) {
     // Sandboxes are made as the replicas they become: in the same user namespace.
     ex->warm_ = std::make_unique<WarmPool>(ex->engine_.get(), ex->WarmOptions());

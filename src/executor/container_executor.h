@@ -67,6 +67,7 @@
 #include "executor/health_probe.h"
 #include "executor/network_slots.h"
 #include "executor/oom_watch.h"
+#include "executor/package_images.h"
 #include "executor/replica_addresses.h"
 #include "executor/warm_pool.h"
 #include "logs/log_store.h"
@@ -237,7 +238,7 @@ class ContainerExecutor : public Executor {
   ContainerExecutor(Options options);
 
   void RunLaunch(const AttemptSpec& attempt);  // Waits for a launch slot, then:
-  void RunLaunchInSlot(const AttemptSpec& attempt);
+  void RunLaunchInSlot(AttemptSpec attempt);   // A copy: package installs change its images.
   // After a failed launch: true when the engine did not answer and answers again
   // before `deadline` (the launch should be tried again); false when the engine
   // answers at once (the failure is the launch's own) or not in time.
@@ -271,6 +272,9 @@ class ContainerExecutor : public Executor {
   Result<std::vector<ReplicaAddressBook::Entry>> RunningReplicaAddresses();
   // Makes every image of the attempt present (inspect, pull if missing).
   Status EnsureImages(const AttemptSpec& attempt);
+  // Python-package replicas: their packages installed into their image (once per
+  // image and packages; package_images.h), which they then run instead.
+  Status InstallPackages(AttemptSpec* attempt);
   // Creates the attempt's network, if it has one, and picks the replicas' addresses
   // on it (empty when it cannot). `*created` names the network only when this call
   // created it (so only then does the launch remove it).
@@ -312,6 +316,7 @@ class ContainerExecutor : public Executor {
                                              const std::string& holder = "");
 
   WarmPoolOptions WarmOptions() const;
+  internal::PackageImages::Options PackageOptions() const;
   // Force-removes a replica's container, riding out podman's transient busy mounts.
   Status RemoveReplica(const std::string& id);
   // Options::replica_userns_base where the engine can map ids (podman), else 0.
@@ -326,6 +331,7 @@ class ContainerExecutor : public Executor {
   std::unique_ptr<WarmPool>
       warm_;  // Uses engine_; always there, maybe disabled. ("pool" means a worker pool.)
   std::unique_ptr<NetworkSlots> slots_;  // Uses engine_; always there, maybe disabled.
+  std::unique_ptr<internal::PackageImages> packages_;  // Uses engine_; always there.
 
   // Serializes Recover() and RestartReplica(): two log catch-ups of one exited
   // replica at once would both append its missing lines, and a restart racing

@@ -211,7 +211,7 @@ void ContainerExecutor::RunLaunch(const AttemptSpec& attempt) {
   launch_cv_.notify_one();
 }
 
-void ContainerExecutor::RunLaunchInSlot(const AttemptSpec& attempt) {
+void ContainerExecutor::RunLaunchInSlot(AttemptSpec attempt) {
   // Off the caller's thread: the bucket root may be a slow shared filesystem.
   if (Status s =
           internal::EnsureBucketDirs(options_.bucket_root, internal::MountedBuckets(attempt));
@@ -228,7 +228,12 @@ void ContainerExecutor::RunLaunchInSlot(const AttemptSpec& attempt) {
   TimeMicros image_ready = 0;
   std::vector<std::string> containers;
   bool warm = false;
-  Status s = LaunchReplicas(attempt, &image_ready, &containers, &warm);
+  // Packages first (done once: a later try finds them installed), then the replicas.
+  auto launch = [&] {
+    Status installed = InstallPackages(&attempt);
+    return installed.ok() ? LaunchReplicas(attempt, &image_ready, &containers, &warm) : installed;
+  };
+  Status s = launch();
   const TimeMicros deadline =
       Now() + static_cast<TimeMicros>(options_.engine_outage_wait_ms) * 1000;
   // What an interrupted try left (its network, created replicas) is taken over or
@@ -236,7 +241,7 @@ void ContainerExecutor::RunLaunchInSlot(const AttemptSpec& attempt) {
   while (!s.ok() && !work_.shutting_down() && EngineCameBack(attempt, deadline)) {
     containers.clear();
     warm = false;
-    s = LaunchReplicas(attempt, &image_ready, &containers, &warm);
+    s = launch();
   }
   if (work_.shutting_down()) return;
   ExecutorEvent outcome = internal::LaunchOutcomeEvent(attempt, s, image_ready, Now());
@@ -305,6 +310,39 @@ Status ContainerExecutor::EnsureImages(const AttemptSpec& attempt) {
     return results[i].ok();
   });
   return FirstError(results);
+}
+
+Status ContainerExecutor::InstallPackages(AttemptSpec* attempt) {
+  // One install per distinct image and package list (a pool's replicas share it).
+  std::map<std::pair<std::string, std::vector<std::string>>, std::string> prepared;
+  for (ReplicaLaunch& r : attempt->replicas) {
+    if (r.python_packages.empty()) continue;
+    auto key = std::make_pair(r.image, r.python_packages);
+    auto it = prepared.find(key);
+    if (it == prepared.end()) {
+      AttemptSpec one;
+      one.replicas.push_back(r);
+      RETURN_IF_ERROR(EnsureImages(one));  // The executor image, before pip runs in it.
+      auto say_installing = [&] {
+        ExecutorEvent waiting;
+        waiting.kind = ExecutorEventKind::kLaunchWaiting;
+        waiting.job_uid = attempt->job_uid;
+        waiting.attempt = attempt->attempt;
+        waiting.time = Now();
+        waiting.message = "Installing the Python packages into " + r.image +
+                          " (pip, offline); replicas, trials and jobs with the same packages "
+                          "start from the result without installing.";
+        work_.Emit(waiting);
+      };
+      Result<std::string> image = packages_->Prepare(
+          r.image, r.python_packages, [this] { return work_.shutting_down(); }, say_installing);
+      if (!image.ok()) return image.status();
+      it = prepared.emplace(key, *image).first;
+    }
+    r.image = it->second;
+    r.python_packages.clear();
+  }
+  return Status::Ok();
 }
 
 Status ContainerExecutor::CreateNetwork(const AttemptSpec& attempt, std::string* created,

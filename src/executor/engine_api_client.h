@@ -50,6 +50,8 @@ class EngineApiClient final : public EngineClient {
   Result<int> WaitContainer(const std::string& id, const std::atomic<bool>* cancel) override;
   Status KillContainer(const std::string& id, int signal) override;
   Status StopContainer(const std::string& id, int timeout_s) override;
+  Status CommitContainer(const std::string& id, const std::string& repo,
+                         const std::string& tag) override;
   Status RemoveContainer(const std::string& id) override;
   Result<std::vector<ContainerSummary>> ListContainers(
       const std::vector<std::string>& label_filters) override;

@@ -147,6 +147,9 @@ class EngineClient {
   virtual Status StopContainer(const std::string& id, int timeout_s) = 0;
   // Forced, with its volumes. OK if it does not exist.
   virtual Status RemoveContainer(const std::string& id) = 0;
+  // Saves a stopped container's filesystem as the image `repo:tag`.
+  virtual Status CommitContainer(const std::string& id, const std::string& repo,
+                                 const std::string& tag) = 0;
   // Containers (all states) carrying every `label_filters` entry ("k" or "k=v").
   virtual Result<std::vector<ContainerSummary>> ListContainers(
       const std::vector<std::string>& label_filters) = 0;

@@ -58,6 +58,9 @@ struct ReplicaLaunch {
   std::vector<std::string> args;
   std::vector<model::EnvVar> env;  // Full environment the service computed.
   std::vector<Mount> mounts;       // Extra; buckets are the executor's (AttemptSpec).
+  // Python packages (gs:// URIs) to install into `image` with pip before the replica
+  // runs; an executor that cannot leaves them to PYTHONPATH (model::ReplicaRuntime).
+  std::vector<std::string> python_packages;
   // What the machine spec asks for ("NVIDIA_TESLA_T4" x 2); the executor decides
   // what it can give (the container engine: NVIDIA device requests).
   std::string accelerator_type;  // "" = none.

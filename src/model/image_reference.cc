@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "common/text.h"
+#include "model/runtime_catalog.h"
 
 namespace ty::model {
 namespace {
@@ -180,6 +181,7 @@ Status CheckSpecImages(const JobSpec& spec) {
     if (image->empty() && p.python_package && spec.dialect == Dialect::kMlV1) continue;
     Result<ImageReference> parsed = ParseImageReference(*image);
     if (!parsed.ok()) return FieldError(ImagePath(spec, i), parsed.status().message());
+    RETURN_IF_ERROR(CheckPrebuiltAvailable(*image, ImagePath(spec, i)));
   }
   return Status::Ok();
 }

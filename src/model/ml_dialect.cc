@@ -37,6 +37,7 @@
 
 #include "model/dialect.h"
 #include "model/machine_types.h"
+#include "model/runtime_catalog.h"
 #include "model/study_json.h"
 #include "model/wire_json.h"
 
@@ -303,7 +304,9 @@ Status CheckContainerOrPackage(const WireObject& ti, const Roles& roles, const P
   if (container && !pkg.runtime_version.empty()) {
     return FieldError(runtime_path, "must not be set together with masterConfig.imageUri");
   }
-  if (!container && pkg.runtime_version.empty()) {
+  // Google picked a default runtime for a package job that names none (`gcloud ai-platform
+  // jobs submit training --package-path … --scale-tier basic` without --runtime-version).
+  if (!container && pkg.runtime_version.empty() && pkg.uris.empty()) {
     return FieldError(runtime_path, "one of runtimeVersion or masterConfig.imageUri is required");
   }
   if (!container) {
@@ -361,7 +364,13 @@ void BuildPools(const Roles& roles, const PackageFields& pkg, JobSpec* spec) {
                                                : pkg.args;
         pool.container = std::move(c);
       } else {
-        pool.python_package = PythonPackageSpec{"", pkg.uris, pkg.module, pkg.args, {}};
+        // The runtime image stands for runtimeVersion; it is not part of the request.
+        pool.python_package =
+            PythonPackageSpec{std::string(MlRuntime(pkg.runtime_version).local_image),
+                              pkg.uris,
+                              pkg.module,
+                              pkg.args,
+                              {}};
       }
     }
     spec->pools.push_back(std::move(pool));
@@ -451,6 +460,15 @@ Result<nlohmann::json> ParseTrainingInput(const nlohmann::json& v, JobSpec* spec
   RETURN_IF_ERROR(ti.Enum("scaleTier", kScaleTiers, &spec->scale_tier));
   Roles roles;
   RETURN_IF_ERROR(ReadRoles(ti, &roles));
+  // Machine types without a scale tier mean CUSTOM, as Google reads them: the guides'
+  // distributed command gives --master-machine-type and --worker-count without
+  // --scale-tier. Recorded, so the job reads back as what it runs.
+  if (!ti.Has("scaleTier")) {
+    for (const Role* r : roles.all) {
+      if (!r->type.empty()) spec->scale_tier = "CUSTOM";
+    }
+    if (spec->scale_tier == "CUSTOM") ti.SetCanonical("scaleTier", "CUSTOM");
+  }
   PackageFields pkg;
   RETURN_IF_ERROR(ReadPackage(ti, &pkg));
   std::string python_version, text;

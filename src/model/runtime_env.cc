@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/runtime_catalog.h"
+
 namespace ty::model {
 namespace {
 
@@ -253,7 +255,7 @@ ReplicaRuntime BuildReplicaRuntime(const Job& job, int pool, int index,
     extra_args = {"--job-dir", dir};
   }
   if (wp.container) {
-    rt.image = wp.container->image_uri;
+    rt.image = ResolveImage(wp.container->image_uri);  // A prebuilt name: its runtime.
     rt.command = wp.container->command;
     rt.args = wp.container->args;
     // Service-added arguments go after the user's (spec §1). With no user args this
@@ -261,10 +263,12 @@ ReplicaRuntime BuildReplicaRuntime(const Job& job, int pool, int index,
     rt.args.insert(rt.args.end(), extra_args.begin(), extra_args.end());
   } else {
     const PythonPackageSpec& pkg = *wp.python_package;
-    rt.image = pkg.executor_image_uri;
-    // The prebuilt-image runner: `python3 -m MODULE ARGS` with the packages (resolved
-    // under the executor's bucket root) importable; wheels and zips are importable
-    // from PYTHONPATH.
+    rt.image = ResolveImage(pkg.executor_image_uri);
+    rt.python_packages = pkg.package_uris;
+    // The prebuilt-image runner: `python3 -m MODULE ARGS`. The container executor
+    // installs the packages into the image first (executor/package_images.h); the
+    // packages (resolved under the executor's bucket root) are on PYTHONPATH too, so
+    // wheels and zips import where nothing installs them (the process executor).
     std::string pythonpath;
     for (const auto& uri : pkg.package_uris) {
       auto split = SplitGcsUri(uri);

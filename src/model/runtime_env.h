@@ -28,6 +28,9 @@ struct ReplicaRuntime {
   std::string image;
   std::vector<std::string> command;  // Empty = image ENTRYPOINT.
   std::vector<std::string> args;     // Empty = image CMD (when command is empty too).
+  // A Python-package pool's packages (gs:// URIs), for an executor that installs them
+  // into the image before the replica starts (the container executor does, with pip).
+  std::vector<std::string> python_packages;
 };
 
 struct RuntimeOptions {

@@ -35,6 +35,7 @@ executor::AttemptSpec BuildAttemptSpec(const model::Job& job,
     launch.command = rt.command;
     launch.args = rt.args;
     launch.env = rt.env;
+    launch.python_packages = rt.python_packages;
     if (!trial.host_dir.empty() && r.pool == 0 && r.index == 0) {
       // cloudml-hypertune writes CLOUD_ML_HP_METRIC_FILE (default
       // /tmp/hypertune/output.metrics); the daemon reads it from the host.

@@ -225,6 +225,14 @@ Status FakeEngine::StopContainer(const std::string& id, int timeout_s) {
   return Status::Ok();
 }
 
+Status FakeEngine::CommitContainer(const std::string& id, const std::string& repo,
+                                   const std::string& tag) {
+  FAKE_CALL("CommitContainer", id);
+  if (Find(id) == nullptr) return NotFound("no such container: " + id);
+  images_.insert(repo + ":" + tag);
+  return Status::Ok();
+}
+
 Status FakeEngine::RemoveContainer(const std::string& id) {
   FAKE_CALL("RemoveContainer", id);
   Container* c = Find(id);

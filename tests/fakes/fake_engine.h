@@ -52,6 +52,8 @@ class FakeEngine : public executor::EngineClient {
   Result<int> WaitContainer(const std::string& id, const std::atomic<bool>* cancel) override;
   Status KillContainer(const std::string& id, int signal) override;
   Status StopContainer(const std::string& id, int timeout_s) override;
+  Status CommitContainer(const std::string& id, const std::string& repo,
+                         const std::string& tag) override;
   Status RemoveContainer(const std::string& id) override;
   Result<std::vector<executor::ContainerSummary>> ListContainers(
       const std::vector<std::string>& label_filters) override;

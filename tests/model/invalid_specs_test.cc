@@ -323,8 +323,18 @@ const std::vector<Case>& Cases() {
        "trainingInput.masterType"},
       {"m_worker_count_without_custom", Dialect::kMlV1, MlPackageBase,
        [](json& j) { Ti(j)["workerCount"] = "2"; }, "trainingInput.workerCount"},
-      {"m_master_type_without_custom", Dialect::kMlV1, MlPackageBase,
-       [](json& j) { Ti(j)["masterType"] = "standard"; }, "trainingInput.masterType"},
+      {"m_master_type_with_basic_tier", Dialect::kMlV1, MlPackageBase,
+       [](json& j) {
+         Ti(j)["scaleTier"] = "BASIC";
+         Ti(j)["masterType"] = "standard";
+       },
+       "trainingInput.masterType"},
+      {"m_no_runtime_no_image_no_packages", Dialect::kMlV1, MlPackageBase,
+       [](json& j) {
+         Ti(j).erase("runtimeVersion");
+         Ti(j).erase("packageUris");
+       },
+       "trainingInput.runtimeVersion"},
       {"m_worker_count_without_type", Dialect::kMlV1, MlBase, [](json& j) { Ti(j).erase("workerType"); },
        "trainingInput.workerType"},
       {"m_ps_count_without_type", Dialect::kMlV1, MlBase, [](json& j) { Ti(j).erase("parameterServerType"); },
@@ -369,8 +379,6 @@ const std::vector<Case>& Cases() {
        },
        "trainingInput.parameterServerConfig.acceleratorConfig.count"},
       {"m_runtime_and_image", Dialect::kMlV1, MlBase, [](json& j) { Ti(j)["runtimeVersion"] = "2.11"; },
-       "trainingInput.runtimeVersion"},
-      {"m_neither_runtime_nor_image", Dialect::kMlV1, MlPackageBase, [](json& j) { Ti(j).erase("runtimeVersion"); },
        "trainingInput.runtimeVersion"},
       {"m_package_job_without_packages", Dialect::kMlV1, MlPackageBase, [](json& j) { Ti(j).erase("packageUris"); },
        "trainingInput.packageUris"},

@@ -97,12 +97,36 @@ TEST(MlDialectTest, PackageJobUsesPythonPackageSpec) {
   EXPECT_EQ(master.machine.machine_type, "standard");
   EXPECT_FALSE(master.container.has_value());
   ASSERT_TRUE(master.python_package.has_value());
-  EXPECT_EQ(master.python_package->executor_image_uri, "");
+  // The runtime for runtimeVersion (model/runtime_catalog.h), not part of the request.
+  EXPECT_EQ(master.python_package->executor_image_uri, "localhost/trainyard/sklearn-cpu:latest");
   EXPECT_EQ(master.python_package->package_uris,
             (std::vector<std::string>{"gs://b/trainer-0.1.tar.gz", "gs://b/dep.whl"}));
   EXPECT_EQ(master.python_package->python_module, "trainer.task");
   EXPECT_EQ(master.python_package->args, (std::vector<std::string>{"--steps", "10"}));
   EXPECT_FALSE(json::parse(p.spec_json)["trainingInput"].contains("scaleTier"));
+}
+
+// Two of the guides' commands, as gcloud sends them (issue 20 item 6).
+TEST(MlDialectTest, MachineTypesWithoutAScaleTierMeanCustom) {
+  ParsedJob p = MustParse(json::parse(R"({"jobId": "dist", "trainingInput": {
+      "region": "us-central1", "masterType": "complex_model_m",
+      "masterConfig": {"imageUri": "gcr.io/p/t:1"},
+      "workerType": "complex_model_m", "workerCount": "9",
+      "parameterServerType": "large_model", "parameterServerCount": "3"}})"));
+  EXPECT_EQ(p.spec.scale_tier, "CUSTOM");
+  ASSERT_EQ(p.spec.pools.size(), 3u);
+  EXPECT_EQ(p.spec.pools[1].replica_count, 9);
+  EXPECT_EQ(p.spec.pools[2].replica_count, 3);
+  EXPECT_EQ(json::parse(p.spec_json)["trainingInput"]["scaleTier"], "CUSTOM");
+}
+
+TEST(MlDialectTest, APackageJobWithoutARuntimeVersionGetsTheDefaultRuntime) {
+  ParsedJob p = MustParse(json::parse(R"({"jobId": "basic", "trainingInput": {
+      "scaleTier": "BASIC", "region": "us-central1", "packageUris": ["gs://b/t.tar.gz"],
+      "pythonModule": "trainer.task"}})"));
+  ASSERT_EQ(p.spec.pools.size(), 1u);
+  EXPECT_EQ(p.spec.pools[0].python_package->executor_image_uri,
+            "localhost/trainyard/sklearn-cpu:latest");
 }
 
 TEST(MlDialectTest, PredefinedScaleTiers) {

@@ -38,6 +38,37 @@ TEST(SpecLimitsTest, ReplicasPerPoolAndPerJobNameTheCountField) {
       CheckSpecLimits(Vertex("[" + Pool(1) + "," + Pool(4) + "," + Pool(1) + "]"), limits).ok());
 }
 
+// Debian packages no TensorFlow, so a TensorFlow prebuilt name has no runtime here: a
+// 400 at submit naming the image's field, not a pull failure later (issue 20).
+TEST(SpecLimitsTest, TensorFlowPrebuiltImagesAreRefusedAtTheirField) {
+  Status container = CheckSpecLimits(
+      Vertex("[" + Pool(1, R"({"imageUri":"gcr.io/deeplearning-platform-release/tf2-cpu.2-11"})") +
+             "]"),
+      SpecLimits{});
+  EXPECT_EQ(container.field(), "jobSpec.workerPoolSpecs[0].containerSpec.imageUri");
+  EXPECT_NE(container.message().find("no TensorFlow runtime"), std::string::npos);
+  JobSpec package = Vertex(R"([{"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1",
+    "pythonPackageSpec":{"executorImageUri":"us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-11.py310:latest",
+    "packageUris":["gs://b/t.tar.gz"],"pythonModule":"trainer.task"}}])");
+  EXPECT_EQ(CheckSpecLimits(package, SpecLimits{}).field(),
+            "jobSpec.workerPoolSpecs[0].pythonPackageSpec.executorImageUri");
+  auto ml = ParseMlJob(nlohmann::json::parse(R"({"jobId":"j","trainingInput":{"region":"r",
+    "masterConfig":{"imageUri":"us-docker.pkg.dev/vertex-ai/training/tf-gpu.2-11.py310:latest"}}})"));
+  ASSERT_TRUE(ml.ok()) << ml.status().ToString();
+  EXPECT_EQ(CheckSpecLimits(ml->spec, SpecLimits{}).field(), "trainingInput.masterConfig.imageUri");
+  // Names that have a runtime pass.
+  EXPECT_TRUE(
+      CheckSpecLimits(
+          Vertex(
+              "[" +
+              Pool(
+                  1,
+                  R"({"imageUri":"us-docker.pkg.dev/vertex-ai/training/sklearn-cpu.1-0:latest"})") +
+              "]"),
+          SpecLimits{})
+          .ok());
+}
+
 TEST(SpecLimitsTest, MlRolesNameTheirCountFields) {
   auto parsed = ParseMlJob(nlohmann::json::parse(R"({"jobId":"j","trainingInput":{"region":"r",
     "scaleTier":"CUSTOM","masterType":"n1-standard-4","masterConfig":{"imageUri":"img"},

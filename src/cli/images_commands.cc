@@ -1,0 +1,109 @@
+// `trainyard images list|build`: the prebuilt training runtimes (model/runtime_catalog.h)
+// and the command that builds them from Debian packages on this machine. Building is
+// scripts/build-sample-image's (mmdebstrap + podman import, cached by a hash of its
+// inputs), which the quickstart and the tests use too: one way to make the images.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "model/runtime_catalog.h"
+
+namespace ty::cli::internal {
+namespace {
+
+constexpr char kBuildCommand[] = "trainyard.images.build";
+
+struct ImagesState {
+  std::vector<std::string> names;
+  bool force = false;
+};
+
+// scripts/ of this checkout: $TRAINYARD_SCRIPTS, else the source tree it was built from.
+std::string ScriptsDir(Runtime& rt) {
+  if (auto dir = rt.getenv("TRAINYARD_SCRIPTS"); dir && !dir->empty()) return *dir;
+  return std::string(TRAINYARD_SOURCE_DIR) + "/scripts";
+}
+
+// The runtimes named (every one when none is), or an error naming what there is.
+Result<std::vector<std::string>> RuntimeNames(const std::vector<std::string>& asked) {
+  std::vector<std::string> out;
+  for (const std::string& name : asked) {
+    const model::Runtime* r = model::FindRuntime(name);
+    if (r == nullptr) {
+      std::string known;
+      for (const model::Runtime& k : model::Runtimes()) known += " " + std::string(k.name);
+      const bool tf = name.rfind("tf", 0) == 0 || name.rfind("tensorflow", 0) == 0;
+      return InvalidArgument("no runtime \"" + name + "\"" +
+                             (tf ? " (Debian packages no TensorFlow)" : "") +
+                             "; runtimes:" + known);
+    }
+    out.emplace_back(r->name);
+  }
+  if (asked.empty()) {
+    for (const model::Runtime& r : model::Runtimes()) out.emplace_back(r.name);
+  }
+  return out;
+}
+
+int RunBuild(Runtime& rt, const ImagesState& st) {
+  Result<std::vector<std::string>> names = RuntimeNames(st.names);
+  if (!names.ok()) return ReportError(rt, kBuildCommand, names.status());
+  const std::string script = ScriptsDir(rt) + "/build-sample-image";
+  if (::access(script.c_str(), X_OK) != 0) {
+    return ReportError(rt, kBuildCommand,
+                       NotFound(script + " is missing; set TRAINYARD_SCRIPTS to the scripts/ "
+                                         "directory of a Trainyard checkout"));
+  }
+  std::vector<std::string> args = {script};
+  if (st.force) args.push_back("--force");
+  args.insert(args.end(), names->begin(), names->end());
+  rt.out->flush();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  if (pid < 0 || ::waitpid(pid, &status, 0) < 0) {
+    return ReportError(rt, kBuildCommand, Internal("cannot run " + script));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+}  // namespace
+
+std::shared_ptr<void> RegisterImages(CLI::App& app, Selection* selection) {
+  auto st = std::make_shared<ImagesState>();
+  CLI::App* images = app.add_subcommand(
+      "images", "The prebuilt training runtimes (scikit-learn, XGBoost, PyTorch) of this machine.");
+  images->require_subcommand(1);
+  CLI::App* list = images->add_subcommand(
+      "list", "The runtimes, what they hold and the image names that run on them.");
+  list->callback([selection] {
+    selection->command_path = "trainyard.images.list";
+    selection->run = [](Runtime& rt) {
+      *rt.out << model::DescribeRuntimes();
+      return 0;
+    };
+  });
+  CLI::App* build = images->add_subcommand(
+      "build",
+      "Build runtimes from Debian packages (mmdebstrap; cached) and tag them with the Vertex "
+      "and Deep Learning Containers names they stand for. All of them without NAME.");
+  build->add_option("NAME", st->names, "scikit-learn (or sklearn, xgboost), pytorch");
+  build->add_flag("--force", st->force, "Rebuild even when up to date.");
+  build->callback([st, selection] {
+    selection->command_path = kBuildCommand;
+    selection->run = [st](Runtime& rt) { return RunBuild(rt, *st); };
+  });
+  return st;
+}
+
+}  // namespace ty::cli::internal

@@ -1,0 +1,70 @@
+// Internal to executor/: Python packages installed into a pool's executor image once.
+//
+// A Python-package pool (Vertex pythonPackageSpec, ml v1 packageUris) runs
+// `python3 -m MODULE` in its executor image with its packages installed. They are
+// installed with pip in a container of their own: the executor image, the packages
+// mounted read-only, no network (pip runs with --no-index, so a requirement the image
+// lacks fails with pip's message naming it), the replicas' user namespace. The container
+// is then committed as the image `localhost/trainyard/packages:<key>`, where the key
+// hashes the executor image's id and each package's URI and contents: every later
+// replica, trial and job with the same inputs starts from that image without pip.
+// Package URIs name their bucket, and a bucket belongs to one project, so no two
+// projects share an installed image.
+//
+// Thread-safe; installs run one at a time (pip is CPU-bound, and two launches of one
+// key must not install twice).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "executor/engine_client.h"
+
+namespace ty::executor::internal {
+
+inline constexpr char kPackageImageRepo[] = "localhost/trainyard/packages";
+
+class PackageImages {
+ public:
+  struct Options {
+    std::string bucket_root;   // Host directory of the buckets (gs://B/O = <root>/B/O).
+    uint32_t userns_base = 0;  // The replicas' user namespace (0 = host ids).
+    bool native_create = false;
+    std::map<std::string, std::string> labels;  // On the install container.
+    int64_t timeout_ms = 15LL * 60 * 1000;      // An install that runs longer fails.
+  };
+  PackageImages(EngineClient* engine, Options options)
+      : engine_(engine), options_(std::move(options)) {}
+
+  // The image to run: `image` with `packages` (gs:// URIs) installed. `image` must be
+  // present. FailedPrecondition with pip's last lines when the install fails;
+  // NotFound naming a package that is not in its bucket. `stop` is polled while pip
+  // runs (the daemon stopping); true abandons the install.
+  // `on_install` is called before pip runs (not when the image exists already).
+  Result<std::string> Prepare(const std::string& image, const std::vector<std::string>& packages,
+                              const std::function<bool()>& stop,
+                              const std::function<void()>& on_install = {});
+
+  // The tag Prepare uses for these inputs: a hash of the image id and of each
+  // package's URI and contents. Exposed for tests.
+  static Result<std::string> KeyFor(const std::string& image_id,
+                                    const std::vector<std::string>& uris,
+                                    const std::vector<std::string>& host_paths);
+
+ private:
+  Status Install(const std::string& image, const std::vector<std::string>& host_paths,
+                 const std::string& tag, const std::function<bool()>& stop);
+  Result<int> RunToEnd(const std::string& id, const std::function<bool()>& stop);
+  std::string LastLines(const std::string& id, size_t n);
+
+  EngineClient* engine_;
+  Options options_;
+  std::mutex install_mu_;
+};
+
+}  // namespace ty::executor::internal

@@ -1,0 +1,141 @@
+#include "model/runtime_catalog.h"
+
+#include <array>
+
+namespace ty::model {
+
+namespace {
+
+// What every runtime has beside its frameworks: the guides' Dockerfiles run
+// `RUN pip install …` and `ENTRYPOINT ["python", "task.py"]`, and packages are installed
+// with pip (service: Python packages, executor/package_images.h).
+#define TY_RUNTIME_TOOLS \
+  "python3,python3-pip,python3-setuptools,python3-wheel,python-is-python3,curl,ca-certificates"
+
+constexpr std::array<Runtime, 2> kRuntimes = {{
+    {"scikit-learn", "localhost/trainyard/sklearn-cpu:latest",
+     TY_RUNTIME_TOOLS ",python3-numpy,python3-sklearn,python3-xgboost,python3-pandas",
+     "Python 3.11, scikit-learn 1.2, XGBoost 1.7, pandas 1.5, NumPy 1.24, SciPy 1.10"},
+    {"pytorch", "localhost/trainyard/torch-cpu:latest",
+     TY_RUNTIME_TOOLS ",python3-numpy,python3-torch",
+     "Python 3.11, PyTorch 1.13 (CPU; gloo for distributed training), NumPy 1.24"},
+}};
+#undef TY_RUNTIME_TOOLS
+
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+// "host/path/name:tag" -> "host/path/name" (a ':' after the last '/' starts the tag);
+// a digest ("@sha256:…") goes too.
+std::string_view WithoutTag(std::string_view uri) {
+  uri = uri.substr(0, uri.find('@'));
+  size_t slash = uri.rfind('/');
+  size_t colon = uri.rfind(':');
+  if (colon != std::string_view::npos && (slash == std::string_view::npos || colon > slash)) {
+    uri = uri.substr(0, colon);
+  }
+  return uri;
+}
+
+// The repository name of a prebuilt image ("sklearn-cpu.1-0"), or "" for other names.
+std::string_view PrebuiltRepository(std::string_view uri) {
+  uri = WithoutTag(uri);
+  for (std::string_view region : {"us-", "europe-", "asia-"}) {
+    std::string_view host_path = uri;
+    if (!StartsWith(host_path, region)) continue;
+    host_path.remove_prefix(region.size());
+    for (std::string_view prefix :
+         {"docker.pkg.dev/vertex-ai/training/", "docker.pkg.dev/vertex-ai-restricted/training/",
+          "docker.pkg.dev/deeplearning-platform-release/gcr.io/"}) {
+      if (StartsWith(host_path, prefix)) return host_path.substr(prefix.size());
+    }
+  }
+  for (std::string_view prefix :
+       {"gcr.io/deeplearning-platform-release/", "us.gcr.io/deeplearning-platform-release/",
+        "eu.gcr.io/deeplearning-platform-release/", "asia.gcr.io/deeplearning-platform-release/"}) {
+    if (StartsWith(uri, prefix)) return uri.substr(prefix.size());
+  }
+  return {};
+}
+
+}  // namespace
+
+std::span<const Runtime> Runtimes() { return kRuntimes; }
+
+const Runtime* FindRuntime(std::string_view name) {
+  if (name == "sklearn" || name == "xgboost") name = "scikit-learn";  // One image has both.
+  if (name == "torch") name = "pytorch";
+  for (const Runtime& r : kRuntimes) {
+    if (r.name == name) return &r;
+  }
+  return nullptr;
+}
+
+std::optional<PrebuiltMatch> MatchPrebuilt(std::string_view image_uri) {
+  std::string_view repo = PrebuiltRepository(image_uri);
+  if (repo.empty() || repo.find('/') != std::string_view::npos) return std::nullopt;
+  // "pytorch-gpu.1-13.py310" -> framework "pytorch", kind "gpu".
+  std::string_view head = repo.substr(0, repo.find('.'));
+  size_t dash = head.rfind('-');
+  std::string_view framework = dash == std::string_view::npos ? head : head.substr(0, dash);
+  std::string_view kind = dash == std::string_view::npos ? "" : head.substr(dash + 1);
+  PrebuiltMatch match;
+  if (framework == "tf" || framework == "tf2" || framework == "tensorflow") return match;
+  if (framework == "sklearn" || framework == "scikit-learn" || framework == "xgboost" ||
+      framework == "base") {
+    match.runtime = FindRuntime("scikit-learn");
+  } else if (framework == "pytorch") {
+    match.runtime = FindRuntime("pytorch");
+  } else {
+    return std::nullopt;  // r-cpu, beam-notebooks, …: nothing here stands in for them.
+  }
+  if (!kind.empty() && kind != "cpu") {
+    match.note = std::string(image_uri) + " runs as the CPU build here (" +
+                 std::string(match.runtime->local_image) + "): Debian builds it without CUDA";
+  }
+  return match;
+}
+
+Status CheckPrebuiltAvailable(std::string_view image_uri, const std::string& path) {
+  std::optional<PrebuiltMatch> match = MatchPrebuilt(image_uri);
+  if (!match || match->runtime != nullptr) return Status::Ok();
+  std::string available;
+  for (const Runtime& r : kRuntimes) {
+    available += (available.empty() ? "" : "; ") + std::string(r.name) + " (" +
+                 std::string(r.contents) + ")";
+  }
+  return FieldError(path, "\"" + std::string(image_uri) +
+                              "\" is a TensorFlow image, and this server has no TensorFlow "
+                              "runtime (Debian packages none). Prebuilt runtimes here: " +
+                              available);
+}
+
+std::string ResolveImage(std::string_view image_uri) {
+  std::optional<PrebuiltMatch> match = MatchPrebuilt(image_uri);
+  if (match && match->runtime != nullptr) return std::string(match->runtime->local_image);
+  return std::string(image_uri);
+}
+
+const Runtime& MlRuntime(std::string_view /*runtime_version*/) {
+  return *FindRuntime("scikit-learn");
+}
+
+std::string DescribeRuntimes() {
+  std::string out;
+  for (const Runtime& r : kRuntimes) {
+    out += std::string(r.name) + "\t" + std::string(r.local_image) + "\t" +
+           std::string(r.contents) + "\n";
+  }
+  out +=
+      "\nNames that run on them:\n"
+      "  scikit-learn: us-docker.pkg.dev/vertex-ai/training/sklearn-cpu.*, xgboost-cpu.*;\n"
+      "                gcr.io/deeplearning-platform-release/sklearn-cpu, xgboost-cpu, base-*;\n"
+      "                every ml v1 runtimeVersion (any pythonVersion: Python 3.11)\n"
+      "  pytorch:      us-docker.pkg.dev/vertex-ai/training/pytorch-*.* (GPU and XLA names run\n"
+      "                the CPU build); gcr.io/deeplearning-platform-release/pytorch-*\n"
+      "  TensorFlow (tf-*, tf2-*): none; Debian packages no TensorFlow\n";
+  return out;
+}
+
+}  // namespace ty::model

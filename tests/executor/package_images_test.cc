@@ -1,0 +1,79 @@
+// The package installer's edges that need no engine doing real work: what it copies out
+// of a bucket (never through a link a replica planted, never outside the bucket) and how
+// it keys what it installs.
+#include "executor/package_images.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "fakes/fake_engine.h"
+
+namespace ty::executor::internal {
+namespace {
+
+namespace fs = std::filesystem;
+
+class PackageImagesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("ty-pkgimg-" + std::to_string(::getpid()));
+    fs::create_directories(root_ / "b" / "dir");
+    std::ofstream(root_ / "b" / "dir" / "p.tar.gz") << "package bytes";
+    std::ofstream(root_ / "secret") << "host file";
+    engine_.AddImage("img:1");
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  Result<std::string> Prepare(const std::vector<std::string>& uris) {
+    PackageImages::Options options;
+    options.bucket_root = root_.string();
+    PackageImages images(&engine_, options);
+    return images.Prepare("img:1", uris, [] { return false; });
+  }
+
+  fs::path root_;
+  testing::FakeEngine engine_;
+};
+
+TEST_F(PackageImagesTest, NoPackagesMeansTheImageItself) {
+  Result<std::string> image = Prepare({});
+  ASSERT_TRUE(image.ok()) << image.status().ToString();
+  EXPECT_EQ(*image, "img:1");
+}
+
+// A replica can write its bucket: a link there must not bring a host file into an
+// install container (or into the daemon's hashing).
+TEST_F(PackageImagesTest, LinksAndPathsOutOfTheBucketAreRefused) {
+  fs::create_symlink(root_ / "secret", root_ / "b" / "link.tar.gz");
+  fs::create_directory_symlink(root_, root_ / "b" / "up");
+  for (const char* uri :
+       {"gs://b/link.tar.gz", "gs://b/up/secret", "gs://b/../secret", "gs://b/dir/../../secret",
+        "gs://b//dir/p.tar.gz", "gs://b/dir", "gs://b/missing.tar.gz", "gs://nobucket/p.tar.gz"}) {
+    Result<std::string> image = Prepare({uri});
+    EXPECT_FALSE(image.ok()) << uri;
+    EXPECT_NE(image.status().message().find("package"), std::string::npos)
+        << uri << ": " << image.status().message();
+  }
+}
+
+TEST_F(PackageImagesTest, TheKeyFollowsImageUrisAndContents) {
+  const std::string path = (root_ / "b" / "dir" / "p.tar.gz").string();
+  auto key = [&](const std::string& id, const std::string& uri) {
+    Result<std::string> k = PackageImages::KeyFor(id, {uri}, {path});
+    EXPECT_TRUE(k.ok());
+    return k.ok() ? *k : "";
+  };
+  const std::string base = key("sha256:aa", "gs://b/dir/p.tar.gz");
+  EXPECT_EQ(base.size(), 32u);
+  EXPECT_EQ(base, key("sha256:aa", "gs://b/dir/p.tar.gz"));
+  EXPECT_NE(base, key("sha256:bb", "gs://b/dir/p.tar.gz"));  // Another executor image.
+  EXPECT_NE(base, key("sha256:aa", "gs://c/dir/p.tar.gz"));  // Another bucket: project.
+  std::ofstream(path) << "other bytes";
+  EXPECT_NE(base, key("sha256:aa", "gs://b/dir/p.tar.gz"));  // Other contents.
+}
+
+}  // namespace
+}  // namespace ty::executor::internal
