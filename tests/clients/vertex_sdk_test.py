@@ -1,0 +1,128 @@
+"""The Vertex AI Python SDK, unchanged, against trainyardd: what the guides do with it.
+
+Its REST transport sends every enum as a number and asks for numbers back
+($alt=json;enum-encoding=int). One process for every case: importing the SDK costs ~13 s.
+Usage: vertex_sdk_test.py http://127.0.0.1:PORT  (PYTHONPATH = the SDK;
+STORAGE_EMULATOR_HOST = the same URL, for staging uploads).
+"""
+import sys
+import time
+import traceback
+
+import google.auth.credentials
+from google.cloud import aiplatform, storage
+from google.cloud.aiplatform import hyperparameter_tuning as hpt
+
+URL = sys.argv[1]
+PROJECT = "sdk-project"
+BUCKET = "sdk-staging"
+BUSYBOX = "localhost/trainyard/busybox:latest"
+SKLEARN = "us-docker.pkg.dev/vertex-ai/training/sklearn-cpu.1-0:latest"
+CREDENTIALS = google.auth.credentials.AnonymousCredentials()
+FAILURES = []
+
+
+def case(fn):
+    start = time.time()
+    try:
+        fn()
+        print(f"ok   {fn.__name__} ({time.time() - start:.1f} s)", flush=True)
+    except Exception:  # noqa: BLE001 — every failure is reported, then the next case runs.
+        FAILURES.append(fn.__name__)
+        print(f"FAIL {fn.__name__}\n{traceback.format_exc()}", flush=True)
+
+
+def expect(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def pool(replicas, command, image=BUSYBOX):
+    return {"machine_spec": {"machine_type": "n1-standard-4"}, "replica_count": replicas,
+            "container_spec": {"image_uri": image, "command": ["sh", "-c", command]}}
+
+
+def setup():
+    aiplatform.init(project=PROJECT, location="us-central1", api_endpoint=URL,
+                    api_transport="rest", credentials=CREDENTIALS,
+                    staging_bucket=f"gs://{BUCKET}")
+    client = storage.Client(project=PROJECT, credentials=CREDENTIALS,
+                            client_options={"api_endpoint": URL})
+    client.create_bucket(BUCKET)
+
+
+def custom_job_multi_worker():
+    # The distributed-training lab: a chief and two workers, each sees the cluster.
+    job = aiplatform.CustomJob(display_name="multi-worker", worker_pool_specs=[
+        pool(1, 'echo "chief $CLUSTER_SPEC"'), pool(2, 'echo "worker $CLUSTER_SPEC"')])
+    job.run(sync=True)
+    expect(job.state == aiplatform.gapic.JobState.JOB_STATE_SUCCEEDED, f"state {job.state}")
+    expect(len(job.job_spec.worker_pool_specs) == 2, "two pools read back")
+
+
+def from_local_script_on_a_prebuilt_image():
+    import os
+    import tempfile
+    script = os.path.join(tempfile.mkdtemp(), "task.py")
+    with open(script, "w") as f:
+        f.write("import sys, sklearn\nprint('local script', sklearn.__version__, sys.argv[1:])\n")
+    job = aiplatform.CustomJob.from_local_script(
+        display_name="local-script", script_path=script, container_uri=SKLEARN,
+        args=["--epochs", "2"], replica_count=1, machine_type="n1-standard-4")
+    job.run(sync=True)
+    expect(job.state == aiplatform.gapic.JobState.JOB_STATE_SUCCEEDED, f"state {job.state}")
+    spec = job.job_spec.worker_pool_specs[0].python_package_spec
+    expect(spec.executor_image_uri == SKLEARN, "the prebuilt name reads back")
+
+
+def tuning_job_with_log_and_linear_scales():
+    report = ('mkdir -p "$(dirname "$CLOUD_ML_HP_METRIC_FILE")"; '
+              'echo "{\\"acc\\": 0.5, \\"global_step\\": 1, \\"trial\\": \\"$CLOUD_ML_TRIAL_ID\\"}" '
+              '> "$CLOUD_ML_HP_METRIC_FILE"')
+    trial = aiplatform.CustomJob(display_name="trial", worker_pool_specs=[pool(1, report)])
+    job = aiplatform.HyperparameterTuningJob(
+        display_name="hpt", custom_job=trial, metric_spec={"acc": "maximize"},
+        parameter_spec={
+            "lr": hpt.DoubleParameterSpec(min=1e-4, max=1e-1, scale="log"),
+            "units": hpt.IntegerParameterSpec(min=4, max=64, scale="linear"),
+            "opt": hpt.CategoricalParameterSpec(values=["sgd", "adam"]),
+            "batch": hpt.DiscreteParameterSpec(values=[16, 32, 64], scale="linear")},
+        max_trial_count=3, parallel_trial_count=2, search_algorithm="random")
+    job.run(sync=True)
+    expect(job.state == aiplatform.gapic.JobState.JOB_STATE_SUCCEEDED, f"state {job.state}")
+    expect(len(job.trials) == 3, f"{len(job.trials)} trials")
+    for t in job.trials:
+        lr = [p.value for p in t.parameters if p.parameter_id == "lr"][0]
+        expect(1e-4 <= lr <= 1e-1, f"lr {lr} in range")
+    spec = job.to_dict()["studySpec"]
+    scales = {p["parameterId"]: p.get("scaleType") for p in spec["parameters"]}
+    expect(scales["lr"] == "UNIT_LOG_SCALE", f"scales {scales}")
+    expect(spec["algorithm"] == "RANDOM_SEARCH", f"algorithm {spec['algorithm']}")
+
+
+def get_list_and_cancel():
+    job = aiplatform.CustomJob(display_name="to-cancel",
+                               worker_pool_specs=[pool(1, "sleep 1000")])
+    job.run(sync=False)
+    job.wait_for_resource_creation()
+    again = aiplatform.CustomJob.get(job.resource_name)
+    expect(again.display_name == "to-cancel", "get")
+    names = [j.resource_name for j in aiplatform.CustomJob.list()]
+    expect(job.resource_name in names, "list")
+    job.cancel()
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        state = aiplatform.CustomJob.get(job.resource_name).state
+        if state == aiplatform.gapic.JobState.JOB_STATE_CANCELLED:
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"still {state} a minute after cancel")
+
+
+if __name__ == "__main__":
+    setup()
+    for c in (custom_job_multi_worker, from_local_script_on_a_prebuilt_image,
+              tuning_job_with_log_and_linear_scales, get_list_and_cancel):
+        case(c)
+    print("vertex_sdk:", "FAILED " + ", ".join(FAILURES) if FAILURES else "all cases passed")
+    sys.exit(1 if FAILURES else 0)
