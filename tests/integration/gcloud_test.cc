@@ -485,3 +485,68 @@ TEST_F(GcloudTest, StorageRoundTripsThenAReplicaReadsTheBytesAtGcs) {
 
 }  // namespace
 }  // namespace ty::testing
+
+namespace ty::testing {
+namespace {
+
+// The guides' commands as written (issue 20 item 6): a Python package submitted with
+// --package-path and no runtime version; the same package through `gcloud ai
+// custom-jobs create` on a Vertex prebuilt image name; the distributed custom-container
+// command that gives machine types without --scale-tier.
+TEST_F(GcloudTest, TheGuidesPackageAndDistributedCommandsRunAsWritten) {
+  if (!EngineHasImage("localhost/trainyard/sklearn-cpu:latest")) {
+    if (std::getenv("TRAINYARD_REQUIRE_ENGINE") != nullptr) FAIL() << "no scikit-learn runtime";
+    GTEST_SKIP() << "the scikit-learn runtime is not built (scripts/build-sample-image)";
+  }
+  ASSERT_EQ(Gcloud({"storage", "buckets", "create", "gs://guide-bkt"}).rc, 0);
+  std::filesystem::create_directories(config_dir_ / "guide/trainer");
+  WriteFile("guide/trainer/__init__.py", "");
+  WriteFile("guide/trainer/task.py",
+            "import sys, sklearn, xgboost, pandas\nprint('guide trainer', sys.argv[1:])\n");
+  ProcessRun submit =
+      Gcloud({"ai-platform", "jobs", "submit", "training", "guide_pkg", "--region=us-central1",
+              "--package-path=" + (config_dir_ / "guide/trainer").string(),
+              "--module-name=trainer.task", "--staging-bucket=gs://guide-bkt", "--scale-tier=basic",
+              "--stream-logs", "--", "--epochs=1"},
+             300);
+  ASSERT_EQ(submit.rc, 0) << submit.err.substr(0, 3000);
+  EXPECT_THAT(submit.out, HasSubstr("state: SUCCEEDED"));
+  EXPECT_THAT(submit.err, HasSubstr("master-replica-0\t\tguide trainer ['--epochs=1']"));
+
+  const std::string uri = Gcloud({"ai-platform", "jobs", "describe", "guide_pkg",
+                                  "--format=value(trainingInput.packageUris[0])"})
+                              .out;
+  ASSERT_EQ(uri.rfind("gs://guide-bkt/guide_pkg/", 0), 0u) << uri;
+  ProcessRun create = Gcloud(
+      {"ai", "custom-jobs", "create", "--region=us-central1", "--display-name=guide-vertex",
+       "--worker-pool-spec=machine-type=n1-standard-4,replica-count=1,executor-image-uri=us-docker."
+       "pkg.dev/vertex-ai/training/sklearn-cpu.1-0:latest,python-module=trainer.task",
+       "--python-package-uris=" + uri.substr(0, uri.find('\n')), "--args=--lr=0.1",
+       "--format=value(name)"});
+  ASSERT_EQ(create.rc, 0) << create.err;
+  const std::string name = create.out.substr(0, create.out.find('\n'));
+  nlohmann::json done = daemon_.WaitForField("/v1/" + name, "state",
+                                             {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED"}, 120);
+  EXPECT_EQ(done.value("state", ""), "JOB_STATE_SUCCEEDED") << done.dump();
+  EXPECT_THAT(daemon_.Get("/v1/" + name + "/logs").body, HasSubstr("guide trainer ['--lr=0.1']"));
+
+  ProcessRun dist = Gcloud(
+      {"ai-platform", "jobs", "submit", "training", "guide_dist", "--region=us-central1",
+       std::string("--master-image-uri=") + kTestImage, "--master-machine-type=complex_model_m",
+       "--worker-count=2", "--worker-machine-type=complex_model_m", "--parameter-server-count=1",
+       "--parameter-server-machine-type=large_model", "--stream-logs", "--", "sh", "-c",
+       "echo \"$TF_CONFIG\" | grep -o '\"type\": *\"[a-z]*\"'"},
+      300);
+  ASSERT_EQ(dist.rc, 0) << dist.err.substr(0, 3000);
+  EXPECT_THAT(dist.out, HasSubstr("state: SUCCEEDED"));
+  EXPECT_EQ(Gcloud({"ai-platform", "jobs", "describe", "guide_dist",
+                    "--format=value(trainingInput.scaleTier)"})
+                .out,
+            "CUSTOM\n");
+  for (const char* task : {"master-replica-0", "worker-replica-1", "ps-replica-0"}) {
+    EXPECT_THAT(dist.err, HasSubstr(task)) << dist.err.substr(0, 3000);
+  }
+}
+
+}  // namespace
+}  // namespace ty::testing
