@@ -174,14 +174,23 @@ Dispatch RouteMlJobs(const Call& call, const std::vector<std::string>& seg,
   return Respond(NoRoute(call.request));
 }
 
-// Vertex: projects/p/locations/l/{customJobs|hyperparameterTuningJobs}[/id[/logs|/details]].
+bool IsVertexCollection(const std::string& segment) {
+  return segment == "customJobs" || segment == "hyperparameterTuningJobs" ||
+         segment == "trainingPipelines";
+}
+
+// Vertex: projects/p/locations/l/{customJobs|hyperparameterTuningJobs|trainingPipelines}
+// [/id[/logs|/details]].
 Dispatch RouteVertexJobs(const Call& call, const std::vector<std::string>& seg,
                          const std::string& verb) {
   const std::string& method = call.request.method;
   const std::string& project = seg[2];
   const size_t n = seg.size();
   service::JobRef ref{Dialect::kVertex, project, seg[4], ""};
-  ref.study = seg[5] == "hyperparameterTuningJobs";
+  ref.collection = seg[5] == "hyperparameterTuningJobs"
+                       ? model::VertexCollection::kHyperparameterTuningJobs
+                   : seg[5] == "trainingPipelines" ? model::VertexCollection::kTrainingPipelines
+                                                   : model::VertexCollection::kCustomJobs;
   if (n == 6 && verb.empty()) {
     if (method == "POST") return Respond(internal::CreateJob(call, ref));
     if (method == "GET") return Respond(internal::ListJobs(call, ref));
@@ -238,8 +247,7 @@ Dispatch Route(service::JobService* service, const HttpRequest& request, bool he
   // Operations, under /v1 and /ui (GAPIC polls /ui/..., client-wire.md §2):
   //   projects/p/locations/l/operations/o, projects/p/locations/l/customJobs/j/operations/o.
   if (verb.empty() && method == "GET" && n >= 7 && seg[3] == "locations" &&
-      seg[n - 2] == "operations" &&
-      (n == 7 || (n == 9 && (seg[5] == "customJobs" || seg[5] == "hyperparameterTuningJobs")))) {
+      seg[n - 2] == "operations" && (n == 7 || (n == 9 && IsVertexCollection(seg[5])))) {
     return Respond(internal::GetOperation(call, Join(seg, 1)));
   }
   if (ui) return Respond(NoRoute(request));
@@ -250,8 +258,7 @@ Dispatch Route(service::JobService* service, const HttpRequest& request, bool he
     if (Status s = model::CheckLocationId(seg[4]); !s.ok()) return Respond(ErrorResponse(s));
   }
   if (seg[3] == "jobs") return RouteMlJobs(call, seg, verb);
-  if (seg[3] == "locations" && n >= 6 &&
-      (seg[5] == "customJobs" || seg[5] == "hyperparameterTuningJobs")) {
+  if (seg[3] == "locations" && n >= 6 && IsVertexCollection(seg[5])) {
     return RouteVertexJobs(call, seg, verb);
   }
   return Respond(NoRoute(request));

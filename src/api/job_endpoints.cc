@@ -74,13 +74,30 @@ nlohmann::json RenderOperation(const service::Operation& op) {
 
 }  // namespace
 
+namespace {
+
+// A training pipeline read through customJobs is its backing CustomJob.
+model::RenderOptions RenderFor(const Call& call, const service::JobRef& ref,
+                               const model::Job& job) {
+  model::RenderOptions render = call.render;
+  render.as_backing_custom_job = ref.dialect == Dialect::kVertex &&
+                                 ref.collection == model::VertexCollection::kCustomJobs &&
+                                 model::IsVertexPipelineJson(job.spec_json);
+  return render;
+}
+
+}  // namespace
+
 HttpResponse CreateJob(const Call& call, const service::JobRef& parent) {
   Result<nlohmann::json> body = BodyObject(call.request);
   if (!body.ok()) return ErrorResponse(body.status());
-  Result<model::ParsedJob> parsed = parent.dialect == Dialect::kMlV1 ? model::ParseMlJob(*body)
-                                    : parent.study
-                                        ? model::ParseVertexHyperparameterTuningJob(*body)
-                                        : model::ParseVertexCustomJob(*body);
+  Result<model::ParsedJob> parsed =
+      parent.dialect == Dialect::kMlV1 ? model::ParseMlJob(*body)
+      : parent.collection == model::VertexCollection::kHyperparameterTuningJobs
+          ? model::ParseVertexHyperparameterTuningJob(*body)
+      : parent.collection == model::VertexCollection::kTrainingPipelines
+          ? model::ParseVertexTrainingPipeline(*body)
+          : model::ParseVertexCustomJob(*body);
   if (!parsed.ok()) return ErrorResponse(parsed.status());
   Result<model::Job> job = call.service->Submit(parent.dialect, parent.project, parent.location,
                                                 std::move(parsed).value());
@@ -92,10 +109,11 @@ HttpResponse GetJob(const Call& call, const service::JobRef& ref) {
   Result<std::shared_ptr<const service::JobRead>> read = call.service->Read(ref);
   if (!read.ok()) return ErrorResponse(read.status());
   // A finished job renders once per encoding; every later GET sends the same text.
+  model::RenderOptions render = RenderFor(call, ref, (*read)->job());
   HttpResponse response;
-  response.body = (*read)->Rendered(call.render.enum_as_int ? 1 : 0, [&](const model::Job& job) {
-    return DumpJson(model::RenderJob(job, call.render));
-  });
+  const int variant = (render.enum_as_int ? 1 : 0) + (render.as_backing_custom_job ? 2 : 0);
+  response.body = (*read)->Rendered(
+      variant, [&](const model::Job& job) { return DumpJson(model::RenderJob(job, render)); });
   return response;
 }
 
@@ -107,7 +125,7 @@ HttpResponse ListJobs(const Call& call, const service::JobRef& parent) {
   request.project = parent.project;
   request.location = parent.location;
   request.filter = Param(call.request, "filter");
-  request.studies = parent.study;
+  request.collection = parent.collection;
   request.page_size = *page_size;
   request.page_token = Param(call.request, "pageToken");
   Result<service::ListResponse> listed = call.service->List(request);
@@ -118,12 +136,10 @@ HttpResponse ListJobs(const Call& call, const service::JobRef& parent) {
   // An empty list is `{}` (ml-v1-jobs.md §1), so the array is only added when used.
   nlohmann::json out = nlohmann::json::object();
   if (!listed->jobs.empty()) {
-    nlohmann::json& items = out[!vertex        ? "jobs"
-                                : parent.study ? "hyperparameterTuningJobs"
-                                               : "customJobs"];
+    nlohmann::json& items = out[vertex ? model::CollectionName(parent.collection) : "jobs"];
     items = nlohmann::json::array();
     for (const model::Job& job : listed->jobs) {
-      nlohmann::json rendered = model::RenderJob(job, call.render);
+      nlohmann::json rendered = model::RenderJob(job, RenderFor(call, parent, job));
       rendered.erase("trials");  // Omitted in list results (vertex-v1-jobs.md §1).
       ApplyReadMask(mask, &rendered);
       items.push_back(std::move(rendered));

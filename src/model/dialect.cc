@@ -89,7 +89,8 @@ void SetTime(nlohmann::json& out, const char* key, TimeMicros t) {
 Result<JobSpec> ParseStoredSpec(Dialect dialect, const std::string& spec_json) {
   nlohmann::json body = nlohmann::json::parse(spec_json, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) return Internal("stored job spec is not valid JSON");
-  Result<ParsedJob> parsed = dialect == Dialect::kMlV1 ? ParseMlJob(body)
+  Result<ParsedJob> parsed = dialect == Dialect::kMlV1         ? ParseMlJob(body)
+                             : IsVertexPipelineJson(spec_json) ? ParseVertexTrainingPipeline(body)
                              : IsVertexStudyJson(spec_json)
                                  ? ParseVertexHyperparameterTuningJob(body)
                                  : ParseVertexCustomJob(body);
@@ -123,10 +124,47 @@ nlohmann::json MlTrainingOutput(const Job& job, const nlohmann::json& rendered) 
 
 }  // namespace
 
+namespace {
+
+// A TrainingPipeline: the request as made, its state under PIPELINE_STATE_* names (the
+// same numbers as JobState's), and its backing CustomJob, which is the same record read
+// through customJobs (RenderOptions::as_backing_custom_job).
+nlohmann::json RenderPipeline(const Job& job, nlohmann::json out, const RenderOptions& options) {
+  out["name"] = job.ResourceName();
+  if (options.enum_as_int) {
+    out["state"] = VertexStateNumber(job.state);
+  } else {
+    std::string state = StateWireName(Dialect::kVertex, job.state);  // JOB_STATE_…
+    out["state"] = "PIPELINE_STATE_" + state.substr(std::string_view("JOB_STATE_").size());
+  }
+  SetTime(out, "createTime", job.create_time);
+  SetTime(out, "startTime", job.start_time);
+  SetTime(out, "endTime", job.end_time);
+  SetTime(out, "updateTime", job.update_time);
+  if (job.error) out["error"] = {{"code", job.error->code}, {"message", job.error->message}};
+  out["trainingTaskMetadata"] = {{"backingCustomJob", "projects/" + job.project + "/locations/" +
+                                                          job.location + "/customJobs/" + job.uid}};
+  return out;
+}
+
+}  // namespace
+
 nlohmann::json RenderJob(const Job& job, const RenderOptions& options) {
+  if (job.dialect == Dialect::kVertex && IsVertexPipelineJson(job.spec_json) &&
+      options.as_backing_custom_job) {
+    Job backing = job;
+    Result<std::string> custom_job = BackingCustomJobJson(job.spec_json);
+    backing.spec_json = custom_job.ok() ? *custom_job : "{}";
+    RenderOptions plain = options;
+    plain.as_backing_custom_job = false;
+    return RenderJob(backing, plain);
+  }
   nlohmann::json out = nlohmann::json::parse(job.spec_json, nullptr, /*allow_exceptions=*/false);
   if (!out.is_object())
     out = nlohmann::json::object();  // Never stored that way; render what we can.
+  if (job.dialect == Dialect::kVertex && IsVertexPipelineJson(job.spec_json)) {
+    return RenderPipeline(job, std::move(out), options);
+  }
   if (job.dialect == Dialect::kVertex) {
     out["name"] = job.ResourceName();
     if (options.enum_as_int) {

@@ -33,6 +33,20 @@ Result<ParsedJob> ParseVertexCustomJob(const nlohmann::json& body);
 Result<ParsedJob> ParseVertexHyperparameterTuningJob(const nlohmann::json& body);
 // True for the canonical JSON of a Vertex HyperparameterTuningJob (Job::spec_json).
 bool IsVertexStudyJson(const std::string& spec_json);
+// Body of `POST .../trainingPipelines` (a Vertex TrainingPipeline of the custom task):
+// its trainingTaskInputs become the job spec, checked as a CustomJob's jobSpec (errors
+// name `trainingTaskInputs.…`). modelToUpload, parentModel, modelId and inputDataConfig
+// are 400s naming them (no Model registry or datasets here). The pipeline is one record
+// that runs as its backing CustomJob (BackingCustomJobJson) under the same id.
+Result<ParsedJob> ParseVertexTrainingPipeline(const nlohmann::json& body);
+bool IsVertexPipelineJson(const std::string& spec_json);
+// The canonical CustomJob JSON of a stored pipeline's backing job.
+Result<std::string> BackingCustomJobJson(const std::string& pipeline_spec_json);
+
+// The Vertex collection a stored record belongs to, and its URL segment.
+enum class VertexCollection { kCustomJobs, kHyperparameterTuningJobs, kTrainingPipelines };
+VertexCollection CollectionOf(const std::string& spec_json);
+const char* CollectionName(VertexCollection c);
 // Body of `POST /v1/projects/{p}/jobs` (an ml v1 Job).
 Result<ParsedJob> ParseMlJob(const nlohmann::json& body);
 
@@ -41,6 +55,8 @@ Result<JobSpec> ParseStoredSpec(Dialect dialect, const std::string& spec_json);
 
 struct RenderOptions {
   bool enum_as_int = false;  // `$alt=json;enum-encoding=int`
+  // A training pipeline read through customJobs: rendered as its backing CustomJob.
+  bool as_backing_custom_job = false;
 };
 
 // The resource as the job's dialect shows it: Vertex CustomJob (name, displayName,

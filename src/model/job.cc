@@ -97,9 +97,8 @@ bool UidLess(const std::string& a, const std::string& b) {
 
 std::string Job::ResourceName() const {
   if (dialect == Dialect::kMlV1) return "projects/" + project + "/jobs/" + spec.job_id;
-  const char* collection =
-      IsVertexStudyJson(spec_json) ? "/hyperparameterTuningJobs/" : "/customJobs/";
-  return "projects/" + project + "/locations/" + location + collection + uid;
+  return "projects/" + project + "/locations/" + location + "/" +
+         CollectionName(CollectionOf(spec_json)) + "/" + uid;
 }
 
 const char* MlRoleName(int pool) {

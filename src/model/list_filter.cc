@@ -148,8 +148,12 @@ StateValue ParseStateValue(const std::string& raw) {
     if (n <= 11) return Unused();
     return {};
   }
-  if (v.rfind("JOB_STATE_", 0) == 0) {
-    v = v.substr(10);
+  // trainingPipelines name the same states PIPELINE_STATE_* (PAUSED unused here).
+  const size_t prefix = v.rfind("JOB_STATE_", 0) == 0        ? 10
+                        : v.rfind("PIPELINE_STATE_", 0) == 0 ? 15
+                                                             : 0;
+  if (prefix > 0) {
+    v = v.substr(prefix);
     if (v == "PENDING") return Known(JobState::kPreparing);
     if (v == "PREPARING") return {};  // Not a Vertex name.
     for (const char* name : kVertexOnly) {

@@ -479,6 +479,119 @@ Result<ParsedJob> ParseVertexHyperparameterTuningJob(const nlohmann::json& body)
   return parsed;
 }
 
+namespace {
+
+// The one training task this server runs (vertex-v1-jobs.md; the SDK's
+// schema.training_job.definition.custom_task).
+constexpr char kCustomTaskSchema[] =
+    "gs://google-cloud-aiplatform/schema/trainingjob/definition/custom_task_1.0.0.yaml";
+
+// The CustomJob a pipeline runs: its task inputs as the jobSpec, its display name and
+// labels. Errors name the pipeline's fields (`trainingTaskInputs.workerPoolSpecs[0]…`).
+Result<ParsedJob> BackingCustomJob(const nlohmann::json& pipeline_canonical) {
+  ParsedJob parsed;
+  JobSpec& spec = parsed.spec;
+  spec.dialect = Dialect::kVertex;
+  // Stored records are read back through here too: no member is trusted to exist or
+  // to have its type.
+  auto name = pipeline_canonical.find("displayName");
+  if (name != pipeline_canonical.end() && name->is_string()) spec.display_name = *name;
+  auto inputs = pipeline_canonical.find("trainingTaskInputs");
+  if (inputs == pipeline_canonical.end()) return FieldError("trainingTaskInputs", "is required");
+  ASSIGN_OR_RETURN(nlohmann::json job_spec, ParseJobSpec(*inputs, "trainingTaskInputs", &spec));
+  nlohmann::json custom_job = {{"displayName", spec.display_name}, {"jobSpec", job_spec}};
+  for (const char* key : {"labels", "encryptionSpec"}) {
+    if (auto it = pipeline_canonical.find(key); it != pipeline_canonical.end()) {
+      custom_job[key] = *it;
+    }
+  }
+  if (auto labels = pipeline_canonical.find("labels");
+      labels != pipeline_canonical.end() && labels->is_object()) {
+    for (const auto& [key, value] : labels->items()) {
+      if (value.is_string()) spec.labels[key] = value.get<std::string>();
+    }
+  }
+  parsed.spec_json = custom_job.dump();
+  return parsed;
+}
+
+}  // namespace
+
+Result<ParsedJob> ParseVertexTrainingPipeline(const nlohmann::json& body) {
+  ASSIGN_OR_RETURN(WireObject o,
+                   WireObject::Open(body, "",
+                                    {"displayName", "trainingTaskDefinition", "trainingTaskInputs",
+                                     "modelToUpload", "inputDataConfig", "labels", "encryptionSpec",
+                                     "parentModel", "modelId"},
+                                    {"name", "state", "createTime", "startTime", "endTime",
+                                     "updateTime", "error", "trainingTaskMetadata"}));
+  JobSpec names;  // displayName and labels, checked as a CustomJob's.
+  RETURN_IF_ERROR(ParseDisplayName(o, &names));
+  std::string definition;
+  RETURN_IF_ERROR(RequireString(o, "trainingTaskDefinition", &definition));
+  if (definition != kCustomTaskSchema) {
+    return FieldError("trainingTaskDefinition", std::string("only the custom training task (") +
+                                                    kCustomTaskSchema +
+                                                    ") runs here; AutoML tasks do not");
+  }
+  // No Model registry or datasets here: a trained model stays where the trainer wrote it
+  // (baseOutputDirectory, AIP_MODEL_DIR), and trainers read their data from buckets.
+  for (const char* field : {"modelToUpload", "parentModel", "modelId"}) {
+    if (o.Has(field)) {
+      return FieldError(field,
+                        "is not supported: this server has no Model registry; the trainer's "
+                        "model stays under baseOutputDirectory (AIP_MODEL_DIR)");
+    }
+  }
+  if (o.Has("inputDataConfig")) {
+    return FieldError("inputDataConfig",
+                      "is not supported: this server has no managed datasets; read the data "
+                      "from a bucket (/gcs/BUCKET in replicas)");
+  }
+  const nlohmann::json* inputs = o.Find("trainingTaskInputs");
+  if (inputs == nullptr) return FieldError("trainingTaskInputs", "is required");
+  RETURN_IF_ERROR(ParseLabelsAndEncryption(o, &names));
+  nlohmann::json canonical = o.canonical();
+  canonical["trainingTaskDefinition"] = definition;
+  canonical["trainingTaskInputs"] = *inputs;  // A Struct: kept as the client wrote it.
+  ASSIGN_OR_RETURN(ParsedJob parsed, BackingCustomJob(canonical));
+  parsed.spec_json = canonical.dump();
+  return parsed;
+}
+
+bool IsVertexPipelineJson(const std::string& spec_json) {
+  // As IsVertexStudyJson: with no spaces in canonical JSON this is the top-level key.
+  return spec_json.find("\"trainingTaskDefinition\":") != std::string::npos;
+}
+
+Result<std::string> BackingCustomJobJson(const std::string& pipeline_spec_json) {
+  nlohmann::json pipeline =
+      nlohmann::json::parse(pipeline_spec_json, nullptr, /*allow_exceptions=*/false);
+  if (!pipeline.is_object() || !pipeline.contains("trainingTaskInputs")) {
+    return Internal("stored training pipeline has no trainingTaskInputs");
+  }
+  ASSIGN_OR_RETURN(ParsedJob parsed, BackingCustomJob(pipeline));
+  return parsed.spec_json;
+}
+
+VertexCollection CollectionOf(const std::string& spec_json) {
+  if (IsVertexPipelineJson(spec_json)) return VertexCollection::kTrainingPipelines;
+  if (IsVertexStudyJson(spec_json)) return VertexCollection::kHyperparameterTuningJobs;
+  return VertexCollection::kCustomJobs;
+}
+
+const char* CollectionName(VertexCollection c) {
+  switch (c) {
+    case VertexCollection::kHyperparameterTuningJobs:
+      return "hyperparameterTuningJobs";
+    case VertexCollection::kTrainingPipelines:
+      return "trainingPipelines";
+    case VertexCollection::kCustomJobs:
+      break;
+  }
+  return "customJobs";
+}
+
 bool IsVertexStudyJson(const std::string& spec_json) {
   // Canonical JSON has no spaces: `"studySpec":` can only be the top-level key (a
   // string value equal to "studySpec" is followed by `,`, `]` or `}`).

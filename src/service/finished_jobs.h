@@ -35,7 +35,9 @@ class JobRead {
   const model::Job& job() const { return job_; }
   // The render for `variant` (the API's encodings, 0..kVariants-1): made by `render`
   // the first time it is asked for, the same string afterwards.
-  static constexpr int kVariants = 2;
+  // (Encodings: names or enum numbers, each as the record's own resource or, for a
+  // training pipeline, as its backing CustomJob.)
+  static constexpr int kVariants = 4;
   const std::string& Rendered(int variant,
                               const std::function<std::string(const model::Job&)>& render) const;
   // About what this read holds once both renders are made, in bytes (the cache's

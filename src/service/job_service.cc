@@ -14,6 +14,14 @@
 namespace ty::service {
 namespace {
 
+// Whether a Vertex record is listed and read under `collection`: its own, and a training
+// pipeline also as its backing CustomJob.
+bool InCollection(const model::Job& job, model::VertexCollection collection) {
+  const model::VertexCollection own = model::CollectionOf(job.spec_json);
+  return own == collection || (collection == model::VertexCollection::kCustomJobs &&
+                               own == model::VertexCollection::kTrainingPipelines);
+}
+
 // Vertex ids are decimal int64s; a non-numeric id is a malformed request.
 Status CheckVertexId(const std::string& id) {
   if (id.empty() || id.size() > 19 ||
@@ -185,14 +193,12 @@ Result<std::shared_ptr<const JobRead>> JobService::Read(const JobRef& ref) const
     RETURN_IF_ERROR(CheckVertexId(ref.id));
     Result<std::shared_ptr<const JobRead>> read = Lookup(ref.id);
     if (read.ok() && InScope((*read)->job(), ref.dialect, ref.project, ref.location) &&
-        model::IsVertexStudyJson((*read)->job().spec_json) == ref.study) {
+        InCollection((*read)->job(), ref.collection)) {
       return read;
     }
     if (!read.ok() && read.status().code() != StatusCode::kNotFound) return read.status();
-    return NotFound((ref.study ? "HyperparameterTuningJob" : "CustomJob") +
-                    std::string(" projects/") + ref.project + "/locations/" + ref.location +
-                    (ref.study ? "/hyperparameterTuningJobs/" : "/customJobs/") + ref.id +
-                    " does not exist.");
+    return NotFound("projects/" + ref.project + "/locations/" + ref.location + "/" +
+                    model::CollectionName(ref.collection) + "/" + ref.id + " does not exist.");
   }
   ASSIGN_OR_RETURN(std::string uid, ResolveMlUid(ref));
   Result<std::shared_ptr<const JobRead>> read = Lookup(uid);
@@ -233,9 +239,8 @@ Result<ListResponse> JobService::List(const ListRequest& request) {
   for (;;) {
     ASSIGN_OR_RETURN(std::vector<model::Job> batch, store_->ListJobsPage(query));
     for (model::Job& job : batch) {
-      if (request.dialect == model::Dialect::kVertex &&
-          model::IsVertexStudyJson(job.spec_json) != request.studies) {
-        continue;  // The other Vertex collection.
+      if (request.dialect == model::Dialect::kVertex && !InCollection(job, request.collection)) {
+        continue;  // Another Vertex collection.
       }
       if (!filter.Matches(job)) continue;
       WithQueueView(&job);

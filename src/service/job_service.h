@@ -70,7 +70,9 @@ struct JobRef {
   std::string project;
   std::string location;  // Vertex only.
   std::string id;
-  bool study = false;  // Vertex: the hyperparameterTuningJobs collection (else customJobs).
+  // Vertex: the collection named. customJobs also holds each training pipeline's
+  // backing CustomJob (the same record, model::RenderOptions::as_backing_custom_job).
+  model::VertexCollection collection = model::VertexCollection::kCustomJobs;
 };
 
 struct ListRequest {
@@ -78,8 +80,8 @@ struct ListRequest {
   std::string project;
   std::string location;  // Vertex only.
   std::string filter;    // AIP-160 (Vertex) or ml v1 filter text; "" = all.
-  bool studies = false;  // Vertex: hyperparameterTuningJobs instead of customJobs.
-  int page_size = 0;     // 0 = default (ml v1: 20; Vertex: 100). Capped at 1000.
+  model::VertexCollection collection = model::VertexCollection::kCustomJobs;  // Vertex.
+  int page_size = 0;  // 0 = default (ml v1: 20; Vertex: 100). Capped at 1000.
   std::string page_token;
 };
 

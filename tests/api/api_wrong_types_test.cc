@@ -149,6 +149,19 @@ TEST_F(ApiWrongTypesTest, EveryFieldOfAnMlJobWithEveryWrongTypeIsA200OrA400) {
   EXPECT_GT(Sweep(kMl, body, "jobId"), 300);
 }
 
+TEST_F(ApiWrongTypesTest, EveryFieldOfATrainingPipelineWithEveryWrongTypeIsA200OrA400) {
+  const std::string path = "/v1/projects/p/locations/us-central1/trainingPipelines";
+  json body = {
+      {"displayName", "sweep-pipe"},
+      {"labels", {{"team", "ml"}}},
+      {"trainingTaskDefinition",
+       "gs://google-cloud-aiplatform/schema/trainingjob/definition/custom_task_1.0.0.yaml"},
+      {"trainingTaskInputs", FullCustomJob()["jobSpec"]}};
+  Reply ok = Post(path, body.dump());
+  ASSERT_EQ(ok.status, 200) << ok.body;
+  EXPECT_GT(Sweep(path, body, ""), 300);
+}
+
 // The SDK's way: every enum a number, answers asked for as numbers.
 TEST_F(ApiWrongTypesTest, EnumNumbersAreAcceptedAndAnsweredAsNumbersWhenAsked) {
   json body = FullTuningJob();

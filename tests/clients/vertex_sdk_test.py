@@ -1,4 +1,5 @@
-"""The Vertex AI Python SDK, unchanged, against trainyardd: what the guides do with it.
+"""The Vertex AI Python SDK, unchanged, against trainyardd: what the guides do with it
+(custom jobs, training pipelines, tuning jobs).
 
 Its REST transport sends every enum as a number and asks for numbers back
 ($alt=json;enum-encoding=int). One process for every case: importing the SDK costs ~13 s.
@@ -100,6 +101,45 @@ def tuning_job_with_log_and_linear_scales():
     expect(spec["algorithm"] == "RANDOM_SEARCH", f"algorithm {spec['algorithm']}")
 
 
+def custom_container_training_job():
+    # A TrainingPipeline whose backing CustomJob runs the container.
+    job = aiplatform.CustomContainerTrainingJob(
+        display_name="container-pipeline", container_uri=BUSYBOX,
+        command=["sh", "-c", 'echo "model dir $AIP_MODEL_DIR"'])
+    model = job.run(replica_count=1, machine_type="n1-standard-4")
+    expect(model is None, "no Model registry: run returns None")
+    expect(job.state == aiplatform.gapic.PipelineState.PIPELINE_STATE_SUCCEEDED, f"state {job.state}")
+    backing = job.to_dict()["trainingTaskMetadata"]["backingCustomJob"]
+    custom = aiplatform.CustomJob.get(backing)
+    expect(custom.state == aiplatform.gapic.JobState.JOB_STATE_SUCCEEDED, f"backing {custom.state}")
+    pools = custom.job_spec.worker_pool_specs
+    expect(pools[0].container_spec.image_uri == BUSYBOX, "the backing job runs the container")
+    names = [p.resource_name for p in aiplatform.CustomContainerTrainingJob.list()]
+    expect(job.resource_name in names, f"listed: {names}")
+
+
+def custom_python_package_training_job():
+    import io
+    import tarfile
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode="w:gz") as t:
+        for name, text in {"pkg-0.1/setup.py": "from setuptools import setup\n"
+                           "setup(name='pkg', version='0.1', packages=['pkg'])\n",
+                           "pkg-0.1/pkg/__init__.py": "",
+                           "pkg-0.1/pkg/task.py": "import sys\nprint('package pipeline', sys.argv[1:])\n"}.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(text.encode())
+            t.addfile(info, io.BytesIO(text.encode()))
+    client = storage.Client(project=PROJECT, credentials=CREDENTIALS,
+                            client_options={"api_endpoint": URL})
+    client.bucket(BUCKET).blob("pkgs/pkg-0.1.tar.gz").upload_from_string(data.getvalue())
+    job = aiplatform.CustomPythonPackageTrainingJob(
+        display_name="package-pipeline", python_package_gcs_uri=f"gs://{BUCKET}/pkgs/pkg-0.1.tar.gz",
+        python_module_name="pkg.task", container_uri=SKLEARN)
+    job.run(replica_count=1, machine_type="n1-standard-4", args=["--lr", "0.1"])
+    expect(job.state == aiplatform.gapic.PipelineState.PIPELINE_STATE_SUCCEEDED, f"state {job.state}")
+
+
 def get_list_and_cancel():
     job = aiplatform.CustomJob(display_name="to-cancel",
                                worker_pool_specs=[pool(1, "sleep 1000")])
@@ -122,7 +162,8 @@ def get_list_and_cancel():
 if __name__ == "__main__":
     setup()
     for c in (custom_job_multi_worker, from_local_script_on_a_prebuilt_image,
-              tuning_job_with_log_and_linear_scales, get_list_and_cancel):
+              tuning_job_with_log_and_linear_scales, custom_container_training_job,
+              custom_python_package_training_job, get_list_and_cancel):
         case(c)
     print("vertex_sdk:", "FAILED " + ", ".join(FAILURES) if FAILURES else "all cases passed")
     sys.exit(1 if FAILURES else 0)
