@@ -1,4 +1,5 @@
-// Both Vertex request bodies (CustomJob, HyperparameterTuningJob) and the spec records
+// The Vertex request bodies (CustomJob, HyperparameterTuningJob, TrainingPipeline) and
+// the spec records
 // and stored JSON read back at start-up: any bytes give a result or an error, never a
 // crash, a sanitizer report or an exception.
 #include "fuzz/fuzz_input.h"
@@ -9,8 +10,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   nlohmann::json body = ty::fuzz::Json(data, size);
   if (body.is_discarded()) return 0;
-  for (auto parse :
-       {ty::model::ParseVertexCustomJob, ty::model::ParseVertexHyperparameterTuningJob}) {
+  for (auto parse : {ty::model::ParseVertexCustomJob, ty::model::ParseVertexHyperparameterTuningJob,
+                     ty::model::ParseVertexTrainingPipeline}) {
     ty::Result<ty::model::ParsedJob> parsed = parse(body);
     if (!parsed.ok()) continue;
     (void)ty::model::CheckSpecLimits(parsed->spec, ty::model::SpecLimits{});
@@ -20,6 +21,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!ty::model::ParseStoredSpec(ty::model::Dialect::kVertex, parsed->spec_json).ok()) {
       __builtin_trap();
     }
+    // Every rendering of what was accepted, a pipeline's backing job too.
+    ty::model::Job job;
+    job.dialect = ty::model::Dialect::kVertex;
+    job.spec_json = parsed->spec_json;
+    job.spec = parsed->spec;
+    (void)ty::model::RenderJob(job, {.enum_as_int = true, .as_backing_custom_job = true});
   }
   (void)ty::model::DecodeSpecRecord(std::string(ty::fuzz::Text(data, size)));
   return 0;
