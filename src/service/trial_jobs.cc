@@ -11,17 +11,21 @@ namespace {
 
 constexpr size_t kMaxMeasurements = 1000;
 
+using OrderedParams = std::vector<std::pair<const model::ParamSpec*, const model::ParamValue*>>;
+
+// `p` and, when it is set, its children, in place: the pointers must stay valid as long
+// as the study spec does (copying the children here once left them dangling).
+void Visit(const model::ParamSpec& p, const model::Assignment& values, OrderedParams* out) {
+  auto it = values.find(p.name);
+  if (it == values.end()) return;
+  out->push_back({&p, &it->second});
+  for (const model::ConditionalChild& c : p.children) Visit(c.spec, values, out);
+}
+
 // Active parameters in search-space order (parents before their children).
 void InOrder(const std::vector<model::ParamSpec>& params, const model::Assignment& values,
-             std::vector<std::pair<const model::ParamSpec*, const model::ParamValue*>>* out) {
-  for (const model::ParamSpec& p : params) {
-    auto it = values.find(p.name);
-    if (it == values.end()) continue;
-    out->push_back({&p, &it->second});
-    std::vector<model::ParamSpec> children;
-    for (const model::ConditionalChild& c : p.children) children.push_back(c.spec);
-    InOrder(children, values, out);
-  }
+             OrderedParams* out) {
+  for (const model::ParamSpec& p : params) Visit(p, values, out);
 }
 
 }  // namespace
