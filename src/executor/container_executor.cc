@@ -278,7 +278,13 @@ void ContainerExecutor::RunWatcher(const Watched& w) {
       gone = true;
       break;
     }
-    if (done) break;
+    // The last read must succeed before the exit is told: the exit says the log is
+    // complete, and an engine that went away between the inspect and the read (the
+    // chaos test's outage) would otherwise cost the replica's last lines. Other errors
+    // are not waited out.
+    const bool engine_away =
+        s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kDeadlineExceeded;
+    if (done && !engine_away) break;
     int wait_ms = (s.ok() && state.ok()) ? interval_ms : 1000;  // Engine trouble: back off.
     work_.SleepUnlessShuttingDown(wait_ms);
     if (work_.shutting_down()) return;

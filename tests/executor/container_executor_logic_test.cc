@@ -277,6 +277,21 @@ TEST_F(ContainerExecutorLogicTest, EngineTroubleWhileWatchingLosesNeitherExitNor
   EXPECT_THAT(sink_.Messages(uid_), ElementsAre("one", "two"));
 }
 
+// The exit says the log is complete: an engine gone between the exit and the last read
+// (the chaos test's outage lost a job's last line so) delays the exit, not the lines.
+TEST_F(ContainerExecutorLogicTest, AnExitWaitsForItsLastLogReadThroughAnEngineOutage) {
+  AttemptSpec a = Attempt(1);
+  ASSERT_EQ(LaunchAndWait(a).kind, ExecutorEventKind::kAttemptStarted);
+  engine_->Print(Name(a, 0), "first");
+  engine_->Print(Name(a, 0), "last");
+  for (int i = 0; i < 3; ++i) {
+    engine_->FailNext("StreamLogs", Unavailable("container engine: Couldn't connect"), Name(a, 0));
+  }
+  engine_->Exit(Name(a, 0), 0);
+  EXPECT_EQ(WaitExit(1).exit_code, 0);
+  EXPECT_THAT(sink_.Messages(uid_), ElementsAre("first", "last"));
+}
+
 TEST_F(ContainerExecutorLogicTest, MissingImageIsPulledOnce) {
   const std::string other = "127.0.0.1:5000/eval:2";
   engine_->AddRegistryImage(other);
