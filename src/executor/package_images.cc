@@ -98,12 +98,12 @@ Status CopyRegularFile(const std::string& root, const std::string& bucket,
   int in = ::openat(dir, object_rest.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   ::close(dir);
   if (in < 0) return NotFound("package " + uri + " does not exist (or is not a file)");
-  struct stat st {};
-  if (::fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
+  struct stat file_info {};
+  if (::fstat(in, &file_info) != 0 || !S_ISREG(file_info.st_mode)) {
     ::close(in);
     return InvalidArgument("package " + uri + " is not a file");
   }
-  *budget -= st.st_size;
+  *budget -= file_info.st_size;
   if (*budget < 0) {
     ::close(in);
     return InvalidArgument("the packages of a pool may hold at most 2 GiB");

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 
 #include "model/wire_json.h"
 
@@ -117,13 +118,32 @@ Result<Scale> ParseScale(const json& obj, const std::string& path, bool vertex) 
   return Scale::kLinear;  // Unset, the zero value or UNIT_LINEAR_SCALE.
 }
 
+// Calls `fn` on every parameter object of a list, down Vertex conditional children, in
+// place (a list of another shape is left alone: parsing reported it).
+void ForEachParam(json& params, const std::function<void(json&)>& fn) {
+  if (!params.is_array()) return;
+  for (json& p : params) {
+    if (!p.is_object()) continue;
+    fn(p);
+    auto children = p.find("conditionalParameterSpecs");
+    if (children == p.end() || !children->is_array()) continue;
+    for (json& c : *children) {
+      if (!c.is_object()) continue;
+      auto child = c.find("parameterSpec");
+      if (child == c.end()) continue;
+      json one = json::array({std::move(*child)});
+      ForEachParam(one, fn);
+      *child = std::move(one[0]);
+    }
+  }
+}
+
 // The parameter list as stored: enum numbers replaced by their names, so a job reads
 // back the same to every client (`$alt=json;enum-encoding=int` turns them back into
 // numbers on the way out). Runs after parsing succeeded, so every enum here is valid.
 json NamedParams(const json& params, bool vertex) {
   json out = params;
-  for (json& p : out) {
-    if (!p.is_object()) continue;
+  ForEachParam(out, [vertex](json& p) {
     for (auto [key, table] : {std::pair{"scaleType", ScaleTypes(vertex)},
                               std::pair{"type", internal::EnumTable(kMlParamTypes)}}) {
       auto it = p.find(key);
@@ -131,17 +151,10 @@ json NamedParams(const json& params, bool vertex) {
         *it = std::string(internal::EnumName(table, it->get<int>()));
       }
     }
-    if (!vertex) continue;
-    auto children = p.find("conditionalParameterSpecs");
-    if (children == p.end() || !children->is_array()) continue;
-    for (json& c : *children) {
-      if (c.is_object() && c.contains("parameterSpec")) {
-        c["parameterSpec"] = NamedParams(json::array({c["parameterSpec"]}), vertex)[0];
-      }
-    }
-  }
+  });
   return out;
 }
+
 // The search-space rules on one parameter, so a broken one is reported at its path.
 Status CheckOne(const ParamSpec& p, const std::string& path) {
   Status s = ValidateParam(p);
@@ -523,19 +536,7 @@ void NameToNumber(json& obj, const char* key, internal::EnumTable table) {
 }
 
 void VertexParamsEnumsToInt(json& params) {
-  if (!params.is_array()) return;
-  for (json& p : params) {
-    NameToNumber(p, "scaleType", kVertexScaleTypes);
-    if (!p.is_object()) continue;
-    auto children = p.find("conditionalParameterSpecs");
-    if (children == p.end() || !children->is_array()) continue;
-    for (json& c : *children) {
-      if (!c.is_object() || !c.contains("parameterSpec")) continue;
-      json one = json::array({c["parameterSpec"]});
-      VertexParamsEnumsToInt(one);
-      c["parameterSpec"] = std::move(one[0]);
-    }
-  }
+  ForEachParam(params, [](json& p) { NameToNumber(p, "scaleType", kVertexScaleTypes); });
 }
 
 }  // namespace
