@@ -1,16 +1,22 @@
 // `trainyard config gcloud`: one step from an installed gcloud to one that talks to
 // trainyardd (see cli/gcloud_config.h for what is written where and why).
+// `trainyard config registry`: Google's image names to trainyardd's registry for
+// podman and docker (cli/registry_config.h).
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <utility>
 
 #include "cli/commands.h"
 #include "cli/gcloud_config.h"
+#include "cli/registry_config.h"
 #include "common/files.h"
+#include "model/registry_names.h"
 
 namespace ty::cli::internal {
 namespace {
@@ -109,6 +115,80 @@ int Run(Runtime& rt, const ConfigState& st) {
   return 0;
 }
 
+struct RegistryState {
+  std::string address = "127.77.0.1:80";  // trainyardd's default --registry.
+  std::vector<std::string> extra_hosts;
+  std::string hosts_file = "/etc/hosts";
+  std::string conf_file = "/etc/containers/registries.conf.d/50-trainyard-registry.conf";
+  bool remove = false;
+};
+
+constexpr char kRegistryCommand[] = "trainyard.config.registry";
+
+// The address's IP. Port 80 only: a name without a port is tried over plain HTTP
+// on port 80, and /etc/hosts can move a name to another address but not another port.
+Result<std::string> RegistryIp(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos || address.substr(colon + 1) != "80") {
+    return InvalidArgument(
+        "--address must be IP:80 (a name without a port is reached on port "
+        "80), not \"" +
+        address + "\"");
+  }
+  std::string ip = address.substr(0, colon);
+  if (ip.size() > 2 && ip.front() == '[' && ip.back() == ']') ip = ip.substr(1, ip.size() - 2);
+  if (ip.empty() || ip.find_first_not_of("0123456789abcdefABCDEF.:") != std::string::npos) {
+    return InvalidArgument("--address must start with an IP address, not \"" + ip + "\"");
+  }
+  return ip;
+}
+
+// In place, not renamed over: /etc/hosts is often a bind mount (containers, tests).
+Status OverwriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  if (!out.flush()) return Internal("cannot write " + path);
+  return Status::Ok();
+}
+
+int RunRegistry(Runtime& rt, const RegistryState& st) {
+  std::string ip;
+  if (!st.remove) {
+    Result<std::string> parsed = RegistryIp(st.address);
+    if (!parsed.ok()) return ReportError(rt, kRegistryCommand, parsed.status());
+    ip = *parsed;
+  }
+  std::vector<std::string> hosts = model::GoogleRegistryHosts();
+  hosts.insert(hosts.end(), st.extra_hosts.begin(), st.extra_hosts.end());
+  for (const std::string& h : st.extra_hosts) {
+    if (!model::IsGoogleRegistryHost(h)) {
+      return ReportError(rt, kRegistryCommand,
+                         InvalidArgument("--host " + h + " is not gcr.io, *.gcr.io or *.pkg.dev"));
+    }
+  }
+  Result<std::string> hosts_text = ReadFile(st.hosts_file);
+  if (!hosts_text.ok()) return ReportError(rt, kRegistryCommand, hosts_text.status());
+  Status s = OverwriteFile(st.hosts_file, MergeHostsBlock(*hosts_text, ip, hosts));
+  if (!s.ok()) return ReportError(rt, kRegistryCommand, s);
+  if (st.remove) {
+    ::unlink(st.conf_file.c_str());
+    *rt.out << "Removed the registry block from " << st.hosts_file << " and " << st.conf_file
+            << ".\n";
+    return 0;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(st.conf_file).parent_path(), ec);
+  s = WriteFileAtomically(st.conf_file, RegistriesConfDropIn(hosts));
+  if (!s.ok()) return ReportError(rt, kRegistryCommand, s);
+  *rt.out << "Mapped " << hosts.size() << " registry names (gcr.io, us-central1-docker.pkg.dev, "
+          << "...) to " << ip << " in " << st.hosts_file << " and marked them plain HTTP in "
+          << st.conf_file << ".\n"
+          << "`docker push gcr.io/PROJECT/IMAGE:TAG` now stores in trainyardd's registry at "
+          << st.address << ", and jobs pull by that name. Undo with `trainyard config registry "
+          << "--remove`.\n";
+  return 0;
+}
+
 }  // namespace
 
 std::shared_ptr<void> RegisterConfig(CLI::App& app, Selection* selection) {
@@ -131,7 +211,29 @@ std::shared_ptr<void> RegisterConfig(CLI::App& app, Selection* selection) {
     selection->command_path = kCommand;
     selection->run = [st](Runtime& rt) { return Run(rt, *st); };
   });
-  return st;
+  auto reg = std::make_shared<RegistryState>();
+  CLI::App* registry = config->add_subcommand(
+      "registry",
+      "Make gcr.io, *.gcr.io and *-docker.pkg.dev image names reach trainyardd's registry for "
+      "podman and docker (push and pull): maps them to its address in /etc/hosts (a marked "
+      "block; the real registries are then out of reach from this machine) and marks them "
+      "plain HTTP in a registries.conf.d drop-in. Needs root.");
+  registry->add_option("--address", reg->address,
+                       "IP:80 of trainyardd's registry (its --registry; default 127.77.0.1:80). "
+                       "Other machines of a cluster give the registry host's IP.");
+  registry->add_option("--host", reg->extra_hosts,
+                       "A further registry name to map (REGION-docker.pkg.dev of a region not "
+                       "in the built-in list); repeatable.");
+  registry->add_option("--hosts-file", reg->hosts_file, "Default /etc/hosts.");
+  registry->add_option("--registries-conf", reg->conf_file,
+                       "Default /etc/containers/registries.conf.d/50-trainyard-registry.conf.");
+  registry->add_flag("--remove", reg->remove, "Undo: remove the block and the drop-in.");
+  registry->callback([reg, selection] {
+    selection->command_path = kRegistryCommand;
+    selection->run = [reg](Runtime& rt) { return RunRegistry(rt, *reg); };
+  });
+  return std::make_shared<std::pair<std::shared_ptr<ConfigState>, std::shared_ptr<RegistryState>>>(
+      st, reg);
 }
 
 }  // namespace ty::cli::internal

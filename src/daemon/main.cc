@@ -18,6 +18,7 @@
 #include "auth/tokens.h"
 #include "common/files.h"
 #include "executor/container_executor.h"
+#include "executor/local_registry.h"
 #include "executor/process_executor.h"
 #include "format/yaml_json.h"
 #include "logs/log_store.h"
@@ -52,6 +53,12 @@ struct DaemonConfig {
   // HTTPS on the main listener: PEM certificate (chain) and key; "" = plain HTTP.
   std::string tls_cert_file;
   std::string tls_key_file;
+  // The registry standing in for gcr.io and *.pkg.dev (executor/local_registry.h):
+  // "HOST:PORT", "" = none. Port 80 because `docker push gcr.io/...` reaches it through
+  // /etc/hosts (`trainyard config registry`), and plain HTTP is only tried there; an
+  // address of its own on loopback, so nothing else on port 80 is in the way.
+  std::string registry = "127.77.0.1:80";
+  bool registry_serve = true;  // Run docker-registry there; false = one is already there.
   // The config file's admission keys (service/capacity_config.h); null = defaults.
   nlohmann::json admission_doc;
   // The config file's `tokens` list (auth/tokens.h); null = no tokens.
@@ -117,7 +124,9 @@ ty::Status SortConfigKeys(const std::string& path, const nlohmann::json& doc, Da
                                  "max_replicas_per_job",
                                  "replica_listen",
                                  "tls_cert_file",
-                                 "tls_key_file"};
+                                 "tls_key_file",
+                                 "registry",
+                                 "registry_serve"};
   const auto& admission_keys = ty::service::AdmissionConfigKeys();
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     if (std::find(admission_keys.begin(), admission_keys.end(), it.key()) != admission_keys.end()) {
@@ -156,6 +165,12 @@ ty::Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI
   RETURN_IF_ERROR(str("replica_listen", "--replica-listen", cfg.replica_listen));
   RETURN_IF_ERROR(str("tls_cert_file", "--tls-cert-file", cfg.tls_cert_file));
   RETURN_IF_ERROR(str("tls_key_file", "--tls-key-file", cfg.tls_key_file));
+  RETURN_IF_ERROR(str("registry", "--registry", cfg.registry));
+  if (doc.contains("registry_serve") && app.count("--registry-serve") == 0) {
+    if (!doc["registry_serve"].is_boolean())
+      return ty::InvalidArgument("config: registry_serve must be true or false");
+    cfg.registry_serve = doc["registry_serve"].get<bool>();
+  }
   if (doc.contains("stop_grace_seconds") && app.count("--stop-grace") == 0) {
     if (!doc["stop_grace_seconds"].is_number())
       return ty::InvalidArgument("config: stop_grace_seconds must be a number");
@@ -235,6 +250,7 @@ ty::Result<std::unique_ptr<ty::executor::Executor>> MakeExecutor(const DaemonCon
     }
     o.bucket_root = cfg.bucket_root;
     o.replica_userns_base = static_cast<uint32_t>(cfg.replica_uid_base);
+    o.google_registry = cfg.registry;
     ASSIGN_OR_RETURN(auto e, ty::executor::ContainerExecutor::Create(o));
     return std::unique_ptr<ty::executor::Executor>(std::move(e));
   }
@@ -375,11 +391,18 @@ void AddFlags(CLI::App& app, DaemonConfig& cfg, std::string* config_path) {
                  "PEM certificate (chain) for HTTPS on --listen; with --tls-key-file");
   app.add_option("--tls-key-file", cfg.tls_key_file,
                  "PEM private key of --tls-cert-file (keep it readable by the daemon only)");
+  app.add_option("--registry", cfg.registry,
+                 "HOST:PORT of the registry that serves gcr.io and *.pkg.dev image names (pushed "
+                 "with docker push after `trainyard config registry`); \"\" = none");
+  app.add_option("--registry-serve", cfg.registry_serve,
+                 "Run that registry (docker-registry, images under <data-dir>/registry); false = "
+                 "use one already there");
   app.add_option(
       "--config", *config_path,
       "YAML file with the same keys (listen, data_dir, executor, engine_socket, bucket_root, "
       "port_file, stop_grace_seconds, warm_pool, max_replicas_per_pool, max_replicas_per_job, "
-      "replica_listen, tls_cert_file, tls_key_file), and capacity, overcommit, strict, quotas, "
+      "replica_listen, tls_cert_file, tls_key_file, registry, registry_serve), and capacity, "
+      "overcommit, strict, quotas, "
       "machine_types, tokens "
       "(README)");
 }
@@ -443,6 +466,12 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
 
   auto executor = MakeExecutor(cfg, logs->get());
   if (!executor.ok()) return Fail(executor.status());
+  std::unique_ptr<ty::executor::LocalRegistry> registry;
+  if (cfg.executor == "container" && !cfg.registry.empty() && cfg.registry_serve) {
+    registry = std::make_unique<ty::executor::LocalRegistry>(ty::executor::LocalRegistry::Options{
+        .address = cfg.registry, .storage_dir = cfg.data_dir + "/registry/storage"});
+    if (ty::Status s = registry->Start(); !s.ok()) return Fail(s);
+  }
 
   auto objects = OpenObjectStore(cfg, executor->get());
   if (!objects.ok()) return Fail(objects.status());

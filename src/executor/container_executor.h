@@ -102,6 +102,10 @@ class ContainerExecutor : public Executor {
     // Host directory with one directory per bucket, mounted at /gcs in every
     // replica (kReplicaBucketRoot); "" = no buckets.
     std::string bucket_root;
+    // "HOST:PORT" of the registry standing in for gcr.io and *.pkg.dev
+    // (registry_names.h): such names are pulled from it, never from the internet.
+    // "" = none here, and such a name the engine lacks fails its job at once.
+    std::string google_registry;
     // Attempts being launched (pull, create, start) at once. Each launch is a burst
     // of engine calls; with a few hundred at once podman's answers passed
     // request_timeout_ms and jobs failed (bench/scheduler). Later launches wait
@@ -272,6 +276,10 @@ class ContainerExecutor : public Executor {
   Result<std::vector<ReplicaAddressBook::Entry>> RunningReplicaAddresses();
   // Makes every image of the attempt present (inspect, pull if missing).
   Status EnsureImages(const AttemptSpec& attempt);
+  // One image the engine lacks: from the local registry for a Google name (then
+  // tagged by that name), else from where the name says.
+  Status PullMissingImage(const AttemptSpec& attempt, const std::string& image);
+  std::mutex mirror_pull_mu_;  // PullMissingImage's pull and tag from the local registry.
   // Python-package replicas: their packages installed into their image (once per
   // image and packages; package_images.h), which they then run instead.
   Status InstallPackages(AttemptSpec* attempt);

@@ -15,6 +15,7 @@
 
 #include "executor/container_body.h"
 #include "executor/container_executor.h"
+#include "model/registry_names.h"
 
 namespace ty::executor {
 namespace {
@@ -303,13 +304,47 @@ Status ContainerExecutor::EnsureImages(const AttemptSpec& attempt) {
       results[i] =
           Unavailable("image inspect failed for " + image + ": " + exists.status().message());
     } else if (!*exists) {
-      Status pulled = engine_->PullImage(image);
-      if (!pulled.ok())
-        results[i] = Unavailable("image pull failed for " + image + ": " + pulled.message());
+      results[i] = PullMissingImage(attempt, image);
     }
     return results[i].ok();
   });
   return FirstError(results);
+}
+
+Status ContainerExecutor::PullMissingImage(const AttemptSpec& attempt, const std::string& image) {
+  std::optional<std::string> host = model::GoogleRegistryHostOf(image);
+  if (!host) {
+    Status pulled = engine_->PullImage(image);
+    if (pulled.ok()) return pulled;
+    return Unavailable("image pull failed for " + image + ": " + pulled.message());
+  }
+  std::optional<std::string> mirror = model::MirrorReference(image, options_.google_registry);
+  if (!mirror) {
+    return FailedPrecondition("image pull failed for " + image + ": no registry serves " + *host +
+                              " names here (the daemon's registry is off), and the engine " +
+                              "does not have the image");
+  }
+  ExecutorEvent pulling;
+  pulling.kind = ExecutorEventKind::kLaunchWaiting;
+  pulling.job_uid = attempt.job_uid;
+  pulling.attempt = attempt.attempt;
+  pulling.message = "Pulling " + image + " from the local registry (" + *mirror + ").";
+  work_.Emit(pulling);
+  // One at a time: podman 4.3 pulling one image under two names at once rewrote its
+  // record with the second pull's names, dropping the tag given after the first (a
+  // job of two pools, gcr.io and pkg.dev names of one image, found "image not known").
+  // Loopback pulls are quick.
+  std::lock_guard<std::mutex> one_pull(mirror_pull_mu_);
+  Status pulled = engine_->PullImage(*mirror);
+  if (!pulled.ok()) {
+    return FailedPrecondition("image pull failed for " + image + ": the registry at " +
+                              options_.google_registry + " does not have it (" + pulled.message() +
+                              "); push it there with `docker push " + image +
+                              "` after `trainyard config registry`");
+  }
+  Status tagged = engine_->TagImage(*mirror, image);
+  if (!tagged.ok()) return Unavailable("image pull failed for " + image + ": " + tagged.message());
+  return Status::Ok();
 }
 
 Status ContainerExecutor::InstallPackages(AttemptSpec* attempt) {

@@ -281,6 +281,17 @@ Status EngineApiClient::PullImage(const std::string& image) {
   return Status::Ok();
 }
 
+Status EngineApiClient::TagImage(const std::string& source, const std::string& target) {
+  std::string repo, tag;
+  SplitImageRef(target, &repo, &tag);
+  ASSIGN_OR_RETURN(std::string source_path, ImagePathPart(source));
+  std::string path = "/images/" + source_path + "/tag?repo=" + UrlEncode(repo);
+  if (!tag.empty()) path += "&tag=" + UrlEncode(tag);
+  ASSIGN_OR_RETURN(Response r, Call("POST", path, nullptr, request_timeout_ms_, nullptr, nullptr));
+  if (r.status == 201 || r.status == 200) return Status::Ok();
+  return ErrorFrom(r, "tag " + source + " as " + target);
+}
+
 bool EngineApiClient::IsLoopbackRegistry(const std::string& repo) {
   size_t slash = repo.find('/');
   if (slash == std::string::npos) return false;

@@ -33,6 +33,7 @@ class EngineApiClient final : public EngineClient {
   Result<bool> ImageExists(const std::string& image) override;
   Result<ImageConfig> InspectImage(const std::string& image) override;
   Status PullImage(const std::string& image) override;
+  Status TagImage(const std::string& source, const std::string& target) override;
   Status CreateNetwork(const std::string& name,
                        const std::map<std::string, std::string>& labels) override;
   Status RemoveNetwork(const std::string& name) override;

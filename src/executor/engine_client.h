@@ -112,6 +112,8 @@ class EngineClient {
   // Pulls `image` ("host:port/repo:tag", "repo@sha256:..."); the engine's error
   // becomes the Status message.
   virtual Status PullImage(const std::string& image) = 0;
+  // Gives the local image `source` the further name `target` ("repo:tag").
+  virtual Status TagImage(const std::string& source, const std::string& target) = 0;
 
   // AlreadyExists if a network of that name exists.
   virtual Status CreateNetwork(const std::string& name,

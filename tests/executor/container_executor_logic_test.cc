@@ -313,6 +313,43 @@ TEST_F(ContainerExecutorLogicTest, FailedPullLeavesNothingAndSaysWhy) {
   EXPECT_THAT(engine_->NetworkNames(), IsEmpty());
 }
 
+// gcr.io and pkg.dev names come from the local registry (by its address, host
+// dropped), are tagged by the name the job gave, and are never looked up elsewhere.
+TEST_F(ContainerExecutorLogicTest, AGoogleRegistryNameIsPulledFromTheLocalRegistry) {
+  auto ex = NewExecutor(
+      "reg", [](ContainerExecutor::Options* o) { o->google_registry = "127.77.0.1:80"; });
+  engine_->AddRegistryImage("127.77.0.1:80/p/repo/app:1");
+  AttemptSpec a = Attempt(2);
+  a.replicas[1].image = "us-central1-docker.pkg.dev/p/repo/app:1";
+  ASSERT_EQ(LaunchAndWait(a, ex.get()).kind, ExecutorEventKind::kAttemptStarted);
+  EXPECT_THAT(engine_->Pulls(), ElementsAre("127.77.0.1:80/p/repo/app:1"));
+  EXPECT_TRUE(*engine_->ImageExists("us-central1-docker.pkg.dev/p/repo/app:1"));
+  EXPECT_THAT(sink_.Messages(uid_), IsEmpty());  // Said through the service, not the replicas.
+}
+
+TEST_F(ContainerExecutorLogicTest, AGoogleNameMissingFromTheRegistryFailsNamingIt) {
+  auto ex = NewExecutor(
+      "reg", [](ContainerExecutor::Options* o) { o->google_registry = "127.77.0.1:80"; });
+  AttemptSpec a = Attempt(1);
+  a.replicas[0].image = "gcr.io/p/missing:1";
+  executor::ExecutorEvent e = LaunchAndWait(a, ex.get());
+  EXPECT_EQ(e.kind, ExecutorEventKind::kLaunchFailed);
+  EXPECT_THAT(e.message, HasSubstr("image pull failed for gcr.io/p/missing:1: the registry at "
+                                   "127.77.0.1:80 does not have it"));
+  EXPECT_THAT(e.message, HasSubstr("docker push gcr.io/p/missing:1"));
+  EXPECT_THAT(engine_->Pulls(), ElementsAre("127.77.0.1:80/p/missing:1"));  // Not gcr.io.
+}
+
+TEST_F(ContainerExecutorLogicTest, AGoogleNameWithoutARegistryFailsWithoutAPull) {
+  AttemptSpec a = Attempt(1);
+  a.replicas[0].image = "gcr.io/p/app:1";
+  executor::ExecutorEvent e = LaunchAndWait(a);
+  EXPECT_EQ(e.kind, ExecutorEventKind::kLaunchFailed);
+  EXPECT_THAT(e.message, HasSubstr("image pull failed for gcr.io/p/app:1: no registry serves "
+                                   "gcr.io names here"));
+  EXPECT_THAT(engine_->Pulls(), IsEmpty());
+}
+
 // Gang start: no replica runs unless every one could be created.
 TEST_F(ContainerExecutorLogicTest, FailedCreateStartsNoReplicaAndLeavesNothing) {
   AttemptSpec a = Attempt(3);

@@ -89,6 +89,13 @@ Status FakeEngine::PullImage(const std::string& image) {
   return Status::Ok();
 }
 
+Status FakeEngine::TagImage(const std::string& source, const std::string& target) {
+  FAKE_CALL("TagImage", target);
+  if (images_.count(source) == 0) return NotFound("image not known: " + source);
+  images_.insert(target);
+  return Status::Ok();
+}
+
 Status FakeEngine::CreateNetwork(const std::string& name,
                                  const std::map<std::string, std::string>& labels) {
   FAKE_CALL("CreateNetwork", name);

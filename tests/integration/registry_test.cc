@@ -1,0 +1,140 @@
+// The registry standing in for gcr.io and Artifact Registry (issue 20 item 1), for
+// real: the daemon runs docker-registry on an address of its own; `trainyard config
+// registry` writes the hosts block and the registries.conf drop-in, used here in a
+// mount namespace of the test's own (its /etc/hosts bind-mounted over, the drop-in
+// through CONTAINERS_REGISTRIES_CONF) so the machine's files stay untouched; podman
+// builds and pushes by Google's names; the local copies go; jobs pull by those names.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "integration/daemon_harness.h"
+#include "integration/subprocess.h"
+
+namespace ty::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+constexpr char kJobs[] = "/v1/projects/rp/locations/us-central1/customJobs";
+
+class RegistryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    bool required = std::getenv("TRAINYARD_REQUIRE_ENGINE") != nullptr;
+    if (!EngineAnswers() || !EngineHasImage(kTestImage) ||
+        !fs::exists("/usr/bin/docker-registry")) {
+      if (required) FAIL() << "engine, " << kTestImage << " or docker-registry missing";
+      GTEST_SKIP() << "engine, test image or docker-registry unavailable";
+    }
+    std::mt19937 rng{std::random_device{}()};
+    // An address no other test's registry uses: 127.77.X.Y on port 80.
+    address_ =
+        "127.77." + std::to_string(1 + rng() % 254) + "." + std::to_string(1 + rng() % 254) + ":80";
+    suffix_ = std::to_string(rng() % 1000000);
+    daemon_ = std::make_unique<Daemon>(std::vector<std::string>{"--registry", address_});
+    dir_ = fs::path(daemon_->data_dir()).parent_path() / "client";
+    fs::create_directories(dir_);
+    ASSERT_TRUE(WaitForRegistry()) << daemon_->Log();
+  }
+  void TearDown() override {
+    if (HasFailure() && daemon_) std::cerr << "daemon log:\n" << daemon_->Log();
+    for (const std::string& image : made_) RunProcess({"podman", "rmi", "-f", image});
+  }
+
+  bool WaitForRegistry() {
+    for (int i = 0; i < 100; ++i) {
+      if (RunProcess({"curl", "-sf", "--noproxy", "*", "http://" + address_ + "/v2/"}).rc == 0) {
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+
+  // `script` in a mount namespace whose /etc/hosts and registries.conf are what
+  // `trainyard config registry` wrote, as they would be on a configured machine.
+  ProcessRun AsConfiguredMachine(const std::string& script) {
+    const fs::path hosts = dir_ / "hosts";
+    fs::copy_file("/etc/hosts", hosts, fs::copy_options::overwrite_existing);
+    const fs::path conf = dir_ / "registries.conf";
+    ProcessRun config =
+        RunProcess({BinaryDir() + "/bin/trainyard", "config", "registry", "--address", address_,
+                    "--hosts-file", hosts.string(), "--registries-conf", conf.string()});
+    EXPECT_EQ(config.rc, 0) << config.err;
+    EXPECT_THAT(config.out, HasSubstr("docker push gcr.io/PROJECT/IMAGE:TAG"));
+    return RunProcess(
+        {"unshare", "-m", "sh", "-ec", "mount --bind " + hosts.string() + " /etc/hosts\n" + script},
+        {{"CONTAINERS_REGISTRIES_CONF", conf.string()}}, 300);
+  }
+
+  nlohmann::json RunJob(const std::vector<std::string>& images) {
+    nlohmann::json pools = nlohmann::json::array();
+    for (const std::string& image : images) {
+      pools.push_back({{"machineSpec", {{"machineType", "n1-standard-4"}}},
+                       {"replicaCount", 1},
+                       {"containerSpec", {{"imageUri", image}}}});
+    }
+    nlohmann::json job = {{"displayName", "from-registry"},
+                          {"jobSpec", {{"workerPoolSpecs", pools}}}};
+    HttpReply made = daemon_->Post(kJobs, job.dump());
+    EXPECT_EQ(made.status, 200) << made.body;
+    path_ = std::string(kJobs) + "/" + IdOf(made.Json());
+    return daemon_->WaitForField(path_, "state", {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED"}, 120);
+  }
+
+  std::string address_, suffix_, path_;
+  fs::path dir_;
+  std::unique_ptr<Daemon> daemon_;
+  std::vector<std::string> made_;
+};
+
+TEST_F(RegistryTest, ImagesPushedByGoogleNamesRunByThoseNamesAfterTheLocalCopyIsGone) {
+  const std::string gcr = "gcr.io/rp/hello-" + suffix_ + ":v1";
+  const std::string pkg = "us-central1-docker.pkg.dev/rp/flower-app/hello-" + suffix_ + ":v2";
+  // Also the registry-address names the daemon pulls by.
+  made_ = {gcr, pkg, address_ + "/rp/hello-" + suffix_ + ":v1",
+           address_ + "/rp/flower-app/hello-" + suffix_ + ":v2"};
+  std::ofstream(dir_ / "Dockerfile") << "FROM " << kTestImage << "\n"
+                                     << "COPY hello.sh /hello.sh\n"
+                                     << "ENTRYPOINT [\"sh\", \"/hello.sh\"]\n";
+  std::ofstream(dir_ / "hello.sh") << "echo \"hello from $(cat /etc/hostname | wc -c) the "
+                                      "pushed image\"\n";
+  ProcessRun pushed = AsConfiguredMachine(
+      "cd " + dir_.string() + "\npodman build -q -t " + gcr + " .\npodman tag " + gcr + " " + pkg +
+      "\npodman push -q " + gcr + "\npodman push -q " + pkg + "\npodman rmi " + gcr + " " + pkg);
+  ASSERT_EQ(pushed.rc, 0) << pushed.out << pushed.err;
+  ASSERT_FALSE(EngineHasImage(gcr));
+
+  nlohmann::json done = RunJob({gcr, pkg});
+  ASSERT_EQ(done.value("state", ""), "JOB_STATE_SUCCEEDED") << done.dump();
+  std::string logs = daemon_->Get(path_ + "/logs").body;
+  EXPECT_THAT(logs, HasSubstr("the pushed image"));
+  EXPECT_THAT(logs, HasSubstr("Pulling " + gcr + " from the local registry"));
+  EXPECT_TRUE(EngineHasImage(gcr));  // Tagged by the job's name: the next job needs no pull.
+
+  // The same names pull on a configured machine as well (podman, not the daemon).
+  ProcessRun pulled = AsConfiguredMachine("podman rmi " + gcr + "\npodman pull -q " + gcr);
+  EXPECT_EQ(pulled.rc, 0) << pulled.out << pulled.err;
+}
+
+TEST_F(RegistryTest, AnImageNobodyPushedFailsTheJobFastNamingIt) {
+  const std::string missing = "europe-west4-docker.pkg.dev/rp/none/absent-" + suffix_ + ":1";
+  const auto start = std::chrono::steady_clock::now();
+  nlohmann::json done = RunJob({missing});
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(done.value("state", ""), "JOB_STATE_FAILED") << done.dump();
+  std::string message = done["error"].value("message", "");
+  EXPECT_THAT(message, HasSubstr("image pull failed for " + missing));
+  EXPECT_THAT(message, HasSubstr("does not have it"));
+  EXPECT_LT(seconds, 15.0) << "no lookup on the internet, no retries";
+}
+
+}  // namespace
+}  // namespace ty::testing
