@@ -120,6 +120,7 @@ struct RegistryState {
   std::vector<std::string> extra_hosts;
   std::string hosts_file = "/etc/hosts";
   std::string conf_file = "/etc/containers/registries.conf.d/50-trainyard-registry.conf";
+  std::string auth_file;  // "" = $XDG_CONFIG_HOME or ~/.config, /containers/auth.json.
   bool remove = false;
 };
 
@@ -151,6 +152,26 @@ Status OverwriteFile(const std::string& path, const std::string& text) {
   return Status::Ok();
 }
 
+Result<std::string> AuthFilePath(Runtime& rt, const RegistryState& st) {
+  if (!st.auth_file.empty()) return st.auth_file;
+  std::string base = rt.getenv("XDG_CONFIG_HOME").value_or("");
+  if (base.empty()) {
+    std::string home = rt.getenv("HOME").value_or("");
+    if (home.empty()) return FailedPrecondition("neither XDG_CONFIG_HOME nor HOME is set");
+    base = home + "/.config";
+  }
+  return base + "/containers/auth.json";
+}
+
+// Our entries into (or out of) the auth file, other entries kept.
+Status UpdateAuthFile(const std::string& path, const std::vector<std::string>& hosts, bool remove) {
+  Result<std::string> text = ReadFile(path);
+  ASSIGN_OR_RETURN(std::string merged, MergeAuthFile(text.ok() ? *text : "", hosts, remove));
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  return WritePrivateFile(path, merged);
+}
+
 int RunRegistry(Runtime& rt, const RegistryState& st) {
   std::string ip;
   if (!st.remove) {
@@ -168,12 +189,16 @@ int RunRegistry(Runtime& rt, const RegistryState& st) {
   }
   Result<std::string> hosts_text = ReadFile(st.hosts_file);
   if (!hosts_text.ok()) return ReportError(rt, kRegistryCommand, hosts_text.status());
-  Status s = OverwriteFile(st.hosts_file, MergeHostsBlock(*hosts_text, ip, hosts));
+  Result<std::string> auth_file = AuthFilePath(rt, st);
+  if (!auth_file.ok()) return ReportError(rt, kRegistryCommand, auth_file.status());
+  Status s = UpdateAuthFile(*auth_file, hosts, st.remove);
+  if (!s.ok()) return ReportError(rt, kRegistryCommand, s);
+  s = OverwriteFile(st.hosts_file, MergeHostsBlock(*hosts_text, ip, hosts));
   if (!s.ok()) return ReportError(rt, kRegistryCommand, s);
   if (st.remove) {
     ::unlink(st.conf_file.c_str());
-    *rt.out << "Removed the registry block from " << st.hosts_file << " and " << st.conf_file
-            << ".\n";
+    *rt.out << "Removed the registry block from " << st.hosts_file << ", " << st.conf_file
+            << " and our entries from " << *auth_file << ".\n";
     return 0;
   }
   std::error_code ec;
@@ -182,7 +207,8 @@ int RunRegistry(Runtime& rt, const RegistryState& st) {
   if (!s.ok()) return ReportError(rt, kRegistryCommand, s);
   *rt.out << "Mapped " << hosts.size() << " registry names (gcr.io, us-central1-docker.pkg.dev, "
           << "...) to " << ip << " in " << st.hosts_file << " and marked them plain HTTP in "
-          << st.conf_file << ".\n"
+          << st.conf_file << "; " << *auth_file << " keeps `gcloud auth configure-docker`'s "
+          << "credential helper from running for them.\n"
           << "`docker push gcr.io/PROJECT/IMAGE:TAG` now stores in trainyardd's registry at "
           << st.address << ", and jobs pull by that name. Undo with `trainyard config registry "
           << "--remove`.\n";
@@ -227,6 +253,9 @@ std::shared_ptr<void> RegisterConfig(CLI::App& app, Selection* selection) {
   registry->add_option("--hosts-file", reg->hosts_file, "Default /etc/hosts.");
   registry->add_option("--registries-conf", reg->conf_file,
                        "Default /etc/containers/registries.conf.d/50-trainyard-registry.conf.");
+  registry->add_option("--auth-file", reg->auth_file,
+                       "containers-auth.json to add entries to (default "
+                       "~/.config/containers/auth.json, read by podman before ~/.docker).");
   registry->add_flag("--remove", reg->remove, "Undo: remove the block and the drop-in.");
   registry->callback([reg, selection] {
     selection->command_path = kRegistryCommand;

@@ -1,6 +1,7 @@
 // Text for `trainyard config registry`; see registry_config.h.
 #include "cli/registry_config.h"
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace ty::cli {
@@ -36,6 +37,25 @@ std::string RegistriesConfDropIn(const std::vector<std::string>& hosts) {
     out += "\n[[registry]]\nlocation = \"" + host + "\"\ninsecure = true\n";
   }
   return out;
+}
+
+Result<std::string> MergeAuthFile(const std::string& auth_json,
+                                  const std::vector<std::string>& hosts, bool remove) {
+  nlohmann::json doc = auth_json.empty() ? nlohmann::json::object()
+                                         : nlohmann::json::parse(auth_json, nullptr, false);
+  if (!doc.is_object()) return InvalidArgument("the auth file is not a JSON object");
+  if (!doc.contains("auths")) doc["auths"] = nlohmann::json::object();
+  nlohmann::json& auths = doc["auths"];
+  if (!auths.is_object()) return InvalidArgument("the auth file's \"auths\" is not an object");
+  const nlohmann::json ours = {{"auth", kRegistryAuth}};
+  for (const std::string& host : hosts) {
+    if (remove) {
+      if (auths.contains(host) && auths[host] == ours) auths.erase(host);
+    } else if (!auths.contains(host)) {
+      auths[host] = ours;
+    }
+  }
+  return doc.dump(2) + "\n";
 }
 
 }  // namespace ty::cli

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "common/status.h"
+
 namespace ty::cli {
 
 inline constexpr char kHostsBlockBegin[] = "# BEGIN trainyard registry";
@@ -25,5 +27,19 @@ std::string MergeHostsBlock(const std::string& hosts_file, const std::string& ip
 
 // The registries.conf drop-in: each host a plain-HTTP registry.
 std::string RegistriesConfDropIn(const std::vector<std::string>& hosts);
+
+// `gcloud auth configure-docker` names `docker-credential-gcloud` as the credential
+// helper of Google's hosts in ~/.docker/config.json, which podman reads too, and that
+// helper fails without a Google account: every push failed. An auth file podman reads
+// first (containers-auth.json: ~/.config/containers/auth.json comes before the docker
+// config) with an entry per host wins. The registry asks for no credentials, so they
+// are never sent; the entry only stops the helper from running.
+inline constexpr char kRegistryAuth[] = "dHJhaW55YXJkOmxvY2Fs";  // base64 "trainyard:local"
+
+// `auth_json` (containers-auth.json text, "" = none) with our entry for each host
+// that has none, or (remove) without our entries. InvalidArgument when it is not a
+// JSON object, so a file we cannot read is never overwritten.
+Result<std::string> MergeAuthFile(const std::string& auth_json,
+                                  const std::vector<std::string>& hosts, bool remove);
 
 }  // namespace ty::cli

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 namespace ty::cli {
 namespace {
 
@@ -24,6 +26,25 @@ TEST(RegistryConfigTest, TheDropInMarksEachHostPlainHttp) {
   std::string conf = RegistriesConfDropIn({"gcr.io", "eu.gcr.io"});
   EXPECT_THAT(conf, HasSubstr("[[registry]]\nlocation = \"gcr.io\"\ninsecure = true\n"));
   EXPECT_THAT(conf, HasSubstr("location = \"eu.gcr.io\""));
+}
+
+TEST(RegistryConfigTest, AuthEntriesAreAddedBesideOthersAndRemovedOnlyIfOurs) {
+  Result<std::string> added = MergeAuthFile(
+      R"({"auths":{"gcr.io":{"auth":"bWluZQ=="},"quay.io":{"auth":"eA=="}},"credHelpers":{}})",
+      {"gcr.io", "eu.gcr.io"}, false);
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  nlohmann::json doc = nlohmann::json::parse(*added);
+  EXPECT_EQ(doc["auths"]["gcr.io"]["auth"], "bWluZQ==");  // The user's own stays.
+  EXPECT_EQ(doc["auths"]["eu.gcr.io"]["auth"], kRegistryAuth);
+  EXPECT_EQ(doc["auths"]["quay.io"]["auth"], "eA==");
+  EXPECT_TRUE(doc.contains("credHelpers"));
+  nlohmann::json removed =
+      nlohmann::json::parse(*MergeAuthFile(*added, {"gcr.io", "eu.gcr.io"}, true));
+  EXPECT_EQ(removed["auths"].size(), 2u);
+  EXPECT_FALSE(removed["auths"].contains("eu.gcr.io"));
+  EXPECT_TRUE(MergeAuthFile("", {"gcr.io"}, false).ok());
+  EXPECT_FALSE(MergeAuthFile("[1]", {"gcr.io"}, false).ok());
+  EXPECT_FALSE(MergeAuthFile("not json", {"gcr.io"}, false).ok());
 }
 
 }  // namespace

@@ -59,18 +59,29 @@ class RegistryTest : public ::testing::Test {
 
   // `script` in a mount namespace whose /etc/hosts and registries.conf are what
   // `trainyard config registry` wrote, as they would be on a configured machine.
+  // That machine's user also ran the guides' `gcloud auth configure-docker`, whose
+  // credential helper fails without a Google account.
   ProcessRun AsConfiguredMachine(const std::string& script) {
+    const std::map<std::string, std::string> home = {
+        {"HOME", (dir_ / "home").string()},
+        {"CLOUDSDK_CONFIG", (dir_ / "gcloud").string()},
+        {"CLOUDSDK_CORE_DISABLE_PROMPTS", "1"}};
+    ProcessRun helper = RunProcess(
+        {"gcloud", "auth", "configure-docker", "gcr.io,us-central1-docker.pkg.dev", "--quiet"},
+        home);
+    EXPECT_EQ(helper.rc, 0) << helper.err;
     const fs::path hosts = dir_ / "hosts";
     fs::copy_file("/etc/hosts", hosts, fs::copy_options::overwrite_existing);
     const fs::path conf = dir_ / "registries.conf";
     ProcessRun config =
         RunProcess({BinaryDir() + "/bin/trainyard", "config", "registry", "--address", address_,
-                    "--hosts-file", hosts.string(), "--registries-conf", conf.string()});
+                    "--hosts-file", hosts.string(), "--registries-conf", conf.string()},
+                   home);
     EXPECT_EQ(config.rc, 0) << config.err;
     EXPECT_THAT(config.out, HasSubstr("docker push gcr.io/PROJECT/IMAGE:TAG"));
     return RunProcess(
         {"unshare", "-m", "sh", "-ec", "mount --bind " + hosts.string() + " /etc/hosts\n" + script},
-        {{"CONTAINERS_REGISTRIES_CONF", conf.string()}}, 300);
+        {{"CONTAINERS_REGISTRIES_CONF", conf.string()}, {"HOME", home.at("HOME")}}, 300);
   }
 
   nlohmann::json RunJob(const std::vector<std::string>& images) {
@@ -103,8 +114,7 @@ TEST_F(RegistryTest, ImagesPushedByGoogleNamesRunByThoseNamesAfterTheLocalCopyIs
   std::ofstream(dir_ / "Dockerfile") << "FROM " << kTestImage << "\n"
                                      << "COPY hello.sh /hello.sh\n"
                                      << "ENTRYPOINT [\"sh\", \"/hello.sh\"]\n";
-  std::ofstream(dir_ / "hello.sh") << "echo \"hello from $(cat /etc/hostname | wc -c) the "
-                                      "pushed image\"\n";
+  std::ofstream(dir_ / "hello.sh") << "echo \"hello from the pushed image: $*\"\n";
   ProcessRun pushed = AsConfiguredMachine(
       "cd " + dir_.string() + "\npodman build -q -t " + gcr + " .\npodman tag " + gcr + " " + pkg +
       "\npodman push -q " + gcr + "\npodman push -q " + pkg + "\npodman rmi " + gcr + " " + pkg);
@@ -117,6 +127,26 @@ TEST_F(RegistryTest, ImagesPushedByGoogleNamesRunByThoseNamesAfterTheLocalCopyIs
   EXPECT_THAT(logs, HasSubstr("the pushed image"));
   EXPECT_THAT(logs, HasSubstr("Pulling " + gcr + " from the local registry"));
   EXPECT_TRUE(EngineHasImage(gcr));  // Tagged by the job's name: the next job needs no pull.
+
+  // The guide's command, through the real gcloud: the image by its gcr.io name, args
+  // after `--`.
+  const std::map<std::string, std::string> env = {{"CLOUDSDK_CONFIG", (dir_ / "gcloud").string()},
+                                                  {"CLOUDSDK_CORE_DISABLE_PROMPTS", "1"}};
+  ProcessRun config = RunProcess({BinaryDir() + "/bin/trainyard", "config", "gcloud",
+                                  "--api-endpoint", daemon_->base(), "--project", "rp"},
+                                 env);
+  ASSERT_EQ(config.rc, 0) << config.err;
+  const std::string job = "guide_registry_" + suffix_;
+  ProcessRun submit =
+      RunProcess({"gcloud", "ai-platform", "jobs", "submit", "training", job, "--region",
+                  "us-central1", "--master-image-uri", gcr, "--", "--epochs=3"},
+                 env);
+  ASSERT_EQ(submit.rc, 0) << submit.err;
+  nlohmann::json ml =
+      daemon_->WaitForField("/v1/projects/rp/jobs/" + job, "state", {"SUCCEEDED", "FAILED"}, 60);
+  EXPECT_EQ(ml.value("state", ""), "SUCCEEDED") << ml.dump();
+  EXPECT_THAT(daemon_->Get("/v1/projects/rp/jobs/" + job + "/logs").body,
+              HasSubstr("hello from the pushed image: --epochs=3"));
 
   // The same names pull on a configured machine as well (podman, not the daemon).
   ProcessRun pulled = AsConfiguredMachine("podman rmi " + gcr + "\npodman pull -q " + gcr);
