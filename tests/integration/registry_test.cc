@@ -99,6 +99,22 @@ class RegistryTest : public ::testing::Test {
     return daemon_->WaitForField(path_, "state", {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED"}, 120);
   }
 
+  // The real gcloud as `trainyard config gcloud` sets it up, in this test's own config.
+  ProcessRun Gcloud(std::vector<std::string> args) {
+    const std::map<std::string, std::string> env = {{"CLOUDSDK_CONFIG", (dir_ / "gcloud").string()},
+                                                    {"CLOUDSDK_CORE_DISABLE_PROMPTS", "1"}};
+    if (!gcloud_configured_) {
+      ProcessRun config = RunProcess({BinaryDir() + "/bin/trainyard", "config", "gcloud",
+                                      "--api-endpoint", daemon_->base(), "--project", "rp"},
+                                     env);
+      EXPECT_EQ(config.rc, 0) << config.err;
+      gcloud_configured_ = true;
+    }
+    args.insert(args.begin(), "gcloud");
+    return RunProcess(args, env, 180);
+  }
+
+  bool gcloud_configured_ = false;
   std::string address_, suffix_, path_;
   fs::path dir_;
   std::unique_ptr<Daemon> daemon_;
@@ -130,17 +146,9 @@ TEST_F(RegistryTest, ImagesPushedByGoogleNamesRunByThoseNamesAfterTheLocalCopyIs
 
   // The guide's command, through the real gcloud: the image by its gcr.io name, args
   // after `--`.
-  const std::map<std::string, std::string> env = {{"CLOUDSDK_CONFIG", (dir_ / "gcloud").string()},
-                                                  {"CLOUDSDK_CORE_DISABLE_PROMPTS", "1"}};
-  ProcessRun config = RunProcess({BinaryDir() + "/bin/trainyard", "config", "gcloud",
-                                  "--api-endpoint", daemon_->base(), "--project", "rp"},
-                                 env);
-  ASSERT_EQ(config.rc, 0) << config.err;
   const std::string job = "guide_registry_" + suffix_;
-  ProcessRun submit =
-      RunProcess({"gcloud", "ai-platform", "jobs", "submit", "training", job, "--region",
-                  "us-central1", "--master-image-uri", gcr, "--", "--epochs=3"},
-                 env);
+  ProcessRun submit = Gcloud({"ai-platform", "jobs", "submit", "training", job, "--region",
+                              "us-central1", "--master-image-uri", gcr, "--", "--epochs=3"});
   ASSERT_EQ(submit.rc, 0) << submit.err;
   nlohmann::json ml =
       daemon_->WaitForField("/v1/projects/rp/jobs/" + job, "state", {"SUCCEEDED", "FAILED"}, 60);
@@ -164,6 +172,51 @@ TEST_F(RegistryTest, AnImageNobodyPushedFailsTheJobFastNamingIt) {
   EXPECT_THAT(message, HasSubstr("image pull failed for " + missing));
   EXPECT_THAT(message, HasSubstr("does not have it"));
   EXPECT_LT(seconds, 15.0) << "no lookup on the internet, no retries";
+}
+
+// samples/custom-container as its README gives it: built FROM a Deep Learning
+// Containers name, pushed to gcr.io, then the guide's three submissions by that name.
+TEST_F(RegistryTest, TheCustomContainerSampleRunsAsTheGuideSays) {
+  constexpr char kRuntime[] = "localhost/trainyard/sklearn-cpu:latest";
+  if (!EngineHasImage(kRuntime)) FAIL() << kRuntime << " is missing: scripts/build-sample-image";
+  const std::string sample = std::string(TY_SOURCE_DIR) + "/samples/custom-container";
+  const std::string image = "gcr.io/my-project/digits:v1";
+  made_ = {image, address_ + "/my-project/digits:v1"};
+  ProcessRun pushed = AsConfiguredMachine("podman build -q -t " + image + " " + sample +
+                                          "\npodman push -q " + image + "\npodman rmi " + image);
+  ASSERT_EQ(pushed.rc, 0) << pushed.out << pushed.err;
+
+  const std::string one = "digits_one_" + suffix_, four = "digits_four_" + suffix_;
+  ASSERT_EQ(Gcloud({"ai-platform", "jobs", "submit", "training", one, "--region", "us-central1",
+                    "--master-image-uri", image, "--", "--alpha", "0.001"})
+                .rc,
+            0);
+  ASSERT_EQ(Gcloud({"ai-platform", "jobs", "submit", "training", four, "--region", "us-central1",
+                    "--config", sample + "/config.yaml"})
+                .rc,
+            0);
+  ProcessRun vertex =
+      Gcloud({"ai", "custom-jobs", "create", "--region", "us-central1", "--display-name", "digits",
+              "--worker-pool-spec=machine-type=n1-standard-4,replica-count=1,"
+              "container-image-uri=" +
+                  image,
+              "--format=value(name)"});
+  ASSERT_EQ(vertex.rc, 0) << vertex.err;
+  const std::string vertex_path = "/v1/" + vertex.out.substr(0, vertex.out.find('\n'));
+
+  for (const std::string& path : {"/v1/projects/rp/jobs/" + one, "/v1/projects/rp/jobs/" + four}) {
+    nlohmann::json done = daemon_->WaitForField(path, "state", {"SUCCEEDED", "FAILED"}, 180);
+    EXPECT_EQ(done.value("state", ""), "SUCCEEDED") << done.dump();
+  }
+  nlohmann::json done =
+      daemon_->WaitForField(vertex_path, "state", {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED"}, 180);
+  EXPECT_EQ(done.value("state", ""), "JOB_STATE_SUCCEEDED") << done.dump();
+  EXPECT_THAT(daemon_->Get("/v1/projects/rp/jobs/" + one + "/logs").body, HasSubstr("alpha=0.001"));
+  const std::string four_logs = daemon_->Get("/v1/projects/rp/jobs/" + four + "/logs").body;
+  EXPECT_THAT(four_logs, HasSubstr("accuracy="));
+  EXPECT_THAT(four_logs, HasSubstr("worker 1 ready"));
+  EXPECT_THAT(four_logs, HasSubstr("ps 0 ready"));
+  EXPECT_THAT(daemon_->Get(vertex_path + "/logs").body, HasSubstr("accuracy="));
 }
 
 }  // namespace
