@@ -563,3 +563,34 @@ TEST_F(GcloudTest, TheGuidesPackageAndDistributedCommandsRunAsWritten) {
 
 }  // namespace
 }  // namespace ty::testing
+
+namespace ty::testing {
+namespace {
+
+// `gcloud ai custom-jobs local-run` (issue 20 item 6): gcloud builds an image FROM the
+// Vertex prebuilt name with `docker build` and runs it with `docker run`; `docker` is
+// whatever PATH gives, reaching podman (podman-docker, or a Docker CLI's context).
+TEST_F(GcloudTest, LocalRunBuildsOnThePrebuiltNameAndRunsThroughDocker) {
+  constexpr char kRuntime[] = "localhost/trainyard/sklearn-cpu:latest";
+  if (!EngineHasImage(kRuntime)) {
+    if (std::getenv("TRAINYARD_REQUIRE_ENGINE") != nullptr) FAIL() << kRuntime << " is missing";
+    GTEST_SKIP() << kRuntime << " is not built (scripts/build-sample-image)";
+  }
+  std::filesystem::create_directories(config_dir_ / "local/trainer");
+  WriteFile("local/trainer/task.py",
+            "import sys, sklearn\nprint('ran locally on', sklearn.__version__, sys.argv[1:])\n");
+  ProcessRun run = Gcloud(
+      {"ai", "custom-jobs", "local-run",
+       "--executor-image-uri=us-docker.pkg.dev/vertex-ai/training/"
+       "sklearn-cpu.1-0:latest",
+       "--local-package-path=" + (config_dir_ / "local/trainer").string(), "--script=task.py",
+       "--output-image-uri=localhost/ty-local-run:test", "--", "--lr=0.3"},
+      300);
+  RunProcess({"podman", "rmi", "-f", "localhost/ty-local-run:test"});
+  ASSERT_EQ(run.rc, 0) << run.out << run.err;
+  EXPECT_THAT(run.out + run.err, HasSubstr("ran locally on 1.2"));
+  EXPECT_THAT(run.out + run.err, HasSubstr("['--lr=0.3']"));
+}
+
+}  // namespace
+}  // namespace ty::testing
