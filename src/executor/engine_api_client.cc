@@ -292,6 +292,40 @@ Status EngineApiClient::TagImage(const std::string& source, const std::string& t
   return ErrorFrom(r, "tag " + source + " as " + target);
 }
 
+Result<std::vector<ImageSummary>> EngineApiClient::ListImages(const std::string& reference) {
+  const std::string filters = json{{"reference", {reference}}}.dump();
+  ASSIGN_OR_RETURN(Response r, Call("GET", "/images/json?filters=" + UrlEncode(filters), nullptr,
+                                    request_timeout_ms_, nullptr, nullptr));
+  if (r.status != 200) return ErrorFrom(r, "list images " + reference);
+  ASSIGN_OR_RETURN(json j, ParseJson(r.body, "list images " + reference));
+  std::vector<ImageSummary> out;
+  if (!j.is_array()) return out;
+  for (const json& image : j) {
+    if (!image.is_object()) continue;
+    ImageSummary s;
+    s.id = StringField(image, "Id");
+    if (image.contains("Created") && image["Created"].is_number_integer()) {
+      s.created = image["Created"].get<int64_t>();
+    }
+    if (image.contains("RepoTags") && image["RepoTags"].is_array()) {
+      for (const json& tag : image["RepoTags"]) {
+        if (tag.is_string()) s.tags.push_back(tag.get<std::string>());
+      }
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+Status EngineApiClient::RemoveImage(const std::string& name) {
+  ASSIGN_OR_RETURN(std::string path, ImagePathPart(name));
+  ASSIGN_OR_RETURN(Response r, Call("DELETE", "/images/" + path, nullptr, request_timeout_ms_,
+                                    nullptr, nullptr));
+  if (r.status == 200) return Status::Ok();
+  if (r.status == 409) return FailedPrecondition("image " + name + " is in use");
+  return ErrorFrom(r, "remove image " + name);
+}
+
 bool EngineApiClient::IsLoopbackRegistry(const std::string& repo) {
   size_t slash = repo.find('/');
   if (slash == std::string::npos) return false;

@@ -34,6 +34,8 @@ class EngineApiClient final : public EngineClient {
   Result<ImageConfig> InspectImage(const std::string& image) override;
   Status PullImage(const std::string& image) override;
   Status TagImage(const std::string& source, const std::string& target) override;
+  Result<std::vector<ImageSummary>> ListImages(const std::string& reference) override;
+  Status RemoveImage(const std::string& name) override;
   Status CreateNetwork(const std::string& name,
                        const std::map<std::string, std::string>& labels) override;
   Status RemoveNetwork(const std::string& name) override;

@@ -55,6 +55,12 @@ class LogDemuxer {
   bool skip_time_[3] = {};   // Drop the time prefix of a continuation frame.
 };
 
+struct ImageSummary {
+  std::string id;
+  std::vector<std::string> tags;  // "repo:tag"
+  int64_t created = 0;            // Unix seconds.
+};
+
 struct ContainerSummary {
   std::string id;
   std::string name;   // Without the leading '/'.
@@ -114,6 +120,11 @@ class EngineClient {
   virtual Status PullImage(const std::string& image) = 0;
   // Gives the local image `source` the further name `target` ("repo:tag").
   virtual Status TagImage(const std::string& source, const std::string& target) = 0;
+  // The local images named `reference` (a repository: "localhost/trainyard/packages").
+  virtual Result<std::vector<ImageSummary>> ListImages(const std::string& reference) = 0;
+  // Removes the name (the image once no name is left); FailedPrecondition while a
+  // container uses it, NotFound if there is no such name.
+  virtual Status RemoveImage(const std::string& name) = 0;
 
   // AlreadyExists if a network of that name exists.
   virtual Status CreateNetwork(const std::string& name,

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -203,7 +204,33 @@ Result<std::string> PackageImages::Prepare(const std::string& image,
   if (cached) return target;
   if (on_install) on_install();
   RETURN_IF_ERROR(Install(image, staged.paths(), tag, stop));
+  Prune(target);
   return target;
+}
+
+void PackageImages::Prune(const std::string& just_made) {
+  Result<std::vector<ImageSummary>> images = engine_->ListImages(kPackageImageRepo);
+  if (!images.ok()) {
+    spdlog::warn("package images: cannot list them to prune: {}", images.status().message());
+    return;
+  }
+  std::vector<std::pair<int64_t, std::string>> by_age;  // (created, tag)
+  for (const ImageSummary& image : *images) {
+    for (const std::string& tag : image.tags) {
+      if (tag != just_made && tag.rfind(std::string(kPackageImageRepo) + ":", 0) == 0) {
+        by_age.emplace_back(image.created, tag);
+      }
+    }
+  }
+  if (by_age.size() + 1 <= options_.keep_images) return;
+  std::sort(by_age.begin(), by_age.end());
+  const size_t excess = by_age.size() + 1 - options_.keep_images;
+  for (size_t i = 0; i < excess && i < by_age.size(); ++i) {
+    Status removed = engine_->RemoveImage(by_age[i].second);
+    if (!removed.ok() && removed.code() != StatusCode::kNotFound) {
+      spdlog::info("package images: kept {}: {}", by_age[i].second, removed.message());
+    }
+  }
 }
 
 Status PackageImages::Install(const std::string& image, const std::vector<std::string>& host_paths,

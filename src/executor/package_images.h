@@ -11,6 +11,8 @@
 // Package URIs name their bucket, and a bucket belongs to one project, so no two
 // projects share an installed image.
 //
+// Installed images beyond a bound are removed, oldest first (Options::keep_images).
+//
 // Thread-safe; installs run one at a time (pip is CPU-bound, and two launches of one
 // key must not install twice).
 #pragma once
@@ -37,6 +39,9 @@ class PackageImages {
     bool native_create = false;
     std::map<std::string, std::string> labels;  // On the install container.
     int64_t timeout_ms = 15LL * 60 * 1000;      // An install that runs longer fails.
+    // Installed images kept: after each new install the oldest beyond this many are
+    // removed (never one a container uses), so distinct packages cannot fill the disk.
+    size_t keep_images = 32;
   };
   PackageImages(EngineClient* engine, Options options)
       : engine_(engine), options_(std::move(options)) {}
@@ -55,6 +60,10 @@ class PackageImages {
   static Result<std::string> KeyFor(const std::string& image_id,
                                     const std::vector<std::string>& uris,
                                     const std::vector<std::string>& host_paths);
+
+  // Removes installed images beyond Options::keep_images, oldest first, never
+  // `just_made` (Prepare calls it after each install; public for tests).
+  void Prune(const std::string& just_made);
 
  private:
   Status Install(const std::string& image, const std::vector<std::string>& host_paths,

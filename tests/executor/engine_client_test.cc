@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "executor/engine_api_client.h"
 #include "executor/executor_contract.h"
 #include "executor/loopback_registry.h"
@@ -94,6 +96,31 @@ TEST(EngineClientTest, NotFoundAndIdempotentRemovals) {
   exists = engine.ImageExists("localhost/trainyard/no-such-image:x");
   ASSERT_TRUE(exists.ok());
   EXPECT_FALSE(*exists);
+}
+
+// Tag, list by repository, remove: what the registry pulls and the package-image
+// pruning use, against the real engine.
+TEST(EngineClientTest, TagListAndRemoveImages) {
+  TY_REQUIRE_ENGINE_OR_SKIP();
+  EngineApiClient engine(testing::EngineSocket());
+  const std::string repo = "localhost/ty-engine-test-" + std::to_string(::getpid());
+  ASSERT_TRUE(engine.TagImage(testing::kTestImage, repo + ":one").ok());
+  ASSERT_TRUE(engine.TagImage(testing::kTestImage, repo + ":two").ok());
+  Result<std::vector<ImageSummary>> listed = engine.ListImages(repo);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  std::vector<std::string> tags;
+  for (const ImageSummary& image : *listed) {
+    EXPECT_GT(image.created, 0);
+    for (const std::string& tag : image.tags) {
+      if (tag.rfind(repo + ":", 0) == 0) tags.push_back(tag);
+    }
+  }
+  std::sort(tags.begin(), tags.end());
+  EXPECT_EQ(tags, (std::vector<std::string>{repo + ":one", repo + ":two"}));
+  EXPECT_TRUE(engine.RemoveImage(repo + ":one").ok());
+  EXPECT_TRUE(engine.RemoveImage(repo + ":two").ok());
+  EXPECT_EQ(engine.RemoveImage(repo + ":two").code(), StatusCode::kNotFound);
+  EXPECT_TRUE(*engine.ImageExists(testing::kTestImage));  // Only the names went.
 }
 
 }  // namespace

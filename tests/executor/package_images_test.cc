@@ -75,5 +75,20 @@ TEST_F(PackageImagesTest, TheKeyFollowsImageUrisAndContents) {
   EXPECT_NE(base, key("sha256:aa", "gs://b/dir/p.tar.gz"));  // Other contents.
 }
 
+// Distinct packages must not fill the disk: beyond the bound, the oldest installs go.
+TEST_F(PackageImagesTest, InstallsBeyondTheBoundAreRemovedOldestFirst) {
+  const std::string repo = std::string(kPackageImageRepo) + ":";
+  for (const char* key : {"a", "b", "c", "d"}) engine_.AddImage(repo + key);
+  PackageImages::Options options;
+  options.keep_images = 2;
+  PackageImages images(&engine_, options);
+  images.Prune(repo + "a");  // Just made (an old key reinstalled): kept whatever its age.
+  EXPECT_TRUE(*engine_.ImageExists(repo + "a"));
+  EXPECT_FALSE(*engine_.ImageExists(repo + "b"));
+  EXPECT_FALSE(*engine_.ImageExists(repo + "c"));
+  EXPECT_TRUE(*engine_.ImageExists(repo + "d"));
+  EXPECT_TRUE(*engine_.ImageExists("img:1"));  // Not an installed image.
+}
+
 }  // namespace
 }  // namespace ty::executor::internal

@@ -85,14 +85,30 @@ Status FakeEngine::PullImage(const std::string& image) {
   FAKE_CALL("PullImage", image);
   pulls_.push_back(image);
   if (registry_.count(image) == 0) return NotFound("manifest unknown: " + image);
-  images_.insert(image);
+  images_.emplace(image, ++image_clock_);
   return Status::Ok();
 }
 
 Status FakeEngine::TagImage(const std::string& source, const std::string& target) {
   FAKE_CALL("TagImage", target);
   if (images_.count(source) == 0) return NotFound("image not known: " + source);
-  images_.insert(target);
+  images_.emplace(target, ++image_clock_);
+  return Status::Ok();
+}
+
+Result<std::vector<executor::ImageSummary>> FakeEngine::ListImages(const std::string& reference) {
+  FAKE_CALL("ListImages", reference);
+  std::vector<executor::ImageSummary> out;
+  for (const auto& [name, created] : images_) {
+    if (name.rfind(reference + ":", 0) != 0) continue;
+    out.push_back({.id = "id-" + name, .tags = {name}, .created = created});
+  }
+  return out;
+}
+
+Status FakeEngine::RemoveImage(const std::string& name) {
+  FAKE_CALL("RemoveImage", name);
+  if (images_.erase(name) == 0) return NotFound("image not known: " + name);
   return Status::Ok();
 }
 
@@ -236,7 +252,7 @@ Status FakeEngine::CommitContainer(const std::string& id, const std::string& rep
                                    const std::string& tag) {
   FAKE_CALL("CommitContainer", id);
   if (Find(id) == nullptr) return NotFound("no such container: " + id);
-  images_.insert(repo + ":" + tag);
+  images_.emplace(repo + ":" + tag, ++image_clock_);
   return Status::Ok();
 }
 
@@ -304,7 +320,7 @@ Status FakeEngine::StreamLogs(const std::string& id, bool follow, int64_t since_
 
 void FakeEngine::AddImage(const std::string& image) {
   std::lock_guard<std::mutex> lock(mu_);
-  images_.insert(image);
+  images_.emplace(image, ++image_clock_);
 }
 
 void FakeEngine::AddRegistryImage(const std::string& image) {

@@ -35,6 +35,8 @@ class FakeEngine : public executor::EngineClient {
   Result<executor::ImageConfig> InspectImage(const std::string& image) override;
   Status PullImage(const std::string& image) override;
   Status TagImage(const std::string& source, const std::string& target) override;
+  Result<std::vector<executor::ImageSummary>> ListImages(const std::string& reference) override;
+  Status RemoveImage(const std::string& name) override;
   Status CreateNetwork(const std::string& name,
                        const std::map<std::string, std::string>& labels) override;
   Status RemoveNetwork(const std::string& name) override;
@@ -123,7 +125,8 @@ class FakeEngine : public executor::EngineClient {
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   bool down_ = false;
-  std::set<std::string> images_;
+  std::map<std::string, int64_t> images_;  // Name -> when made (a counter).
+  int64_t image_clock_ = 0;
   std::set<std::string> registry_;
   std::vector<std::string> pulls_;
   struct Failure {
