@@ -369,8 +369,21 @@ Status ContainerExecutor::InstallPackages(AttemptSpec* attempt) {
                           "start from the result without installing.";
         work_.Emit(waiting);
       };
+      auto say_installed = [&](const std::string& pip_said, double seconds) {
+        ExecutorEvent done;
+        done.kind = ExecutorEventKind::kLaunchWaiting;
+        done.job_uid = attempt->job_uid;
+        done.attempt = attempt->attempt;
+        done.time = Now();
+        char took[32];
+        std::snprintf(took, sizeof took, "%.1f", seconds);
+        done.message = "Installed the Python packages in " + std::string(took) + " s" +
+                       (pip_said.empty() ? std::string(".") : " (pip: " + pip_said + ").");
+        work_.Emit(done);
+      };
       Result<std::string> image = packages_->Prepare(
-          r.image, r.python_packages, [this] { return work_.shutting_down(); }, say_installing);
+          r.image, r.python_packages, [this] { return work_.shutting_down(); }, say_installing,
+          say_installed);
       if (!image.ok()) return image.status();
       it = prepared.emplace(key, *image).first;
     }

@@ -189,10 +189,10 @@ Result<std::string> PackageImages::KeyFor(const std::string& image_id,
   return HexSha256(total.get()).substr(0, 32);
 }
 
-Result<std::string> PackageImages::Prepare(const std::string& image,
-                                           const std::vector<std::string>& packages,
-                                           const std::function<bool()>& stop,
-                                           const std::function<void()>& on_install) {
+Result<std::string> PackageImages::Prepare(
+    const std::string& image, const std::vector<std::string>& packages,
+    const std::function<bool()>& stop, const std::function<void()>& on_install,
+    const std::function<void(const std::string&, double)>& on_installed) {
   if (packages.empty()) return image;
   StagedPackages staged;
   RETURN_IF_ERROR(staged.Stage(options_.bucket_root, packages));
@@ -203,7 +203,12 @@ Result<std::string> PackageImages::Prepare(const std::string& image,
   ASSIGN_OR_RETURN(bool cached, engine_->ImageExists(target));
   if (cached) return target;
   if (on_install) on_install();
-  RETURN_IF_ERROR(Install(image, staged.paths(), tag, stop));
+  const auto started = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(std::string pip_said, Install(image, staged.paths(), tag, stop));
+  if (on_installed) {
+    on_installed(pip_said,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  }
   Prune(target);
   return target;
 }
@@ -233,8 +238,10 @@ void PackageImages::Prune(const std::string& just_made) {
   }
 }
 
-Status PackageImages::Install(const std::string& image, const std::vector<std::string>& host_paths,
-                              const std::string& tag, const std::function<bool()>& stop) {
+Result<std::string> PackageImages::Install(const std::string& image,
+                                           const std::vector<std::string>& host_paths,
+                                           const std::string& tag,
+                                           const std::function<bool()>& stop) {
   ContainerBody body;
   body.image = image;
   body.entrypoint = std::vector<std::string>{"/bin/sh", "-c"};
@@ -259,7 +266,9 @@ Status PackageImages::Install(const std::string& image, const std::vector<std::s
     return Unavailable("create the package install container: " + id.status().message());
   Status done = engine_->StartContainer(*id);
   Result<int> exit_code = done.ok() ? RunToEnd(*id, stop) : Result<int>(done);
+  std::string pip_said;
   if (exit_code.ok() && *exit_code == 0) {
+    pip_said = LastLines(*id, 1);
     done = engine_->CommitContainer(*id, kPackageImageRepo, tag);
   } else if (exit_code.ok()) {
     done = FailedPrecondition("installing the Python packages failed (pip exited " +
@@ -268,7 +277,8 @@ Status PackageImages::Install(const std::string& image, const std::vector<std::s
     done = exit_code.status();
   }
   engine_->RemoveContainer(*id).IgnoreError();
-  return done;
+  if (!done.ok()) return done;
+  return pip_said;
 }
 
 Result<int> PackageImages::RunToEnd(const std::string& id, const std::function<bool()>& stop) {

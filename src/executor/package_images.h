@@ -50,10 +50,13 @@ class PackageImages {
   // present. FailedPrecondition with pip's last lines when the install fails;
   // NotFound naming a package that is not in its bucket. `stop` is polled while pip
   // runs (the daemon stopping); true abandons the install.
-  // `on_install` is called before pip runs (not when the image exists already).
-  Result<std::string> Prepare(const std::string& image, const std::vector<std::string>& packages,
-                              const std::function<bool()>& stop,
-                              const std::function<void()>& on_install = {});
+  // `on_install` is called before pip runs (not when the image exists already), and
+  // `on_installed` after a successful install with pip's last line ("Successfully
+  // installed trainer-0.1") and the seconds it took, for the job's log.
+  Result<std::string> Prepare(
+      const std::string& image, const std::vector<std::string>& packages,
+      const std::function<bool()>& stop, const std::function<void()>& on_install = {},
+      const std::function<void(const std::string&, double)>& on_installed = {});
 
   // The tag Prepare uses for these inputs: a hash of the image id and of each
   // package's URI and contents. Exposed for tests.
@@ -66,8 +69,9 @@ class PackageImages {
   void Prune(const std::string& just_made);
 
  private:
-  Status Install(const std::string& image, const std::vector<std::string>& host_paths,
-                 const std::string& tag, const std::function<bool()>& stop);
+  // pip's last line on success.
+  Result<std::string> Install(const std::string& image, const std::vector<std::string>& host_paths,
+                              const std::string& tag, const std::function<bool()>& stop);
   Result<int> RunToEnd(const std::string& id, const std::function<bool()>& stop);
   std::string LastLines(const std::string& id, size_t n);
 

@@ -1,6 +1,7 @@
 // Python-package jobs for real (issue 20): sdists in a bucket, installed with pip into a
 // prebuilt runtime named as Vertex names it, offline, once; then `python3 -m MODULE`.
 // Real daemon, real podman, the scikit-learn runtime from scripts/build-sample-image.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -135,6 +136,9 @@ TEST_F(PythonPackageTest, TwoSdistsAreInstalledOnceAndTheCachedInstallIsReused) 
       << logs;
   EXPECT_NE(logs.find("args ['--epochs', '1']"), std::string::npos) << logs;
   EXPECT_NE(logs.find("Installing the Python packages"), std::string::npos) << logs;
+  // What pip did, in the job's log.
+  EXPECT_THAT(logs, ::testing::ContainsRegex("Installed the Python packages in [0-9.]+ s \\(pip: "
+                                             "Successfully installed helper-0.1 trainer-0.1\\)"));
 
   nlohmann::json second = Run({PackagePool(1, {trainer, helper})}, &second_s);
   ASSERT_EQ(second["state"], "JOB_STATE_SUCCEEDED") << second.dump() << Logs();
