@@ -215,12 +215,8 @@ int RunRegistry(Runtime& rt, const RegistryState& st) {
   return 0;
 }
 
-}  // namespace
-
-std::shared_ptr<void> RegisterConfig(CLI::App& app, Selection* selection) {
-  auto st = std::make_shared<ConfigState>();
-  CLI::App* config = app.add_subcommand("config", "Set up other tools to use trainyardd.");
-  config->require_subcommand(1);
+void AddGcloudCommand(CLI::App* config, const std::shared_ptr<ConfigState>& st,
+                      Selection* selection) {
   CLI::App* gcloud = config->add_subcommand(
       "gcloud",
       "Create or update a gcloud configuration whose training (aiplatform, ml), logging "
@@ -237,7 +233,10 @@ std::shared_ptr<void> RegisterConfig(CLI::App& app, Selection* selection) {
     selection->command_path = kCommand;
     selection->run = [st](Runtime& rt) { return Run(rt, *st); };
   });
-  auto reg = std::make_shared<RegistryState>();
+}
+
+void AddRegistryCommand(CLI::App* config, const std::shared_ptr<RegistryState>& reg,
+                        Selection* selection) {
   CLI::App* registry = config->add_subcommand(
       "registry",
       "Make gcr.io, *.gcr.io and *-docker.pkg.dev image names reach trainyardd's registry for "
@@ -261,6 +260,17 @@ std::shared_ptr<void> RegisterConfig(CLI::App& app, Selection* selection) {
     selection->command_path = kRegistryCommand;
     selection->run = [reg](Runtime& rt) { return RunRegistry(rt, *reg); };
   });
+}
+
+}  // namespace
+
+std::shared_ptr<void> RegisterConfig(CLI::App& app, Selection* selection) {
+  auto st = std::make_shared<ConfigState>();
+  auto reg = std::make_shared<RegistryState>();
+  CLI::App* config = app.add_subcommand("config", "Set up other tools to use trainyardd.");
+  config->require_subcommand(1);
+  AddGcloudCommand(config, st, selection);
+  AddRegistryCommand(config, reg, selection);
   return std::make_shared<std::pair<std::shared_ptr<ConfigState>, std::shared_ptr<RegistryState>>>(
       st, reg);
 }

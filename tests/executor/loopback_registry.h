@@ -1,6 +1,7 @@
 // LoopbackRegistry: a real OCI registry (Debian's `docker-registry`, distribution
-// 2.8; scripts/setup installs it) run by a test as its own child process, on a free
-// 127.0.0.1 port with a temporary storage directory, so image pulls are tested end
+// 2.8; scripts/setup installs it) run by a test through the daemon's own supervisor
+// (executor/local_registry.h), on a free 127.0.0.1 port with a temporary storage
+// directory, so image pulls are tested end
 // to end without any outside registry. Plain HTTP and no auth, as the project's
 // "Artifact Registry" stand-in (shared/notes/containers-here.md). The packaged
 // service (port 5000, htpasswd auth) is not used.
@@ -11,12 +12,8 @@
 #pragma once
 
 #include <curl/curl.h>
-#include <fcntl.h>
 #include <netinet/in.h>
-#include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -30,6 +27,7 @@
 
 #include "common/status.h"
 #include "executor/engine_api_client.h"
+#include "executor/local_registry.h"
 
 namespace ty::testing {
 
@@ -174,27 +172,27 @@ class LoopbackRegistry {
   LoopbackRegistry& operator=(const LoopbackRegistry&) = delete;
   ~LoopbackRegistry() { Stop(); }
 
-  // Starts the registry and waits until `GET /v2/` answers 200.
+  // Starts the registry (the daemon's own supervisor, executor/local_registry.h) and
+  // waits until `GET /v2/` answers 200.
   Status Start() {
     char tmpl[] = "/tmp/ty-registry-XXXXXX";
     if (mkdtemp(tmpl) == nullptr) return Internal("mkdtemp failed");
     dir_ = tmpl;
-    std::filesystem::create_directories(dir_ + "/storage");
-    Status last = Internal("no port tried");
-    // Another process may take the port between our probe and the registry's bind.
-    for (int attempt = 0; attempt < 3; ++attempt) {
-      port_ = internal::FreeLoopbackPort();
-      if (port_ == 0) return Internal("no free port on 127.0.0.1");
-      last = StartOnPort();
-      if (last.ok()) return last;
-      Kill();
+    port_ = internal::FreeLoopbackPort();
+    if (port_ == 0) return Internal("no free port on 127.0.0.1");
+    registry_ = std::make_unique<executor::LocalRegistry>(executor::LocalRegistry::Options{
+        .binary = kRegistryBinary, .address = host(), .storage_dir = dir_ + "/storage"});
+    RETURN_IF_ERROR(registry_->Start());
+    for (int i = 0; i < 150; ++i) {
+      if (executor::LocalRegistry::Answers(host(), 1000)) return Status::Ok();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    return last;
+    return DeadlineExceeded("docker-registry did not answer at " + host() + ": " + Log());
   }
 
-  // Kills the registry and deletes its storage; idempotent.
+  // Stops the registry and deletes its storage; idempotent.
   void Stop() {
-    Kill();
+    registry_.reset();
     if (!dir_.empty()) {
       std::error_code ec;
       std::filesystem::remove_all(dir_, ec);
@@ -214,73 +212,9 @@ class LoopbackRegistry {
   }
 
  private:
-  Status StartOnPort() {
-    const std::string config = dir_ + "/config.yml";
-    {
-      std::ofstream out(config, std::ios::trunc);
-      out << "version: 0.1\n"
-          << "log:\n  level: warn\n  accesslog:\n    disabled: true\n"
-          << "storage:\n  filesystem:\n    rootdirectory: " << dir_ << "/storage\n"
-          << "  delete:\n    enabled: true\n"
-          << "http:\n  addr: " << host() << "\n";
-      if (!out.flush()) return Internal("cannot write " + config);
-    }
-    // Everything the child touches is prepared before fork(): only async-signal-safe
-    // calls may follow it in a threaded process.
-    const std::string log = dir_ + "/registry.log";
-    std::vector<std::string> args = {kRegistryBinary, "serve", config};
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = fork();
-    if (pid < 0) return Internal("fork failed");
-    if (pid == 0) {
-      // Dies with the test even when the test crashes, so CI never keeps a registry.
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-      int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-      if (out >= 0) {
-        dup2(out, 1);
-        dup2(out, 2);
-      }
-      if (in >= 0) dup2(in, 0);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-    pid_ = pid;
-    const std::string url = "http://" + host() + "/v2/";
-    for (int i = 0; i < 150; ++i) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = 0;
-        return Unavailable("docker-registry exited at start (status " + std::to_string(status) +
-                           "): " + Log());
-      }
-      Result<internal::HttpAnswer> r = internal::HttpCall("GET", url, "", 1000);
-      if (r.ok() && r->status == 200) return Status::Ok();
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return DeadlineExceeded("docker-registry did not answer GET " + url + ": " + Log());
-  }
-
-  void Kill() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    for (int i = 0; i < 100; ++i) {
-      if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
-        pid_ = 0;
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-    pid_ = 0;
-  }
-
   std::string dir_;
   int port_ = 0;
-  pid_t pid_ = 0;
+  std::unique_ptr<executor::LocalRegistry> registry_;
 };
 
 }  // namespace ty::testing
