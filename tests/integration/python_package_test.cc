@@ -213,5 +213,21 @@ TEST_F(PythonPackageTest, ATensorFlowRuntimeIsRefusedAtSubmit) {
   EXPECT_NE(r.body.find("no TensorFlow runtime"), std::string::npos) << r.body;
 }
 
+// The guides' Dockerfiles start FROM Deep Learning Containers names; a TensorFlow one
+// stops the build at its FROM, saying why and what there is instead.
+TEST_F(PythonPackageTest, ADockerfileFromATensorFlowNameStopsSayingSo) {
+  const fs::path ctx = fs::path(daemon_->data_dir()).parent_path() / "tf-build";
+  fs::create_directories(ctx);
+  std::ofstream(ctx / "Dockerfile") << "FROM gcr.io/deeplearning-platform-release/tf2-cpu.2-11\n"
+                                    << "RUN echo never\n";
+  ProcessRun build =
+      RunProcess({"podman", "build", "-t", "localhost/ty-tf-from-test", ctx.string()});
+  RunProcess({"podman", "rmi", "-f", "localhost/ty-tf-from-test"});
+  EXPECT_NE(build.rc, 0);
+  EXPECT_NE(build.err.find("TensorFlow is not available here"), std::string::npos) << build.err;
+  EXPECT_NE(build.err.find("gcr.io/deeplearning-platform-release/sklearn-cpu"), std::string::npos);
+  EXPECT_EQ((build.out + build.err).find("echo never\nnever"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ty::testing
