@@ -281,6 +281,10 @@ Status EngineApiClient::PullImage(const std::string& image) {
   return Status::Ok();
 }
 
+Status EngineApiClient::PullImagePlainHttp(const std::string& image) {
+  return PullInsecureLoopback(image, "pull " + image + " over plain HTTP");
+}
+
 Status EngineApiClient::TagImage(const std::string& source, const std::string& target) {
   std::string repo, tag;
   SplitImageRef(target, &repo, &tag);
@@ -336,7 +340,8 @@ bool EngineApiClient::IsLoopbackRegistry(const std::string& repo) {
 
 // Docker treats registries on 127.0.0.0/8 as insecure (plain HTTP) by default; the
 // compat API of podman does not, and only its native API takes `tlsVerify=false`.
-// Loopback only: a remote registry without TLS stays an error.
+// PullImage falls back to it for loopback registries only (a remote registry without
+// TLS stays an error there); PullImagePlainHttp uses it for the daemon's own registry.
 Status EngineApiClient::PullInsecureLoopback(const std::string& image,
                                              const std::string& first_error) {
   std::string path = "/libpod/images/pull?quiet=true&tlsVerify=false&reference=" + UrlEncode(image);

@@ -33,6 +33,7 @@ class EngineApiClient final : public EngineClient {
   Result<bool> ImageExists(const std::string& image) override;
   Result<ImageConfig> InspectImage(const std::string& image) override;
   Status PullImage(const std::string& image) override;
+  Status PullImagePlainHttp(const std::string& image) override;
   Status TagImage(const std::string& source, const std::string& target) override;
   Result<std::vector<ImageSummary>> ListImages(const std::string& reference) override;
   Status RemoveImage(const std::string& name) override;

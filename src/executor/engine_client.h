@@ -118,6 +118,9 @@ class EngineClient {
   // Pulls `image` ("host:port/repo:tag", "repo@sha256:..."); the engine's error
   // becomes the Status message.
   virtual Status PullImage(const std::string& image) = 0;
+  // Pulls `image` from a registry known to speak plain HTTP (the daemon's own, at any
+  // address: on a cluster it is not on loopback).
+  virtual Status PullImagePlainHttp(const std::string& image) = 0;
   // Gives the local image `source` the further name `target` ("repo:tag").
   virtual Status TagImage(const std::string& source, const std::string& target) = 0;
   // The local images named `reference` (a repository: "localhost/trainyard/packages").

@@ -34,6 +34,7 @@ class FakeEngine : public executor::EngineClient {
   Result<bool> ImageExists(const std::string& image) override;
   Result<executor::ImageConfig> InspectImage(const std::string& image) override;
   Status PullImage(const std::string& image) override;
+  Status PullImagePlainHttp(const std::string& image) override { return PullImage(image); }
   Status TagImage(const std::string& source, const std::string& target) override;
   Result<std::vector<executor::ImageSummary>> ListImages(const std::string& reference) override;
   Status RemoveImage(const std::string& name) override;
