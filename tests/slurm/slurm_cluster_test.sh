@@ -2,7 +2,9 @@
 # scripts/slurm-cluster for real (issue 21 item 6): three hosts come up idle; a
 # heterogeneous job of three components lands one component per host (what a
 # chief/worker/ps job needs: Slurm starts no het job on a single node); a job's exit
-# code comes back; `down` leaves no daemon, namespace or bridge behind.
+# code comes back; every task of a 1 chief + 2 workers + 1 ps job works out the same
+# placement with ty-slurm-launch (given as $1), its own on its own host; `down` leaves
+# no daemon, namespace or bridge behind.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cluster=$repo/scripts/slurm-cluster
@@ -25,6 +27,30 @@ hosts=$(awk '{print $2}' "$work/het.out" | sort -u | tr '\n' ' ')
 ranks=$(awk '{print $1}' "$work/het.out" | sort | tr '\n' ' ')
 [ "$ranks" = "0 1 2 " ] || fail "ranks: $(cat "$work/het.out")"
 
+launch=${1:?usage: $0 PATH/ty-slurm-launch}
+cat >"$work/topology.sh" <<SCRIPT
+#!/bin/sh
+export TY_SLURM_POOLS=0:1,1:2,2:1
+srun --resv-ports=4 --het-group=0-2 sh -c 'echo "\$(hostname) \$($launch --print-topology)"'
+SCRIPT
+sbatch -W -o "$work/topology.out" -J ty-topology -n1 : -n2 : -n1 "$work/topology.sh" >/dev/null ||
+  fail "topology job failed: $(cat "$work/topology.out")"
+python3 - "$work/topology.out" <<'CHECK' || fail "placements disagree: $(cat "$work/topology.out")"
+import json, sys
+rows = [line.split(" ", 1) for line in open(sys.argv[1]) if line.strip()]
+tasks = [(host, json.loads(text)) for host, text in rows]
+assert len(tasks) == 4, tasks
+clusters = {json.dumps(t["cluster"]) for _, t in tasks}
+assert len(clusters) == 1, clusters  # Every task the same map.
+cluster = tasks[0][1]["cluster"]
+assert [len(p) for p in cluster] == [1, 2, 1], cluster
+assert sorted((t["pool"], t["index"]) for _, t in tasks) == [(0, 0), (1, 0), (1, 1), (2, 0)]
+addresses = [a for pool in cluster for a in pool]
+assert len(set(addresses)) == 4, addresses
+for host, t in tasks:  # Its own address is on its own host, at its port.
+    assert cluster[t["pool"]][t["index"]] == "%s:%d" % (host, t["port"]), (host, t)
+CHECK
+
 set +e
 sbatch -W -o /dev/null -J ty-exit --wrap 'exit 3' >/dev/null
 rc=$?
@@ -36,4 +62,4 @@ pgrep -r R,S,D -x slurmd >/dev/null && fail "a slurmd outlived down"
 pgrep -r R,S,D -x slurmctld >/dev/null && fail "slurmctld outlived down"
 ip netns list | grep -q '^ty-slurm-n' && fail "namespaces left: $(ip netns list)"
 ip link show tyslurm0 >/dev/null 2>&1 && fail "the bridge is left"
-echo "slurm-cluster: 3 hosts up, a het job one component per host, exit codes, down clean: ok"
+echo "slurm-cluster: 3 hosts up, a het job one component per host, every task the same placement, exit codes, down clean: ok"
