@@ -17,7 +17,11 @@ std::string TfRole(const Job& job, int pool) {
   return MlRoleName(pool);
 }
 
-std::string HostPort(const Job& job, int pool, int index) {
+std::string HostPort(const Job& job, int pool, int index, const RuntimeOptions& options) {
+  if (static_cast<size_t>(pool) < options.peer_addresses.size() &&
+      static_cast<size_t>(index) < options.peer_addresses[pool].size()) {
+    return options.peer_addresses[pool][index];
+  }
   return ReplicaHostname(job, pool, index) + ":" + std::to_string(kClusterPort);
 }
 
@@ -77,7 +81,7 @@ std::string TfConfig(const Job& job, int pool, int index, const RuntimeOptions& 
     const WorkerPool& wp = job.spec.pools[p];
     if (wp.empty()) continue;
     OrderedJson hosts = OrderedJson::array();
-    for (int i = 0; i < wp.replica_count; ++i) hosts.push_back(HostPort(job, p, i));
+    for (int i = 0; i < wp.replica_count; ++i) hosts.push_back(HostPort(job, p, i, options));
     cluster[TfRole(job, p)] = hosts;  // Evaluators (pool 3) are never in `cluster`.
   }
   OrderedJson tf = OrderedJson::object();
@@ -97,7 +101,7 @@ std::string ClusterSpec(const Job& job, int pool, int index, const RuntimeOption
     const WorkerPool& wp = job.spec.pools[p];
     if (wp.empty()) continue;
     OrderedJson hosts = OrderedJson::array();
-    for (int i = 0; i < wp.replica_count; ++i) hosts.push_back(HostPort(job, p, i));
+    for (int i = 0; i < wp.replica_count; ++i) hosts.push_back(HostPort(job, p, i, options));
     cluster[key(p)] = hosts;
   }
   OrderedJson cs = OrderedJson::object();
@@ -176,7 +180,8 @@ std::optional<std::pair<std::string, std::string>> SplitGcsUri(const std::string
 namespace {
 
 // PyTorch's variables (spec §4).
-void AppendTorchEnv(const Job& job, int pool, int index, std::vector<EnvVar>* env) {
+void AppendTorchEnv(const Job& job, int pool, int index, const RuntimeOptions& options,
+                    std::vector<EnvVar>* env) {
   // PyTorch (spec §4): the process group is the primary plus pool 1 in CLUSTER_SPEC
   // order (RANK 0 = primary, workerpool1 index i = 1 + i). Parameter servers and
   // evaluators are not members of it; they get ranks after the group so every
@@ -186,8 +191,11 @@ void AppendTorchEnv(const Job& job, int pool, int index, std::vector<EnvVar>* en
   int64_t rank = 0;
   for (int p = 0; p < pool; ++p) rank += job.spec.pools[p].replica_count;
   rank += index;
-  env->push_back({"MASTER_ADDR", ReplicaHostname(job, 0, 0)});
-  env->push_back({"MASTER_PORT", std::to_string(kClusterPort)});
+  // The primary's address, split at its port's colon (a placed replica's port varies).
+  const std::string primary = HostPort(job, 0, 0, options);
+  const size_t colon = primary.rfind(':');
+  env->push_back({"MASTER_ADDR", primary.substr(0, colon)});
+  env->push_back({"MASTER_PORT", primary.substr(colon + 1)});
   env->push_back({"WORLD_SIZE", std::to_string(world)});
   env->push_back({"RANK", std::to_string(rank)});
 }
@@ -238,7 +246,7 @@ ReplicaRuntime BuildReplicaRuntime(const Job& job, int pool, int index,
     env.push_back({"CLUSTER_SPEC", ClusterSpec(job, pool, index, options)});
   }
 
-  AppendTorchEnv(job, pool, index, &env);
+  AppendTorchEnv(job, pool, index, options, &env);
   AppendServiceEnv(job, options, &env);
 
   // The user's variables come last: they may reference the ones above and override

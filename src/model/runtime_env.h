@@ -42,6 +42,10 @@ struct RuntimeOptions {
   // STORAGE_EMULATOR_HOST (Python, Go, Node clients) and
   // CLOUD_STORAGE_EMULATOR_ENDPOINT (google-cloud-cpp). "" = not offered.
   std::string storage_endpoint;
+  // Where each replica listens, per pool and index ("host:port"), when the executor
+  // places replicas itself (Slurm: a host and a reserved port each,
+  // executor/slurm_topology.h). Empty = every replica at ReplicaHostname:kClusterPort.
+  std::vector<std::vector<std::string>> peer_addresses;
 };
 
 // REQUIRES: job.spec parsed; 0 <= pool < job.spec.pools.size(); index < replica_count.

@@ -225,6 +225,41 @@ TEST(RuntimeEnvTest, VertexEveryRoleOfADistributedJob) {
   }
 }
 
+// On Slurm the executor places replicas (a host and a reserved port each): the same
+// variables, the same meaning, only the addresses differ (issue 21: the golden
+// environment holds there too). Every variable but the cluster maps and PyTorch's
+// primary address is byte-identical.
+TEST(RuntimeEnvTest, PlacedReplicasGetTheSameEnvironmentWithTheirAddresses) {
+  Job job = VertexJob({Pool(1), Pool(2), Pool(1)});
+  RuntimeOptions placed;
+  placed.peer_addresses = {{"n1:12000"}, {"n2:12001", "n2:12002"}, {"n3:12003"}};
+  for (int pool = 0; pool < 3; ++pool) {
+    ReplicaRuntime local = BuildReplicaRuntime(job, pool, 0);
+    ReplicaRuntime slurm = BuildReplicaRuntime(job, pool, 0, placed);
+    ASSERT_EQ(local.env.size(), slurm.env.size());
+    for (size_t i = 0; i < local.env.size(); ++i) {
+      const std::string& name = local.env[i].name;
+      ASSERT_EQ(name, slurm.env[i].name);
+      std::string expected = local.env[i].value;
+      if (name == "TF_CONFIG" || name == "CLUSTER_SPEC") {
+        const std::pair<const char*, const char*> moved[] = {
+            {"ty-42-workerpool0-0:2222", "n1:12000"},
+            {"ty-42-workerpool1-0:2222", "n2:12001"},
+            {"ty-42-workerpool1-1:2222", "n2:12002"},
+            {"ty-42-workerpool2-0:2222", "n3:12003"}};
+        for (const auto& [from, to] : moved) {
+          expected.replace(expected.find(from), std::string(from).size(), to);
+        }
+      } else if (name == "MASTER_ADDR") {
+        expected = "n1";
+      } else if (name == "MASTER_PORT") {
+        expected = "12000";
+      }
+      EXPECT_EQ(slurm.env[i].value, expected) << name;
+    }
+  }
+}
+
 TEST(RuntimeEnvTest, SplitsGcsUris) {
   EXPECT_EQ(SplitGcsUri("gs://bucket/a/b")->first, "bucket");
   EXPECT_EQ(SplitGcsUri("gs://bucket/a/b")->second, "a/b");
