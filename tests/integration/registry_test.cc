@@ -284,5 +284,28 @@ TEST_F(RegistryTest, TheRuntimesArePushedUnderTheirGoogleNames) {
       {"podman", "--root", store.string(), "--runroot", (dir_ / "run").string(), "rmi", "-af"});
 }
 
+// The daemon keeps its registry up: killed, it is started again and keeps its images.
+TEST_F(RegistryTest, AKilledRegistryIsStartedAgainWithItsImages) {
+  const std::string image = address_ + "/rp/kept-" + suffix_ + ":1";
+  made_ = {image};
+  ProcessRun pushed = RunProcess({"sh", "-ec",
+                                  "podman tag " + std::string(kTestImage) + " " + image +
+                                      "\npodman push -q --tls-verify=false " + image});
+  ASSERT_EQ(pushed.rc, 0) << pushed.err;
+  const std::string config = daemon_->data_dir() + "/registry/registry.yml";
+  ASSERT_EQ(RunProcess({"pkill", "-KILL", "-f", "docker-registry serve " + config}).rc, 0);
+  const auto killed = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_TRUE(WaitForRegistry()) << daemon_->Log();
+  std::cerr << "registry answered again "
+            << std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count()
+            << " s after it was killed\n";
+  ProcessRun manifest =
+      RunProcess({"curl", "-sf", "--noproxy", "*",
+                  "http://" + address_ + "/v2/rp/kept-" + suffix_ + "/tags/list"});
+  EXPECT_THAT(manifest.out, HasSubstr("\"1\"")) << manifest.out;
+  EXPECT_THAT(daemon_->Log(), HasSubstr("starting it again"));
+}
+
 }  // namespace
 }  // namespace ty::testing
