@@ -89,6 +89,10 @@ pid_t LocalRegistry::Spawn() const {
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  // Not the daemon's environment: the registry reads every REGISTRY_* variable as a
+  // setting (REGISTRY_AUTH_FILE, which podman users export, stopped it at start).
+  std::string path = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
+  char* envp[] = {path.data(), nullptr};
   const char* log = log_path_.c_str();
   pid_t pid = fork();
   if (pid != 0) return pid;
@@ -100,7 +104,7 @@ pid_t LocalRegistry::Spawn() const {
     dup2(out, 2);
   }
   if (in >= 0) dup2(in, 0);
-  execv(argv[0], argv.data());
+  execve(argv[0], argv.data(), envp);
   _exit(127);
 }
 

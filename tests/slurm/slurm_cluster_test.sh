@@ -3,14 +3,22 @@
 # heterogeneous job of three components lands one component per host (what a
 # chief/worker/ps job needs: Slurm starts no het job on a single node); a job's exit
 # code comes back; every task of a 1 chief + 2 workers + 1 ps job works out the same
-# placement with ty-slurm-launch (given as $1), its own on its own host; `down` leaves
-# no daemon, namespace or bridge behind.
+# placement with ty-slurm-launch (given as $1), its own on its own host; an image in
+# trainyardd's registry on the controller's address pulls on a host by its gcr.io name;
+# `down` leaves no daemon, namespace or bridge behind.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cluster=$repo/scripts/slurm-cluster
 work=$(mktemp -d /tmp/ty-slurm-test.XXXXXX)
 fail() { echo "FAIL: $*" >&2; "$cluster" down >/dev/null 2>&1 || true; exit 1; }
-trap '"$cluster" down >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+daemon=""
+cleanup() {
+  [ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
+  "$cluster" down >/dev/null 2>&1 || true
+  podman --root "$work/store" --runroot "$work/run" rmi -af >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
 
 eval "$("$cluster" up 3)"
 [ "$(sinfo -h -N -o %T | sort -u)" = idle ] || fail "hosts not idle: $(sinfo -N)"
@@ -51,6 +59,24 @@ for host, t in tasks:  # Its own address is on its own host, at its port.
     assert cluster[t["pool"]][t["index"]] == "%s:%d" % (host, t["port"]), (host, t)
 CHECK
 
+# The registry from every host: trainyardd serving it on the controller's address,
+# an image pushed there, then read and pulled on the hosts by its gcr.io name.
+bin=$(dirname "$launch")
+"$bin/trainyardd" --listen 127.0.0.1:0 --port-file "$work/port" --data-dir "$work/data" \
+  --registry 10.201.0.1:80 >"$work/daemon.log" 2>&1 &
+daemon=$!
+for _ in $(seq 100); do curl -sf --noproxy '*' http://10.201.0.1/v2/ >/dev/null && break; sleep 0.1; done
+image=localhost/trainyard/busybox:latest
+podman tag "$image" 10.201.0.1:80/slurmtest/bb:1
+podman push -q --tls-verify=false 10.201.0.1:80/slurmtest/bb:1 ||
+  fail "push: $(cat "$work/daemon.log" "$work/data/registry/registry.log")"
+podman rmi 10.201.0.1:80/slurmtest/bb:1 >/dev/null
+tags=$(srun -w n3 curl -sf --noproxy '*' http://gcr.io/v2/slurmtest/bb/tags/list) ||
+  fail "n3 does not reach gcr.io's stand-in"
+[ "$tags" = '{"name":"slurmtest/bb","tags":["1"]}' ] || fail "tags on n3: $tags"
+srun -w n2 podman --root "$work/store" --runroot "$work/run" pull -q gcr.io/slurmtest/bb:1 \
+  >/dev/null || fail "n2 cannot pull gcr.io/slurmtest/bb:1"
+
 set +e
 sbatch -W -o /dev/null -J ty-exit --wrap 'exit 3' >/dev/null
 rc=$?
@@ -62,4 +88,4 @@ pgrep -r R,S,D -x slurmd >/dev/null && fail "a slurmd outlived down"
 pgrep -r R,S,D -x slurmctld >/dev/null && fail "slurmctld outlived down"
 ip netns list | grep -q '^ty-slurm-n' && fail "namespaces left: $(ip netns list)"
 ip link show tyslurm0 >/dev/null 2>&1 && fail "the bridge is left"
-echo "slurm-cluster: 3 hosts up, a het job one component per host, every task the same placement, exit codes, down clean: ok"
+echo "slurm-cluster: 3 hosts up, a het job one component per host, every task the same placement, the registry by gcr.io names on the hosts, exit codes, down clean: ok"
