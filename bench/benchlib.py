@@ -17,11 +17,12 @@ def http(method, url, body=None):
         return json.loads(r.read() or b"{}")
 
 
-def start_daemon(tmp, build_dir):
+def start_daemon(tmp, build_dir, extra_args=()):
     port_file = os.path.join(tmp, "port")
     log = open(os.path.join(tmp, "daemon.log"), "w")
     proc = subprocess.Popen([os.path.join(build_dir, "bin", "trainyardd"), "--listen", "127.0.0.1:0",
-                             "--port-file", port_file, "--data-dir", os.path.join(tmp, "data")],
+                             "--port-file", port_file, "--data-dir", os.path.join(tmp, "data"),
+                             *extra_args],
                             stdout=log, stderr=log)
     for _ in range(400):
         if os.path.exists(port_file):

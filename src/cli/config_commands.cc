@@ -116,7 +116,7 @@ int Run(Runtime& rt, const ConfigState& st) {
 }
 
 struct RegistryState {
-  std::string address = "127.77.0.1:80";  // trainyardd's default --registry.
+  std::string address = model::kDefaultRegistryAddress;  // trainyardd's default --registry.
   std::vector<std::string> extra_hosts;
   std::string hosts_file = "/etc/hosts";
   std::string conf_file = "/etc/containers/registries.conf.d/50-trainyard-registry.conf";

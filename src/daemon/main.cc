@@ -22,6 +22,7 @@
 #include "executor/process_executor.h"
 #include "format/yaml_json.h"
 #include "logs/log_store.h"
+#include "model/registry_names.h"
 #include "model/spec_limits.h"
 #include "service/capacity_config.h"
 #include "service/job_service.h"
@@ -54,10 +55,8 @@ struct DaemonConfig {
   std::string tls_cert_file;
   std::string tls_key_file;
   // The registry standing in for gcr.io and *.pkg.dev (executor/local_registry.h):
-  // "HOST:PORT", "" = none. Port 80 because `docker push gcr.io/...` reaches it through
-  // /etc/hosts (`trainyard config registry`), and plain HTTP is only tried there; an
-  // address of its own on loopback, so nothing else on port 80 is in the way.
-  std::string registry = "127.77.0.1:80";
+  // "HOST:PORT", "" = none.
+  std::string registry = ty::model::kDefaultRegistryAddress;
   bool registry_serve = true;  // Run docker-registry there; false = one is already there.
   // The config file's admission keys (service/capacity_config.h); null = defaults.
   nlohmann::json admission_doc;

@@ -276,6 +276,8 @@ class ContainerExecutor : public Executor {
   Result<std::vector<ReplicaAddressBook::Entry>> RunningReplicaAddresses();
   // Makes every image of the attempt present (inspect, pull if missing).
   Status EnsureImages(const AttemptSpec& attempt);
+  // What the launch waits for, into the job's log (a kLaunchWaiting event).
+  void SayLaunchWaits(const AttemptSpec& attempt, const std::string& message);
   // One image the engine lacks: from the local registry for a Google name (then
   // tagged by that name), else from where the name says.
   Status PullMissingImage(const AttemptSpec& attempt, const std::string& image);

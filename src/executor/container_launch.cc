@@ -273,14 +273,8 @@ bool ContainerExecutor::EngineCameBack(const AttemptSpec& attempt, TimeMicros de
   if (ping.ok()) return false;
   spdlog::warn("launch {}/{}: the container engine does not answer ({}); waiting for it",
                attempt.job_uid, attempt.attempt, ping.message());
-  ExecutorEvent waiting;
-  waiting.kind = ExecutorEventKind::kLaunchWaiting;
-  waiting.job_uid = attempt.job_uid;
-  waiting.attempt = attempt.attempt;
-  waiting.time = Now();
-  waiting.message = "Waiting for the container engine, which does not answer (" + ping.message() +
-                    "); the replicas start when it is back.";
-  work_.Emit(waiting);
+  SayLaunchWaits(attempt, "Waiting for the container engine, which does not answer (" +
+                              ping.message() + "); the replicas start when it is back.");
   while (Now() < deadline && !work_.shutting_down()) {
     work_.SleepUnlessShuttingDown(500);
     if (engine_->Ping().ok()) {
@@ -290,6 +284,16 @@ bool ContainerExecutor::EngineCameBack(const AttemptSpec& attempt, TimeMicros de
     }
   }
   return false;
+}
+
+void ContainerExecutor::SayLaunchWaits(const AttemptSpec& attempt, const std::string& message) {
+  ExecutorEvent waiting;
+  waiting.kind = ExecutorEventKind::kLaunchWaiting;
+  waiting.job_uid = attempt.job_uid;
+  waiting.attempt = attempt.attempt;
+  waiting.time = Now();
+  waiting.message = message;
+  work_.Emit(waiting);
 }
 
 Status ContainerExecutor::EnsureImages(const AttemptSpec& attempt) {
@@ -324,12 +328,7 @@ Status ContainerExecutor::PullMissingImage(const AttemptSpec& attempt, const std
                               " names here (the daemon's registry is off), and the engine " +
                               "does not have the image");
   }
-  ExecutorEvent pulling;
-  pulling.kind = ExecutorEventKind::kLaunchWaiting;
-  pulling.job_uid = attempt.job_uid;
-  pulling.attempt = attempt.attempt;
-  pulling.message = "Pulling " + image + " from the local registry (" + *mirror + ").";
-  work_.Emit(pulling);
+  SayLaunchWaits(attempt, "Pulling " + image + " from the local registry (" + *mirror + ").");
   // One at a time: podman 4.3 pulling one image under two names at once rewrote its
   // record with the second pull's names, dropping the tag given after the first (a
   // job of two pools, gcr.io and pkg.dev names of one image, found "image not known").
@@ -358,32 +357,9 @@ Status ContainerExecutor::InstallPackages(AttemptSpec* attempt) {
       AttemptSpec one;
       one.replicas.push_back(r);
       RETURN_IF_ERROR(EnsureImages(one));  // The executor image, before pip runs in it.
-      auto say_installing = [&] {
-        ExecutorEvent waiting;
-        waiting.kind = ExecutorEventKind::kLaunchWaiting;
-        waiting.job_uid = attempt->job_uid;
-        waiting.attempt = attempt->attempt;
-        waiting.time = Now();
-        waiting.message = "Installing the Python packages into " + r.image +
-                          " (pip, offline); replicas, trials and jobs with the same packages "
-                          "start from the result without installing.";
-        work_.Emit(waiting);
-      };
-      auto say_installed = [&](const std::string& pip_said, double seconds) {
-        ExecutorEvent done;
-        done.kind = ExecutorEventKind::kLaunchWaiting;
-        done.job_uid = attempt->job_uid;
-        done.attempt = attempt->attempt;
-        done.time = Now();
-        char took[32];
-        std::snprintf(took, sizeof took, "%.1f", seconds);
-        done.message = "Installed the Python packages in " + std::string(took) + " s" +
-                       (pip_said.empty() ? std::string(".") : " (pip: " + pip_said + ").");
-        work_.Emit(done);
-      };
       Result<std::string> image = packages_->Prepare(
-          r.image, r.python_packages, [this] { return work_.shutting_down(); }, say_installing,
-          say_installed);
+          r.image, r.python_packages, [this] { return work_.shutting_down(); },
+          [&](const std::string& message) { SayLaunchWaits(*attempt, message); });
       if (!image.ok()) return image.status();
       it = prepared.emplace(key, *image).first;
     }

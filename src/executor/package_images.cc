@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <filesystem>
@@ -189,10 +190,10 @@ Result<std::string> PackageImages::KeyFor(const std::string& image_id,
   return HexSha256(total.get()).substr(0, 32);
 }
 
-Result<std::string> PackageImages::Prepare(
-    const std::string& image, const std::vector<std::string>& packages,
-    const std::function<bool()>& stop, const std::function<void()>& on_install,
-    const std::function<void(const std::string&, double)>& on_installed) {
+Result<std::string> PackageImages::Prepare(const std::string& image,
+                                           const std::vector<std::string>& packages,
+                                           const std::function<bool()>& stop,
+                                           const std::function<void(const std::string&)>& say) {
   if (packages.empty()) return image;
   StagedPackages staged;
   RETURN_IF_ERROR(staged.Stage(options_.bucket_root, packages));
@@ -202,13 +203,15 @@ Result<std::string> PackageImages::Prepare(
   std::lock_guard<std::mutex> lock(install_mu_);
   ASSIGN_OR_RETURN(bool cached, engine_->ImageExists(target));
   if (cached) return target;
-  if (on_install) on_install();
+  say("Installing the Python packages into " + image +
+      " (pip, offline); replicas, trials and jobs with the same packages start from the result "
+      "without installing.");
   const auto started = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(std::string pip_said, Install(image, staged.paths(), tag, stop));
-  if (on_installed) {
-    on_installed(pip_said,
-                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-  }
+  char took[32];
+  std::snprintf(took, sizeof took, "%.1f",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  say("Installed the Python packages in " + std::string(took) + " s (pip: " + pip_said + ").");
   Prune(target);
   return target;
 }

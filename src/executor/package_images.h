@@ -50,13 +50,12 @@ class PackageImages {
   // present. FailedPrecondition with pip's last lines when the install fails;
   // NotFound naming a package that is not in its bucket. `stop` is polled while pip
   // runs (the daemon stopping); true abandons the install.
-  // `on_install` is called before pip runs (not when the image exists already), and
-  // `on_installed` after a successful install with pip's last line ("Successfully
-  // installed trainer-0.1") and the seconds it took, for the job's log.
+  // `say` gets what the job's log should tell: that pip runs (not when the image exists
+  // already), then pip's last line ("Successfully installed trainer-0.1") and how long.
   Result<std::string> Prepare(
       const std::string& image, const std::vector<std::string>& packages,
-      const std::function<bool()>& stop, const std::function<void()>& on_install = {},
-      const std::function<void(const std::string&, double)>& on_installed = {});
+      const std::function<bool()>& stop,
+      const std::function<void(const std::string&)>& say = [](const std::string&) {});
 
   // The tag Prepare uses for these inputs: a hash of the image id and of each
   // package's URI and contents. Exposed for tests.

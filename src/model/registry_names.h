@@ -16,6 +16,12 @@
 
 namespace ty::model {
 
+// Where trainyardd serves its registry unless told otherwise, and where `trainyard
+// config registry` points the names: port 80, since a name without a port is tried
+// there over plain HTTP, on a loopback address of its own, so nothing else on port 80
+// is in the way.
+inline constexpr char kDefaultRegistryAddress[] = "127.77.0.1:80";
+
 // "gcr.io", "eu.gcr.io", "us-central1-docker.pkg.dev", "us-docker.pkg.dev", ...
 bool IsGoogleRegistryHost(std::string_view host);
 
