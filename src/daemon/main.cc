@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +21,7 @@
 #include "executor/container_executor.h"
 #include "executor/local_registry.h"
 #include "executor/process_executor.h"
+#include "executor/slurm_executor.h"
 #include "format/yaml_json.h"
 #include "logs/log_store.h"
 #include "model/registry_names.h"
@@ -58,6 +60,15 @@ struct DaemonConfig {
   // "HOST:PORT", "" = none.
   std::string registry = ty::model::kDefaultRegistryAddress;
   bool registry_serve = true;  // Run docker-registry there; false = one is already there.
+  // The Slurm executor (executor/slurm_executor.h): attempt directories on a filesystem
+  // every Slurm host mounts at the same path (default <data_dir>/slurm), the launcher as
+  // the hosts run it (default beside trainyardd), sbatch's partition and QOS, and how
+  // replicas on the hosts reach this machine (default its host name).
+  std::string slurm_dir;
+  std::string slurm_launcher;
+  std::string slurm_partition;
+  std::string slurm_qos;
+  std::string slurm_daemon_host;
   // The config file's admission keys (service/capacity_config.h); null = defaults.
   nlohmann::json admission_doc;
   // The config file's `tokens` list (auth/tokens.h); null = no tokens.
@@ -125,7 +136,12 @@ ty::Status SortConfigKeys(const std::string& path, const nlohmann::json& doc, Da
                                  "tls_cert_file",
                                  "tls_key_file",
                                  "registry",
-                                 "registry_serve"};
+                                 "registry_serve",
+                                 "slurm_dir",
+                                 "slurm_launcher",
+                                 "slurm_partition",
+                                 "slurm_qos",
+                                 "slurm_daemon_host"};
   const auto& admission_keys = ty::service::AdmissionConfigKeys();
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     if (std::find(admission_keys.begin(), admission_keys.end(), it.key()) != admission_keys.end()) {
@@ -165,6 +181,11 @@ ty::Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI
   RETURN_IF_ERROR(str("tls_cert_file", "--tls-cert-file", cfg.tls_cert_file));
   RETURN_IF_ERROR(str("tls_key_file", "--tls-key-file", cfg.tls_key_file));
   RETURN_IF_ERROR(str("registry", "--registry", cfg.registry));
+  RETURN_IF_ERROR(str("slurm_dir", "--slurm-dir", cfg.slurm_dir));
+  RETURN_IF_ERROR(str("slurm_launcher", "--slurm-launcher", cfg.slurm_launcher));
+  RETURN_IF_ERROR(str("slurm_partition", "--slurm-partition", cfg.slurm_partition));
+  RETURN_IF_ERROR(str("slurm_qos", "--slurm-qos", cfg.slurm_qos));
+  RETURN_IF_ERROR(str("slurm_daemon_host", "--slurm-daemon-host", cfg.slurm_daemon_host));
   if (doc.contains("registry_serve") && app.count("--registry-serve") == 0) {
     if (!doc["registry_serve"].is_boolean())
       return ty::InvalidArgument("config: registry_serve must be true or false");
@@ -253,6 +274,21 @@ ty::Result<std::unique_ptr<ty::executor::Executor>> MakeExecutor(const DaemonCon
     ASSIGN_OR_RETURN(auto e, ty::executor::ContainerExecutor::Create(o));
     return std::unique_ptr<ty::executor::Executor>(std::move(e));
   }
+  if (cfg.executor == "slurm") {
+    ty::executor::SlurmExecutor::Options o;
+    o.state_dir = cfg.slurm_dir.empty() ? cfg.data_dir + "/slurm" : cfg.slurm_dir;
+    o.launcher =
+        cfg.slurm_launcher.empty() ? ExecutableDir() + "/ty-slurm-launch" : cfg.slurm_launcher;
+    o.log_sink = sink;
+    o.bucket_root = cfg.bucket_root;
+    o.daemon_host = cfg.slurm_daemon_host;
+    o.partition = cfg.slurm_partition;
+    o.qos = cfg.slurm_qos;
+    o.userns_base = static_cast<uint32_t>(cfg.replica_uid_base);
+    o.stop_grace_s = static_cast<int>(std::ceil(cfg.stop_grace_seconds));
+    ASSIGN_OR_RETURN(auto e, ty::executor::SlurmExecutor::Create(o));
+    return std::unique_ptr<ty::executor::Executor>(std::move(e));
+  }
   ty::executor::ProcessExecutor::Options o;
   o.state_dir = cfg.data_dir + "/processes";
   o.bucket_root = cfg.bucket_root;
@@ -291,7 +327,9 @@ ty::Result<std::unique_ptr<ty::api::ApiServer>> StartReplicaApi(const DaemonConf
     if (cfg.executor != "container" && !plain_main) {
       spdlog::warn("the main listener speaks HTTPS: process replicas get no STORAGE_EMULATOR_HOST");
     }
-    service->SetReplicaStoragePort(cfg.executor == "container" || !plain_main ? 0 : main_port);
+    // Slurm replicas run on other hosts, which the main listener (and the replica
+    // listener's address check) does not serve: no Storage API for them yet.
+    service->SetReplicaStoragePort(cfg.executor != "process" || !plain_main ? 0 : main_port);
     return std::unique_ptr<ty::api::ApiServer>();
   }
   ASSIGN_OR_RETURN(auto where, SplitHostPort(cfg.replica_listen, "--replica-listen"));
@@ -354,8 +392,19 @@ void AddFlags(CLI::App& app, DaemonConfig& cfg, std::string* config_path) {
   app.add_option("--port-file", cfg.port_file, "Write the bound port here (useful with port 0)");
   app.add_option("--data-dir", cfg.data_dir,
                  "Where the database, logs and buckets live (default ~/.local/share/trainyard)");
-  app.add_option("--executor", cfg.executor, "container (podman/Docker Engine API) or process")
-      ->check(CLI::IsMember({"container", "process"}));
+  app.add_option("--executor", cfg.executor,
+                 "container (podman/Docker Engine API), slurm (sbatch onto a Slurm cluster) or "
+                 "process")
+      ->check(CLI::IsMember({"container", "slurm", "process"}));
+  app.add_option("--slurm-dir", cfg.slurm_dir,
+                 "Slurm executor: attempt directories, on a filesystem every Slurm host mounts "
+                 "at the same path (default <data-dir>/slurm)");
+  app.add_option("--slurm-launcher", cfg.slurm_launcher,
+                 "Slurm executor: ty-slurm-launch as the hosts run it (default beside trainyardd)");
+  app.add_option("--slurm-partition", cfg.slurm_partition, "Slurm executor: sbatch --partition");
+  app.add_option("--slurm-qos", cfg.slurm_qos, "Slurm executor: sbatch --qos");
+  app.add_option("--slurm-daemon-host", cfg.slurm_daemon_host,
+                 "Slurm executor: the address replicas on the hosts reach this machine by");
   app.add_option("--engine-socket", cfg.engine_socket,
                  "Docker Engine API unix socket (podman or Docker)");
   app.add_option(
@@ -400,7 +449,8 @@ void AddFlags(CLI::App& app, DaemonConfig& cfg, std::string* config_path) {
       "--config", *config_path,
       "YAML file with the same keys (listen, data_dir, executor, engine_socket, bucket_root, "
       "port_file, stop_grace_seconds, warm_pool, max_replicas_per_pool, max_replicas_per_job, "
-      "replica_listen, tls_cert_file, tls_key_file, registry, registry_serve), and capacity, "
+      "replica_listen, tls_cert_file, tls_key_file, registry, registry_serve, slurm_dir, "
+      "slurm_launcher, slurm_partition, slurm_qos, slurm_daemon_host), and capacity, "
       "overcommit, strict, quotas, "
       "machine_types, tokens "
       "(README)");
@@ -466,7 +516,7 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
   auto executor = MakeExecutor(cfg, logs->get());
   if (!executor.ok()) return Fail(executor.status());
   std::unique_ptr<ty::executor::LocalRegistry> registry;
-  if (cfg.executor == "container" && !cfg.registry.empty() && cfg.registry_serve) {
+  if (cfg.executor != "process" && !cfg.registry.empty() && cfg.registry_serve) {
     registry = std::make_unique<ty::executor::LocalRegistry>(ty::executor::LocalRegistry::Options{
         .address = cfg.registry, .storage_dir = cfg.data_dir + "/registry/storage"});
     if (ty::Status s = registry->Start(); !s.ok()) return Fail(s);

@@ -73,46 +73,6 @@ bool IsAlive(int pid, unsigned long long start_ticks) {
   return !zombie && ticks == start_ticks;
 }
 
-// Lines of `data`; a final unterminated piece counts as a line.
-std::vector<std::string> SplitLines(const std::string& data) {
-  std::vector<std::string> lines;
-  size_t pos = 0;
-  while (pos < data.size()) {
-    size_t nl = data.find('\n', pos);
-    if (nl == std::string::npos) nl = data.size();
-    lines.push_back(data.substr(pos, nl - pos));
-    pos = nl + 1;
-  }
-  return lines;
-}
-
-std::string ReadRange(const std::string& path, int64_t from, int64_t to) {
-  std::string out;
-  if (to <= from) return out;
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return out;
-  out.resize(static_cast<size_t>(to - from));
-  ssize_t n = pread(fd, out.data(), out.size(), from);
-  close(fd);
-  out.resize(n > 0 ? static_cast<size_t>(n) : 0);
-  return out;
-}
-
-int64_t FileSize(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
-}
-
-// End of the part of [from, size) that `take` consumes: up to the last newline,
-// or everything when the writer is gone (a last line without "\n").
-int64_t BatchEnd(const std::string& path, int64_t from, bool writer_gone) {
-  int64_t size = FileSize(path);
-  if (size <= from || writer_gone) return std::max(size, from);
-  std::string data = ReadRange(path, from, size);
-  size_t nl = data.rfind('\n');
-  return nl == std::string::npos ? from : from + static_cast<int64_t>(nl) + 1;
-}
-
 }  // namespace
 
 // ---- Creation ---------------------------------------------------------------
@@ -295,65 +255,13 @@ void ProcessExecutor::StartWatcher(const Replica& r, bool resume) {
   work_.StartWatcher(r.job_uid, r.attempt, r.name, [this, r, resume] { RunWatcher(r, resume); });
 }
 
-void ProcessExecutor::AppendBatch(const Replica& r, const Batch& b, TimeMicros skip_until,
-                                  Capture* c) {
-  TimeMicros t = b.t0;
-  auto emit = [&](const char* suffix, int64_t from, int64_t to, logs::LogStream stream) {
-    for (std::string& line : SplitLines(ReadRange(PathOf(r.name, suffix), from, to))) {
-      TimeMicros time = t++;
-      if (time <= skip_until) continue;
-      logs::LogEntry entry;
-      entry.time = time;
-      entry.task = r.task;
-      entry.stream = stream;
-      entry.message = std::move(line);
-      options_.log_sink->Append(r.job_uid, entry);
-    }
-  };
-  emit(".out", b.out_from, b.out_to, logs::LogStream::kStdout);
-  emit(".err", b.err_from, b.err_to, logs::LogStream::kStderr);
-  c->out_off = b.out_to;
-  c->err_off = b.err_to;
-  c->last = t - 1;
-}
-
-void ProcessExecutor::ResumeCapture(const Replica& r, Capture* c) {
-  std::string text;
-  if (!ReadFile(PathOf(r.name, ".cursor"), &text)) return;  // Nothing was captured yet.
-  json j = json::parse(text, nullptr, false);
-  if (!j.is_object()) return;
-  Batch b;
-  b.out_from = j.value("out_from", int64_t{0});
-  b.out_to = j.value("out_to", int64_t{0});
-  b.err_from = j.value("err_from", int64_t{0});
-  b.err_to = j.value("err_to", int64_t{0});
-  b.t0 = j.value("t0", TimeMicros{0});
-  AppendBatch(r, b, options_.log_sink->LastEntryTime(r.job_uid, r.task), c);
-}
-
-void ProcessExecutor::CaptureNew(const Replica& r, bool writer_gone, Capture* c) {
-  Batch b;
-  b.out_from = c->out_off;
-  b.err_from = c->err_off;
-  b.out_to = BatchEnd(PathOf(r.name, ".out"), c->out_off, writer_gone);
-  b.err_to = BatchEnd(PathOf(r.name, ".err"), c->err_off, writer_gone);
-  if (b.out_to <= b.out_from && b.err_to <= b.err_from) return;
-  b.t0 = std::max(clock_->Now(), c->last + 1);
-  json j = {{"out_from", b.out_from},
-            {"out_to", b.out_to},
-            {"err_from", b.err_from},
-            {"err_to", b.err_to},
-            {"t0", b.t0}};
-  const std::string cursor_path = PathOf(r.name, ".cursor");
-  if (!WriteFileAtomically(cursor_path, j.dump()).ok()) {
-    spdlog::warn("executor: cannot write {}", cursor_path);
-  }
-  AppendBatch(r, b, /*skip_until=*/0, c);
+internal::FileLogCapture ProcessExecutor::CaptureOf(const Replica& r) const {
+  return internal::FileLogCapture(options_.log_sink, clock_, PathOf(r.name, ""), r.job_uid, r.task);
 }
 
 void ProcessExecutor::RunWatcher(const Replica& r, bool resume) {
-  Capture capture;
-  if (resume) ResumeCapture(r, &capture);
+  internal::FileLogCapture capture = CaptureOf(r);
+  if (resume) capture.Resume();
 
   std::optional<int> wait_status;
   bool gone = false;
@@ -368,8 +276,12 @@ void ProcessExecutor::RunWatcher(const Replica& r, bool resume) {
     } else if (got < 0 && !IsAlive(r.pid, r.start_ticks)) {
       gone = true;
     }
-    CaptureNew(r, /*writer_gone=*/gone, &capture);
-    if (!gone) std::this_thread::sleep_for(kPollInterval);
+    if (gone) {
+      capture.CaptureAll();
+    } else {
+      capture.CaptureNew(/*writer_gone=*/false);
+      std::this_thread::sleep_for(kPollInterval);
+    }
   }
 
   if (gone && !work_.shutting_down()) {
@@ -561,9 +473,9 @@ Result<std::vector<ObservedReplica>> ProcessExecutor::Recover() {
       // reports its end with its last lines as soon as this returns. A replica
       // this executor watches is (being) captured to the end by its watcher.
       if (!work_.IsWatched(r.name)) {
-        Capture capture;
-        ResumeCapture(r, &capture);
-        CaptureNew(r, /*writer_gone=*/true, &capture);
+        internal::FileLogCapture capture = CaptureOf(r);
+        capture.Resume();
+        capture.CaptureAll();
       }
     }
     out.push_back(std::move(o));

@@ -20,15 +20,11 @@
 //   <state_dir>/<name>.cursor  log capture position (write-ahead, see below)
 //   <state_dir>/<name>/        working directory
 //
-// Log capture: a watcher polls .out/.err every 50 ms and appends complete lines
-// in batches. Before appending a batch it writes the batch's byte ranges and first
-// time to .cursor (lines get times t0, t0+1us, ...), so after a crash the batch is
-// recomputed identically and lines whose time is not after
-// LogSink::LastEntryTime() are skipped: no line is lost or duplicated. Recover()
-// resumes a running replica's watcher that way, and for an exited replica does
-// the same once, before it returns (its output written while no daemon watched).
-// Within one batch stdout lines come before stderr lines: two pipes carry no
-// relative order.
+// Log capture: a watcher polls .out/.err every 50 ms and takes complete lines
+// through executor/file_log_capture.h (write-ahead .cursor: no line is lost or
+// duplicated across a crash). Recover() resumes a running replica's watcher that
+// way, and for an exited replica does the same once, before it returns (its output
+// written while no daemon watched).
 //
 // RestartReplica runs the replica's command again from the meta file, in the same
 // working directory, with the same environment; the new run appends to .out/.err,
@@ -49,6 +45,7 @@
 #include "common/time.h"
 #include "executor/background_work.h"
 #include "executor/executor.h"
+#include "executor/file_log_capture.h"
 #include "logs/log_store.h"
 
 namespace ty::executor {
@@ -95,18 +92,6 @@ class ProcessExecutor : public Executor {
     unsigned long long start_ticks = 0;
   };
 
-  // A byte range of .out and .err whose lines get times t0, t0+1us, ... (the
-  // write-ahead record in .cursor).
-  struct Batch {
-    int64_t out_from = 0, out_to = 0, err_from = 0, err_to = 0;
-    TimeMicros t0 = 0;
-  };
-  // Where log capture of one replica stands.
-  struct Capture {
-    int64_t out_off = 0, err_off = 0;  // Bytes of .out/.err already taken.
-    TimeMicros last = 0;               // Time of the last line taken.
-  };
-
   explicit ProcessExecutor(Options options);
 
   void RunLaunch(const AttemptSpec& attempt);
@@ -115,14 +100,8 @@ class ProcessExecutor : public Executor {
   // `resume`: continue from .cursor (after a restart).
   void StartWatcher(const Replica& r, bool resume);
   void RunWatcher(const Replica& r, bool resume);
-  // Appends the lines of `b` whose time is after `skip_until` and moves `c` past it.
-  void AppendBatch(const Replica& r, const Batch& b, TimeMicros skip_until, Capture* c);
-  // Re-appends what the sink lacks of the batch in .cursor (a daemon may have died
-  // mid-batch) and moves `c` past it; no-op without a cursor file.
-  void ResumeCapture(const Replica& r, Capture* c);
-  // Takes the complete lines written since `c` (all bytes once `writer_gone`): the
-  // cursor first, then the lines.
-  void CaptureNew(const Replica& r, bool writer_gone, Capture* c);
+  // The log capture of `r`'s .out/.err (executor/file_log_capture.h).
+  internal::FileLogCapture CaptureOf(const Replica& r) const;
   // Replicas of `job_uid`/`attempt` found in state_dir ("" = every job).
   std::vector<Replica> ReplicasOnDisk(const std::string& job_uid, int attempt);
   void KillGroupAndWait(const Replica& r, int signal, DurationMicros timeout);

@@ -1,20 +1,40 @@
-// ty-slurm-launch: what each Slurm task of a Trainyard job runs (issue 21). It works
-// out its replica's pool, index, port and every peer's address from its own Slurm
-// environment (executor/slurm_topology.h), with no rendezvous.
+// ty-slurm-launch: what each Slurm task of a Trainyard job runs (issue 21).
 //
-// So far: `ty-slurm-launch --print-topology` prints that placement as one JSON line
-// (the Slurm test checks every task agrees). Running the replica's container with the
-// runtime contract's environment is the next step of the Slurm executor.
+//   ty-slurm-launch --context DIR   runs this task's replica (executor/slurm_context.h)
+//   ty-slurm-launch --print-topology  prints this task's placement as one JSON line
+//
+// It works out its replica's pool, index, port and every peer's address from its own
+// Slurm environment (executor/slurm_topology.h), with no rendezvous; puts those
+// addresses into the environment the service computed; runs the replica's container
+// with podman on this host (host network: it listens on its reserved port), its output
+// appended to DIR/<replica>.out and .err; writes the container's exit code to
+// DIR/<replica>.exit; and exits with it. On SIGTERM (scancel, a time limit) it stops
+// the container itself, with the job's grace period: the podman client Slurm would
+// signal does not stop a container (shared/notes/slurm-here.md §3.4). The epilog
+// (scripts/ty-slurm-epilog) removes what a launcher killed with SIGKILL left.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "common/files.h"
+#include "executor/slurm_context.h"
 #include "executor/slurm_topology.h"
 
 namespace {
+
+using ty::executor::ReplicaLaunch;
+using ty::executor::SlurmContext;
 
 std::optional<std::string> GetEnv(const std::string& name) {
   const char* value = std::getenv(name.c_str());
@@ -22,22 +42,149 @@ std::optional<std::string> GetEnv(const std::string& name) {
   return std::string(value);
 }
 
-}  // namespace
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "ty-slurm-launch: %s\n", message.c_str());
+  return 2;
+}
 
-int main(int argc, char** argv) {
-  if (argc != 2 || std::strcmp(argv[1], "--print-topology") != 0) {
-    std::fprintf(stderr, "usage: ty-slurm-launch --print-topology (inside a Slurm step)\n");
-    return 2;
-  }
+int PrintTopology() {
   ty::Result<ty::executor::SlurmTopology> topology = ty::executor::TopologyFromSlurmEnv(&GetEnv);
-  if (!topology.ok()) {
-    std::fprintf(stderr, "ty-slurm-launch: %s\n", topology.status().message().c_str());
-    return 2;
-  }
+  if (!topology.ok()) return Fail(topology.status().message());
   nlohmann::json out = {{"pool", topology->pool},
                         {"index", topology->index},
                         {"port", topology->port},
                         {"cluster", topology->addresses}};
   std::printf("%s\n", out.dump().c_str());
   return 0;
+}
+
+// The host GPUs Slurm gave this task (CUDA_VISIBLE_DEVICES="0,2"), for a replica
+// that asks for accelerators.
+std::vector<int> TaskGpus(const ReplicaLaunch& r) {
+  std::vector<int> out;
+  std::optional<std::string> visible = GetEnv("CUDA_VISIBLE_DEVICES");
+  if (r.accelerator_count <= 0 || !visible) return out;
+  size_t pos = 0;
+  while (pos < visible->size()) {
+    size_t comma = visible->find(',', pos);
+    if (comma == std::string::npos) comma = visible->size();
+    std::string item = visible->substr(pos, comma - pos);
+    if (!item.empty() && item.find_first_not_of("0123456789") == std::string::npos) {
+      out.push_back(std::atoi(item.c_str()));
+    }
+    pos = comma + 1;
+  }
+  return out;
+}
+
+// Forks and execs `argv` (PATH lookup) with stdout/stderr appended to the two files
+// ("" = /dev/null) and TERM/INT/HUP unblocked again. -1 on failure.
+pid_t Spawn(const std::vector<std::string>& argv, const std::string& out_path,
+            const std::string& err_path) {
+  std::vector<char*> cargv;
+  for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  const char* out_file = out_path.empty() ? "/dev/null" : out_path.c_str();
+  const char* err_file = err_path.empty() ? "/dev/null" : err_path.c_str();
+  pid_t pid = fork();
+  if (pid != 0) return pid;
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  // Its own process group: Slurm's signals to the task reach the launcher, which
+  // stops the container with the grace period instead of podman forwarding them.
+  setpgid(0, 0);
+  int in = open("/dev/null", O_RDONLY);
+  int out = open(out_file, O_WRONLY | O_CREAT | O_APPEND, 0600);
+  int err = open(err_file, O_WRONLY | O_CREAT | O_APPEND, 0600);
+  if (in < 0 || out < 0 || err < 0) _exit(126);
+  dup2(in, 0);
+  dup2(out, 1);
+  dup2(err, 2);
+  execvp(cargv[0], cargv.data());
+  _exit(127);
+}
+
+// Waits for the container's podman client; on TERM/INT/HUP stops the container
+// (`podman stop -t grace`), again each second until the client is gone (a signal may
+// come before the container exists). Returns the client's exit code (128 + N when a
+// signal killed it).
+int WaitStoppingOnSignal(pid_t run, const std::string& name, int grace_s) {
+  sigset_t waited;
+  sigemptyset(&waited);
+  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGCHLD}) sigaddset(&waited, s);
+  bool stopping = false;
+  time_t last_stop = 0;
+  for (;;) {
+    int status = 0;
+    pid_t got = waitpid(run, &status, WNOHANG);
+    if (got == run) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {  // Earlier `podman stop` calls.
+    }
+    timespec tick = {0, 200 * 1000 * 1000};
+    int sig = sigtimedwait(&waited, nullptr, &tick);
+    if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) stopping = true;
+    if (stopping && time(nullptr) - last_stop >= 1) {
+      last_stop = time(nullptr);
+      Spawn({"podman", "stop", "--ignore", "-t", std::to_string(grace_s), name}, "", "");
+    }
+  }
+}
+
+int RunReplica(const std::string& dir) {
+  ty::Result<std::string> text = ty::ReadFile(dir + "/context.json");
+  if (!text.ok()) return Fail(text.status().message());
+  ty::Result<SlurmContext> context = ty::executor::SlurmContextFromJson(*text);
+  if (!context.ok()) return Fail(context.status().message());
+  ty::Result<ty::executor::SlurmTopology> placed = ty::executor::TopologyFromSlurmEnv(&GetEnv);
+  if (!placed.ok()) return Fail(placed.status().message());
+  const ReplicaLaunch* mine = nullptr;
+  for (const ReplicaLaunch& r : context->replicas) {
+    if (r.pool == placed->pool && r.index == placed->index) mine = &r;
+  }
+  if (mine == nullptr) {
+    return Fail("the context has no replica " + std::to_string(placed->pool) + "/" +
+                std::to_string(placed->index));
+  }
+  const std::string prefix = dir + "/" + mine->name;
+  const std::string where = placed->addresses[placed->pool][placed->index];
+  ty::WriteFileAtomically(prefix + ".placed", where + "\n").IgnoreError();
+  std::vector<ty::model::EnvVar> env =
+      ty::executor::PlaceEnvironment(mine->env, context->replicas, *placed);
+  std::vector<std::string> argv = ty::executor::PodmanRunArgs(
+      *context, *mine, env, GetEnv("SLURM_JOB_ID").value_or(""), TaskGpus(*mine));
+
+  // The epilog's marker (scripts/ty-slurm-epilog): while it exists the container may.
+  const std::string marker_dir = "/run/trainyard-slurm/" + GetEnv("SLURM_JOB_ID").value_or("0");
+  const std::string marker = marker_dir + "/" + mine->name;
+  mkdir("/run/trainyard-slurm", 0700);
+  mkdir(marker_dir.c_str(), 0700);
+  ty::WriteFileAtomically(marker, "").IgnoreError();
+
+  sigset_t blocked;
+  sigemptyset(&blocked);
+  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGCHLD}) sigaddset(&blocked, s);
+  sigprocmask(SIG_BLOCK, &blocked, nullptr);
+  pid_t run = Spawn(argv, prefix + ".out", prefix + ".err");
+  if (run < 0) return Fail(std::string("fork: ") + std::strerror(errno));
+  int code = WaitStoppingOnSignal(run, mine->name, context->stop_grace_s);
+  // podman run --rm returned: the container is gone (unless podman itself was killed,
+  // which 128 + N says; the epilog then removes it).
+  if (code < 128) {
+    unlink(marker.c_str());
+    rmdir(marker_dir.c_str());
+  }
+  ty::Status wrote = ty::WriteFileAtomically(prefix + ".exit", std::to_string(code) + "\n");
+  if (!wrote.ok()) Fail(wrote.message());
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "--print-topology") == 0) return PrintTopology();
+  if (argc == 3 && std::strcmp(argv[1], "--context") == 0) return RunReplica(argv[2]);
+  std::fprintf(stderr,
+               "usage: ty-slurm-launch --context DIR | --print-topology (inside a Slurm step)\n");
+  return 2;
 }

@@ -1,0 +1,566 @@
+#include "executor/slurm_executor.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "common/files.h"
+#include "common/subprocess.h"
+#include "executor/background_work.h"
+#include "executor/file_log_capture.h"
+#include "executor/slurm_context.h"
+#include "executor/slurm_submit.h"
+
+namespace ty::executor {
+namespace {
+
+using internal::FileLogCapture;
+using json = nlohmann::json;
+
+constexpr char kReplicaBucketRoot[] = "/gcs";
+// How long a replica's exit file may trail Slurm's word that the job ended (the
+// shared filesystem's attribute caching), before the replica counts as killed.
+constexpr DurationMicros kExitFileGrace = 3 * 1000000;
+// How long Slurm may not list a job it was given before it counts as forgotten.
+constexpr int kMissingPollsToForget = 3;
+
+std::string AttemptKey(const std::string& job_uid, int attempt) {
+  return job_uid + "-" + std::to_string(attempt);
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+std::optional<int> ReadExitCode(const std::string& path) {
+  Result<std::string> text = ty::ReadFile(path);
+  if (!text.ok() || text->empty()) return std::nullopt;
+  const char* p = text->c_str();
+  char* end = nullptr;
+  long v = std::strtol(p, &end, 10);
+  if (end == p || v < 0 || v > 255) return 255;  // Not ours to trust beyond this.
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+class SlurmExecutor::Impl {
+ public:
+  struct ReplicaWatch {
+    int pool = 0, index = 0;
+    std::string name;
+    std::unique_ptr<FileLogCapture> capture;  // The monitor thread's only.
+    bool exited = false;                      // GUARDED_BY(mu_)
+  };
+  struct AttemptWatch {
+    std::string job_uid;
+    int attempt = 0;
+    std::string dir;
+    std::string slurm_id;         // "" until sbatch answered.
+    bool submitting = true;       // The launch thread still runs.
+    bool stop_requested = false;  // Stop() or Cleanup() came.
+    bool outcome_sent = false;    // kAttemptStarted or kLaunchFailed.
+    bool done = false;            // Every end reported.
+    std::string last_reason;
+    TimeMicros ended_since = 0;  // When Slurm stopped running it (0 = it runs).
+    int missing_polls = 0;
+    std::vector<ReplicaWatch> replicas;
+  };
+
+  Impl(const Options& o, const Clock* clock) : o_(o), clock_(clock) {}
+
+  CommandOutput Slurm(const std::string& command, const std::vector<std::string>& args,
+                      DurationMicros timeout = 30 * 1000000) {
+    std::vector<std::string> argv = {o_.slurm_bin_dir.empty() ? command
+                                                              : o_.slurm_bin_dir + "/" + command};
+    argv.insert(argv.end(), args.begin(), args.end());
+    CommandOptions co;
+    co.set_env = o_.slurm_env;
+    co.timeout = timeout;
+    Result<CommandOutput> out = RunCommand(argv, co);
+    if (!out.ok()) {
+      CommandOutput failed;
+      failed.exit_code = 127;
+      failed.err = out.status().message();
+      return failed;
+    }
+    return *out;
+  }
+
+  int ClusterNodes() {
+    CommandOutput out = Slurm("sinfo", {"-h", "-o", "%D"});
+    int nodes = 0;
+    size_t pos = 0;
+    while (out.exit_code == 0 && pos < out.out.size()) {
+      nodes += std::atoi(out.out.c_str() + pos);
+      size_t nl = out.out.find('\n', pos);
+      pos = nl == std::string::npos ? out.out.size() : nl + 1;
+    }
+    return std::max(nodes, 1);
+  }
+
+  std::shared_ptr<AttemptWatch> NewWatch(const std::string& job_uid, int attempt,
+                                         const std::vector<ReplicaLaunch>& replicas) {
+    auto w = std::make_shared<AttemptWatch>();
+    w->job_uid = job_uid;
+    w->attempt = attempt;
+    w->dir = o_.state_dir + "/" + AttemptKey(job_uid, attempt);
+    for (const ReplicaLaunch& r : replicas) {
+      ReplicaWatch rw;
+      rw.pool = r.pool;
+      rw.index = r.index;
+      rw.name = r.name;
+      rw.capture = std::make_unique<FileLogCapture>(o_.log_sink, clock_, w->dir + "/" + r.name,
+                                                    job_uid, r.task_name);
+      w->replicas.push_back(std::move(rw));
+    }
+    return w;
+  }
+
+  std::shared_ptr<AttemptWatch> Find(const std::string& job_uid, int attempt) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = attempts_.find(AttemptKey(job_uid, attempt));
+    return it == attempts_.end() ? nullptr : it->second;
+  }
+
+  // ---- Launch ----
+
+  Status WriteAttemptFiles(const AttemptSpec& attempt, const internal::SlurmJobShape& shape,
+                           const std::string& dir) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);  // A launch a restart interrupted before sbatch.
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return Unavailable("slurm: cannot make " + dir + ": " + ec.message());
+    chmod(dir.c_str(), 0700);
+    SlurmContext context;
+    context.job_uid = attempt.job_uid;
+    context.attempt = attempt.attempt;
+    context.labels = attempt.labels;
+    context.userns_base = o_.userns_base;
+    context.stop_grace_s = o_.stop_grace_s;
+    context.replicas = attempt.replicas;
+    RETURN_IF_ERROR(WriteFileAtomically(dir + "/context.json", SlurmContextToJson(context)));
+    RETURN_IF_ERROR(WriteFileAtomically(dir + "/batch.sh", shape.script));
+    chmod((dir + "/batch.sh").c_str(), 0700);
+    return Status::Ok();
+  }
+
+  // The attempt with its buckets mounted at /gcs/B from the shared bucket root.
+  AttemptSpec WithBucketMounts(AttemptSpec attempt) {
+    if (o_.bucket_root.empty()) return attempt;
+    for (ReplicaLaunch& r : attempt.replicas) {
+      for (const std::string& bucket : internal::MountedBuckets(attempt)) {
+        r.mounts.push_back(
+            {o_.bucket_root + "/" + bucket, std::string(kReplicaBucketRoot) + "/" + bucket, false});
+      }
+    }
+    return attempt;
+  }
+
+  Status Submit(const AttemptSpec& spec, const std::shared_ptr<AttemptWatch>& w) {
+    AttemptSpec attempt = WithBucketMounts(spec);
+    RETURN_IF_ERROR(internal::EnsureBucketDirs(o_.bucket_root, internal::MountedBuckets(attempt)));
+    if (o_.userns_base > 0)
+      RETURN_IF_ERROR(internal::GiveWritableMountsTo(attempt, o_.userns_base));
+    internal::SlurmSubmitSettings settings;
+    settings.dir = w->dir;
+    settings.launcher = o_.launcher;
+    settings.partition = o_.partition;
+    settings.qos = o_.qos;
+    settings.cluster_nodes = ClusterNodes();
+    internal::SlurmJobShape shape = internal::ShapeSlurmJob(attempt, settings);
+    RETURN_IF_ERROR(WriteAttemptFiles(attempt, shape, w->dir));
+    CommandOutput out = Slurm("sbatch", shape.sbatch_args);
+    if (out.exit_code != 0) {
+      // Slurm's own reason ("Requested node configuration is not available").
+      return InvalidArgument("Slurm refused the job: " + LastLine(out.err + "\n" + out.out));
+    }
+    std::string id = LastLine(out.out);
+    id = id.substr(0, id.find(';'));  // "123;cluster" on federated sites.
+    if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos) {
+      return Internal("sbatch answered no job id: " + LastLine(out.out));
+    }
+    Status recorded = WriteFileAtomically(w->dir + "/slurm.json", json{{"job_id", id}}.dump());
+    if (!recorded.ok())
+      spdlog::warn("slurm: {} (recovery finds job {} by name)", recorded.message(), id);
+    bool cancel = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      w->slurm_id = id;
+      w->submitting = false;
+      cancel = w->stop_requested;
+    }
+    if (cancel) Slurm("scancel", {id});
+    spdlog::info("slurm: job {} attempt {} is Slurm job {} ({})", w->job_uid, w->attempt, id,
+                 shape.heterogeneous ? "one component per pool" : "one component");
+    return Status::Ok();
+  }
+
+  void RunLaunch(const AttemptSpec& attempt, const std::shared_ptr<AttemptWatch>& w) {
+    Status s = Submit(attempt, w);
+    if (s.ok()) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      w->submitting = false;
+      w->outcome_sent = true;
+      w->done = true;
+      for (ReplicaWatch& r : w->replicas) r.exited = true;
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(w->dir, ec);  // Nothing is left of a failed launch.
+    work_.Emit(internal::LaunchOutcomeEvent(attempt, s, 0, clock_->Now()));
+    cv_.notify_all();
+  }
+
+  // ---- Monitor ----
+
+  void Emit(const ExecutorEvent& e) { work_.Emit(e); }
+
+  ExecutorEvent Event(const AttemptWatch& w, ExecutorEventKind kind, std::string message = "") {
+    ExecutorEvent e;
+    e.kind = kind;
+    e.job_uid = w.job_uid;
+    e.attempt = w.attempt;
+    e.time = clock_->Now();
+    e.message = std::move(message);
+    return e;
+  }
+
+  void SendStarted(AttemptWatch* w) {
+    if (w->outcome_sent) return;
+    w->outcome_sent = true;
+    Emit(Event(*w, ExecutorEventKind::kAttemptStarted));
+  }
+
+  // One replica's end: its last output first, then the event.
+  void ReportExit(AttemptWatch* w, ReplicaWatch* r, int code) {
+    r->capture->CaptureAll();
+    SendStarted(w);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      r->exited = true;
+    }
+    Emit(internal::ReplicaExitedEvent(w->job_uid, w->attempt, r->pool, r->index, code,
+                                      clock_->Now()));
+  }
+
+  bool AnyReplicaPlaced(const AttemptWatch& w) {
+    for (const ReplicaWatch& r : w.replicas) {
+      if (Exists(w.dir + "/" + r.name + ".placed") || Exists(w.dir + "/" + r.name + ".exit")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void EndUnstarted(AttemptWatch* w, const std::string& state) {
+    Result<std::string> batch_out = ty::ReadFile(w->dir + "/batch.out");
+    std::string why = batch_out.ok() ? LastLine(*batch_out) : "";
+    std::string message = w->stop_requested ? "stopped before Slurm started it"
+                                            : "Slurm job " + w->slurm_id + " ended " + state +
+                                                  " before its replicas started" +
+                                                  (why.empty() ? "" : ": " + why);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (ReplicaWatch& r : w->replicas) r.exited = true;
+    }
+    w->outcome_sent = true;
+    std::error_code ec;
+    std::filesystem::remove_all(w->dir, ec);
+    Emit(Event(*w, ExecutorEventKind::kLaunchFailed, message));
+  }
+
+  void Tick(AttemptWatch* w, const std::map<std::string, internal::SlurmJobState>* states) {
+    for (ReplicaWatch& r : w->replicas) {
+      if (r.exited) continue;
+      if (std::optional<int> code = ReadExitCode(w->dir + "/" + r.name + ".exit")) {
+        ReportExit(w, &r, *code);
+      } else {
+        r.capture->CaptureNew(/*writer_gone=*/false);
+      }
+    }
+    std::string state = "UNKNOWN";
+    if (states != nullptr) {
+      auto it = states->find(w->slurm_id);
+      if (it != states->end()) {
+        w->missing_polls = 0;
+        state = it->second.state;
+        if (IsRunningState(state) && !w->outcome_sent) SendStarted(w);
+        // "None": between submission and the scheduler's first look; not a wait.
+        if (state == "PENDING" && it->second.reason != w->last_reason &&
+            it->second.reason != "None") {
+          w->last_reason = it->second.reason;
+          Emit(Event(*w, ExecutorEventKind::kLaunchWaiting,
+                     "Slurm job " + w->slurm_id + " is pending (" + w->last_reason + ")"));
+        }
+      } else {
+        ++w->missing_polls;
+      }
+      const bool ended = internal::IsSlurmEnded(state) || w->missing_polls >= kMissingPollsToForget;
+      if (ended && w->ended_since == 0) w->ended_since = clock_->Now();
+    }
+    if (w->ended_since != 0 && clock_->Now() - w->ended_since >= kExitFileGrace) {
+      if (!w->outcome_sent && !AnyReplicaPlaced(*w)) {
+        EndUnstarted(w, state);
+      } else {
+        for (ReplicaWatch& r : w->replicas) {
+          if (r.exited) continue;
+          // No launcher wrote its end: killed with the job (SIGKILL), or lost with
+          // its node.
+          ReportExit(w, &r, 128 + 9);
+        }
+      }
+    }
+    bool all = true;
+    for (const ReplicaWatch& r : w->replicas) all = all && r.exited;
+    if (all) {
+      std::lock_guard<std::mutex> lock(mu_);
+      w->done = true;
+    }
+  }
+
+  static bool IsRunningState(const std::string& s) { return internal::IsSlurmRunning(s); }
+
+  void MonitorLoop() {
+    while (!work_.shutting_down()) {
+      std::vector<std::shared_ptr<AttemptWatch>> live;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (auto& [key, w] : attempts_) {
+          if (!w->done && !w->submitting) live.push_back(w);
+        }
+      }
+      if (!live.empty()) {
+        CommandOutput out = Slurm("squeue", {"-h", "--me", "-t", "all", "-o", "%i|%T|%r"});
+        std::map<std::string, internal::SlurmJobState> states;
+        if (out.exit_code == 0) states = internal::ParseSqueue(out.out);
+        if (out.exit_code != 0) spdlog::warn("slurm: squeue failed: {}", LastLine(out.err));
+        for (auto& w : live) Tick(w.get(), out.exit_code == 0 ? &states : nullptr);
+        cv_.notify_all();
+      }
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, std::chrono::microseconds(o_.poll_interval),
+                   [this] { return work_.shutting_down() || wake_; });
+      wake_ = false;
+    }
+  }
+
+  // Waits until `w` reported every end; false after `timeout`.
+  bool WaitDone(const std::shared_ptr<AttemptWatch>& w, DurationMicros timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::microseconds(timeout), [&] {
+      return w->done || work_.shutting_down();
+    }) && w->done;
+  }
+
+  void Wake() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      wake_ = true;
+    }
+    cv_.notify_all();
+  }
+
+  const Options& o_;
+  const Clock* clock_;
+  internal::BackgroundWork work_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool wake_ = false;                                              // GUARDED_BY(mu_)
+  std::map<std::string, std::shared_ptr<AttemptWatch>> attempts_;  // GUARDED_BY(mu_)
+  std::thread monitor_;
+};
+
+// ---------------------------------------------------------------------------
+
+SlurmExecutor::SlurmExecutor(Options options) : options_(std::move(options)) {}
+
+Result<std::unique_ptr<SlurmExecutor>> SlurmExecutor::Create(Options options) {
+  if (options.state_dir.empty()) return InvalidArgument("slurm executor: state_dir is required");
+  if (options.launcher.empty()) return InvalidArgument("slurm executor: launcher is required");
+  if (options.log_sink == nullptr) return InvalidArgument("slurm executor: log_sink is required");
+  std::error_code ec;
+  std::filesystem::create_directories(options.state_dir, ec);
+  if (ec) return Internal("slurm executor: cannot make " + options.state_dir + ": " + ec.message());
+  chmod(options.state_dir.c_str(), 0700);
+  std::unique_ptr<SlurmExecutor> ex(new SlurmExecutor(std::move(options)));
+  const Clock* clock = ex->options_.clock != nullptr ? ex->options_.clock : SystemClock::Get();
+  ex->impl_ = std::make_unique<Impl>(ex->options_, clock);
+  Impl* impl = ex->impl_.get();
+  impl->monitor_ = std::thread([impl] { impl->MonitorLoop(); });
+  return ex;
+}
+
+SlurmExecutor::~SlurmExecutor() {
+  impl_->work_.BeginShutdown();
+  impl_->Wake();
+  if (impl_->monitor_.joinable()) impl_->monitor_.join();
+  impl_->work_.Shutdown();
+}
+
+void SlurmExecutor::SetEventCallback(EventCallback callback) {
+  impl_->work_.SetEventCallback(std::move(callback));
+}
+
+void SlurmExecutor::BeginShutdown() {
+  impl_->work_.BeginShutdown();
+  impl_->Wake();
+}
+
+std::string SlurmExecutor::ReplicaBucketRoot() const {
+  return options_.bucket_root.empty() ? "" : kReplicaBucketRoot;
+}
+
+std::string SlurmExecutor::DaemonHostForReplicas() const {
+  if (!options_.daemon_host.empty()) return options_.daemon_host;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return host;
+}
+
+Status SlurmExecutor::Launch(const AttemptSpec& attempt) {
+  RETURN_IF_ERROR(internal::ValidateAttempt(attempt, [](const ReplicaLaunch& r) {
+    if (r.image.empty()) return InvalidArgument("launch: replica " + r.name + " has no image");
+    return Status::Ok();
+  }));
+  auto w = impl_->NewWatch(attempt.job_uid, attempt.attempt, attempt.replicas);
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu_);
+    auto& slot = impl_->attempts_[AttemptKey(attempt.job_uid, attempt.attempt)];
+    if (slot != nullptr && !slot->done) {
+      return FailedPrecondition("launch: attempt " + std::to_string(attempt.attempt) + " of " +
+                                attempt.job_uid + " is already running");
+    }
+    slot = w;
+  }
+  Impl* impl = impl_.get();
+  return impl_->work_.StartLaunch([impl, attempt, w] {
+    impl->RunLaunch(attempt, w);
+    impl->Wake();
+  });
+}
+
+Status SlurmExecutor::Stop(const std::string& job_uid, int attempt, DurationMicros grace) {
+  std::shared_ptr<Impl::AttemptWatch> w = impl_->Find(job_uid, attempt);
+  if (w == nullptr) return Status::Ok();
+  std::string id;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu_);
+    if (w->done) return Status::Ok();
+    w->stop_requested = true;
+    id = w->slurm_id;
+  }
+  if (!id.empty()) {
+    CommandOutput out = impl_->Slurm("scancel", {id});
+    if (out.exit_code != 0) spdlog::warn("slurm: scancel {}: {}", id, LastLine(out.err));
+  }
+  impl_->Wake();
+  // The launchers' grace, Slurm's KillWait after it, and the exit-file grace.
+  const DurationMicros wait =
+      std::max<DurationMicros>(grace, options_.stop_grace_s * 1000000LL) + 60 * 1000000LL;
+  if (!impl_->WaitDone(w, wait)) {
+    return DeadlineExceeded("stop: Slurm job " + id + " of " + job_uid + " is still running");
+  }
+  return Status::Ok();
+}
+
+Status SlurmExecutor::RestartReplica(const std::string& job_uid, int attempt, int pool, int index) {
+  return FailedPrecondition("restart " + ReplicaName(job_uid, attempt, pool, index) +
+                            ": a replica on Slurm is not restarted in place");
+}
+
+Status SlurmExecutor::Cleanup(const std::string& job_uid, int attempt) {
+  const std::string dir = options_.state_dir + "/" + AttemptKey(job_uid, attempt);
+  std::shared_ptr<Impl::AttemptWatch> w = impl_->Find(job_uid, attempt);
+  if (w != nullptr) {
+    bool done = false;
+    {
+      std::lock_guard<std::mutex> lock(impl_->mu_);
+      done = w->done;
+    }
+    if (!done) RETURN_IF_ERROR(Stop(job_uid, attempt, 0));
+    std::lock_guard<std::mutex> lock(impl_->mu_);
+    impl_->attempts_.erase(AttemptKey(job_uid, attempt));
+  } else if (Result<std::string> rec = ty::ReadFile(dir + "/slurm.json"); rec.ok()) {
+    json j = json::parse(*rec, nullptr, false);
+    if (j.is_object() && j.value("job_id", "") != "")
+      impl_->Slurm("scancel", {j.value("job_id", "")});
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  if (ec) return Internal("cleanup: cannot remove " + dir + ": " + ec.message());
+  return Status::Ok();
+}
+
+Result<std::vector<ObservedReplica>> SlurmExecutor::Recover() {
+  std::vector<ObservedReplica> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(options_.state_dir, ec)) {
+    const std::string dir = entry.path().string();
+    Result<std::string> text = ty::ReadFile(dir + "/context.json");
+    if (!text.ok()) continue;
+    Result<SlurmContext> context = SlurmContextFromJson(*text);
+    if (!context.ok()) {
+      spdlog::warn("slurm: {}: {}", dir, context.status().message());
+      continue;
+    }
+    if (entry.path().filename() != AttemptKey(context->job_uid, context->attempt)) continue;
+    if (impl_->Find(context->job_uid, context->attempt) != nullptr) continue;  // Watched.
+    std::string id;
+    if (Result<std::string> rec = ty::ReadFile(dir + "/slurm.json"); rec.ok()) {
+      json j = json::parse(*rec, nullptr, false);
+      if (j.is_object()) id = j.value("job_id", "");
+    }
+    if (id.empty()) {
+      // The daemon died between sbatch and recording its answer: ask by name.
+      CommandOutput q = impl_->Slurm(
+          "squeue", {"-h", "--me", "-t", "all", "-n",
+                     internal::SlurmJobName(context->job_uid, context->attempt), "-o", "%i"});
+      id = LastLine(q.out);
+      id = id.substr(0, id.find('+'));
+    }
+    auto w = impl_->NewWatch(context->job_uid, context->attempt, context->replicas);
+    w->submitting = false;
+    w->outcome_sent = true;  // The job machine decides what the recovered attempt is.
+    w->slurm_id = id;
+    if (id.empty() && !impl_->AnyReplicaPlaced(*w)) {
+      // Never submitted: nothing of it exists; the service launches it again.
+      std::filesystem::remove_all(dir, ec);
+      continue;
+    }
+    for (Impl::ReplicaWatch& r : w->replicas) {
+      ObservedReplica o;
+      o.job_uid = w->job_uid;
+      o.attempt = w->attempt;
+      o.pool = r.pool;
+      o.index = r.index;
+      o.name = r.name;
+      r.capture->Resume();
+      if (std::optional<int> code = ReadExitCode(dir + "/" + r.name + ".exit")) {
+        r.capture->CaptureAll();
+        r.exited = true;
+        o.exit_code = *code;
+        o.signal = internal::SignalOf(*code);
+      } else {
+        o.running = true;
+      }
+      out.push_back(std::move(o));
+    }
+    bool all = true;
+    for (const auto& r : w->replicas) all = all && r.exited;
+    w->done = all;
+    std::lock_guard<std::mutex> lock(impl_->mu_);
+    impl_->attempts_[AttemptKey(w->job_uid, w->attempt)] = w;
+  }
+  impl_->Wake();
+  return out;
+}
+
+}  // namespace ty::executor

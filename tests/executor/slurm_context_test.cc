@@ -1,0 +1,170 @@
+// The Slurm launcher's pure parts: the context round trip, the environment placed on
+// Slurm's hosts (byte-identical to the service's own for placed replicas: the golden
+// environment holds on Slurm), the podman command line, the sbatch shape and squeue.
+#include "executor/slurm_context.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "executor/slurm_submit.h"
+#include "model/runtime_env.h"
+
+namespace ty::executor {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+
+model::WorkerPool Pool(int64_t replicas) {
+  model::WorkerPool p;
+  p.replica_count = replicas;
+  p.machine.machine_type = "n1-standard-4";
+  p.container = model::ContainerSpec{"img", {}, {}, {}};
+  return p;
+}
+
+model::Job ChiefWorkersPs() {
+  model::Job job;
+  job.uid = "42";
+  job.dialect = model::Dialect::kVertex;
+  job.project = "proj";
+  job.location = "us-central1";
+  job.spec.dialect = model::Dialect::kVertex;
+  job.spec.pools = {Pool(1), Pool(2), Pool(1)};
+  job.spec_json = R"({"displayName":"d","jobSpec":{"workerPoolSpecs":[{"replicaCount":"1"}]}})";
+  return job;
+}
+
+std::vector<ReplicaLaunch> Replicas(const model::Job& job, const model::RuntimeOptions& o = {}) {
+  std::vector<ReplicaLaunch> out;
+  for (int pool = 0; pool < 3; ++pool) {
+    for (int index = 0; index < job.spec.pools[pool].replica_count; ++index) {
+      ReplicaLaunch r;
+      r.pool = pool;
+      r.index = index;
+      r.name = ReplicaName(job.uid, 1, pool, index);
+      r.task_name = "workerpool" + std::to_string(pool) + "-" + std::to_string(index);
+      r.hostname = model::ReplicaHostname(job, pool, index);
+      model::ReplicaRuntime rt = model::BuildReplicaRuntime(job, pool, index, o);
+      r.image = rt.image;
+      r.env = rt.env;
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+TEST(SlurmContextTest, PlacedEnvironmentIsWhatTheServiceComputesForPlacedReplicas) {
+  model::Job job = ChiefWorkersPs();
+  SlurmTopology placed;
+  placed.addresses = {{"n1:12000"}, {"n2:12001", "n2:12002"}, {"n3:12003"}};
+  model::RuntimeOptions o;
+  o.peer_addresses = placed.addresses;
+  std::vector<ReplicaLaunch> local = Replicas(job), golden = Replicas(job, o);
+  for (size_t i = 0; i < local.size(); ++i) {
+    std::vector<model::EnvVar> env = PlaceEnvironment(local[i].env, local, placed);
+    ASSERT_EQ(env.size(), golden[i].env.size());
+    for (size_t k = 0; k < env.size(); ++k) {
+      EXPECT_EQ(env[k].name, golden[i].env[k].name);
+      EXPECT_EQ(env[k].value, golden[i].env[k].value) << env[k].name;
+    }
+  }
+}
+
+TEST(SlurmContextTest, ContextRoundTripsAndRejectsGarbage) {
+  SlurmContext c;
+  c.job_uid = "42";
+  c.attempt = 2;
+  c.labels = {{"trainyard.job", "42"}};
+  c.userns_base = 2000000000;
+  c.replicas = Replicas(ChiefWorkersPs());
+  c.replicas[0].command = {"python3", "-c", "print('hi')"};
+  c.replicas[0].mounts = {{"/data/buckets/b", "/gcs/b", false}};
+  Result<SlurmContext> back = SlurmContextFromJson(SlurmContextToJson(c));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(SlurmContextToJson(*back), SlurmContextToJson(c));
+  EXPECT_FALSE(SlurmContextFromJson("[1]").ok());
+  EXPECT_FALSE(SlurmContextFromJson(R"({"job_uid":"x"})").ok());
+  EXPECT_FALSE(SlurmContextFromJson("{\"job_uid\":7,").ok());
+}
+
+TEST(SlurmContextTest, PodmanRunsTheReplicaOnTheHostNetworkHardenedWithItsMounts) {
+  SlurmContext c;
+  c.job_uid = "42";
+  c.userns_base = 2000000000;
+  c.labels = {{"trainyard.job", "42"}};
+  ReplicaLaunch r = Replicas(ChiefWorkersPs())[0];
+  r.command = {"python3", "-m", "trainer"};
+  r.args = {"--epochs", "3"};
+  r.mounts = {{"/shared/buckets/b", "/gcs/b", false}};
+  std::vector<std::string> a = PodmanRunArgs(c, r, {{"A", "x y"}}, "17", {1, 3});
+  EXPECT_THAT(a, Contains("host"));
+  EXPECT_THAT(a, Contains("trainyard.slurm_job=17"));
+  EXPECT_THAT(a, Contains("no-new-privileges"));
+  EXPECT_THAT(a, Contains("0:2000000000:65536"));
+  EXPECT_THAT(a, Contains("/shared/buckets/b:/gcs/b"));
+  EXPECT_THAT(a, Contains("A=x y"));
+  EXPECT_THAT(a, Contains("nvidia.com/gpu=3"));
+  EXPECT_THAT(a, Contains(R"(["python3","-m","trainer"])"));
+  ASSERT_GE(a.size(), 3u);
+  EXPECT_EQ(a[a.size() - 3], "img");  // Then the args, as given.
+  EXPECT_EQ(a.back(), "3");
+}
+
+AttemptSpec Attempt(std::vector<ReplicaLaunch> replicas) {
+  AttemptSpec a;
+  a.job_uid = "42";
+  a.attempt = 1;
+  a.replicas = std::move(replicas);
+  return a;
+}
+
+TEST(SlurmSubmitTest, OneComponentPerPoolWhenTheClusterHasAHostPerPool) {
+  std::vector<ReplicaLaunch> rs = Replicas(ChiefWorkersPs());
+  for (ReplicaLaunch& r : rs) {
+    r.cpu_limit = 1.5;
+    r.memory_limit_gb = 3;
+  }
+  internal::SlurmSubmitSettings s{"/shared/42-1", "/opt/ty-slurm-launch", "train", "", 3};
+  internal::SlurmJobShape shape = internal::ShapeSlurmJob(Attempt(rs), s);
+  EXPECT_TRUE(shape.heterogeneous);
+  EXPECT_EQ(shape.pools, "0:1,1:2,2:1");
+  const std::vector<std::string>& a = shape.sbatch_args;
+  EXPECT_EQ(std::count(a.begin(), a.end(), ":"), 2);
+  EXPECT_THAT(a, Contains("--job-name=ty-42-1"));
+  EXPECT_THAT(a, Contains("--partition=train"));
+  EXPECT_THAT(a, Contains("--ntasks=2"));
+  EXPECT_THAT(a, Contains("--cpus-per-task=2"));
+  EXPECT_THAT(a, Contains("--mem-per-cpu=1536"));
+  EXPECT_EQ(a.back(), "/shared/42-1/batch.sh");
+  EXPECT_THAT(shape.script, HasSubstr("export TY_SLURM_POOLS=0:1,1:2,2:1\n"));
+  EXPECT_THAT(shape.script,
+              HasSubstr("exec srun --resv-ports=4 --het-group=0 -n1 '/opt/ty-slurm-launch' "
+                        "--context '/shared/42-1' : --het-group=1 -n2"));
+}
+
+TEST(SlurmSubmitTest, OneHomogeneousJobOnASmallerCluster) {
+  std::vector<ReplicaLaunch> rs = Replicas(ChiefWorkersPs());
+  rs[3].accelerator_count = 2;
+  internal::SlurmSubmitSettings s{"/d", "/l", "", "", 1};
+  internal::SlurmJobShape shape = internal::ShapeSlurmJob(Attempt(rs), s);
+  EXPECT_FALSE(shape.heterogeneous);
+  EXPECT_THAT(shape.sbatch_args, Contains("--ntasks=4"));
+  EXPECT_THAT(shape.sbatch_args, Contains("--gpus-per-task=2"));
+  EXPECT_THAT(shape.sbatch_args, ::testing::Not(Contains(":")));
+  EXPECT_THAT(shape.script, HasSubstr("exec srun --resv-ports=4 -n4 '/l' --context '/d'\n"));
+}
+
+TEST(SlurmSubmitTest, SqueueGivesEachJobItsLeadersState) {
+  auto states = internal::ParseSqueue(
+      "12+0|RUNNING|None\n12+1|RUNNING|None\n13|PENDING|Resources\ngarbage\n|x|y\n14+1|FAILED|x\n");
+  ASSERT_EQ(states.size(), 2u);
+  EXPECT_EQ(states["12"].state, "RUNNING");
+  EXPECT_EQ(states["13"].reason, "Resources");
+  EXPECT_TRUE(internal::IsSlurmEnded("CANCELLED"));
+  EXPECT_FALSE(internal::IsSlurmEnded("PENDING"));
+  EXPECT_TRUE(internal::IsSlurmRunning("COMPLETING"));
+}
+
+}  // namespace
+}  // namespace ty::executor

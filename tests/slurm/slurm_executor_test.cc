@@ -1,0 +1,231 @@
+// The Slurm executor for real (issue 21): trainyardd --executor slurm on a 3-host Slurm
+// cluster of network namespaces (scripts/slurm-cluster, brought up once for the whole
+// binary), jobs submitted through the REST API as users submit them. Every replica runs
+// in its own podman container on the host Slurm chose.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "integration/daemon_harness.h"
+#include "integration/subprocess.h"
+
+namespace ty::testing {
+namespace {
+
+constexpr char kPythonImage[] = "localhost/trainyard/sklearn-digits:latest";
+constexpr char kBase[] = "/v1/projects/it/locations/local/customJobs";
+const std::vector<std::string> kTerminal = {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED",
+                                            "JOB_STATE_CANCELLED"};
+const std::string kCluster = std::string(TY_SOURCE_DIR) + "/scripts/slurm-cluster";
+
+// Each replica: its own address in TF_CONFIG is its host and a port of its own; it
+// serves TCP there, connects to every address in the cluster (retrying: peers start in
+// parallel), says "REACHED ALL <type> <index> <host>", and the chief then waits until
+// every other replica has connected to it before it exits 0; the others serve on until
+// they are stopped.
+constexpr char kReplicaScript[] = R"PY(
+import json, os, socket, sys, threading, time
+tf = json.loads(os.environ["TF_CONFIG"])
+t, i = tf["task"]["type"], tf["task"]["index"]
+me = tf["cluster"][t][i]
+host, port = me.rsplit(":", 1)
+if host != socket.gethostname():
+    print("WRONG HOST %s on %s" % (me, socket.gethostname()), flush=True); sys.exit(3)
+peers = [a for role in tf["cluster"].values() for a in role]
+srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("0.0.0.0", int(port))); srv.listen(16)
+accepted = []
+def serve():
+    while True:
+        c, _ = srv.accept(); accepted.append(1); c.close()
+threading.Thread(target=serve, daemon=True).start()
+for a in peers:
+    h, p = a.rsplit(":", 1)
+    for _ in range(600):
+        try:
+            socket.create_connection((h, int(p)), timeout=1).close(); break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        print("CANNOT REACH %s" % a, flush=True); sys.exit(4)
+print("REACHED ALL %s %d %s" % (t, i, host), flush=True)
+if t == "chief":
+    while len(accepted) < len(peers):
+        time.sleep(0.1)
+    sys.exit(0)
+time.sleep(3600)
+)PY";
+
+nlohmann::json Pool(int replicas, const std::string& image, nlohmann::json command) {
+  return {{"machineSpec", {{"machineType", "n1-standard-4"}}},
+          {"replicaCount", std::to_string(replicas)},
+          {"containerSpec", {{"imageUri", image}, {"command", std::move(command)}}}};
+}
+
+nlohmann::json Sh(const std::string& script) { return {"sh", "-c", script}; }
+
+class SlurmTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    ProcessRun up = RunProcess({kCluster, "up", "3"}, {}, 120);
+    ASSERT_EQ(up.rc, 0) << up.err;
+    // `env` prints the variables Slurm's commands and podman on the hosts need.
+    ProcessRun env = RunProcess({kCluster, "env"});
+    std::regex line("([A-Z_]+)=(\\S+)");
+    for (std::sregex_iterator it(env.out.begin(), env.out.end(), line), end; it != end; ++it) {
+      setenv((*it)[1].str().c_str(), (*it)[2].str().c_str(), 1);
+    }
+    ASSERT_NE(std::getenv("SLURM_CONF"), nullptr) << env.out << env.err;
+  }
+  static void TearDownTestSuite() { RunProcess({kCluster, "down"}, {}, 120); }
+
+  void SetUp() override {
+    if (!ImageExists(kPythonImage)) GTEST_SKIP() << kPythonImage << " missing";
+  }
+
+  std::unique_ptr<Daemon> StartDaemon(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--executor", "slurm", "--slurm-daemon-host", "10.201.0.1"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return std::make_unique<Daemon>(args);
+  }
+
+  static bool ImageExists(const std::string& image) {
+    return RunProcess({"podman", "image", "exists", image}).rc == 0;
+  }
+
+  std::string Submit(Daemon& d, nlohmann::json pools) {
+    nlohmann::json body = {{"displayName", "slurm"}, {"jobSpec", {{"workerPoolSpecs", pools}}}};
+    HttpReply r = d.Post(kBase, body.dump());
+    EXPECT_EQ(r.status, 200) << r.body;
+    return IdOf(r.Json());
+  }
+
+  nlohmann::json WaitEnd(Daemon& d, const std::string& id, int timeout_s = 120) {
+    return d.WaitForField(std::string(kBase) + "/" + id, "state", kTerminal, timeout_s);
+  }
+
+  std::string Logs(Daemon& d, const std::string& id) {
+    return d.Get(std::string(kBase) + "/" + id + "/logs").body;
+  }
+
+  static std::string Squeue() { return RunProcess({"squeue", "-h", "-o", "%i %j %T"}).out; }
+  static std::string Containers() {
+    return RunProcess({"podman", "ps", "-a", "--filter", "label=trainyard.slurm_job", "--format",
+                       "{{.Names}}"})
+        .out;
+  }
+};
+
+TEST_F(SlurmTest, ChiefWorkersAndPsRunOnTheirOwnHostsAndReachEachOther) {
+  auto d = StartDaemon();
+  nlohmann::json cmd = {"python3", "-c", kReplicaScript};
+  std::string id = Submit(
+      *d, {Pool(1, kPythonImage, cmd), Pool(2, kPythonImage, cmd), Pool(1, kPythonImage, cmd)});
+  nlohmann::json job = WaitEnd(*d, id);
+  std::string logs = Logs(*d, id);
+  ASSERT_EQ(job.value("state", ""), "JOB_STATE_SUCCEEDED") << job.dump() << logs << d->Log();
+  // One host per pool (a heterogeneous job), every replica reached every other.
+  std::regex reached("REACHED ALL (\\w+) (\\d) (n\\d)");
+  std::map<std::string, std::set<std::string>> hosts;
+  for (std::sregex_iterator it(logs.begin(), logs.end(), reached), end; it != end; ++it) {
+    hosts[(*it)[1].str()].insert((*it)[3].str());
+  }
+  ASSERT_EQ(hosts["chief"].size(), 1u) << logs;
+  ASSERT_EQ(hosts["ps"].size(), 1u) << logs;
+  ASSERT_FALSE(hosts["worker"].empty()) << logs;
+  std::set<std::string> all = {*hosts["chief"].begin(), *hosts["ps"].begin(),
+                               *hosts["worker"].begin()};
+  EXPECT_EQ(all.size(), 3u) << logs;
+  // Nothing left: no Slurm job, no container.
+  for (int i = 0; i < 100 && !Containers().empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(Containers(), "");
+}
+
+TEST_F(SlurmTest, AFailingWorkerFailsTheJobWithItsOwnExitCode) {
+  auto d = StartDaemon();
+  std::string id = Submit(*d, {Pool(1, kPythonImage, Sh("sleep 600")),
+                               Pool(1, kPythonImage, Sh("echo worker fails; exit 7"))});
+  nlohmann::json job = WaitEnd(*d, id);
+  ASSERT_EQ(job.value("state", ""), "JOB_STATE_FAILED") << job.dump() << d->Log();
+  EXPECT_NE(job["error"].value("message", "").find("non-zero status of 7"), std::string::npos)
+      << job.dump();
+  EXPECT_NE(Logs(*d, id).find("worker fails"), std::string::npos);
+}
+
+TEST_F(SlurmTest, CancelLeavesNoSlurmJobAndNoContainer) {
+  auto d = StartDaemon();
+  std::string id = Submit(*d, {Pool(1, kPythonImage, Sh("echo started; sleep 600")),
+                               Pool(2, kPythonImage, Sh("sleep 600"))});
+  d->WaitForField(std::string(kBase) + "/" + id, "state", {"JOB_STATE_RUNNING"}, 60);
+  for (int i = 0; i < 200 && Logs(*d, id).find("started") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(d->Post(std::string(kBase) + "/" + id + ":cancel", "{}").status, 200);
+  nlohmann::json job = WaitEnd(*d, id, 90);
+  EXPECT_EQ(job.value("state", ""), "JOB_STATE_CANCELLED") << job.dump();
+  for (int i = 0; i < 300 && (!Containers().empty() || !Squeue().empty()); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(Containers(), "");
+  std::string q = RunProcess({"squeue", "-h", "-t", "PD,R,CG", "-o", "%i %j"}).out;
+  EXPECT_EQ(q, "");
+}
+
+TEST_F(SlurmTest, AKilledDaemonReattachesAndTheJobStillSucceeds) {
+  auto d = StartDaemon();
+  std::string id =
+      Submit(*d, {Pool(1, kPythonImage, Sh("echo before; sleep 8; echo after; exit 0")),
+                  Pool(1, kPythonImage, Sh("sleep 600"))});
+  d->WaitForField(std::string(kBase) + "/" + id, "state", {"JOB_STATE_RUNNING"}, 60);
+  for (int i = 0; i < 200 && Logs(*d, id).find("before") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::string jobs_before = Squeue();
+  d->Kill();
+  d->Start({"--executor", "slurm", "--slurm-daemon-host", "10.201.0.1"});
+  nlohmann::json job = WaitEnd(*d, id);
+  EXPECT_EQ(job.value("state", ""), "JOB_STATE_SUCCEEDED") << job.dump() << d->Log();
+  std::string logs = Logs(*d, id);
+  EXPECT_NE(logs.find("after"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("re-attached"), std::string::npos) << logs;
+  // Nothing was submitted twice (the log holds both daemons' lines).
+  std::string log = d->Log();
+  size_t first = log.find("is Slurm job");
+  ASSERT_NE(first, std::string::npos) << log;
+  EXPECT_EQ(log.find("is Slurm job", first + 1), std::string::npos) << log;
+  EXPECT_FALSE(jobs_before.empty());
+}
+
+TEST_F(SlurmTest, ARequestSlurmRefusesFailsTheJobWithSlurmsReason) {
+  auto d = StartDaemon({"--slurm-partition", "nosuchpartition"});
+  std::string id = Submit(*d, {Pool(1, kPythonImage, Sh("true"))});
+  nlohmann::json job = WaitEnd(*d, id, 60);
+  ASSERT_EQ(job.value("state", ""), "JOB_STATE_FAILED") << job.dump();
+  EXPECT_NE(job["error"].value("message", "").find("Invalid partition name"), std::string::npos)
+      << job.dump();
+}
+
+TEST_F(SlurmTest, AnImagePushedByItsGcrNameIsPulledOnTheHostSlurmChose) {
+  auto d = StartDaemon({"--registry", "10.201.0.1:80"});
+  const std::string pushed = "10.201.0.1:80/slurm-it/bb:1";
+  ASSERT_EQ(RunProcess({"podman", "tag", "localhost/trainyard/busybox:latest", pushed}).rc, 0);
+  ProcessRun push = RunProcess({"podman", "push", "-q", "--tls-verify=false", pushed});
+  ASSERT_EQ(push.rc, 0) << push.err << d->Log();
+  RunProcess({"podman", "rmi", pushed, "gcr.io/slurm-it/bb:1"});
+  std::string id = Submit(*d, {Pool(1, "gcr.io/slurm-it/bb:1", Sh("echo pulled on $(hostname)"))});
+  nlohmann::json job = WaitEnd(*d, id);
+  std::string logs = Logs(*d, id);
+  EXPECT_EQ(job.value("state", ""), "JOB_STATE_SUCCEEDED") << job.dump() << logs;
+  EXPECT_TRUE(std::regex_search(logs, std::regex("pulled on n\\d"))) << logs;
+  RunProcess({"podman", "rmi", "gcr.io/slurm-it/bb:1"});
+}
+
+}  // namespace
+}  // namespace ty::testing
