@@ -134,8 +134,12 @@ std::vector<std::string> PodmanRunArgs(const SlurmContext& c, const ReplicaLaunc
                                        const std::vector<model::EnvVar>& env,
                                        const std::string& slurm_job_id,
                                        const std::vector<int>& gpu_indices) {
-  std::vector<std::string> a = {"podman",    "run",  "--rm",   "--name",  r.name,
-                                "--network", "host", "--pull", "missing", "--quiet"};
+  // No --rm: the launcher keeps the container for a restart in place and removes it
+  // when its task ends. Passthrough logging: the container writes into the files the
+  // launcher gave the client as stdout and stderr, whatever becomes of the client.
+  std::vector<std::string> a = {"podman",    "run",          "--name",     r.name,
+                                "--network", "host",         "--pull",     "missing",
+                                "--quiet",   "--log-driver", "passthrough"};
   std::map<std::string, std::string> labels = c.labels;
   labels[kLabelPool] = std::to_string(r.pool);
   labels[kLabelIndex] = std::to_string(r.index);

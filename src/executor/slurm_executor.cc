@@ -29,6 +29,7 @@ constexpr char kReplicaBucketRoot[] = "/gcs";
 constexpr DurationMicros kExitFileGrace = 3 * 1000000;
 // How long Slurm may not list a job it was given before it counts as forgotten.
 constexpr int kMissingPollsToForget = 3;
+constexpr auto kCaptureInterval = std::chrono::milliseconds(50);
 
 std::string AttemptKey(const std::string& job_uid, int attempt) {
   return job_uid + "-" + std::to_string(attempt);
@@ -67,7 +68,8 @@ class SlurmExecutor::Impl {
     bool submitting = true;       // The launch thread still runs.
     bool stop_requested = false;  // Stop() or Cleanup() came.
     bool outcome_sent = false;    // kAttemptStarted or kLaunchFailed.
-    bool done = false;            // Every end reported.
+    bool done = false;            // Every end reported. GUARDED_BY(mu_)
+    bool slurm_ended = false;     // Slurm runs nothing of it any more. GUARDED_BY(mu_)
     std::string last_reason;
     TimeMicros ended_since = 0;  // When Slurm stopped running it (0 = it runs).
     int missing_polls = 0;
@@ -236,7 +238,9 @@ class SlurmExecutor::Impl {
   void SendStarted(AttemptWatch* w) {
     if (w->outcome_sent) return;
     w->outcome_sent = true;
-    Emit(Event(*w, ExecutorEventKind::kAttemptStarted));
+    ExecutorEvent e = Event(*w, ExecutorEventKind::kAttemptStarted);
+    e.image_ready_time = e.time;  // The hosts pull what they lack as the replicas start.
+    Emit(e);
   }
 
   // One replica's end: its last output first, then the event.
@@ -277,9 +281,14 @@ class SlurmExecutor::Impl {
     Emit(Event(*w, ExecutorEventKind::kLaunchFailed, message));
   }
 
+  bool Exited(const ReplicaWatch& r) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return r.exited;
+  }
+
   void Tick(AttemptWatch* w, const std::map<std::string, internal::SlurmJobState>* states) {
     for (ReplicaWatch& r : w->replicas) {
-      if (r.exited) continue;
+      if (Exited(r)) continue;
       if (std::optional<int> code = ReadExitCode(w->dir + "/" + r.name + ".exit")) {
         ReportExit(w, &r, *code);
       } else {
@@ -304,31 +313,37 @@ class SlurmExecutor::Impl {
         ++w->missing_polls;
       }
       const bool ended = internal::IsSlurmEnded(state) || w->missing_polls >= kMissingPollsToForget;
-      if (ended && w->ended_since == 0) w->ended_since = clock_->Now();
+      if (ended && w->ended_since == 0) {
+        w->ended_since = clock_->Now();
+        std::lock_guard<std::mutex> lock(mu_);
+        w->slurm_ended = true;
+      }
     }
     if (w->ended_since != 0 && clock_->Now() - w->ended_since >= kExitFileGrace) {
       if (!w->outcome_sent && !AnyReplicaPlaced(*w)) {
         EndUnstarted(w, state);
       } else {
         for (ReplicaWatch& r : w->replicas) {
-          if (r.exited) continue;
+          if (Exited(r)) continue;
           // No launcher wrote its end: killed with the job (SIGKILL), or lost with
           // its node.
           ReportExit(w, &r, 128 + 9);
         }
       }
     }
+    std::lock_guard<std::mutex> lock(mu_);
     bool all = true;
     for (const ReplicaWatch& r : w->replicas) all = all && r.exited;
-    if (all) {
-      std::lock_guard<std::mutex> lock(mu_);
-      w->done = true;
-    }
+    if (all) w->done = true;
   }
 
   static bool IsRunningState(const std::string& s) { return internal::IsSlurmRunning(s); }
 
+  // Output is taken every kCaptureInterval; Slurm is asked every poll_interval (one
+  // squeue for every live attempt), and at once after a launch or a stop.
   void MonitorLoop() {
+    int64_t last_poll = 0;
+    bool poll_now = false;
     while (!work_.shutting_down()) {
       std::vector<std::shared_ptr<AttemptWatch>> live;
       {
@@ -338,18 +353,46 @@ class SlurmExecutor::Impl {
         }
       }
       if (!live.empty()) {
-        CommandOutput out = Slurm("squeue", {"-h", "--me", "-t", "all", "-o", "%i|%T|%r"});
-        std::map<std::string, internal::SlurmJobState> states;
-        if (out.exit_code == 0) states = internal::ParseSqueue(out.out);
-        if (out.exit_code != 0) spdlog::warn("slurm: squeue failed: {}", LastLine(out.err));
-        for (auto& w : live) Tick(w.get(), out.exit_code == 0 ? &states : nullptr);
+        std::optional<std::map<std::string, internal::SlurmJobState>> states;
+        if (poll_now || MonotonicMicros() - last_poll >= o_.poll_interval) {
+          last_poll = MonotonicMicros();
+          CommandOutput out = Slurm("squeue", {"-h", "--me", "-t", "all", "-o", "%i|%T|%r"});
+          if (out.exit_code == 0) {
+            states = internal::ParseSqueue(out.out);
+          } else {
+            spdlog::warn("slurm: squeue failed: {}", LastLine(out.err));
+          }
+        }
+        for (auto& w : live) Tick(w.get(), states ? &*states : nullptr);
         cv_.notify_all();
       }
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, std::chrono::microseconds(o_.poll_interval),
-                   [this] { return work_.shutting_down() || wake_; });
+      cv_.wait_for(lock, kCaptureInterval, [this] { return work_.shutting_down() || wake_; });
+      poll_now = wake_;
       wake_ = false;
     }
+  }
+
+  // Waits until Slurm runs nothing of job `id` any more (its launchers have removed
+  // their containers, the epilog has run); false after `timeout`.
+  bool WaitSlurmJobGone(const std::string& id, DurationMicros timeout) {
+    const int64_t deadline = MonotonicMicros() + timeout;
+    while (MonotonicMicros() < deadline) {
+      CommandOutput out = Slurm("squeue", {"-h", "-t", "all", "-j", id, "-o", "%T"});
+      bool active = false;
+      size_t pos = 0;
+      while (pos < out.out.size()) {
+        size_t nl = out.out.find('\n', pos);
+        if (nl == std::string::npos) nl = out.out.size();
+        const std::string state = out.out.substr(pos, nl - pos);
+        active = active || (!state.empty() && !internal::IsSlurmEnded(state));
+        pos = nl + 1;
+      }
+      // squeue fails for an id slurmctld has forgotten: gone too.
+      if (!active) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
   }
 
   // Waits until `w` reported every end; false after `timeout`.
@@ -472,22 +515,49 @@ Status SlurmExecutor::Stop(const std::string& job_uid, int attempt, DurationMicr
 }
 
 Status SlurmExecutor::RestartReplica(const std::string& job_uid, int attempt, int pool, int index) {
-  return FailedPrecondition("restart " + ReplicaName(job_uid, attempt, pool, index) +
-                            ": a replica on Slurm is not restarted in place");
+  const std::string what = "restart " + ReplicaName(job_uid, attempt, pool, index);
+  std::shared_ptr<Impl::AttemptWatch> w = impl_->Find(job_uid, attempt);
+  if (w == nullptr) return NotFound(what + ": no such replica");
+  std::lock_guard<std::mutex> lock(impl_->mu_);
+  for (Impl::ReplicaWatch& r : w->replicas) {
+    if (r.pool != pool || r.index != index) continue;
+    if (!r.exited) return FailedPrecondition(what + ": the replica is running");
+    if (w->slurm_ended || w->stop_requested) {
+      return FailedPrecondition(what + ": Slurm job " + w->slurm_id + " has ended");
+    }
+    // The launcher kept the replica's container and its task (slurm_launch/main.cc):
+    // asked, it starts the container again on the same host and port. The old exit
+    // code goes first, so the monitor cannot take it for the new run's.
+    const std::string prefix = w->dir + "/" + r.name;
+    std::remove((prefix + ".exit").c_str());
+    RETURN_IF_ERROR(WriteFileAtomically(prefix + ".restart", ""));
+    r.exited = false;
+    w->done = false;
+    return Status::Ok();
+  }
+  return NotFound(what + ": no such replica");
 }
 
 Status SlurmExecutor::Cleanup(const std::string& job_uid, int attempt) {
   const std::string dir = options_.state_dir + "/" + AttemptKey(job_uid, attempt);
   std::shared_ptr<Impl::AttemptWatch> w = impl_->Find(job_uid, attempt);
   if (w != nullptr) {
-    bool done = false;
+    // Every replica ended (or is stopped now); their launchers wait for a restart
+    // until the Slurm job ends, which Cleanup sees to.
+    RETURN_IF_ERROR(Stop(job_uid, attempt, 0));
+    std::string id;
     {
       std::lock_guard<std::mutex> lock(impl_->mu_);
-      done = w->done;
+      id = w->slurm_id;
+      impl_->attempts_.erase(AttemptKey(job_uid, attempt));
     }
-    if (!done) RETURN_IF_ERROR(Stop(job_uid, attempt, 0));
-    std::lock_guard<std::mutex> lock(impl_->mu_);
-    impl_->attempts_.erase(AttemptKey(job_uid, attempt));
+    if (!id.empty()) {
+      impl_->Slurm("scancel", {id});
+      if (!impl_->WaitSlurmJobGone(id, 120 * 1000000LL)) {
+        return DeadlineExceeded("cleanup: Slurm job " + id + " of " + job_uid +
+                                " is still running after scancel");
+      }
+    }
   } else if (Result<std::string> rec = ty::ReadFile(dir + "/slurm.json"); rec.ok()) {
     json j = json::parse(*rec, nullptr, false);
     if (j.is_object() && j.value("job_id", "") != "")

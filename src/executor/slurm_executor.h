@@ -23,8 +23,9 @@
 //
 // Stop: `scancel`; each launcher stops its container with the grace period the
 // context carries (and the epilog removes what a killed launcher left). Restart in
-// place is not offered: Slurm gives a replica no slot to come back to once its step
-// ended (RestartReplica: FailedPrecondition; the job then fails or retries as a whole).
+// place: a launcher whose container exited keeps its task, its port and the stopped
+// container until Slurm ends the step, and starts the container again when the
+// executor leaves a restart request beside its exit code; Cleanup ends the Slurm job.
 // Recover: every attempt directory is read back; a Slurm job is found by its recorded
 // id, or by its name when the daemon died between sbatch and recording it, so nothing
 // is submitted twice.

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "common/files.h"
+#include "common/subprocess.h"
 #include "executor/slurm_context.h"
 #include "executor/slurm_topology.h"
 
@@ -105,15 +106,21 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::string& out_path,
   _exit(127);
 }
 
+// TERM, INT and HUP: Slurm ends the task (scancel, a time limit).
+sigset_t StopSignals(bool with_child) {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&set, s);
+  if (with_child) sigaddset(&set, SIGCHLD);
+  return set;
+}
+
 // Waits for the container's podman client; on TERM/INT/HUP stops the container
 // (`podman stop -t grace`), again each second until the client is gone (a signal may
-// come before the container exists). Returns the client's exit code (128 + N when a
-// signal killed it).
-int WaitStoppingOnSignal(pid_t run, const std::string& name, int grace_s) {
-  sigset_t waited;
-  sigemptyset(&waited);
-  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGCHLD}) sigaddset(&waited, s);
-  bool stopping = false;
+// come before the container exists), and sets `*stopping`. Returns the client's exit
+// code (128 + N when a signal killed it).
+int WaitStoppingOnSignal(pid_t run, const std::string& name, int grace_s, bool* stopping) {
+  const sigset_t waited = StopSignals(/*with_child=*/true);
   time_t last_stop = 0;
   for (;;) {
     int status = 0;
@@ -123,12 +130,70 @@ int WaitStoppingOnSignal(pid_t run, const std::string& name, int grace_s) {
     }
     timespec tick = {0, 200 * 1000 * 1000};
     int sig = sigtimedwait(&waited, nullptr, &tick);
-    if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) stopping = true;
-    if (stopping && time(nullptr) - last_stop >= 1) {
+    if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) *stopping = true;
+    if (*stopping && time(nullptr) - last_stop >= 1) {
       last_stop = time(nullptr);
       Spawn({"podman", "stop", "--ignore", "-t", std::to_string(grace_s), name}, "", "");
     }
   }
+}
+
+// After the container exited: waits for the executor's restart request
+// (<prefix>.restart, executor.h's RestartReplica: the same container, host and port
+// again) or for Slurm to end the task. True for a restart.
+bool WaitForRestart(const std::string& prefix) {
+  const sigset_t waited = StopSignals(/*with_child=*/false);
+  for (;;) {
+    if (unlink((prefix + ".restart").c_str()) == 0) return true;
+    timespec tick = {0, 200 * 1000 * 1000};
+    int sig = sigtimedwait(&waited, nullptr, &tick);
+    if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) return false;
+  }
+}
+
+// Runs a command to its end, its output dropped; its exit code (-1: not run).
+int RunQuietly(const std::vector<std::string>& argv, std::string* out = nullptr) {
+  ty::CommandOptions o;
+  o.timeout = 120LL * 1000000;
+  ty::Result<ty::CommandOutput> r = ty::RunCommand(argv, o);
+  if (!r.ok()) return -1;
+  if (out != nullptr) *out = r->out;
+  return r->exit_code;
+}
+
+// The container's own exit code once the podman client returned `client_code`. The
+// client is not the authority: Slurm signals every process of the task, and podman
+// answers a TERM that comes before the container runs by exiting 0, container or
+// not. So the container is asked: still running (the client died first) -> it is
+// stopped when the task is, and waited for; exited -> its code; created but never
+// started, or never created, while stopping -> 143 (SIGTERM's).
+int ContainerExitCode(const std::string& name, int client_code, bool stopping, int grace_s) {
+  std::string state;
+  if (RunQuietly({"podman", "inspect", "--format", "{{.State.Status}} {{.State.ExitCode}}", name},
+                 &state) != 0) {
+    return stopping ? 128 + SIGTERM : client_code;  // Never created (or pull failed).
+  }
+  if (state.rfind("running", 0) == 0 || state.rfind("stopping", 0) == 0) {
+    if (stopping) RunQuietly({"podman", "stop", "--ignore", "-t", std::to_string(grace_s), name});
+    std::string code;
+    if (RunQuietly({"podman", "wait", name}, &code) == 0) return std::atoi(code.c_str());
+    return client_code;
+  }
+  if (state.rfind("exited", 0) == 0) return std::atoi(state.c_str() + 7);
+  return stopping ? 128 + SIGTERM : client_code;
+}
+
+// Runs `argv` (podman run, or podman start --attach for a restart) to its end and
+// records the container's exit code; see WaitStoppingOnSignal.
+int RunOnce(const std::vector<std::string>& argv, const std::string& prefix,
+            const std::string& name, int grace_s, bool* stopping) {
+  pid_t run = Spawn(argv, prefix + ".out", prefix + ".err");
+  if (run < 0) return Fail(std::string("fork: ") + std::strerror(errno));
+  int client_code = WaitStoppingOnSignal(run, name, grace_s, stopping);
+  int code = ContainerExitCode(name, client_code, *stopping, grace_s);
+  ty::Status wrote = ty::WriteFileAtomically(prefix + ".exit", std::to_string(code) + "\n");
+  if (!wrote.ok()) Fail(wrote.message());
+  return code;
 }
 
 int RunReplica(const std::string& dir) {
@@ -161,21 +226,23 @@ int RunReplica(const std::string& dir) {
   mkdir(marker_dir.c_str(), 0700);
   ty::WriteFileAtomically(marker, "").IgnoreError();
 
-  sigset_t blocked;
-  sigemptyset(&blocked);
-  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGCHLD}) sigaddset(&blocked, s);
+  sigset_t blocked = StopSignals(/*with_child=*/true);
   sigprocmask(SIG_BLOCK, &blocked, nullptr);
-  pid_t run = Spawn(argv, prefix + ".out", prefix + ".err");
-  if (run < 0) return Fail(std::string("fork: ") + std::strerror(errno));
-  int code = WaitStoppingOnSignal(run, mine->name, context->stop_grace_s);
-  // podman run --rm returned: the container is gone (unless podman itself was killed,
-  // which 128 + N says; the epilog then removes it).
-  if (code < 128) {
+  const int grace = context->stop_grace_s;
+  bool stopping = false;
+  int code = RunOnce(argv, prefix, mine->name, grace, &stopping);
+  // The container is kept until the task ends, so a restart finds its files as it
+  // left them (as the container executor restarts a replica: podman start).
+  while (!stopping && WaitForRestart(prefix)) {
+    code =
+        RunOnce({"podman", "start", "--attach", mine->name}, prefix, mine->name, grace, &stopping);
+  }
+  pid_t rm = Spawn({"podman", "rm", "--force", "-t", std::to_string(grace), mine->name}, "", "");
+  int status = 0;
+  if (rm > 0 && waitpid(rm, &status, 0) == rm && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     unlink(marker.c_str());
     rmdir(marker_dir.c_str());
   }
-  ty::Status wrote = ty::WriteFileAtomically(prefix + ".exit", std::to_string(code) + "\n");
-  if (!wrote.ok()) Fail(wrote.message());
   return code;
 }
 

@@ -1,12 +1,10 @@
 // The Slurm executor for real (issue 21): trainyardd --executor slurm on a 3-host Slurm
-// cluster of network namespaces (scripts/slurm-cluster, brought up once for the whole
-// binary), jobs submitted through the REST API as users submit them. Every replica runs
-// in its own podman container on the host Slurm chose.
+// cluster of network namespaces (slurm_cluster_env.cc), jobs submitted through the REST API as
+// users submit them. Every replica runs in its own podman container on the host Slurm chose.
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <regex>
 #include <set>
 #include <thread>
@@ -21,7 +19,6 @@ constexpr char kPythonImage[] = "localhost/trainyard/sklearn-digits:latest";
 constexpr char kBase[] = "/v1/projects/it/locations/local/customJobs";
 const std::vector<std::string> kTerminal = {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED",
                                             "JOB_STATE_CANCELLED"};
-const std::string kCluster = std::string(TY_SOURCE_DIR) + "/scripts/slurm-cluster";
 
 // Each replica: its own address in TF_CONFIG is its host and a port of its own; it
 // serves TCP there, connects to every address in the cluster (retrying: peers start in
@@ -71,19 +68,6 @@ nlohmann::json Sh(const std::string& script) { return {"sh", "-c", script}; }
 
 class SlurmTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    ProcessRun up = RunProcess({kCluster, "up", "3"}, {}, 120);
-    ASSERT_EQ(up.rc, 0) << up.err;
-    // `env` prints the variables Slurm's commands and podman on the hosts need.
-    ProcessRun env = RunProcess({kCluster, "env"});
-    std::regex line("([A-Z_]+)=(\\S+)");
-    for (std::sregex_iterator it(env.out.begin(), env.out.end(), line), end; it != end; ++it) {
-      setenv((*it)[1].str().c_str(), (*it)[2].str().c_str(), 1);
-    }
-    ASSERT_NE(std::getenv("SLURM_CONF"), nullptr) << env.out << env.err;
-  }
-  static void TearDownTestSuite() { RunProcess({kCluster, "down"}, {}, 120); }
-
   void SetUp() override {
     if (!ImageExists(kPythonImage)) GTEST_SKIP() << kPythonImage << " missing";
   }
