@@ -492,8 +492,24 @@ ty::Result<ty::service::JobServiceOptions> ServiceOptionsFor(const DaemonConfig&
   so.limits = cfg.limits;
   // Each trial job's cloudml-hypertune file (service/trial_jobs.h).
   so.trial_root = cfg.data_dir + "/trials";
-  ASSIGN_OR_RETURN(so.admission, ty::service::AdmissionOptionsFromConfig(
-                                     cfg.admission_doc, ty::service::DetectHost()));
+  if (cfg.executor == "slurm") {
+    // Admission counts the cluster's nodes, not this machine's (Slurm places the jobs).
+    ASSIGN_OR_RETURN(auto nodes, ty::executor::SlurmExecutor::ReadNodes({}));
+    std::vector<ty::service::HostInventory> hosts;
+    for (const auto& n : nodes) {
+      ty::service::HostInventory h;
+      h.name = n.name;
+      h.cpus = n.cpus;
+      h.memory_gb = n.memory_gb;
+      for (int i = 0; i < n.gpus; ++i) h.gpus.push_back({n.gpu_type, i});
+      hosts.push_back(std::move(h));
+    }
+    ASSIGN_OR_RETURN(so.admission,
+                     ty::service::AdmissionOptionsForCluster(cfg.admission_doc, hosts));
+  } else {
+    ASSIGN_OR_RETURN(so.admission, ty::service::AdmissionOptionsFromConfig(
+                                       cfg.admission_doc, ty::service::DetectHost()));
+  }
   LogCapacity(so.admission.capacity);
   so.claim_buckets = [buckets](const std::string& project, const std::vector<std::string>& b) {
     return buckets->ClaimBuckets(project, b);

@@ -14,7 +14,9 @@
 //  - RestartReplica(attempt, pool, index) starts an exited replica again in place:
 //    same name, host name, network, environment and labels, so its peers reach it
 //    as before (spec §9: a replica is restarted on the same VM). Its output is
-//    appended to the same log task and its next end is a new kReplicaExited.
+//    appended to the same log task and its next end is a new kReplicaExited. A
+//    replica that exited 0 may be refused (FailedPrecondition): no policy restarts a
+//    success, and the Slurm executor frees what it held at once.
 //  - Cleanup(attempt) removes replicas and the network; idempotent; call it after
 //    the replicas exited (their logs are safe by then).
 //  - Names are deterministic (ReplicaLaunch::name) and every replica carries the

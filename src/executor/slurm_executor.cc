@@ -59,6 +59,7 @@ class SlurmExecutor::Impl {
     std::string name;
     std::unique_ptr<FileLogCapture> capture;  // The monitor thread's only.
     bool exited = false;                      // GUARDED_BY(mu_)
+    int exit_code = 0;                        // The last end's. GUARDED_BY(mu_)
   };
   struct AttemptWatch {
     std::string job_uid;
@@ -69,7 +70,9 @@ class SlurmExecutor::Impl {
     bool stop_requested = false;  // Stop() or Cleanup() came.
     bool outcome_sent = false;    // kAttemptStarted or kLaunchFailed.
     bool done = false;            // Every end reported. GUARDED_BY(mu_)
-    bool slurm_ended = false;     // Slurm runs nothing of it any more. GUARDED_BY(mu_)
+    bool slurm_ended = false;     // Its leader ended (or was forgotten). GUARDED_BY(mu_)
+    bool cleaning = false;        // Cleanup waits for Slurm to be done. GUARDED_BY(mu_)
+    bool slurm_gone = false;      // Every component ended. GUARDED_BY(mu_)
     std::string last_reason;
     TimeMicros ended_since = 0;  // When Slurm stopped running it (0 = it runs).
     int missing_polls = 0;
@@ -158,6 +161,7 @@ class SlurmExecutor::Impl {
   AttemptSpec WithBucketMounts(AttemptSpec attempt) {
     if (o_.bucket_root.empty()) return attempt;
     for (ReplicaLaunch& r : attempt.replicas) {
+      r = internal::WithPackageInstall(std::move(r), kReplicaBucketRoot);
       for (const std::string& bucket : internal::MountedBuckets(attempt)) {
         r.mounts.push_back(
             {o_.bucket_root + "/" + bucket, std::string(kReplicaBucketRoot) + "/" + bucket, false});
@@ -250,6 +254,7 @@ class SlurmExecutor::Impl {
     {
       std::lock_guard<std::mutex> lock(mu_);
       r->exited = true;
+      r->exit_code = code;
     }
     Emit(internal::ReplicaExitedEvent(w->job_uid, w->attempt, r->pool, r->index, code,
                                       clock_->Now()));
@@ -295,6 +300,9 @@ class SlurmExecutor::Impl {
         r.capture->CaptureNew(/*writer_gone=*/false);
       }
     }
+    // A launcher that placed its replica is the earliest sign the attempt runs (Slurm's
+    // own state comes with the next poll).
+    if (!w->outcome_sent && AnyReplicaPlaced(*w)) SendStarted(w);
     std::string state = "UNKNOWN";
     if (states != nullptr) {
       auto it = states->find(w->slurm_id);
@@ -309,8 +317,16 @@ class SlurmExecutor::Impl {
           Emit(Event(*w, ExecutorEventKind::kLaunchWaiting,
                      "Slurm job " + w->slurm_id + " is pending (" + w->last_reason + ")"));
         }
+        if (it->second.all_ended) {
+          std::lock_guard<std::mutex> lock(mu_);
+          w->slurm_gone = true;
+        }
       } else {
         ++w->missing_polls;
+        if (w->missing_polls >= kMissingPollsToForget) {
+          std::lock_guard<std::mutex> lock(mu_);
+          w->slurm_gone = true;
+        }
       }
       const bool ended = internal::IsSlurmEnded(state) || w->missing_polls >= kMissingPollsToForget;
       if (ended && w->ended_since == 0) {
@@ -349,7 +365,7 @@ class SlurmExecutor::Impl {
       {
         std::lock_guard<std::mutex> lock(mu_);
         for (auto& [key, w] : attempts_) {
-          if (!w->done && !w->submitting) live.push_back(w);
+          if ((!w->done || (w->cleaning && !w->slurm_gone)) && !w->submitting) live.push_back(w);
         }
       }
       if (!live.empty()) {
@@ -373,26 +389,21 @@ class SlurmExecutor::Impl {
     }
   }
 
-  // Waits until Slurm runs nothing of job `id` any more (its launchers have removed
-  // their containers, the epilog has run); false after `timeout`.
-  bool WaitSlurmJobGone(const std::string& id, DurationMicros timeout) {
-    const int64_t deadline = MonotonicMicros() + timeout;
-    while (MonotonicMicros() < deadline) {
-      CommandOutput out = Slurm("squeue", {"-h", "-t", "all", "-j", id, "-o", "%T"});
-      bool active = false;
-      size_t pos = 0;
-      while (pos < out.out.size()) {
-        size_t nl = out.out.find('\n', pos);
-        if (nl == std::string::npos) nl = out.out.size();
-        const std::string state = out.out.substr(pos, nl - pos);
-        active = active || (!state.empty() && !internal::IsSlurmEnded(state));
-        pos = nl + 1;
-      }
-      // squeue fails for an id slurmctld has forgotten: gone too.
-      if (!active) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Waits until Slurm runs nothing of `w`'s job any more (its launchers have removed
+  // their containers, the epilogs have run), as the monitor's polls see it; false
+  // after `timeout`.
+  bool WaitSlurmJobGone(const std::shared_ptr<AttemptWatch>& w, DurationMicros timeout) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (w->slurm_id.empty()) return true;
+      w->cleaning = true;
+      wake_ = true;
     }
-    return false;
+    cv_.notify_all();
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::microseconds(timeout), [&] {
+      return w->slurm_gone || work_.shutting_down();
+    }) && w->slurm_gone;
   }
 
   // Waits until `w` reported every end; false after `timeout`.
@@ -424,6 +435,22 @@ class SlurmExecutor::Impl {
 // ---------------------------------------------------------------------------
 
 SlurmExecutor::SlurmExecutor(Options options) : options_(std::move(options)) {}
+
+Result<std::vector<SlurmExecutor::NodeInventory>> SlurmExecutor::ReadNodes(const Options& options) {
+  std::vector<std::string> argv = {
+      options.slurm_bin_dir.empty() ? "sinfo" : options.slurm_bin_dir + "/sinfo", "-h", "-N", "-o",
+      "%N|%c|%m|%G"};
+  CommandOptions co;
+  co.set_env = options.slurm_env;
+  ASSIGN_OR_RETURN(CommandOutput out, RunCommand(argv, co));
+  if (out.exit_code != 0) return Unavailable("sinfo failed: " + LastLine(out.err));
+  std::vector<NodeInventory> nodes;
+  for (const internal::SlurmNodeInventory& n : internal::ParseSinfoNodes(out.out)) {
+    nodes.push_back({n.name, n.cpus, n.memory_gb, n.gpu_type, n.gpus});
+  }
+  if (nodes.empty()) return Unavailable("sinfo lists no node");
+  return nodes;
+}
 
 Result<std::unique_ptr<SlurmExecutor>> SlurmExecutor::Create(Options options) {
   if (options.state_dir.empty()) return InvalidArgument("slurm executor: state_dir is required");
@@ -522,6 +549,9 @@ Status SlurmExecutor::RestartReplica(const std::string& job_uid, int attempt, in
   for (Impl::ReplicaWatch& r : w->replicas) {
     if (r.pool != pool || r.index != index) continue;
     if (!r.exited) return FailedPrecondition(what + ": the replica is running");
+    if (r.exit_code == 0) {
+      return FailedPrecondition(what + ": it succeeded, and its launcher ended with it");
+    }
     if (w->slurm_ended || w->stop_requested) {
       return FailedPrecondition(what + ": Slurm job " + w->slurm_id + " has ended");
     }
@@ -549,15 +579,24 @@ Status SlurmExecutor::Cleanup(const std::string& job_uid, int attempt) {
     {
       std::lock_guard<std::mutex> lock(impl_->mu_);
       id = w->slurm_id;
-      impl_->attempts_.erase(AttemptKey(job_uid, attempt));
     }
+    bool all_succeeded = true;
+    {
+      std::lock_guard<std::mutex> lock(impl_->mu_);
+      for (const Impl::ReplicaWatch& r : w->replicas) all_succeeded &= r.exit_code == 0;
+    }
+    // Launchers of replicas that succeeded remove their containers and end on their
+    // own: a scancel now would only cut that short (and cost slurmctld an RPC).
+    if (!id.empty() && all_succeeded && impl_->WaitSlurmJobGone(w, 10 * 1000000LL)) id.clear();
     if (!id.empty()) {
       impl_->Slurm("scancel", {id});
-      if (!impl_->WaitSlurmJobGone(id, 120 * 1000000LL)) {
+      if (!impl_->WaitSlurmJobGone(w, 120 * 1000000LL)) {
         return DeadlineExceeded("cleanup: Slurm job " + id + " of " + job_uid +
                                 " is still running after scancel");
       }
     }
+    std::lock_guard<std::mutex> lock(impl_->mu_);
+    impl_->attempts_.erase(AttemptKey(job_uid, attempt));
   } else if (Result<std::string> rec = ty::ReadFile(dir + "/slurm.json"); rec.ok()) {
     json j = json::parse(*rec, nullptr, false);
     if (j.is_object() && j.value("job_id", "") != "")

@@ -26,6 +26,8 @@
 // place: a launcher whose container exited keeps its task, its port and the stopped
 // container until Slurm ends the step, and starts the container again when the
 // executor leaves a restart request beside its exit code; Cleanup ends the Slurm job.
+// A replica that succeeded is never restarted (no policy restarts a success), so its
+// launcher removes the container and ends its task at once, freeing its share.
 // Recover: every attempt directory is read back; a Slurm job is found by its recorded
 // id, or by its name when the daemon died between sbatch and recording it, so nothing
 // is submitted twice.
@@ -70,6 +72,18 @@ class SlurmExecutor : public Executor {
     // Prefixed to the sbatch/squeue/scontrol/scancel/sinfo names ("" = PATH).
     std::string slurm_bin_dir;
   };
+
+  struct NodeInventory {
+    std::string name;
+    double cpus = 0;
+    double memory_gb = 0;
+    std::string gpu_type;  // Vertex's accelerator name; "" = untyped.
+    int gpus = 0;
+  };
+  // The cluster's nodes as Slurm declares them (`sinfo -N`), for admission: Trainyard
+  // admits what the cluster can run and leaves the rest of the waiting to Slurm.
+  // Unavailable when sinfo fails or lists no node.
+  static Result<std::vector<NodeInventory>> ReadNodes(const Options& options);
 
   // InvalidArgument without state_dir, launcher or sink; Internal if state_dir
   // cannot be made.

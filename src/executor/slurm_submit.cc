@@ -1,7 +1,9 @@
 #include "executor/slurm_submit.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <set>
 
 namespace ty::executor::internal {
@@ -80,7 +82,11 @@ SlurmJobShape ShapeSlurmJob(const AttemptSpec& attempt, const SlurmSubmitSetting
   const std::string launch =
       ShellQuote(settings.launcher) + " --context " + ShellQuote(settings.dir);
   std::string step = "exec srun --resv-ports=" + std::to_string(total);
-  if (shape.heterogeneous) {
+  if (total == 1) {
+    // One replica: the batch step runs it (slurm_topology.h SingleReplicaTopology).
+    AppendResources(pools[0], &a);
+    step = "export TY_SLURM_SINGLE=1\nexec " + launch;
+  } else if (shape.heterogeneous) {
     for (size_t k = 0; k < pools.size(); ++k) {
       if (k > 0) a.push_back(":");
       AppendResources(pools[k], &a);
@@ -103,6 +109,29 @@ SlurmJobShape ShapeSlurmJob(const AttemptSpec& attempt, const SlurmSubmitSetting
   return shape;
 }
 
+ReplicaLaunch WithPackageInstall(ReplicaLaunch r, const std::string& bucket_root) {
+  if (r.python_packages.empty() || r.command.empty()) return r;
+  std::string find_links, targets;
+  for (const std::string& uri : r.python_packages) {
+    if (uri.rfind("gs://", 0) != 0) continue;
+    const std::string path = bucket_root + "/" + uri.substr(5);
+    find_links += " --find-links " + ShellQuote(path.substr(0, path.rfind('/')));
+    targets += " " + ShellQuote(path);
+  }
+  if (targets.empty()) return r;
+  // As executor/package_images.cc installs: offline, the image's own setuptools, its
+  // output to stderr (the replica's log says what pip did), PEP 668 waived.
+  const std::string script =
+      "(cd /tmp && PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --no-index "
+      "--no-cache-dir --disable-pip-version-check --no-build-isolation" +
+      find_links + targets + " 1>&2) || exit $?; exec \"$@\"";
+  std::vector<std::string> command = {"sh", "-c", script, "trainyard-install"};
+  command.insert(command.end(), r.command.begin(), r.command.end());
+  r.command = std::move(command);
+  r.python_packages.clear();
+  return r;
+}
+
 std::map<std::string, SlurmJobState> ParseSqueue(const std::string& text) {
   std::map<std::string, SlurmJobState> out;
   size_t pos = 0;
@@ -116,12 +145,89 @@ std::map<std::string, SlurmJobState> ParseSqueue(const std::string& text) {
     if (b == std::string::npos) continue;
     std::string id = line.substr(0, a);
     const size_t plus = id.find('+');
-    if (plus != std::string::npos) {
-      if (id.substr(plus + 1) != "0") continue;  // The leader speaks for the job.
-      id.resize(plus);
-    }
+    const bool leader = plus == std::string::npos || id.substr(plus + 1) == "0";
+    if (plus != std::string::npos) id.resize(plus);
     if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos) continue;
-    out[id] = {line.substr(a + 1, b - a - 1), line.substr(b + 1)};
+    const std::string state = line.substr(a + 1, b - a - 1);
+    auto [it, first] = out.try_emplace(id);
+    if (first) it->second.all_ended = true;
+    it->second.all_ended = it->second.all_ended && IsSlurmEnded(state);
+    if (leader) {  // The leader speaks for the job.
+      it->second.state = state;
+      it->second.reason = line.substr(b + 1);
+    }
+  }
+  // Components listed without their leader (not seen) speak for nothing.
+  for (auto it = out.begin(); it != out.end();) {
+    it = it->second.state.empty() ? out.erase(it) : std::next(it);
+  }
+  return out;
+}
+
+namespace {
+
+std::string VertexGpuType(std::string slurm_type) {
+  for (char& c : slurm_type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  static const std::map<std::string, std::string> kKnown = {{"T4", "NVIDIA_TESLA_T4"},
+                                                            {"V100", "NVIDIA_TESLA_V100"},
+                                                            {"P100", "NVIDIA_TESLA_P100"},
+                                                            {"P4", "NVIDIA_TESLA_P4"},
+                                                            {"K80", "NVIDIA_TESLA_K80"},
+                                                            {"A100", "NVIDIA_TESLA_A100"},
+                                                            {"A100_80GB", "NVIDIA_A100_80GB"},
+                                                            {"H100", "NVIDIA_H100_80GB"},
+                                                            {"L4", "NVIDIA_L4"}};
+  auto it = kKnown.find(slurm_type);
+  return it != kKnown.end() ? it->second : "NVIDIA_" + slurm_type;
+}
+
+// "gpu:t4:2(S:0),shard:8" -> type and count of its gpu entry.
+void ParseGres(const std::string& gres, SlurmNodeInventory* node) {
+  size_t pos = 0;
+  while (pos < gres.size()) {
+    size_t comma = gres.find(',', pos);
+    if (comma == std::string::npos) comma = gres.size();
+    std::string item = gres.substr(pos, comma - pos);
+    pos = comma + 1;
+    item = item.substr(0, item.find('('));
+    if (item.rfind("gpu:", 0) != 0) continue;
+    const size_t last = item.rfind(':');
+    const std::string count = item.substr(last + 1);
+    if (count.empty() || count.find_first_not_of("0123456789") != std::string::npos ||
+        count.size() > 4) {
+      continue;
+    }
+    node->gpus = std::atoi(count.c_str());
+    if (last > 3) node->gpu_type = VertexGpuType(item.substr(4, last - 4));
+  }
+}
+
+}  // namespace
+
+std::vector<SlurmNodeInventory> ParseSinfoNodes(const std::string& text) {
+  std::vector<SlurmNodeInventory> out;
+  std::set<std::string> seen;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    std::vector<std::string> f;
+    size_t start = pos;
+    for (size_t bar = text.find('|', start); bar != std::string::npos && bar < nl;
+         bar = text.find('|', start)) {
+      f.push_back(text.substr(start, bar - start));
+      start = bar + 1;
+    }
+    f.push_back(text.substr(start, nl - start));
+    pos = nl + 1;
+    if (f.size() != 4 || f[0].empty() || !seen.insert(f[0]).second) continue;
+    SlurmNodeInventory node;
+    node.name = f[0];
+    node.cpus = std::atof(f[1].c_str());
+    node.memory_gb = std::atof(f[2].c_str()) / 1024;
+    if (node.cpus <= 0 || node.memory_gb <= 0) continue;
+    ParseGres(f[3], &node);
+    out.push_back(std::move(node));
   }
   return out;
 }

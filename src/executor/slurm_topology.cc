@@ -182,6 +182,23 @@ Result<std::vector<int>> ExpandPorts(std::string_view ports, size_t limit) {
   return out;
 }
 
+Result<SlurmTopology> SingleReplicaTopology(const EnvLookup& env, const std::string& host,
+                                            int port) {
+  ASSIGN_OR_RETURN(std::string pools_text, Required(env, "TY_SLURM_POOLS"));
+  ASSIGN_OR_RETURN(std::vector<PoolRun> runs, PoolRuns(pools_text));
+  if (runs.size() != 1 || runs[0].count != 1) {
+    return InvalidArgument("TY_SLURM_POOLS: \"" + pools_text + "\" is not one replica");
+  }
+  if (host.empty() || port <= 0 || port > 65535) return InvalidArgument("no host or port");
+  SlurmTopology t;
+  t.pool = runs[0].pool;
+  t.index = 0;
+  t.port = port;
+  t.addresses.resize(static_cast<size_t>(t.pool) + 1);
+  t.addresses[t.pool] = {host + ":" + std::to_string(port)};
+  return t;
+}
+
 Result<SlurmTopology> TopologyFromSlurmEnv(const EnvLookup& env) {
   ASSIGN_OR_RETURN(std::string pools_text, Required(env, "TY_SLURM_POOLS"));
   ASSIGN_OR_RETURN(std::vector<PoolRun> runs, PoolRuns(pools_text));

@@ -40,6 +40,13 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
 // malformed, or when the ranks, hosts, ports and TY_SLURM_POOLS disagree.
 Result<SlurmTopology> TopologyFromSlurmEnv(const EnvLookup& env);
 
+// A job of one replica runs its launcher in the batch step itself (no srun step: a
+// second slurmstepd and srun are most of what Slurm adds to a short job), so nothing
+// reserves it a port: the launcher gives the one it found free on `host`.
+// TY_SLURM_POOLS must name one pool of one replica.
+Result<SlurmTopology> SingleReplicaTopology(const EnvLookup& env, const std::string& host,
+                                            int port);
+
 // Slurm's host list syntax: "n[1-3,5],gpu07,x[08-10]" -> n1 n2 n3 n5 gpu07 x08 x09 x10
 // (zero padding kept). At most `limit` names.
 Result<std::vector<std::string>> ExpandHostList(std::string_view list, size_t limit = 100000);

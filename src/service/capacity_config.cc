@@ -193,6 +193,9 @@ const std::vector<std::string>& AdmissionConfigKeys() {
   return keys;
 }
 
+// The keys besides `capacity` (overcommit, strict, quotas, machine_types) onto `out`.
+Status ApplyAdmissionKeys(const nlohmann::json& doc, AdmissionOptions* out);
+
 Result<AdmissionOptions> AdmissionOptionsFromConfig(const nlohmann::json& doc,
                                                     const HostInventory& host) {
   AdmissionOptions o;
@@ -209,7 +212,26 @@ Result<AdmissionOptions> AdmissionOptionsFromConfig(const nlohmann::json& doc,
     c.memory_overcommit = kDefaultMemoryOvercommit;
     c.strict = false;
   }
-  if (!doc.is_object()) return o;
+  RETURN_IF_ERROR(ApplyAdmissionKeys(doc, &o));
+  return o;
+}
+
+Result<AdmissionOptions> AdmissionOptionsForCluster(const nlohmann::json& doc,
+                                                    const std::vector<HostInventory>& hosts) {
+  if (hosts.empty()) return InvalidArgument("the cluster has no nodes");
+  if (doc.is_object() && doc.contains("capacity")) return AdmissionOptionsFromConfig(doc, hosts[0]);
+  AdmissionOptions o;
+  for (const HostInventory& h : hosts)
+    o.capacity.nodes.push_back({h.name, h.cpus, h.memory_gb, h.gpus});
+  o.capacity.strict = false;
+  RETURN_IF_ERROR(ApplyAdmissionKeys(doc, &o));
+  return o;
+}
+
+Status ApplyAdmissionKeys(const nlohmann::json& doc, AdmissionOptions* out) {
+  AdmissionOptions& o = *out;
+  scheduler::Capacity& c = o.capacity;
+  if (!doc.is_object()) return Status::Ok();
   if (doc.contains("overcommit")) {
     const nlohmann::json& v = doc["overcommit"];
     RETURN_IF_ERROR(ReadOnly(v, "overcommit", {"cpu", "memory"}));
@@ -229,7 +251,7 @@ Result<AdmissionOptions> AdmissionOptionsFromConfig(const nlohmann::json& doc,
   if (doc.contains("machine_types")) {
     RETURN_IF_ERROR(ReadMachineTypes(doc["machine_types"], &o.machine_types));
   }
-  return o;
+  return Status::Ok();
 }
 
 }  // namespace ty::service

@@ -45,6 +45,14 @@ std::vector<scheduler::Gpu> ParseNvidiaSmiList(const std::string& text);
 Result<AdmissionOptions> AdmissionOptionsFromConfig(const nlohmann::json& doc,
                                                     const HostInventory& host);
 
+// The same for a cluster whose own scheduler runs the jobs (Slurm): admission's nodes
+// are the cluster's (`hosts`, as Slurm declares them), never overcommitted, and a job
+// bigger than every node is shrunk to the biggest (not strict), so Trainyard admits
+// what the cluster can run and leaves the rest of the waiting to its scheduler. A
+// declared `capacity` or `overcommit` in the config still wins.
+Result<AdmissionOptions> AdmissionOptionsForCluster(const nlohmann::json& doc,
+                                                    const std::vector<HostInventory>& hosts);
+
 // Config keys this file reads (the daemon refuses unknown keys).
 const std::vector<std::string>& AdmissionConfigKeys();
 

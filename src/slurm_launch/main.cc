@@ -8,12 +8,16 @@
 // addresses into the environment the service computed; runs the replica's container
 // with podman on this host (host network: it listens on its reserved port), its output
 // appended to DIR/<replica>.out and .err; writes the container's exit code to
-// DIR/<replica>.exit; and exits with it. On SIGTERM (scancel, a time limit) it stops
-// the container itself, with the job's grace period: the podman client Slurm would
-// signal does not stop a container (shared/notes/slurm-here.md §3.4). The epilog
+// DIR/<replica>.exit; and exits with it (after a failure it first waits for a restart
+// request, executor.h). The epilog removes the container once the task is gone. On SIGTERM
+// (scancel, a time limit) it stops the container itself, with the job's grace period: the podman
+// client Slurm would signal does not stop a container (shared/notes/slurm-here.md §3.4). The epilog
 // (scripts/ty-slurm-epilog) removes what a launcher killed with SIGKILL left.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -151,6 +155,33 @@ bool WaitForRestart(const std::string& prefix) {
   }
 }
 
+// A TCP port free on this host now (the kernel's pick), for a job of one replica.
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  socklen_t len = sizeof addr;
+  int port = -1;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
+// Where this task's replica runs and where its peers do (slurm_topology.h).
+ty::Result<ty::executor::SlurmTopology> PlaceThisTask() {
+  if (GetEnv("TY_SLURM_SINGLE").value_or("") != "1") {
+    return ty::executor::TopologyFromSlurmEnv(&GetEnv);
+  }
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return ty::executor::SingleReplicaTopology(&GetEnv, GetEnv("SLURMD_NODENAME").value_or(host),
+                                             FreePort());
+}
+
 // Runs a command to its end, its output dropped; its exit code (-1: not run).
 int RunQuietly(const std::vector<std::string>& argv, std::string* out = nullptr) {
   ty::CommandOptions o;
@@ -166,8 +197,12 @@ int RunQuietly(const std::vector<std::string>& argv, std::string* out = nullptr)
 // answers a TERM that comes before the container runs by exiting 0, container or
 // not. So the container is asked: still running (the client died first) -> it is
 // stopped when the task is, and waited for; exited -> its code; created but never
-// started, or never created, while stopping -> 143 (SIGTERM's).
+// started, or never created, while stopping -> 143 (SIGTERM's). Asked only when the
+// client may not know (it was signalled, or the code is podman's own).
 int ContainerExitCode(const std::string& name, int client_code, bool stopping, int grace_s) {
+  // Nobody signalled the client and it reports a code of the container's own (podman's
+  // are 125-127): no need to ask (a podman call is most of a short job's cost).
+  if (!stopping && client_code < 125) return client_code;
   std::string state;
   if (RunQuietly({"podman", "inspect", "--format", "{{.State.Status}} {{.State.ExitCode}}", name},
                  &state) != 0) {
@@ -201,7 +236,7 @@ int RunReplica(const std::string& dir) {
   if (!text.ok()) return Fail(text.status().message());
   ty::Result<SlurmContext> context = ty::executor::SlurmContextFromJson(*text);
   if (!context.ok()) return Fail(context.status().message());
-  ty::Result<ty::executor::SlurmTopology> placed = ty::executor::TopologyFromSlurmEnv(&GetEnv);
+  ty::Result<ty::executor::SlurmTopology> placed = PlaceThisTask();
   if (!placed.ok()) return Fail(placed.status().message());
   const ReplicaLaunch* mine = nullptr;
   for (const ReplicaLaunch& r : context->replicas) {
@@ -219,7 +254,7 @@ int RunReplica(const std::string& dir) {
   std::vector<std::string> argv = ty::executor::PodmanRunArgs(
       *context, *mine, env, GetEnv("SLURM_JOB_ID").value_or(""), TaskGpus(*mine));
 
-  // The epilog's marker (scripts/ty-slurm-epilog): while it exists the container may.
+  // The epilog's marker (scripts/ty-slurm-epilog): it removes the container.
   const std::string marker_dir = "/run/trainyard-slurm/" + GetEnv("SLURM_JOB_ID").value_or("0");
   const std::string marker = marker_dir + "/" + mine->name;
   mkdir("/run/trainyard-slurm", 0700);
@@ -232,17 +267,15 @@ int RunReplica(const std::string& dir) {
   bool stopping = false;
   int code = RunOnce(argv, prefix, mine->name, grace, &stopping);
   // The container is kept until the task ends, so a restart finds its files as it
-  // left them (as the container executor restarts a replica: podman start).
-  while (!stopping && WaitForRestart(prefix)) {
+  // left them (as the container executor restarts a replica: podman start). Not after
+  // a success, which is never restarted: the task ends at once and frees its share.
+  while (!stopping && code != 0 && WaitForRestart(prefix)) {
     code =
         RunOnce({"podman", "start", "--attach", mine->name}, prefix, mine->name, grace, &stopping);
   }
-  pid_t rm = Spawn({"podman", "rm", "--force", "-t", std::to_string(grace), mine->name}, "", "");
-  int status = 0;
-  if (rm > 0 && waitpid(rm, &status, 0) == rm && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-    unlink(marker.c_str());
-    rmdir(marker_dir.c_str());
-  }
+  // The container is removed by the epilog (scripts/ty-slurm-epilog), after every task
+  // of the job is gone: Slurm signals every process of a task it ends, and a
+  // `podman rm` cut short here left containers podman could no longer remove.
   return code;
 }
 

@@ -228,7 +228,7 @@ TEST_P(ExecutorContractTest, EnvironmentArrivesExactly) {
 // is <state_dir>/<name>/), so the second run behaves differently.
 TEST_P(ExecutorContractTest, RestartRunsTheExitedReplicaAgainInPlace) {
   ReplicaLaunch r = Replica(0, 0,
-                            "if [ -f ran ]; then echo second; echo \"$TY_VALUE\"; exit 0; fi; "
+                            "if [ -f ran ]; then echo second; echo \"$TY_VALUE\"; exit 4; fi; "
                             "touch ran; echo first; exit 3");
   r.env = {{"TY_VALUE", "same env"}};
   LaunchAndWaitStarted(Attempt({r}));
@@ -241,7 +241,7 @@ TEST_P(ExecutorContractTest, RestartRunsTheExitedReplicaAgainInPlace) {
   ASSERT_TRUE(restarted.ok()) << restarted.ToString();
   exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 2);
   ASSERT_EQ(exits.size(), 2u);
-  EXPECT_EQ(exits[1].exit_code, 0);
+  EXPECT_EQ(exits[1].exit_code, 4);
   EXPECT_FALSE(exits[1].signal.has_value());
   EXPECT_EQ(exits[1].pool, 0);
   EXPECT_EQ(exits[1].index, 0);
@@ -254,7 +254,8 @@ TEST_P(ExecutorContractTest, RestartRunsTheExitedReplicaAgainInPlace) {
   // A later look (a daemon restart) adds nothing either.
   ASSERT_TRUE(ex_->Recover().ok());
   EXPECT_THAT(sink_.Messages(uid_), ElementsAre("first", "second", "same env"));
-  // Exited again: it may be restarted again.
+  // Failed again: it may be restarted again. (After a success an executor may have
+  // released the replica: executor.h.)
   ASSERT_TRUE(ex_->RestartReplica(uid_, 1, 0, 0).ok());
   exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 3);
   ASSERT_EQ(exits.size(), 3u);

@@ -166,5 +166,66 @@ TEST(SlurmSubmitTest, SqueueGivesEachJobItsLeadersState) {
   EXPECT_TRUE(internal::IsSlurmRunning("COMPLETING"));
 }
 
+TEST(SlurmSubmitTest, PythonPackagesAreInstalledByTheReplicaBeforeItsCommand) {
+  ReplicaLaunch r;
+  r.command = {"python3", "-m", "trainer.task"};
+  r.python_packages = {"gs://b/dir/it's.tar.gz"};
+  ReplicaLaunch wrapped = internal::WithPackageInstall(r, "/gcs");
+  ASSERT_EQ(wrapped.command.size(), 7u);
+  EXPECT_EQ(wrapped.command[0], "sh");
+  EXPECT_THAT(wrapped.command[2], HasSubstr("--no-index"));
+  // The user's path only ever inside single quotes.
+  EXPECT_THAT(wrapped.command[2],
+              HasSubstr("--find-links '/gcs/b/dir' '/gcs/b/dir/it'\\''s.tar.gz'"));
+  EXPECT_EQ(wrapped.command[4], "python3");
+  EXPECT_TRUE(wrapped.python_packages.empty());
+  r.python_packages.clear();
+  EXPECT_EQ(internal::WithPackageInstall(r, "/gcs").command, r.command);
+}
+
+TEST(SlurmSubmitTest, OneReplicaRunsInTheBatchStepWithoutASrunStep) {
+  std::vector<ReplicaLaunch> rs = {Replicas(ChiefWorkersPs())[0]};
+  internal::SlurmSubmitSettings s{"/d", "/l", "", "", 3};
+  internal::SlurmJobShape shape = internal::ShapeSlurmJob(Attempt(rs), s);
+  EXPECT_THAT(shape.script, HasSubstr("export TY_SLURM_SINGLE=1\nexec '/l' --context '/d'\n"));
+  EXPECT_THAT(shape.script, ::testing::Not(HasSubstr("srun")));
+  auto env = [](const std::string& name) -> std::optional<std::string> {
+    if (name == "TY_SLURM_POOLS") return "0:1";
+    return std::nullopt;
+  };
+  Result<SlurmTopology> t = SingleReplicaTopology(env, "n2", 40000);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->addresses, (std::vector<std::vector<std::string>>{{"n2:40000"}}));
+  EXPECT_FALSE(SingleReplicaTopology(env, "n2", 0).ok());
+  auto two = [](const std::string& name) -> std::optional<std::string> {
+    if (name == "TY_SLURM_POOLS") return "0:2";
+    return std::nullopt;
+  };
+  EXPECT_FALSE(SingleReplicaTopology(two, "n2", 40000).ok());
+}
+
+TEST(SlurmSubmitTest, SqueueSaysAHetJobEndedOnlyWhenEveryComponentHas) {
+  auto states =
+      internal::ParseSqueue("7+0|CANCELLED|None\n7+1|COMPLETING|None\n8|COMPLETED|None\n");
+  EXPECT_EQ(states["7"].state, "CANCELLED");
+  EXPECT_FALSE(states["7"].all_ended);
+  EXPECT_TRUE(states["8"].all_ended);
+}
+
+TEST(SlurmSubmitTest, SinfoNodesGiveAdmissionTheClustersShape) {
+  auto nodes = internal::ParseSinfoNodes(
+      "n1|8|65536|(null)\nn1|8|65536|(null)\ng1|16|128000|gpu:t4:2(S:0),shard:4\n"
+      "g2|4|1024|gpu:3\nbad|x|y|z\n");
+  ASSERT_EQ(nodes.size(), 3u);
+  EXPECT_EQ(nodes[0].name, "n1");
+  EXPECT_EQ(nodes[0].cpus, 8);
+  EXPECT_EQ(nodes[0].memory_gb, 64);
+  EXPECT_EQ(nodes[0].gpus, 0);
+  EXPECT_EQ(nodes[1].gpu_type, "NVIDIA_TESLA_T4");
+  EXPECT_EQ(nodes[1].gpus, 2);
+  EXPECT_EQ(nodes[2].gpu_type, "");
+  EXPECT_EQ(nodes[2].gpus, 3);
+}
+
 }  // namespace
 }  // namespace ty::executor

@@ -54,6 +54,30 @@ TEST(CapacityConfigTest, TheDetectedHostIsOvercommittedSoFourStandardJobsFitATwo
   EXPECT_EQ(d.admit.size(), 4u) << "at least four n1-standard-4 jobs at once, not ten";
 }
 
+TEST(CapacityConfigTest, OnAClusterAdmissionCountsItsNodesWithoutOvercommit) {
+  std::vector<HostInventory> nodes = {{"n1", 8, 64, {}}, {"n2", 8, 64, {}}, {"n3", 8, 64, {}}};
+  auto o = AdmissionOptionsForCluster(nlohmann::json(), nodes);
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  const scheduler::Capacity& c = o->capacity;
+  ASSERT_EQ(c.nodes.size(), 3u);
+  EXPECT_EQ(c.cpu_overcommit, 1);
+  EXPECT_FALSE(c.strict);
+  std::vector<scheduler::JobDemand> queue;
+  for (int i = 0; i < 8; ++i) {
+    scheduler::JobDemand j;
+    j.uid = std::to_string(i);
+    j.project = "p";
+    j.queued_since = i;
+    j.replicas.push_back({4, 15, "", 0, "f"});  // n1-standard-4
+    queue.push_back(j);
+  }
+  EXPECT_EQ(scheduler::Admit(c, {}, queue, 0).admit.size(), 6u) << "two per 8-CPU node";
+  auto quota = AdmissionOptionsForCluster(Yaml("quotas: {p: {jobs: 1}}\n"), nodes);
+  ASSERT_TRUE(quota.ok());
+  EXPECT_EQ(quota->capacity.quotas.at("p").jobs, 1) << "quotas still apply";
+  EXPECT_FALSE(AdmissionOptionsForCluster(nlohmann::json(), {}).ok());
+}
+
 TEST(CapacityConfigTest, ADeclaredCapacityIsStrictAndExactUnlessTold) {
   HostInventory host{"ws", 2, 24, {}};
   auto o = AdmissionOptionsFromConfig(

@@ -5,11 +5,14 @@
 #include <signal.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <set>
 #include <thread>
 
 #include "integration/daemon_harness.h"
+#include "integration/hypertune_trainer.h"
 #include "integration/subprocess.h"
 
 namespace ty::testing {
@@ -97,10 +100,15 @@ class SlurmTest : public ::testing::Test {
     return d.Get(std::string(kBase) + "/" + id + "/logs").body;
   }
 
-  static std::string Squeue() { return RunProcess({"squeue", "-h", "-o", "%i %j %T"}).out; }
-  static std::string Containers() {
-    return RunProcess({"podman", "ps", "-a", "--filter", "label=trainyard.slurm_job", "--format",
-                       "{{.Names}}"})
+  // Slurm jobs of job `id` that have not ended.
+  static std::string Squeue(const std::string& id) {
+    return RunProcess({"squeue", "-h", "-n", "ty-" + id + "-1", "-t", "PD,R,CG,S", "-o", "%i %T"})
+        .out;
+  }
+  // The containers of job `id` on any host (replica names start ty-<id>-).
+  static std::string Containers(const std::string& id) {
+    return RunProcess(
+               {"podman", "ps", "-a", "--filter", "name=ty-" + id + "-", "--format", "{{.Names}}"})
         .out;
   }
 };
@@ -126,10 +134,10 @@ TEST_F(SlurmTest, ChiefWorkersAndPsRunOnTheirOwnHostsAndReachEachOther) {
                                *hosts["worker"].begin()};
   EXPECT_EQ(all.size(), 3u) << logs;
   // Nothing left: no Slurm job, no container.
-  for (int i = 0; i < 100 && !Containers().empty(); ++i) {
+  for (int i = 0; i < 100 && !Containers(id).empty(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  EXPECT_EQ(Containers(), "");
+  EXPECT_EQ(Containers(id), "");
 }
 
 TEST_F(SlurmTest, AFailingWorkerFailsTheJobWithItsOwnExitCode) {
@@ -154,12 +162,11 @@ TEST_F(SlurmTest, CancelLeavesNoSlurmJobAndNoContainer) {
   ASSERT_EQ(d->Post(std::string(kBase) + "/" + id + ":cancel", "{}").status, 200);
   nlohmann::json job = WaitEnd(*d, id, 90);
   EXPECT_EQ(job.value("state", ""), "JOB_STATE_CANCELLED") << job.dump();
-  for (int i = 0; i < 300 && (!Containers().empty() || !Squeue().empty()); ++i) {
+  for (int i = 0; i < 300 && (!Containers(id).empty() || !Squeue(id).empty()); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  EXPECT_EQ(Containers(), "");
-  std::string q = RunProcess({"squeue", "-h", "-t", "PD,R,CG", "-o", "%i %j"}).out;
-  EXPECT_EQ(q, "");
+  EXPECT_EQ(Containers(id), "");
+  EXPECT_EQ(Squeue(id), "");
 }
 
 TEST_F(SlurmTest, AKilledDaemonReattachesAndTheJobStillSucceeds) {
@@ -171,7 +178,7 @@ TEST_F(SlurmTest, AKilledDaemonReattachesAndTheJobStillSucceeds) {
   for (int i = 0; i < 200 && Logs(*d, id).find("before") == std::string::npos; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  std::string jobs_before = Squeue();
+  std::string jobs_before = Squeue(id);
   d->Kill();
   d->Start({"--executor", "slurm", "--slurm-daemon-host", "10.201.0.1"});
   nlohmann::json job = WaitEnd(*d, id);
@@ -209,6 +216,66 @@ TEST_F(SlurmTest, AnImagePushedByItsGcrNameIsPulledOnTheHostSlurmChose) {
   EXPECT_EQ(job.value("state", ""), "JOB_STATE_SUCCEEDED") << job.dump() << logs;
   EXPECT_TRUE(std::regex_search(logs, std::regex("pulled on n\\d"))) << logs;
   RunProcess({"podman", "rmi", "gcr.io/slurm-it/bb:1"});
+}
+
+TEST_F(SlurmTest, AFourTrialStudyRunsItsTrialsOnSlurm) {
+  auto d = StartDaemon();
+  const std::string base = "/v1/projects/it/locations/us-central1/hyperparameterTuningJobs";
+  nlohmann::json body = {
+      {"displayName", "slurm-study"},
+      {"studySpec",
+       {{"metrics", {{{"metricId", "accuracy"}, {"goal", "MAXIMIZE"}}}},
+        {"parameters",
+         {{{"parameterId", "x"}, {"doubleValueSpec", {{"minValue", 0}, {"maxValue", 1}}}}}},
+        {"algorithm", "RANDOM_SEARCH"}}},
+      {"maxTrialCount", 4},
+      {"parallelTrialCount", 2},
+      {"trialJobSpec",
+       {{"workerPoolSpecs",
+         {Pool(1, "localhost/trainyard/busybox:latest", {"sh", "-c", kTrainer, "trainer"})}}}}};
+  HttpReply created = d->Post(base, body.dump());
+  ASSERT_EQ(created.status, 200) << created.body;
+  nlohmann::json done = d->WaitForField(base + "/" + IdOf(created.Json()), "state", kTerminal, 180);
+  ASSERT_EQ(done.value("state", ""), "JOB_STATE_SUCCEEDED") << done.dump(1) << d->Log();
+  ASSERT_EQ(done["trials"].size(), 4u) << done.dump(1);
+  for (const auto& t : done["trials"]) {
+    double x = -1;
+    for (const auto& p : t["parameters"]) x = p["value"];
+    EXPECT_EQ(t["state"], "SUCCEEDED") << t.dump();
+    EXPECT_NEAR(t["finalMeasurement"]["metrics"][0]["value"].get<double>(), x, 1e-5) << t.dump();
+  }
+}
+
+TEST_F(SlurmTest, APythonPackageJobInstallsItsPackageOnTheHostAndRuns) {
+  auto d = StartDaemon();
+  // An sdist in bucket pk-slurm: trainer/task.py prints its arguments.
+  std::filesystem::path src = std::filesystem::path(d->data_dir()) / "sdist" / "trainer-0.1";
+  std::filesystem::create_directories(src / "trainer");
+  std::ofstream(src / "setup.py")
+      << "from setuptools import setup\nsetup(name='trainer', version='0.1', "
+         "packages=['trainer'])\n";
+  std::ofstream(src / "trainer" / "__init__.py") << "";
+  std::ofstream(src / "trainer" / "task.py")
+      << "import socket, sys\nprint('package ran on', socket.gethostname(), sys.argv[1:])\n";
+  std::filesystem::path bucket = std::filesystem::path(d->data_dir()) / "buckets" / "pk-slurm";
+  std::filesystem::create_directories(bucket);
+  ProcessRun tar = RunProcess({"tar", "czf", (bucket / "trainer-0.1.tar.gz").string(), "-C",
+                               src.parent_path().string(), "trainer-0.1"});
+  ASSERT_EQ(tar.rc, 0) << tar.err;
+  nlohmann::json pool = {
+      {"machineSpec", {{"machineType", "n1-standard-4"}}},
+      {"replicaCount", "1"},
+      {"pythonPackageSpec",
+       {{"executorImageUri", "us-docker.pkg.dev/vertex-ai/training/sklearn-cpu.1-0:latest"},
+        {"packageUris", {"gs://pk-slurm/trainer-0.1.tar.gz"}},
+        {"pythonModule", "trainer.task"},
+        {"args", {"--epochs", "1"}}}}};
+  std::string id = Submit(*d, {pool});
+  nlohmann::json job = WaitEnd(*d, id, 180);
+  std::string logs = Logs(*d, id);
+  EXPECT_EQ(job.value("state", ""), "JOB_STATE_SUCCEEDED") << job.dump() << logs;
+  EXPECT_TRUE(std::regex_search(logs, std::regex("package ran on n\\d \\['--epochs', '1'\\]")))
+      << logs;
 }
 
 }  // namespace
