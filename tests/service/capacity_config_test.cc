@@ -34,6 +34,20 @@ TEST(CapacityConfigTest, NvidiaSmiNamesBecomeVertexAcceleratorTypes) {
   EXPECT_EQ(gpus[5].index, 5);
 }
 
+// `n` single-replica n1-standard-4 jobs of project p, queued in order.
+std::vector<scheduler::JobDemand> StandardJobs(int n) {
+  std::vector<scheduler::JobDemand> queue;
+  for (int i = 0; i < n; ++i) {
+    scheduler::JobDemand j;
+    j.uid = std::to_string(i);
+    j.project = "p";
+    j.queued_since = i;
+    j.replicas.push_back({4, 15, "", 0, "f"});
+    queue.push_back(j);
+  }
+  return queue;
+}
+
 TEST(CapacityConfigTest, TheDetectedHostIsOvercommittedSoFourStandardJobsFitATwoCoreMachine) {
   HostInventory host{"ws", 2, 24, {}};
   auto o = AdmissionOptionsFromConfig(nlohmann::json(), host);
@@ -41,15 +55,7 @@ TEST(CapacityConfigTest, TheDetectedHostIsOvercommittedSoFourStandardJobsFitATwo
   const scheduler::Capacity& c = o->capacity;
   ASSERT_EQ(c.nodes.size(), 1u);
   EXPECT_FALSE(c.strict);
-  std::vector<scheduler::JobDemand> queue;
-  for (int i = 0; i < 5; ++i) {
-    scheduler::JobDemand j;
-    j.uid = std::to_string(i);
-    j.project = "p";
-    j.queued_since = i;
-    j.replicas.push_back({4, 15, "", 0, "f"});  // n1-standard-4
-    queue.push_back(j);
-  }
+  std::vector<scheduler::JobDemand> queue = StandardJobs(5);
   auto d = scheduler::Admit(c, {}, queue, 0);
   EXPECT_EQ(d.admit.size(), 4u) << "at least four n1-standard-4 jobs at once, not ten";
 }
@@ -62,15 +68,7 @@ TEST(CapacityConfigTest, OnAClusterAdmissionCountsItsNodesWithoutOvercommit) {
   ASSERT_EQ(c.nodes.size(), 3u);
   EXPECT_EQ(c.cpu_overcommit, 1);
   EXPECT_FALSE(c.strict);
-  std::vector<scheduler::JobDemand> queue;
-  for (int i = 0; i < 8; ++i) {
-    scheduler::JobDemand j;
-    j.uid = std::to_string(i);
-    j.project = "p";
-    j.queued_since = i;
-    j.replicas.push_back({4, 15, "", 0, "f"});  // n1-standard-4
-    queue.push_back(j);
-  }
+  std::vector<scheduler::JobDemand> queue = StandardJobs(8);
   EXPECT_EQ(scheduler::Admit(c, {}, queue, 0).admit.size(), 6u) << "two per 8-CPU node";
   auto quota = AdmissionOptionsForCluster(Yaml("quotas: {p: {jobs: 1}}\n"), nodes);
   ASSERT_TRUE(quota.ok());
