@@ -68,6 +68,8 @@ struct DaemonConfig {
   std::string slurm_launcher;
   std::string slurm_partition;
   std::string slurm_qos;
+  std::string slurm_spot_partition;  // Spot jobs' partition and QOS ("" = as the others).
+  std::string slurm_spot_qos;
   std::string slurm_daemon_host;
   // The config file's admission keys (service/capacity_config.h); null = defaults.
   nlohmann::json admission_doc;
@@ -141,6 +143,8 @@ ty::Status SortConfigKeys(const std::string& path, const nlohmann::json& doc, Da
                                  "slurm_launcher",
                                  "slurm_partition",
                                  "slurm_qos",
+                                 "slurm_spot_partition",
+                                 "slurm_spot_qos",
                                  "slurm_daemon_host"};
   const auto& admission_keys = ty::service::AdmissionConfigKeys();
   for (auto it = doc.begin(); it != doc.end(); ++it) {
@@ -185,6 +189,8 @@ ty::Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI
   RETURN_IF_ERROR(str("slurm_launcher", "--slurm-launcher", cfg.slurm_launcher));
   RETURN_IF_ERROR(str("slurm_partition", "--slurm-partition", cfg.slurm_partition));
   RETURN_IF_ERROR(str("slurm_qos", "--slurm-qos", cfg.slurm_qos));
+  RETURN_IF_ERROR(str("slurm_spot_partition", "--slurm-spot-partition", cfg.slurm_spot_partition));
+  RETURN_IF_ERROR(str("slurm_spot_qos", "--slurm-spot-qos", cfg.slurm_spot_qos));
   RETURN_IF_ERROR(str("slurm_daemon_host", "--slurm-daemon-host", cfg.slurm_daemon_host));
   if (doc.contains("registry_serve") && app.count("--registry-serve") == 0) {
     if (!doc["registry_serve"].is_boolean())
@@ -284,6 +290,8 @@ ty::Result<std::unique_ptr<ty::executor::Executor>> MakeExecutor(const DaemonCon
     o.daemon_host = cfg.slurm_daemon_host;
     o.partition = cfg.slurm_partition;
     o.qos = cfg.slurm_qos;
+    o.spot_partition = cfg.slurm_spot_partition;
+    o.spot_qos = cfg.slurm_spot_qos;
     o.userns_base = static_cast<uint32_t>(cfg.replica_uid_base);
     o.stop_grace_s = static_cast<int>(std::ceil(cfg.stop_grace_seconds));
     ASSIGN_OR_RETURN(auto e, ty::executor::SlurmExecutor::Create(o));
@@ -403,6 +411,10 @@ void AddFlags(CLI::App& app, DaemonConfig& cfg, std::string* config_path) {
                  "Slurm executor: ty-slurm-launch as the hosts run it (default beside trainyardd)");
   app.add_option("--slurm-partition", cfg.slurm_partition, "Slurm executor: sbatch --partition");
   app.add_option("--slurm-qos", cfg.slurm_qos, "Slurm executor: sbatch --qos");
+  app.add_option("--slurm-spot-partition", cfg.slurm_spot_partition,
+                 "Slurm executor: the partition of spot jobs (a preemptible one)");
+  app.add_option("--slurm-spot-qos", cfg.slurm_spot_qos,
+                 "Slurm executor: the QOS of spot jobs (a preemptible one)");
   app.add_option("--slurm-daemon-host", cfg.slurm_daemon_host,
                  "Slurm executor: the address replicas on the hosts reach this machine by");
   app.add_option("--engine-socket", cfg.engine_socket,
@@ -450,7 +462,8 @@ void AddFlags(CLI::App& app, DaemonConfig& cfg, std::string* config_path) {
       "YAML file with the same keys (listen, data_dir, executor, engine_socket, bucket_root, "
       "port_file, stop_grace_seconds, warm_pool, max_replicas_per_pool, max_replicas_per_job, "
       "replica_listen, tls_cert_file, tls_key_file, registry, registry_serve, slurm_dir, "
-      "slurm_launcher, slurm_partition, slurm_qos, slurm_daemon_host), and capacity, "
+      "slurm_launcher, slurm_partition, slurm_qos, slurm_spot_partition, slurm_spot_qos, "
+      "slurm_daemon_host), and capacity, "
       "overcommit, strict, quotas, "
       "machine_types, tokens "
       "(README)");

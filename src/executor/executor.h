@@ -92,6 +92,12 @@ struct AttemptSpec {
   // under Executor::ReplicaBucketRoot(), each mounted on its own, and no other bucket.
   std::vector<std::string> visible_buckets;
   std::map<std::string, std::string> labels;  // Put on every replica (and the network).
+  // The job's timeout (0 = none). The service enforces it; a backend that bounds a
+  // job's run itself (Slurm's --time) takes it as a backstop for when no daemon runs.
+  DurationMicros time_limit = 0;
+  // Vertex `strategy: SPOT`: the job may be preempted (Slurm: a preemptible partition
+  // or QOS, where the cluster has one).
+  bool spot = false;
   std::vector<ReplicaLaunch> replicas;
 };
 

@@ -180,6 +180,8 @@ class SlurmExecutor::Impl {
     settings.launcher = o_.launcher;
     settings.partition = o_.partition;
     settings.qos = o_.qos;
+    settings.spot_partition = o_.spot_partition;
+    settings.spot_qos = o_.spot_qos;
     settings.cluster_nodes = ClusterNodes();
     internal::SlurmJobShape shape = internal::ShapeSlurmJob(attempt, settings);
     RETURN_IF_ERROR(WriteAttemptFiles(attempt, shape, w->dir));

@@ -63,6 +63,10 @@ class SlurmExecutor : public Executor {
     std::string daemon_host;
     std::string partition;  // sbatch --partition; "" = the cluster's default.
     std::string qos;        // sbatch --qos; "" = none.
+    // Spot jobs (Vertex `strategy: SPOT`) go to this partition / QOS instead, where
+    // set: the cluster's preemptible ones.
+    std::string spot_partition;
+    std::string spot_qos;
     // Replicas' user namespace root on the hosts (0 = the host's ids).
     uint32_t userns_base = 0;
     int stop_grace_s = 10;

@@ -77,8 +77,18 @@ SlurmJobShape ShapeSlurmJob(const AttemptSpec& attempt, const SlurmSubmitSetting
        "--chdir=" + settings.dir,
        "--no-requeue",
        "--kill-on-invalid-dep=yes"};
-  if (!settings.partition.empty()) a.push_back("--partition=" + settings.partition);
-  if (!settings.qos.empty()) a.push_back("--qos=" + settings.qos);
+  const bool spot = attempt.spot;
+  const std::string& partition =
+      spot && !settings.spot_partition.empty() ? settings.spot_partition : settings.partition;
+  const std::string& qos = spot && !settings.spot_qos.empty() ? settings.spot_qos : settings.qos;
+  if (!partition.empty()) a.push_back("--partition=" + partition);
+  if (!qos.empty()) a.push_back("--qos=" + qos);
+  if (attempt.time_limit > 0) {
+    // A backstop only: the daemon stops the job at its timeout (and its grace) first;
+    // Slurm ends it two minutes later if no daemon did.
+    const int64_t minutes = (attempt.time_limit + 60LL * 1000000 - 1) / (60LL * 1000000) + 2;
+    a.push_back("--time=" + std::to_string(minutes));
+  }
   const std::string launch =
       ShellQuote(settings.launcher) + " --context " + ShellQuote(settings.dir);
   std::string step = "exec srun --resv-ports=" + std::to_string(total);

@@ -15,6 +15,8 @@ struct SlurmSubmitSettings {
   std::string launcher;  // ty-slurm-launch on the hosts.
   std::string partition, qos;
   int cluster_nodes = 1;  // Hosts the cluster has: a het job needs one per pool.
+  // For spot jobs instead, where set (a preemptible partition or QOS).
+  std::string spot_partition, spot_qos;
 };
 
 struct SlurmJobShape {

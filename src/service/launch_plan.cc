@@ -17,6 +17,12 @@ executor::AttemptSpec BuildAttemptSpec(const model::Job& job,
   // Intents only; the executor decides how (a network of the attempt's own, mounts).
   spec.peers_talk = model::TotalReplicas(job.spec) > 1;
   spec.buckets = BucketsOf(job.spec);
+  // Only a timeout the job asked for: the 7-day default would exceed many clusters'
+  // partition limits and hold the job pending there for nothing.
+  if (job.spec.scheduling.timeout != model::Scheduling::kDefaultTimeout) {
+    spec.time_limit = job.spec.scheduling.timeout;
+  }
+  spec.spot = job.spec.scheduling.spot;
   spec.labels[executor::kLabelJob] = job.uid;
   spec.labels[executor::kLabelAttempt] = std::to_string(job.attempt);
   model::RuntimeOptions runtime;

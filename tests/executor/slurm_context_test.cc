@@ -227,5 +227,19 @@ TEST(SlurmSubmitTest, SinfoNodesGiveAdmissionTheClustersShape) {
   EXPECT_EQ(nodes[2].gpus, 3);
 }
 
+TEST(SlurmSubmitTest, TimeoutsBoundTheJobAndSpotJobsGoWhereTheClusterPreempts) {
+  AttemptSpec a = Attempt({Replicas(ChiefWorkersPs())[0]});
+  a.time_limit = 90LL * 1000000;  // 1.5 min -> 2 min, and two of grace behind the daemon.
+  internal::SlurmSubmitSettings s{"/d", "/l", "train", "normal", 3, "scavenger", "low"};
+  internal::SlurmJobShape shape = internal::ShapeSlurmJob(a, s);
+  EXPECT_THAT(shape.sbatch_args, Contains("--time=4"));
+  EXPECT_THAT(shape.sbatch_args, Contains("--partition=train"));
+  EXPECT_THAT(shape.sbatch_args, Contains("--qos=normal"));
+  a.spot = true;
+  shape = internal::ShapeSlurmJob(a, s);
+  EXPECT_THAT(shape.sbatch_args, Contains("--partition=scavenger"));
+  EXPECT_THAT(shape.sbatch_args, Contains("--qos=low"));
+}
+
 }  // namespace
 }  // namespace ty::executor
