@@ -39,6 +39,71 @@ int64_t NowMicros() {
 
 }  // namespace
 
+namespace {
+
+// The environment the child gets: the caller's, with `set_env` on top.
+std::vector<std::string> ChildEnvironment(const std::map<std::string, std::string>& set_env) {
+  std::vector<std::string> out;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string entry = *e;
+    if (set_env.count(entry.substr(0, entry.find('='))) == 0) out.push_back(std::move(entry));
+  }
+  for (const auto& [k, v] : set_env) out.push_back(k + "=" + v);
+  return out;
+}
+
+// Writes all of `data` (small: a batch script) and closes `fd`: the child sees EOF.
+void WriteAllAndClose(int fd, const std::string& data) {
+  const char* p = data.data();
+  size_t left = data.size();
+  while (left > 0) {
+    ssize_t n = write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  CloseFd(&fd);
+}
+
+// Reads the child's stdout and stderr until both close or the deadline passes (then
+// its process group is killed).
+void CollectOutput(pid_t pid, int out_fd, int err_fd, const CommandOptions& options,
+                   CommandOutput* result) {
+  int fds[2] = {out_fd, err_fd};
+  bool truncated = false;
+  const int64_t deadline = NowMicros() + options.timeout;
+  while (fds[0] >= 0 || fds[1] >= 0) {
+    int64_t left_ms = (deadline - NowMicros()) / 1000;
+    if (left_ms <= 0) {
+      result->timed_out = true;
+      kill(-pid, SIGKILL);
+      break;
+    }
+    pollfd p[2];
+    nfds_t n = 0;
+    for (int fd : fds) {
+      if (fd >= 0) p[n++] = {fd, POLLIN, 0};
+    }
+    if (poll(p, n, static_cast<int>(std::min<int64_t>(left_ms, 1000))) < 0 && errno != EINTR) {
+      break;
+    }
+    for (nfds_t i = 0; i < n; ++i) {
+      if (p[i].revents == 0) continue;
+      int* fd = p[i].fd == fds[0] ? &fds[0] : &fds[1];
+      Drain(fd, fd == &fds[0] ? &result->out : &result->err, options.max_output_bytes, &truncated);
+    }
+  }
+  CloseFd(&fds[0]);
+  CloseFd(&fds[1]);
+  if (truncated) {
+    result->err +=
+        "\n(output beyond " + std::to_string(options.max_output_bytes) + " bytes dropped)";
+  }
+}
+
+}  // namespace
+
 Result<CommandOutput> RunCommand(const std::vector<std::string>& argv,
                                  const CommandOptions& options) {
   if (argv.empty()) return InvalidArgument("RunCommand: no program");
@@ -54,13 +119,7 @@ Result<CommandOutput> RunCommand(const std::vector<std::string>& argv,
   std::vector<char*> cargv;
   for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string entry = *e;
-    std::string key = entry.substr(0, entry.find('='));
-    if (options.set_env.count(key) == 0) env_strings.push_back(std::move(entry));
-  }
-  for (const auto& [k, v] : options.set_env) env_strings.push_back(k + "=" + v);
+  std::vector<std::string> env_strings = ChildEnvironment(options.set_env);
   std::vector<char*> cenv;
   for (std::string& e : env_strings) cenv.push_back(e.data());
   cenv.push_back(nullptr);
@@ -82,55 +141,13 @@ Result<CommandOutput> RunCommand(const std::vector<std::string>& argv,
   close(in_pipe[0]);
   close(out_pipe[1]);
   close(err_pipe[1]);
-  // Small inputs only (a batch script): written at once, then EOF.
-  int in_fd = in_pipe[1];
-  if (!options.stdin_data.empty()) {
-    const char* p = options.stdin_data.data();
-    size_t left = options.stdin_data.size();
-    while (left > 0) {
-      ssize_t n = write(in_fd, p, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      p += n;
-      left -= static_cast<size_t>(n);
-    }
-  }
-  CloseFd(&in_fd);
-
+  WriteAllAndClose(in_pipe[1], options.stdin_data);
   CommandOutput result;
-  int fds[2] = {out_pipe[0], err_pipe[0]};
-  bool truncated = false;
-  const int64_t deadline = NowMicros() + options.timeout;
-  while (fds[0] >= 0 || fds[1] >= 0) {
-    int64_t left_ms = (deadline - NowMicros()) / 1000;
-    if (left_ms <= 0) {
-      result.timed_out = true;
-      kill(-pid, SIGKILL);
-      break;
-    }
-    pollfd p[2];
-    nfds_t n = 0;
-    for (int fd : fds) {
-      if (fd >= 0) p[n++] = {fd, POLLIN, 0};
-    }
-    if (poll(p, n, static_cast<int>(std::min<int64_t>(left_ms, 1000))) < 0 && errno != EINTR) {
-      break;
-    }
-    for (nfds_t i = 0; i < n; ++i) {
-      if (p[i].revents == 0) continue;
-      int* fd = p[i].fd == fds[0] ? &fds[0] : &fds[1];
-      Drain(fd, fd == &fds[0] ? &result.out : &result.err, options.max_output_bytes, &truncated);
-    }
-  }
-  CloseFd(&fds[0]);
-  CloseFd(&fds[1]);
+  CollectOutput(pid, out_pipe[0], err_pipe[0], options, &result);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  if (truncated)
-    result.err +=
-        "\n(output beyond " + std::to_string(options.max_output_bytes) + " bytes dropped)";
   return result;
 }
 

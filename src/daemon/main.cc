@@ -393,17 +393,8 @@ ty::Result<std::unique_ptr<ty::api::ApiServer>> StartReplicaApi(const DaemonConf
   return server;
 }
 
-// Every flag, each also a key of the --config file (ApplyConfigFile).
-void AddFlags(CLI::App& app, DaemonConfig& cfg, std::string* config_path) {
-  app.add_option("--listen", cfg.listen,
-                 "HOST:PORT to serve the REST API on; port 0 picks a free one");
-  app.add_option("--port-file", cfg.port_file, "Write the bound port here (useful with port 0)");
-  app.add_option("--data-dir", cfg.data_dir,
-                 "Where the database, logs and buckets live (default ~/.local/share/trainyard)");
-  app.add_option("--executor", cfg.executor,
-                 "container (podman/Docker Engine API), slurm (sbatch onto a Slurm cluster) or "
-                 "process")
-      ->check(CLI::IsMember({"container", "slurm", "process"}));
+// The Slurm executor's flags (executor/slurm_executor.h).
+void AddSlurmFlags(CLI::App& app, DaemonConfig& cfg) {
   app.add_option("--slurm-dir", cfg.slurm_dir,
                  "Slurm executor: attempt directories, on a filesystem every Slurm host mounts "
                  "at the same path (default <data-dir>/slurm)");
@@ -417,6 +408,20 @@ void AddFlags(CLI::App& app, DaemonConfig& cfg, std::string* config_path) {
                  "Slurm executor: the QOS of spot jobs (a preemptible one)");
   app.add_option("--slurm-daemon-host", cfg.slurm_daemon_host,
                  "Slurm executor: the address replicas on the hosts reach this machine by");
+}
+
+// Every flag, each also a key of the --config file (ApplyConfigFile).
+void AddFlags(CLI::App& app, DaemonConfig& cfg, std::string* config_path) {
+  app.add_option("--listen", cfg.listen,
+                 "HOST:PORT to serve the REST API on; port 0 picks a free one");
+  app.add_option("--port-file", cfg.port_file, "Write the bound port here (useful with port 0)");
+  app.add_option("--data-dir", cfg.data_dir,
+                 "Where the database, logs and buckets live (default ~/.local/share/trainyard)");
+  app.add_option("--executor", cfg.executor,
+                 "container (podman/Docker Engine API), slurm (sbatch onto a Slurm cluster) or "
+                 "process")
+      ->check(CLI::IsMember({"container", "slurm", "process"}));
+  AddSlurmFlags(app, cfg);
   app.add_option("--engine-socket", cfg.engine_socket,
                  "Docker Engine API unix socket (podman or Docker)");
   app.add_option(

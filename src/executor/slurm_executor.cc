@@ -30,6 +30,7 @@ constexpr DurationMicros kExitFileGrace = 3 * 1000000;
 // How long Slurm may not list a job it was given before it counts as forgotten.
 constexpr int kMissingPollsToForget = 3;
 constexpr auto kCaptureInterval = std::chrono::milliseconds(50);
+constexpr int64_t kNodeCountTtl = 30LL * 1000000;
 
 std::string AttemptKey(const std::string& job_uid, int attempt) {
   return job_uid + "-" + std::to_string(attempt);
@@ -99,16 +100,20 @@ class SlurmExecutor::Impl {
     return *out;
   }
 
+  // Hosts the cluster has (a het job needs one per pool), as ReadNodes counts them
+  // (once each, whatever their partitions); asked again after kNodeCountTtl, not at
+  // every launch.
   int ClusterNodes() {
-    CommandOutput out = Slurm("sinfo", {"-h", "-o", "%D"});
-    int nodes = 0;
-    size_t pos = 0;
-    while (out.exit_code == 0 && pos < out.out.size()) {
-      nodes += std::atoi(out.out.c_str() + pos);
-      size_t nl = out.out.find('\n', pos);
-      pos = nl == std::string::npos ? out.out.size() : nl + 1;
+    std::lock_guard<std::mutex> lock(nodes_mu_);
+    const int64_t now = MonotonicMicros();
+    if (node_count_ == 0 || now - node_count_at_ >= kNodeCountTtl) {
+      Result<std::vector<NodeInventory>> nodes = ReadNodes(o_);
+      if (nodes.ok()) {
+        node_count_ = static_cast<int>(nodes->size());
+        node_count_at_ = now;
+      }
     }
-    return std::max(nodes, 1);
+    return std::max(node_count_, 1);
   }
 
   std::shared_ptr<AttemptWatch> NewWatch(const std::string& job_uid, int attempt,
@@ -311,7 +316,7 @@ class SlurmExecutor::Impl {
       if (it != states->end()) {
         w->missing_polls = 0;
         state = it->second.state;
-        if (IsRunningState(state) && !w->outcome_sent) SendStarted(w);
+        if (internal::IsSlurmRunning(state) && !w->outcome_sent) SendStarted(w);
         // "None": between submission and the scheduler's first look; not a wait.
         if (state == "PENDING" && it->second.reason != w->last_reason &&
             it->second.reason != "None") {
@@ -354,8 +359,6 @@ class SlurmExecutor::Impl {
     for (const ReplicaWatch& r : w->replicas) all = all && r.exited;
     if (all) w->done = true;
   }
-
-  static bool IsRunningState(const std::string& s) { return internal::IsSlurmRunning(s); }
 
   // Output is taken every kCaptureInterval; Slurm is asked every poll_interval (one
   // squeue for every live attempt), and at once after a launch or a stop.
@@ -432,6 +435,9 @@ class SlurmExecutor::Impl {
   bool wake_ = false;                                              // GUARDED_BY(mu_)
   std::map<std::string, std::shared_ptr<AttemptWatch>> attempts_;  // GUARDED_BY(mu_)
   std::thread monitor_;
+  std::mutex nodes_mu_;
+  int node_count_ = 0;         // GUARDED_BY(nodes_mu_)
+  int64_t node_count_at_ = 0;  // GUARDED_BY(nodes_mu_)
 };
 
 // ---------------------------------------------------------------------------
