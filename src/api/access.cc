@@ -4,6 +4,7 @@
 
 #include "api/endpoints.h"
 #include "api/query.h"
+#include "auth/replica_credentials.h"
 
 namespace ty::api {
 
@@ -116,10 +117,13 @@ auth::Principal Anyone() { return auth::Principal{"anyone", Role::kAdmin, {"*"},
 
 Result<auth::Principal> Authenticate(const AccessGate& gate, const HttpRequest& request) {
   if (gate.replica) {
-    std::optional<auth::Principal> who = gate.replica(request.peer);
+    const std::string credential = auth::ReplicaCredential(request.Header("authorization"));
+    std::optional<auth::Principal> who = gate.replica(request.peer, credential);
     if (!who) {
-      return PermissionDenied("Permission denied: " + request.peer +
-                              " is not a replica of a running job");
+      return PermissionDenied(credential.empty()
+                                  ? "Permission denied: " + request.peer +
+                                        " is not a replica of a running job"
+                                  : "Permission denied: the credential is no running job's");
     }
     return *who;
   }

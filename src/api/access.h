@@ -33,8 +33,11 @@ std::vector<auth::Need> NeedsOf(const HttpRequest& request, const BucketOwnerFn&
 struct AccessGate {
   const auth::TokenTable* tokens = nullptr;  // Not owned; null or empty = no tokens.
   // The replica listener: a request speaks for the job whose replica connects from
-  // its peer address (nullopt: no replica of ours, refused).
-  std::function<std::optional<auth::Principal>(const std::string& peer)> replica;
+  // its peer address, or whose credential it carries (auth/replica_credentials.h;
+  // "" = none); nullopt: no replica of ours, refused.
+  std::function<std::optional<auth::Principal>(const std::string& peer,
+                                               const std::string& credential)>
+      replica;
 
   bool open() const { return (tokens == nullptr || tokens->empty()) && !replica; }
 };

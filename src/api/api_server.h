@@ -54,9 +54,12 @@ class ApiServer {
     // Access tokens (not owned; api/access.h): with any, every request but /healthz
     // needs one; null or empty = none (then the daemon listens on loopback only).
     const auth::TokenTable* tokens = nullptr;
-    // The replica listener: the job whose replica connects from a peer address, as a
-    // principal holding that job's buckets (nullopt = none: refused).
-    std::function<std::optional<auth::Principal>(const std::string& peer)> replica_identity;
+    // The replica listener: the job whose replica connects from a peer address or
+    // carries a credential (AccessGate::replica), as a principal holding that job's
+    // buckets (nullopt = none: refused).
+    std::function<std::optional<auth::Principal>(const std::string& peer,
+                                                 const std::string& credential)>
+        replica_identity;
     // TLS: PEM files of the certificate (chain) and its private key; both or neither.
     // With them the listener speaks only HTTPS (TLS 1.2 and later).
     std::string tls_cert_file;

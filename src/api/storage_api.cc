@@ -6,11 +6,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <nlohmann/json.hpp>
 
 #include "api/endpoints.h"  // Param
 #include "api/http_status.h"
 #include "api/query.h"
+#include "auth/replica_credentials.h"
 #include "common/files.h"
 #include "common/time.h"
 #include "storage/hashes.h"
@@ -488,7 +491,19 @@ HttpResponse StorageError(const Status& status) {
 
 std::string BaseUrl(const HttpRequest& r) {
   std::string host = r.Header("host");
-  return "http://" + (host.empty() ? std::string("127.0.0.1") : host);
+  const std::string url = "http://" + (host.empty() ? std::string("127.0.0.1") : host);
+  // A replica that came with its credential as the URL's userinfo (Basic auth) gets
+  // it back in the links it is given, or a client following mediaLink or an upload's
+  // Location would lose it (auth/replica_credentials.h). Only what the client itself
+  // sent, and only in the characters a token is made of.
+  const std::string userinfo = auth::BasicUserinfo(r.Header("authorization"));
+  const bool plain = !userinfo.empty() && std::all_of(userinfo.begin(), userinfo.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == ':' || c == '-' ||
+           c == '_';
+  });
+  if (!plain) return url;
+  const size_t colon = userinfo.find(':');
+  return WithUserinfo(url, userinfo.substr(0, colon), userinfo.substr(colon + 1));
 }
 
 HttpResponse ObjectResponse(const HttpRequest& r, const ObjectInfo& info) {

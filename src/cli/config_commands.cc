@@ -43,21 +43,6 @@ std::string ReadFileOr(const std::string& path, const std::string& fallback) {
   return text.ok() ? *text : fallback;
 }
 
-// Writes `data` to `path` readable by its owner only, from the first byte on.
-Status WritePrivateFile(const std::string& path, const std::string& data) {
-  const std::string tmp = path + ".tmp";
-  ::unlink(tmp.c_str());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return Internal("cannot write " + tmp + ": " + std::strerror(errno));
-  bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size());
-  ok = ::close(fd) == 0 && ok;
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    return Internal("cannot write " + path + ": " + std::strerror(errno));
-  }
-  return Status::Ok();
-}
-
 // Where gcloud reads the token from (auth/access_token_file): --access-token-file as
 // given (absolute), or $TRAINYARD_TOKEN written to a file only its owner can read
 // beside gcloud's settings; "" when there is no token (gcloud then sends none).

@@ -21,6 +21,20 @@ Status WriteFileAtomically(const std::string& path, const std::string& data) {
   return Status::Ok();
 }
 
+Status WritePrivateFile(const std::string& path, const std::string& data) {
+  const std::string tmp = path + ".tmp";
+  ::unlink(tmp.c_str());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return Internal("cannot write " + tmp + ": " + std::strerror(errno));
+  bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size());
+  ok = ::close(fd) == 0 && ok;
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return Internal("cannot write " + path + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
 Result<std::string> ReadFile(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -41,6 +55,14 @@ Result<std::string> ReadFile(const std::string& path) {
   }
   ::close(fd);
   return out;
+}
+
+std::string WithUserinfo(const std::string& url, const std::string& user,
+                         const std::string& password) {
+  const size_t scheme_end = url.find("://");
+  if (scheme_end == std::string::npos) return url;
+  const size_t at = scheme_end + 3;
+  return url.substr(0, at) + UrlEncode(user) + ":" + UrlEncode(password) + "@" + url.substr(at);
 }
 
 std::string UrlEncode(std::string_view value) {

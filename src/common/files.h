@@ -13,12 +13,20 @@ namespace ty {
 // half-written file (LevelDB's CURRENT, STYLE.md §6.5). Internal on any failure.
 Status WriteFileAtomically(const std::string& path, const std::string& data);
 
+// The same for a file only its owner may read, from the first byte on (a secret).
+Status WritePrivateFile(const std::string& path, const std::string& data);
+
 // The whole file. NotFound when it does not exist, Internal on other failures.
 Result<std::string> ReadFile(const std::string& path);
 
 // Percent-encodes everything but RFC 3986 unreserved characters, for one path
 // segment or query value.
 std::string UrlEncode(std::string_view value);
+
+// `url` ("http://host:port[/...]") with `user`:`password`, each percent-encoded, as
+// its userinfo; `url` unchanged when it has no scheme.
+std::string WithUserinfo(const std::string& url, const std::string& user,
+                         const std::string& password);
 
 // Standard base64 (RFC 4648 §4, with padding) of `bytes`.
 std::string Base64Encode(const std::string& bytes);

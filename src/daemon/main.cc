@@ -16,6 +16,7 @@
 #include <tuple>
 
 #include "api/api_server.h"
+#include "auth/replica_credentials.h"
 #include "auth/tokens.h"
 #include "common/files.h"
 #include "executor/container_executor.h"
@@ -321,22 +322,48 @@ void LogCapacity(const ty::scheduler::Capacity& c) {
 
 }  // namespace
 
-// The listener containers use for the Cloud Storage API (see --replica-listen),
-// and the port the service puts in their environment. Local processes use the
-// main listener. Null when there is none.
+// Who a replica listener's request speaks for: the job of a running replica, known by
+// the container address it connects from or by the credential it carries
+// (auth/replica_credentials.h). It may use the buckets its job's project owns (the
+// ones mounted at /gcs) and read its own job's Logging entries; nothing else.
+std::function<std::optional<ty::auth::Principal>(const std::string&, const std::string&)>
+ReplicaIdentity(ty::service::JobService* service, ty::storage::ObjectStore* objects,
+                std::shared_ptr<const ty::auth::ReplicaCredentials> credentials) {
+  return [service, objects, credentials](
+             const std::string& peer,
+             const std::string& credential) -> std::optional<ty::auth::Principal> {
+    std::optional<ty::service::JobService::ReplicaJob> job;
+    if (credential.empty()) {
+      job = service->JobOfReplicaAt(peer);
+    } else if (std::optional<std::string> uid = credentials->JobOf(credential)) {
+      job = service->LiveReplicaJob(*uid);
+    }
+    if (!job) return std::nullopt;
+    ty::auth::Principal who;
+    who.name = "replica of job " + job->uid + " (project " + job->project + ")";
+    who.buckets = objects->BucketsOwnedBy(job->project);
+    // Logging: a viewer of its project whose reads are narrowed to its own job.
+    who.role = ty::auth::Role::kViewer;
+    who.projects = {job->project};
+    who.only_job = job->uid;
+    return who;
+  };
+}
+
+// The listener replicas use for the Cloud Storage API (see --replica-listen), and
+// the endpoint the service puts in their environment. Local processes use the main
+// listener. Null when there is none.
 ty::Result<std::unique_ptr<ty::api::ApiServer>> StartReplicaApi(const DaemonConfig& cfg,
                                                                 ty::service::JobService* service,
                                                                 ty::storage::ObjectStore* objects,
                                                                 int main_port) {
-  if (cfg.executor != "container" || cfg.replica_listen.empty()) {
+  if (cfg.executor == "process" || cfg.replica_listen.empty()) {
     // Process replicas use the main listener; over HTTPS their Storage clients
     // (plain http:// to an emulator host) could not.
     const bool plain_main = cfg.tls_cert_file.empty();
-    if (cfg.executor != "container" && !plain_main) {
+    if (cfg.executor == "process" && !plain_main) {
       spdlog::warn("the main listener speaks HTTPS: process replicas get no STORAGE_EMULATOR_HOST");
     }
-    // Slurm replicas run on other hosts, which the main listener (and the replica
-    // listener's address check) does not serve: no Storage API for them yet.
     service->SetReplicaStoragePort(cfg.executor != "process" || !plain_main ? 0 : main_port);
     return std::unique_ptr<ty::api::ApiServer>();
   }
@@ -354,25 +381,22 @@ ty::Result<std::unique_ptr<ty::api::ApiServer>> StartReplicaApi(const DaemonConf
     o.port = previous;
   }
   o.storage = objects;
-  o.allowed_peers = kContainerNetworks;
   o.storage_only = true;  // Replicas get Cloud Storage, never the jobs API.
-  // A replica speaks for its job, known by the address it connects from (the Storage
-  // clients send no token to an emulator host): it may use the buckets its job's
-  // project owns, the ones mounted at /gcs, and read its own job's Logging entries
-  // (POST /v2/entries:list); nothing else.
-  o.replica_identity = [service,
-                        objects](const std::string& peer) -> std::optional<ty::auth::Principal> {
-    std::optional<ty::service::JobService::ReplicaJob> job = service->JobOfReplicaAt(peer);
-    if (!job) return std::nullopt;
-    ty::auth::Principal who;
-    who.name = "replica of job " + job->uid + " (project " + job->project + ")";
-    who.buckets = objects->BucketsOwnedBy(job->project);
-    // Logging: a viewer of its project whose reads are narrowed to its own job.
-    who.role = ty::auth::Role::kViewer;
-    who.projects = {job->project};
-    who.only_job = job->uid;
-    return who;
-  };
+  // The daemon's secret outlives restarts, and so do the credentials of replicas
+  // that run on meanwhile.
+  ASSIGN_OR_RETURN(ty::auth::ReplicaCredentials credentials,
+                   ty::auth::ReplicaCredentials::Open(cfg.data_dir + "/replica-secret"));
+  auto shared = std::make_shared<const ty::auth::ReplicaCredentials>(std::move(credentials));
+  if (cfg.executor == "slurm") {
+    // Slurm replicas connect from their hosts' addresses, which every job on a host
+    // shares: they are known by their job's credential alone (any address may try;
+    // nothing is served without one).
+    service->SetReplicaCredentials(
+        [shared](const std::string& job_uid) { return shared->TokenFor(job_uid); });
+  } else {
+    o.allowed_peers = kContainerNetworks;
+  }
+  o.replica_identity = ReplicaIdentity(service, objects, shared);
   ASSIGN_OR_RETURN(std::unique_ptr<ty::api::ApiServer> server,
                    ty::api::ApiServer::Create(service, o));
   ty::Result<int> bound = server->Start();
@@ -389,7 +413,8 @@ ty::Result<std::unique_ptr<ty::api::ApiServer>> StartReplicaApi(const DaemonConf
   if (where.second == 0)
     RETURN_IF_ERROR(ty::WriteFileAtomically(port_record, std::to_string(port)));
   service->SetReplicaStoragePort(port);
-  spdlog::info("replicas reach the storage API on port {} (from container networks)", port);
+  spdlog::info("replicas reach the storage API on port {} ({})", port,
+               cfg.executor == "slurm" ? "with their job's credential" : "from container networks");
   return server;
 }
 

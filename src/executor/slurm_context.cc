@@ -130,8 +130,20 @@ std::vector<model::EnvVar> PlaceEnvironment(const std::vector<model::EnvVar>& en
   return out;
 }
 
+PodmanEnvironment SplitEnvironment(const std::vector<model::EnvVar>& env) {
+  PodmanEnvironment out;
+  for (const model::EnvVar& e : env) {
+    if (e.value.find_first_of("\r\n") != std::string::npos) {
+      out.on_command_line.push_back(e);
+    } else {
+      out.env_file_text += e.name + "=" + e.value + "\n";
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> PodmanRunArgs(const SlurmContext& c, const ReplicaLaunch& r,
-                                       const std::vector<model::EnvVar>& env,
+                                       const std::string& env_file, const PodmanEnvironment& env,
                                        const std::string& slurm_job_id,
                                        const std::vector<int>& gpu_indices) {
   // No --rm: the launcher keeps the container for a restart in place and removes it
@@ -166,7 +178,10 @@ std::vector<std::string> PodmanRunArgs(const SlurmContext& c, const ReplicaLaunc
     a.insert(a.end(),
              {"--volume", m.host_path + ":" + m.container_path + (m.read_only ? ":ro" : "")});
   }
-  for (const model::EnvVar& e : env) a.insert(a.end(), {"--env", e.name + "=" + e.value});
+  if (!env_file.empty()) a.insert(a.end(), {"--env-file", env_file});
+  for (const model::EnvVar& e : env.on_command_line) {
+    a.insert(a.end(), {"--env", e.name + "=" + e.value});
+  }
   if (!r.command.empty()) {
     // Docker's semantics: a command replaces ENTRYPOINT and, given alone, also CMD
     // (podman drops the image's CMD once --entrypoint is given).

@@ -58,14 +58,25 @@ std::vector<model::EnvVar> PlaceEnvironment(const std::vector<model::EnvVar>& en
                                             const std::vector<ReplicaLaunch>& replicas,
                                             const SlurmTopology& placed);
 
+// A replica's environment as it reaches podman: a command line is readable by every
+// user of the host (ps), so the variables go in a file of the launcher's own, which
+// `podman run --env-file` reads (one NAME=VALUE a line, the value verbatim). A value
+// with a line break cannot be written there; such variables go on the command line.
+struct PodmanEnvironment {
+  std::string env_file_text;
+  std::vector<model::EnvVar> on_command_line;
+};
+PodmanEnvironment SplitEnvironment(const std::vector<model::EnvVar>& env);
+
 // The `podman run` command line of replica `r` on its Slurm host: host network (it
 // listens on its host at its reserved port), the job's labels plus
 // trainyard.slurm_job=`slurm_job_id` (the epilog removes leftovers by it), the same
-// hardening as the container executor, its mounts, `env`, and Docker's
-// entrypoint/command semantics. `gpu_indices`: the host's GPUs Slurm gave the task
-// (CUDA_VISIBLE_DEVICES), passed as CDI devices.
+// hardening as the container executor, its mounts, its environment (`env_file`,
+// "" = none, then `env.on_command_line`), and Docker's entrypoint/command semantics.
+// `gpu_indices`: the host's GPUs Slurm gave the task (CUDA_VISIBLE_DEVICES), passed
+// as CDI devices.
 std::vector<std::string> PodmanRunArgs(const SlurmContext& context, const ReplicaLaunch& r,
-                                       const std::vector<model::EnvVar>& env,
+                                       const std::string& env_file, const PodmanEnvironment& env,
                                        const std::string& slurm_job_id,
                                        const std::vector<int>& gpu_indices);
 

@@ -190,16 +190,7 @@ class SlurmExecutor::Impl {
     settings.cluster_nodes = ClusterNodes();
     internal::SlurmJobShape shape = internal::ShapeSlurmJob(attempt, settings);
     RETURN_IF_ERROR(WriteAttemptFiles(attempt, shape, w->dir));
-    CommandOutput out = Slurm("sbatch", shape.sbatch_args);
-    if (out.exit_code != 0) {
-      // Slurm's own reason ("Requested node configuration is not available").
-      return InvalidArgument("Slurm refused the job: " + LastLine(out.err + "\n" + out.out));
-    }
-    std::string id = LastLine(out.out);
-    id = id.substr(0, id.find(';'));  // "123;cluster" on federated sites.
-    if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos) {
-      return Internal("sbatch answered no job id: " + LastLine(out.out));
-    }
+    ASSIGN_OR_RETURN(std::string id, SubmitUntilAnswered(attempt, shape.sbatch_args));
     Status recorded = WriteFileAtomically(w->dir + "/slurm.json", json{{"job_id", id}}.dump());
     if (!recorded.ok())
       spdlog::warn("slurm: {} (recovery finds job {} by name)", recorded.message(), id);
@@ -214,6 +205,59 @@ class SlurmExecutor::Impl {
     spdlog::info("slurm: job {} attempt {} is Slurm job {} ({})", w->job_uid, w->attempt, id,
                  shape.heterogeneous ? "one component per pool" : "one component");
     return Status::Ok();
+  }
+
+  // The Slurm id of `attempt`'s job, submitted by sbatch. A failed sbatch is asked
+  // about: if Slurm's queue holds the job by its name, only the answer was lost; if the
+  // queue answers without it, Slurm refused it (InvalidArgument with Slurm's reason);
+  // if the controller answers neither (restarting, failing over), the launch waits for
+  // it, says so in the job's log, and submits again, up to controller_wait.
+  Result<std::string> SubmitUntilAnswered(const AttemptSpec& attempt,
+                                          const std::vector<std::string>& sbatch_args) {
+    const int64_t deadline = MonotonicMicros() + o_.controller_wait;
+    const std::string name = internal::SlurmJobName(attempt.job_uid, attempt.attempt);
+    bool said = false;
+    while (true) {
+      CommandOutput out = Slurm("sbatch", sbatch_args);
+      if (out.exit_code == 0) return SbatchJobId(out);
+      const std::string why = LastLine(out.err + "\n" + out.out);
+      CommandOutput q = Slurm("squeue", {"-h", "--me", "-t", "all", "-n", name, "-o", "%i"});
+      if (q.exit_code == 0) {
+        std::string id = LastLine(q.out);
+        id = id.substr(0, id.find('+'));
+        if (!id.empty()) return id;
+        // Slurm's own reason ("Requested node configuration is not available").
+        return InvalidArgument("Slurm refused the job: " + why);
+      }
+      if (work_.shutting_down() || MonotonicMicros() >= deadline) {
+        return Unavailable("the Slurm controller does not answer: " + why);
+      }
+      if (!said) {
+        said = true;
+        spdlog::warn("slurm: job {} attempt {} waits for the controller: {}", attempt.job_uid,
+                     attempt.attempt, why);
+        ExecutorEvent waiting;
+        waiting.kind = ExecutorEventKind::kLaunchWaiting;
+        waiting.job_uid = attempt.job_uid;
+        waiting.attempt = attempt.attempt;
+        waiting.time = clock_->Now();
+        waiting.message = "Waiting for the Slurm controller, which does not answer (" + why +
+                          "); the job is submitted when it is back.";
+        Emit(waiting);
+      }
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, std::chrono::microseconds(o_.controller_retry),
+                   [this] { return work_.shutting_down(); });
+    }
+  }
+
+  static Result<std::string> SbatchJobId(const CommandOutput& out) {
+    std::string id = LastLine(out.out);
+    id = id.substr(0, id.find(';'));  // "123;cluster" on federated sites.
+    if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos) {
+      return Internal("sbatch answered no job id: " + LastLine(out.out));
+    }
+    return id;
   }
 
   void RunLaunch(const AttemptSpec& attempt, const std::shared_ptr<AttemptWatch>& w) {
@@ -365,6 +409,7 @@ class SlurmExecutor::Impl {
   void MonitorLoop() {
     int64_t last_poll = 0;
     bool poll_now = false;
+    bool squeue_failing = false;
     while (!work_.shutting_down()) {
       std::vector<std::shared_ptr<AttemptWatch>> live;
       {
@@ -380,8 +425,12 @@ class SlurmExecutor::Impl {
           CommandOutput out = Slurm("squeue", {"-h", "--me", "-t", "all", "-o", "%i|%T|%r"});
           if (out.exit_code == 0) {
             states = internal::ParseSqueue(out.out);
-          } else {
-            spdlog::warn("slurm: squeue failed: {}", LastLine(out.err));
+            if (squeue_failing) spdlog::info("slurm: squeue answers again");
+            squeue_failing = false;
+          } else if (!squeue_failing) {  // Once per outage, not at every poll.
+            squeue_failing = true;
+            spdlog::warn("slurm: squeue failed: {} (jobs are left as they were until it answers)",
+                         LastLine(out.err));
           }
         }
         for (auto& w : live) Tick(w.get(), states ? &*states : nullptr);
@@ -636,11 +685,17 @@ Result<std::vector<ObservedReplica>> SlurmExecutor::Recover() {
       if (j.is_object()) id = j.value("job_id", "");
     }
     if (id.empty()) {
-      // The daemon died between sbatch and recording its answer: ask by name.
-      CommandOutput q = impl_->Slurm(
-          "squeue", {"-h", "--me", "-t", "all", "-n",
-                     internal::SlurmJobName(context->job_uid, context->attempt), "-o", "%i"});
-      id = LastLine(q.out);
+      // The daemon died between sbatch and recording its answer: ask by name. Only an
+      // answer counts: taking a controller that does not answer for "no such job"
+      // would submit the attempt twice (tried for a minute, then so be it).
+      const std::string name = internal::SlurmJobName(context->job_uid, context->attempt);
+      CommandOutput q;
+      for (int i = 0; i < 60 && !impl_->work_.shutting_down(); ++i) {
+        q = impl_->Slurm("squeue", {"-h", "--me", "-t", "all", "-n", name, "-o", "%i"});
+        if (q.exit_code == 0) break;
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+      }
+      id = q.exit_code == 0 ? LastLine(q.out) : "";
       id = id.substr(0, id.find('+'));
     }
     auto w = impl_->NewWatch(context->job_uid, context->attempt, context->replicas);

@@ -71,6 +71,10 @@ class SlurmExecutor : public Executor {
     uint32_t userns_base = 0;
     int stop_grace_s = 10;
     DurationMicros poll_interval = 200 * 1000;
+    // How long a launch waits for a Slurm controller that does not answer (restarting,
+    // failing over) before it fails, and how often it tries again meanwhile.
+    DurationMicros controller_wait = 15LL * 60 * 1000000;
+    DurationMicros controller_retry = 1000 * 1000;
     // Added to the environment of every Slurm command (SLURM_CONF of a test cluster).
     std::map<std::string, std::string> slurm_env;
     // Prefixed to the sbatch/squeue/scontrol/scancel/sinfo names ("" = PATH).

@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "common/files.h"
 #include "model/dialect.h"
 #include "model/spec_record.h"
 #include "service/launch_plan.h"
@@ -354,8 +355,12 @@ void JobController::Launch(const model::Job& job) {
     trial.host_dir = TrialMetricsDir(trial_root_, job.uid);
     trial.share_host = executor_->ReplicasShareHostFilesystem();
   }
+  const std::string endpoint =
+      replica_credential_ && !replica_storage_endpoint_.empty()
+          ? WithUserinfo(replica_storage_endpoint_, "replica", replica_credential_(job.uid))
+          : replica_storage_endpoint_;
   executor::AttemptSpec spec =
-      BuildAttemptSpec(job, executor_->ReplicaBucketRoot(), replica_storage_endpoint_, trial);
+      BuildAttemptSpec(job, executor_->ReplicaBucketRoot(), endpoint, trial);
   if (options_.project_buckets) spec.visible_buckets = options_.project_buckets(job.project);
   core_->Blocking([this, spec = std::move(spec), dir = trial.host_dir] {
     std::error_code ec;

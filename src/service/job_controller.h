@@ -61,6 +61,12 @@ class JobController {
   // ("http://host:port"), put in their environment
   // (model::RuntimeOptions::storage_endpoint); "" = none.
   void SetReplicaStorageEndpoint(std::string url) { replica_storage_endpoint_ = std::move(url); }
+  // Before the loop runs, for replicas the replica listener cannot know by their
+  // address (Slurm: host networking): each job's credential, which its replicas'
+  // endpoint carries as userinfo (http://replica:CREDENTIAL@host:port).
+  void SetReplicaCredentials(std::function<std::string(const std::string& job_uid)> credential) {
+    replica_credential_ = std::move(credential);
+  }
   // Before Load: who admits queued jobs (required).
   void SetAdmission(AdmissionController* admission) { admission_ = admission; }
   // Before Load: called on the loop after every commit of a job (the study
@@ -124,6 +130,7 @@ class JobController {
   logs::LogStore* const logs_;
   const ControllerOptions options_;
   std::string replica_storage_endpoint_;
+  std::function<std::string(const std::string& job_uid)> replica_credential_;  // Null: none.
   AdmissionController* admission_ = nullptr;
   std::function<void(const model::Job&)> on_commit_;
   std::string trial_root_;

@@ -163,7 +163,11 @@ Result<std::shared_ptr<const JobRead>> JobService::Lookup(const std::string& uid
 std::optional<JobService::ReplicaJob> JobService::JobOfReplicaAt(const std::string& address) const {
   std::optional<std::string> uid = executor_->JobAtAddress(address);
   if (!uid) return std::nullopt;
-  Result<std::shared_ptr<const JobRead>> read = Lookup(*uid);
+  return LiveReplicaJob(*uid);
+}
+
+std::optional<JobService::ReplicaJob> JobService::LiveReplicaJob(const std::string& uid) const {
+  Result<std::shared_ptr<const JobRead>> read = Lookup(uid);
   // A finished job's replica is no longer anyone (its address may be reused).
   if (!read.ok() || model::IsTerminal((*read)->job().state)) return std::nullopt;
   return ReplicaJob{(*read)->job().uid, (*read)->job().project};
@@ -311,6 +315,11 @@ void JobService::SetReplicaStoragePort(int port) {
   if (port <= 0) return jobs_->SetReplicaStorageEndpoint("");
   jobs_->SetReplicaStorageEndpoint("http://" + executor_->DaemonHostForReplicas() + ":" +
                                    std::to_string(port));
+}
+
+void JobService::SetReplicaCredentials(
+    std::function<std::string(const std::string& job_uid)> credential) {
+  jobs_->SetReplicaCredentials(std::move(credential));
 }
 
 Result<LogEntriesPage> JobService::ListLogEntries(const LogEntriesRequest& request) {

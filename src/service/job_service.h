@@ -114,6 +114,8 @@ class JobService {
   // environment then points the client libraries at
   // http://<Executor::DaemonHostForReplicas()>:<port>. 0 = none.
   void SetReplicaStoragePort(int port);
+  // Before Start: each job's replica credential (JobController::SetReplicaCredentials).
+  void SetReplicaCredentials(std::function<std::string(const std::string& job_uid)> credential);
   // Why some stored jobs were failed at start-up (for /healthz); empty when none.
   std::vector<std::string> problems() const;
   // The executor's backend (the container engine) as last probed.
@@ -157,6 +159,9 @@ class JobService {
     std::string project;
   };
   std::optional<ReplicaJob> JobOfReplicaAt(const std::string& address) const;
+  // The same for a job named by its uid (a replica's credential names it); nullopt
+  // unless it exists and is not finished.
+  std::optional<ReplicaJob> LiveReplicaJob(const std::string& uid) const;
 
   // Why a queued job waits and its place in the queue; nullopt when it does not wait.
   std::optional<scheduler::WaitInfo> QueueWait(const std::string& uid) const;

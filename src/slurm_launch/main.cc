@@ -251,8 +251,15 @@ int RunReplica(const std::string& dir) {
   ty::WriteFileAtomically(prefix + ".placed", where + "\n").IgnoreError();
   std::vector<ty::model::EnvVar> env =
       ty::executor::PlaceEnvironment(mine->env, context->replicas, *placed);
+  // The environment goes to podman in a file only this user reads, never on a
+  // command line every user of the host can read (it holds the job's credential).
+  const ty::executor::PodmanEnvironment split = ty::executor::SplitEnvironment(env);
+  const std::string env_file = prefix + ".env";
+  if (ty::Status s = ty::WritePrivateFile(env_file, split.env_file_text); !s.ok()) {
+    return Fail(s.message());
+  }
   std::vector<std::string> argv = ty::executor::PodmanRunArgs(
-      *context, *mine, env, GetEnv("SLURM_JOB_ID").value_or(""), TaskGpus(*mine));
+      *context, *mine, env_file, split, GetEnv("SLURM_JOB_ID").value_or(""), TaskGpus(*mine));
 
   // The epilog's marker (scripts/ty-slurm-epilog): it removes the container.
   const std::string marker_dir = "/run/trainyard-slurm/" + GetEnv("SLURM_JOB_ID").value_or("0");

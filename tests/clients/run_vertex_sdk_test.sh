@@ -27,7 +27,7 @@ NAME=vertex_sdk
 source "$HERE/daemon_lib.sh"
 
 set +e
-PYTHONPATH="$SDK" STORAGE_EMULATOR_HOST="http://127.0.0.1:$PORT" \
+PYTHONPATH="$SDK" STORAGE_EMULATOR_HOST="http://127.0.0.1:$PORT" TY_DATA_DIR="$TMP/data" \
   /usr/bin/python3 -W ignore "$HERE/vertex_sdk_test.py" "http://127.0.0.1:$PORT"
 status=$?
 set -e

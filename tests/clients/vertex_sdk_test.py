@@ -159,11 +159,67 @@ def get_list_and_cancel():
     raise AssertionError(f"still {state} a minute after cancel")
 
 
+def storage_client_with_a_replica_credential():
+    # A Slurm replica's STORAGE_EMULATOR_HOST is http://replica:TOKEN@HOST:PORT
+    # (auth/replica_credentials.h). google-cloud-storage, unchanged, must carry the
+    # userinfo on every call: JSON API, a download by mediaLink, a resumable upload
+    # by its Location. The token is made here as the daemon makes it, from the
+    # daemon's secret, for a running job; the replica listener takes it from loopback.
+    import hashlib
+    import hmac
+    import os
+    data_dir = os.environ["TY_DATA_DIR"]
+    secret = open(os.path.join(data_dir, "replica-secret"), "rb").read()
+    port = open(os.path.join(data_dir, "replica-port")).read().strip()
+    job = aiplatform.CustomJob(display_name="credential-holder",
+                               worker_pool_specs=[pool(1, "sleep 1000")])
+    job.run(sync=False)
+    job.wait_for_resource_creation()
+    uid = job.resource_name.rsplit("/", 1)[1]
+    token = uid + "." + hmac.new(secret, uid.encode(), hashlib.sha256).hexdigest()[:32]
+
+    def client(userinfo):
+        saved = os.environ["STORAGE_EMULATOR_HOST"]
+        os.environ["STORAGE_EMULATOR_HOST"] = f"http://{userinfo}127.0.0.1:{port}"
+        try:
+            return storage.Client(project=PROJECT, credentials=CREDENTIALS)
+        finally:
+            os.environ["STORAGE_EMULATOR_HOST"] = saved
+
+    replica = client(f"replica:{token}@")
+    bucket = replica.bucket(BUCKET)
+    bucket.blob("replica/small.txt").upload_from_string(b"small")
+    big = bucket.blob("replica/big.bin", chunk_size=256 * 1024)  # Resumable, by Location.
+    big.upload_from_string(os.urandom(600 * 1024))
+    names = [b.name for b in replica.list_blobs(BUCKET, prefix="replica/")]
+    expect(names == ["replica/big.bin", "replica/small.txt"], f"listed {names}")
+    got = bucket.get_blob("replica/small.txt")  # Its mediaLink carries the userinfo.
+    expect(got.download_as_bytes() == b"small", "download by mediaLink")
+    expect(len(bucket.blob("replica/big.bin").download_as_bytes()) == 600 * 1024, "big")
+    for who, userinfo in (("no credential", ""), ("a forged one", f"replica:{uid}.{'0' * 32}@")):
+        try:
+            client(userinfo).bucket(BUCKET).blob("replica/small.txt").download_as_bytes()
+            raise AssertionError(f"{who} was served")
+        except Exception as e:  # noqa: BLE001
+            expect("403" in str(e), f"{who}: {e}")
+    job.cancel()
+    deadline = time.time() + 60
+    while aiplatform.CustomJob.get(job.resource_name).state != \
+            aiplatform.gapic.JobState.JOB_STATE_CANCELLED and time.time() < deadline:
+        time.sleep(0.5)
+    try:  # A finished job's credential is no one's.
+        replica.bucket(BUCKET).blob("replica/small.txt").download_as_bytes()
+        raise AssertionError("a cancelled job's credential was served")
+    except Exception as e:  # noqa: BLE001
+        expect("403" in str(e), f"after cancel: {e}")
+
+
 if __name__ == "__main__":
     setup()
     for c in (custom_job_multi_worker, from_local_script_on_a_prebuilt_image,
               tuning_job_with_log_and_linear_scales, custom_container_training_job,
-              custom_python_package_training_job, get_list_and_cancel):
+              custom_python_package_training_job, get_list_and_cancel,
+              storage_client_with_a_replica_credential):
         case(c)
     print("vertex_sdk:", "FAILED " + ", ".join(FAILURES) if FAILURES else "all cases passed")
     sys.exit(1 if FAILURES else 0)

@@ -97,18 +97,35 @@ TEST(SlurmContextTest, PodmanRunsTheReplicaOnTheHostNetworkHardenedWithItsMounts
   r.command = {"python3", "-m", "trainer"};
   r.args = {"--epochs", "3"};
   r.mounts = {{"/shared/buckets/b", "/gcs/b", false}};
-  std::vector<std::string> a = PodmanRunArgs(c, r, {{"A", "x y"}}, "17", {1, 3});
+  std::vector<std::string> a =
+      PodmanRunArgs(c, r, "/shared/42-1/workerpool0-0.env",
+                    SplitEnvironment({{"A", "x y"}, {"B", "1\n2"}}), "17", {1, 3});
   EXPECT_THAT(a, Contains("host"));
   EXPECT_THAT(a, Contains("trainyard.slurm_job=17"));
   EXPECT_THAT(a, Contains("no-new-privileges"));
   EXPECT_THAT(a, Contains("0:2000000000:65536"));
   EXPECT_THAT(a, Contains("/shared/buckets/b:/gcs/b"));
-  EXPECT_THAT(a, Contains("A=x y"));
+  EXPECT_THAT(a, Contains("/shared/42-1/workerpool0-0.env"));
+  EXPECT_THAT(a, ::testing::Not(Contains("A=x y")));  // In the file, not for ps to show.
+  EXPECT_THAT(a, Contains("B=1\n2"));                 // A file line cannot hold it.
   EXPECT_THAT(a, Contains("nvidia.com/gpu=3"));
   EXPECT_THAT(a, Contains(R"(["python3","-m","trainer"])"));
   ASSERT_GE(a.size(), 3u);
   EXPECT_EQ(a[a.size() - 3], "img");  // Then the args, as given.
   EXPECT_EQ(a.back(), "3");
+}
+
+TEST(SlurmContextTest, TheEnvironmentFileHoldsEveryValueWithoutALineBreakVerbatim) {
+  PodmanEnvironment env = SplitEnvironment({{"TF_CONFIG", R"({"task": {"type": "chief"}})"},
+                                            {"EMPTY", ""},
+                                            {"SPACES", " a = b "},
+                                            {"MULTI", "one\ntwo"},
+                                            {"CR", "x\ry"}});
+  EXPECT_EQ(env.env_file_text,
+            "TF_CONFIG={\"task\": {\"type\": \"chief\"}}\nEMPTY=\nSPACES= a = b \n");
+  ASSERT_EQ(env.on_command_line.size(), 2u);
+  EXPECT_EQ(env.on_command_line[0].name, "MULTI");
+  EXPECT_EQ(env.on_command_line[1].name, "CR");
 }
 
 AttemptSpec Attempt(std::vector<ReplicaLaunch> replicas) {

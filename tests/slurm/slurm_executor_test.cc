@@ -194,6 +194,79 @@ TEST_F(SlurmTest, AKilledDaemonReattachesAndTheJobStillSucceeds) {
   EXPECT_FALSE(jobs_before.empty());
 }
 
+// A Slurm replica shares its host's address with every job there, so it reaches the
+// Storage and Logging APIs with its job's credential, which STORAGE_EMULATOR_HOST
+// carries as userinfo (curl, like Google's clients, sends it as Basic auth); the
+// same endpoint without it is refused.
+TEST_F(SlurmTest, AReplicaUsesTheStorageAndLoggingApisWithItsJobsCredential) {
+  auto d = StartDaemon();
+  const std::string script = R"SH(
+U="$STORAGE_EMULATOR_HOST"
+echo "from slurm" > /tmp/f
+curl -sf -X POST --data-binary @/tmp/f -H 'Content-Type: text/plain' \
+  "$U/upload/storage/v1/b/slurm-out/o?uploadType=media&name=run/obj.txt" >/dev/null && echo UPLOADED
+echo "READ $(curl -sf "$U/storage/v1/b/slurm-out/o/run%2Fobj.txt?alt=media")"
+sleep 1
+curl -sf -X POST -H 'Content-Type: application/json' -d '{"resourceNames":["projects/it"]}' \
+  "$U/v2/entries:list" | grep -q UPLOADED && echo LOGGING-OWN
+NOCRED=$(echo "$U" | sed 's#//[^@]*@#//#')
+echo "WITHOUT $(curl -s -o /dev/null -w '%{http_code}' "$NOCRED/storage/v1/b/slurm-out/o")"
+case "$U" in http://replica:*@10.201.0.1:*) echo ENDPOINT-OK ;; esac
+)SH";
+  nlohmann::json body = {{"displayName", "slurm-storage"},
+                         {"jobSpec",
+                          {{"workerPoolSpecs", {Pool(1, kPythonImage, Sh(script))}},
+                           {"baseOutputDirectory", {{"outputUriPrefix", "gs://slurm-out/run/"}}}}}};
+  HttpReply r = d->Post(kBase, body.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::string id = IdOf(r.Json());
+  nlohmann::json job = WaitEnd(*d, id);
+  const std::string logs = Logs(*d, id);
+  ASSERT_EQ(job.value("state", ""), "JOB_STATE_SUCCEEDED") << job.dump() << logs << d->Log();
+  EXPECT_NE(logs.find("ENDPOINT-OK"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("UPLOADED"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("READ from slurm"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("LOGGING-OWN"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("WITHOUT 403"), std::string::npos) << logs;
+  // The object is in the bucket, as the main API serves it.
+  HttpReply media = d->Get("/storage/v1/b/slurm-out/o/run%2Fobj.txt?alt=media");
+  EXPECT_EQ(media.body, "from slurm\n") << media.status;
+  // The credential is in no command line a host's users can read: podman had it in a file.
+  EXPECT_EQ(d->Log().find("replica:"), std::string::npos);
+}
+
+// slurmctld restarting or failing over: a job submitted meanwhile waits for it (and
+// says so in its log) instead of failing, and a job running meanwhile runs on.
+TEST_F(SlurmTest, AJobWaitsForAControllerThatDoesNotAnswer) {
+  auto d = StartDaemon();
+  const std::string cluster = std::string(TY_SOURCE_DIR) + "/scripts/slurm-cluster";
+  std::string running = Submit(*d, {Pool(1, kPythonImage, Sh("echo first; sleep 12; echo done"))});
+  d->WaitForField(std::string(kBase) + "/" + running, "state", {"JOB_STATE_RUNNING"}, 60);
+  ASSERT_EQ(RunProcess({cluster, "controller", "stop"}).rc, 0);
+  std::string waiting = Submit(*d, {Pool(1, kPythonImage, Sh("echo submitted after the outage"))});
+  std::string logs;
+  for (int i = 0; i < 300 && logs.find("Waiting for the Slurm controller") == std::string::npos;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    logs = Logs(*d, waiting);
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  ProcessRun started = RunProcess({cluster, "controller", "start"});
+  ASSERT_EQ(started.rc, 0) << started.err;
+  EXPECT_NE(logs.find("Waiting for the Slurm controller"), std::string::npos) << logs;
+  nlohmann::json after = WaitEnd(*d, waiting);
+  EXPECT_EQ(after.value("state", ""), "JOB_STATE_SUCCEEDED") << after.dump() << d->Log();
+  EXPECT_NE(Logs(*d, waiting).find("submitted after the outage"), std::string::npos);
+  nlohmann::json first = WaitEnd(*d, running);
+  EXPECT_EQ(first.value("state", ""), "JOB_STATE_SUCCEEDED") << first.dump();
+  EXPECT_NE(Logs(*d, running).find("done"), std::string::npos);
+  // Submitted once.
+  std::string log = d->Log();
+  size_t at = log.find("job " + waiting + " attempt 1 is Slurm job");
+  ASSERT_NE(at, std::string::npos) << log;
+  EXPECT_EQ(log.find("job " + waiting + " attempt 1 is Slurm job", at + 1), std::string::npos);
+}
+
 TEST_F(SlurmTest, ARequestSlurmRefusesFailsTheJobWithSlurmsReason) {
   auto d = StartDaemon({"--slurm-partition", "nosuchpartition"});
   std::string id = Submit(*d, {Pool(1, kPythonImage, Sh("true"))});
