@@ -554,12 +554,20 @@ Status EngineApiClient::StreamLogs(const std::string& id, bool follow, int64_t s
   std::string path = "/containers/" + UrlEncode(id) + "/logs?stdout=1&stderr=1&timestamps=1";
   if (follow) path += "&follow=1";
   if (since_s > 0) path += "&since=" + std::to_string(since_s);
-  LogDemuxer demux(on_line, /*timestamps=*/true);
+  LogDemuxer demux(on_line, /*timestamps=*/true, /*frames_only=*/true);
   std::function<void(std::string_view)> on_data = [&](std::string_view bytes) {
     demux.Feed(bytes);
   };
   ASSIGN_OR_RETURN(Response r, Call("GET", path, nullptr, 0, &on_data, cancel));
   if (r.status != 200) return ErrorFrom(r, "logs of container " + id);
+  if (!demux.unframed().empty()) {
+    // An error the engine wrote after its 200 (podman: "failed to obtain logs for
+    // Container …: read /proc/…/cgroup: no such process" while the container exits).
+    // Transient: the next read of the exited container succeeds.
+    const std::string& said = demux.unframed();
+    return Unavailable("logs of container " + id + ": the engine answered with no log: " +
+                       said.substr(0, std::min(said.find('\n'), size_t{500})));
+  }
   if (flush_partial) demux.Finish();
   return Status::Ok();
 }

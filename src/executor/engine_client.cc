@@ -16,6 +16,10 @@ void LogDemuxer::Feed(std::string_view bytes) {
     Feed(buffered);
     return;
   }
+  if (mode_ == Mode::kRaw && frames_only_) {
+    unframed_.append(bytes.substr(0, std::min<size_t>(bytes.size(), 4096 - unframed_.size())));
+    return;
+  }
   if (mode_ == Mode::kRaw) {
     AppendPayload(1, bytes);
     return;

@@ -30,23 +30,31 @@ namespace ty::executor {
 // frame starts with "<RFC 3339 time> "; an engine that splits a long line (podman
 // when conmon read half a line, Docker past 16 KiB) sends the rest in a new frame
 // with its own time, which is dropped so the line is rejoined intact.
+// With `frames_only` (containers without a TTY, which every replica is) a stream
+// that is not multiplexed is no log at all: podman 4.3 writes an error body into a
+// 200 response when it fails after sending the status (its inspect of a container
+// that is just exiting); those bytes are kept in unframed(), never emitted as lines.
 // Not thread-safe.
 class LogDemuxer {
  public:
   // `stream` is 1 (stdout) or 2 (stderr); `line` has no trailing newline.
   using LineCallback = std::function<void(int stream, std::string_view line)>;
-  explicit LogDemuxer(LineCallback on_line, bool timestamps = false)
-      : on_line_(std::move(on_line)), timestamps_(timestamps) {}
+  explicit LogDemuxer(LineCallback on_line, bool timestamps = false, bool frames_only = false)
+      : on_line_(std::move(on_line)), timestamps_(timestamps), frames_only_(frames_only) {}
 
   void Feed(std::string_view bytes);
   // Emits what is left of unterminated lines (a program that ended without "\n").
   void Finish();
+  // With `frames_only`: the start (up to 4 KiB) of a stream that was not multiplexed.
+  const std::string& unframed() const { return unframed_; }
 
  private:
   void AppendPayload(int stream, std::string_view payload);
 
   LineCallback on_line_;
   bool timestamps_;
+  bool frames_only_;
+  std::string unframed_;
   enum class Mode { kUnknown, kMultiplexed, kRaw } mode_ = Mode::kUnknown;
   std::string pending_;      // Undecided bytes / incomplete frame header.
   int frame_stream_ = 0;     // Current frame's stream.

@@ -46,6 +46,29 @@ TEST_F(LogDemuxerTest, HandlesHeadersAndLinesSplitAcrossReads) {
   EXPECT_THAT(lines_.back(), Pair(1, "tail"));
 }
 
+// Seen in CI: podman 4.3 sent its 200, then failed to inspect the exiting container
+// and wrote its error body into the stream; that body became the replica's "log line"
+// and the replica's real last line was lost. A replica has no TTY, so its log is
+// always multiplexed: anything else is kept aside, never a line.
+TEST(LogDemuxerFramesOnlyTest, AnUnframedStreamIsNoLog) {
+  std::vector<std::pair<int, std::string>> lines;
+  auto collect = [&](int s, std::string_view l) { lines.emplace_back(s, std::string(l)); };
+  LogDemuxer demux(collect, /*timestamps=*/true, /*frames_only=*/true);
+  const std::string body =
+      R"({"cause":"no such process","message":"failed to obtain logs for Container 'ty-1': )"
+      R"(read /proc/20319/cgroup: no such process","response":500})"
+      "\n";
+  demux.Feed(body.substr(0, 5));
+  demux.Feed(body.substr(5));
+  demux.Finish();
+  EXPECT_TRUE(lines.empty());
+  EXPECT_EQ(demux.unframed(), body);
+  LogDemuxer framed(collect, /*timestamps=*/true, /*frames_only=*/true);
+  framed.Feed(Frame(1, "2024-01-01T00:00:00Z ok\n"));
+  EXPECT_THAT(lines, ElementsAre(Pair(1, "2024-01-01T00:00:00Z ok")));
+  EXPECT_EQ(framed.unframed(), "");
+}
+
 TEST(LogDemuxerTimestampTest, RejoinsLinesSplitAcrossTimestampedFrames) {
   std::vector<std::pair<int, std::string>> lines;
   LogDemuxer demux([&](int s, std::string_view l) { lines.emplace_back(s, std::string(l)); },
