@@ -106,6 +106,9 @@ enum class ExecutorEventKind {
   kLaunchFailed,    // Could not start the attempt; nothing is left behind.
   kReplicaExited,   // A started replica ended; its logs are complete.
   kLaunchWaiting,   // The launch waits (`message` says for what); its outcome follows.
+  // The backend took the started attempt back for someone else (a Slurm preemption;
+  // `message` says so); the ends of its replicas follow.
+  kAttemptPreempted,
 };
 
 struct ExecutorEvent {

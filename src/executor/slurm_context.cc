@@ -149,9 +149,12 @@ std::vector<std::string> PodmanRunArgs(const SlurmContext& c, const ReplicaLaunc
   // No --rm: the launcher keeps the container for a restart in place and removes it
   // when its task ends. Passthrough logging: the container writes into the files the
   // launcher gave the client as stdout and stderr, whatever becomes of the client.
-  std::vector<std::string> a = {"podman",    "run",          "--name",     r.name,
-                                "--network", "host",         "--pull",     "missing",
-                                "--quiet",   "--log-driver", "passthrough"};
+  // No signal proxy: Slurm signals every process of the job (SIGCONT with a
+  // preemption), and the client's forwarding then failed into the replica's stderr;
+  // the launcher stops the container itself on TERM.
+  std::vector<std::string> a = {"podman",    "run",          "--name",      r.name,
+                                "--network", "host",         "--pull",      "missing",
+                                "--quiet",   "--log-driver", "passthrough", "--sig-proxy=false"};
   std::map<std::string, std::string> labels = c.labels;
   labels[kLabelPool] = std::to_string(r.pool);
   labels[kLabelIndex] = std::to_string(r.index);

@@ -29,6 +29,9 @@ constexpr char kReplicaBucketRoot[] = "/gcs";
 constexpr DurationMicros kExitFileGrace = 3 * 1000000;
 // How long Slurm may not list a job it was given before it counts as forgotten.
 constexpr int kMissingPollsToForget = 3;
+// How long a replica's death by a signal waits for Slurm to say why (longer than
+// the cluster's KillWait, the most a job stays COMPLETING after its signals).
+constexpr DurationMicros kSignalEndWait = 90 * 1000000;
 constexpr auto kCaptureInterval = std::chrono::milliseconds(50);
 constexpr int64_t kNodeCountTtl = 30LL * 1000000;
 
@@ -61,6 +64,7 @@ class SlurmExecutor::Impl {
     std::unique_ptr<FileLogCapture> capture;  // The monitor thread's only.
     bool exited = false;                      // GUARDED_BY(mu_)
     int exit_code = 0;                        // The last end's. GUARDED_BY(mu_)
+    TimeMicros signal_end_seen = 0;           // A death by a signal waiting for a poll.
   };
   struct AttemptWatch {
     std::string job_uid;
@@ -75,6 +79,7 @@ class SlurmExecutor::Impl {
     bool cleaning = false;        // Cleanup waits for Slurm to be done. GUARDED_BY(mu_)
     bool slurm_gone = false;      // Every component ended. GUARDED_BY(mu_)
     std::string last_reason;
+    bool preempted = false;      // Slurm preempted it (kAttemptPreempted sent).
     TimeMicros ended_since = 0;  // When Slurm stopped running it (0 = it runs).
     int missing_polls = 0;
     std::vector<ReplicaWatch> replicas;
@@ -342,10 +347,66 @@ class SlurmExecutor::Impl {
     return r.exited;
   }
 
+  // Slurm's state of `w` from this poll (`states`; null when there was none this time):
+  // started, pending and why, preempted, ended or forgotten. Returns the state seen.
+  std::string ObserveSlurm(AttemptWatch* w,
+                           const std::map<std::string, internal::SlurmJobState>* states) {
+    std::string state = "UNKNOWN";
+    if (states == nullptr) return state;
+    auto it = states->find(w->slurm_id);
+    if (it != states->end()) {
+      w->missing_polls = 0;
+      state = it->second.state;
+      if (internal::IsSlurmRunning(state) && !w->outcome_sent) SendStarted(w);
+      // "None": between submission and the scheduler's first look; not a wait.
+      if (state == "PENDING" && it->second.reason != w->last_reason &&
+          it->second.reason != "None") {
+        w->last_reason = it->second.reason;
+        Emit(Event(*w, ExecutorEventKind::kLaunchWaiting,
+                   "Slurm job " + w->slurm_id + " is pending (" + w->last_reason + ")"));
+      }
+      // Before any replica's end: those ends are the preemption's, not failures.
+      if (state == "PREEMPTED" && !w->preempted && w->outcome_sent) {
+        w->preempted = true;
+        Emit(Event(*w, ExecutorEventKind::kAttemptPreempted,
+                   "Slurm preempted job " + w->slurm_id +
+                       " (a job of a higher priority needed its resources); this job is "
+                       "queued again."));
+      }
+      if (it->second.all_ended) {
+        std::lock_guard<std::mutex> lock(mu_);
+        w->slurm_gone = true;
+      }
+    } else {
+      ++w->missing_polls;
+      if (w->missing_polls >= kMissingPollsToForget) {
+        std::lock_guard<std::mutex> lock(mu_);
+        w->slurm_gone = true;
+      }
+    }
+    const bool ended = internal::IsSlurmEnded(state) || w->missing_polls >= kMissingPollsToForget;
+    if (ended && w->ended_since == 0) {
+      w->ended_since = clock_->Now();
+      std::lock_guard<std::mutex> lock(mu_);
+      w->slurm_ended = true;
+    }
+    return state;
+  }
+
   void Tick(AttemptWatch* w, const std::map<std::string, internal::SlurmJobState>* states) {
+    const std::string state = ObserveSlurm(w, states);
     for (ReplicaWatch& r : w->replicas) {
       if (Exited(r)) continue;
-      if (std::optional<int> code = ReadExitCode(w->dir + "/" + r.name + ".exit")) {
+      std::optional<int> code = ReadExitCode(w->dir + "/" + r.name + ".exit");
+      if (code && *code >= 128 && r.signal_end_seen == 0) r.signal_end_seen = clock_->Now();
+      // A death by a signal waits for a poll of Slurm that shows why: while the job
+      // is COMPLETING, Slurm is ending it (a preemption shows as PREEMPTED only once
+      // its processes are gone), and the ends it causes must not read as failures.
+      // Up to kSignalEndWait, in case squeue does not answer.
+      const bool waits = code && *code >= 128 && !w->preempted &&
+                         (states == nullptr || state == "COMPLETING") &&
+                         clock_->Now() - r.signal_end_seen < kSignalEndWait;
+      if (code && !waits) {
         ReportExit(w, &r, *code);
       } else {
         r.capture->CaptureNew(/*writer_gone=*/false);
@@ -354,38 +415,6 @@ class SlurmExecutor::Impl {
     // A launcher that placed its replica is the earliest sign the attempt runs (Slurm's
     // own state comes with the next poll).
     if (!w->outcome_sent && AnyReplicaPlaced(*w)) SendStarted(w);
-    std::string state = "UNKNOWN";
-    if (states != nullptr) {
-      auto it = states->find(w->slurm_id);
-      if (it != states->end()) {
-        w->missing_polls = 0;
-        state = it->second.state;
-        if (internal::IsSlurmRunning(state) && !w->outcome_sent) SendStarted(w);
-        // "None": between submission and the scheduler's first look; not a wait.
-        if (state == "PENDING" && it->second.reason != w->last_reason &&
-            it->second.reason != "None") {
-          w->last_reason = it->second.reason;
-          Emit(Event(*w, ExecutorEventKind::kLaunchWaiting,
-                     "Slurm job " + w->slurm_id + " is pending (" + w->last_reason + ")"));
-        }
-        if (it->second.all_ended) {
-          std::lock_guard<std::mutex> lock(mu_);
-          w->slurm_gone = true;
-        }
-      } else {
-        ++w->missing_polls;
-        if (w->missing_polls >= kMissingPollsToForget) {
-          std::lock_guard<std::mutex> lock(mu_);
-          w->slurm_gone = true;
-        }
-      }
-      const bool ended = internal::IsSlurmEnded(state) || w->missing_polls >= kMissingPollsToForget;
-      if (ended && w->ended_since == 0) {
-        w->ended_since = clock_->Now();
-        std::lock_guard<std::mutex> lock(mu_);
-        w->slurm_ended = true;
-      }
-    }
     if (w->ended_since != 0 && clock_->Now() - w->ended_since >= kExitFileGrace) {
       if (!w->outcome_sent && !AnyReplicaPlaced(*w)) {
         EndUnstarted(w, state);

@@ -38,7 +38,7 @@ bool ReplicaLive(const ReplicaRecord& r) {
 bool IsExecutorInput(InputKind k) {
   return k == InputKind::kAttemptStarted || k == InputKind::kLaunchFailed ||
          k == InputKind::kReplicaExited || k == InputKind::kReplicaRestarted ||
-         k == InputKind::kRestartFailed;
+         k == InputKind::kRestartFailed || k == InputKind::kBackendPreempted;
 }
 
 std::vector<ReplicaRecord> NewReplicaRecords(const Job& job, int attempt) {
@@ -126,7 +126,7 @@ class Machine {
   void RestartFailed(const JobInput& in);
   void Cancel(const std::string& reason);
   void Unrunnable(const std::string& why);
-  void Preempt();
+  void Preempt(const std::string& why);
   void TimerFired(TimerKind timer);
   void Recovered(const std::vector<ObservedReplicaState>& observed);
   void RecoverPendingLaunch(const std::vector<ObservedReplicaState>& observed);
@@ -174,7 +174,9 @@ void Machine::Apply(const JobInput& in) {
     case InputKind::kRecovered:
       return Recovered(in.observed);
     case InputKind::kPreempt:
-      return Preempt();
+      return Preempt("Preempting this spot job: a job that is not spot needs its resources.");
+    case InputKind::kBackendPreempted:
+      return Preempt(in.message.empty() ? "The cluster preempted this job." : in.message);
   }
 }
 
@@ -201,11 +203,11 @@ void Machine::Admitted(const JobInput& in) {
   StartAttempt(job().attempt + 1);
 }
 
-void Machine::Preempt() {
+void Machine::Preempt(const std::string& why) {
   const JobState s = job().state;
   if (s != JobState::kPreparing && s != JobState::kRunning) return;
   if (job().ending && job().ending->kind != EndingKind::kRetry) return;  // Already decided.
-  Log("Preempting this spot job: a job that is not spot needs its resources.", "WARNING");
+  Log(why, "WARNING");
   BeginEnding(Ending{EndingKind::kPreempt, std::nullopt}, "preempted");
 }
 

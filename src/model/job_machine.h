@@ -72,6 +72,8 @@ enum class InputKind {
   kRecovered,         // Daemon start: `observed` = what exists of the current attempt.
   kUnrunnable,        // Daemon start: the stored job cannot run any more (`message`).
   kPreempt,           // Admission: stop this spot job's attempt and queue it again.
+  kBackendPreempted,  // Executor: the backend took `attempt` back (`message` says why);
+                      // its replicas' ends follow; the job is queued again.
 };
 
 struct JobInput {

@@ -33,6 +33,9 @@ model::JobInput InputOf(const executor::ExecutorEvent& event) {
     case executor::ExecutorEventKind::kLaunchWaiting:  // Not fed (OnExecutorEvent).
       in.kind = model::InputKind::kLaunchFailed;
       break;
+    case executor::ExecutorEventKind::kAttemptPreempted:
+      in.kind = model::InputKind::kBackendPreempted;
+      break;
     case executor::ExecutorEventKind::kReplicaExited:
       in.kind = model::InputKind::kReplicaExited;
       in.exit_code = event.exit_code;

@@ -56,7 +56,8 @@ class EventRecorder {
     cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] {
       for (const auto& e : events_) {
         if (e.job_uid == job_uid && e.kind != executor::ExecutorEventKind::kReplicaExited &&
-            e.kind != executor::ExecutorEventKind::kLaunchWaiting) {
+            e.kind != executor::ExecutorEventKind::kLaunchWaiting &&
+            e.kind != executor::ExecutorEventKind::kAttemptPreempted) {
           found = e;
           return true;
         }

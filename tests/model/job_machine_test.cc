@@ -168,6 +168,8 @@ std::vector<Row> Table() {
   JobInput unrunnable = Input(InputKind::kUnrunnable);
   unrunnable.message = "its spec cannot be read";
   const JobInput worker_gone = Observed(true, false);
+  JobInput backend_preempted = Input(InputKind::kBackendPreempted, 1);
+  backend_preempted.message = "Slurm preempted job 12";
   std::vector<Row> t = {
       // QUEUED
       {Setup::kQueued, submitted, S::kQueued, {}, {}},
@@ -182,6 +184,7 @@ std::vector<Row> Table() {
       {Setup::kQueued, timeout, S::kQueued, {}, {}},
       {Setup::kQueued, all_running, S::kQueued, {}, {A::kArmTimer, A::kRequestAdmission}},
       {Setup::kQueued, unrunnable, S::kFailed, {}, {}},
+      {Setup::kQueued, backend_preempted, S::kQueued, {}, {}},  // No attempt: stale.
       // PREPARING
       {Setup::kPreparing, submitted, S::kPreparing, {}, {}},
       {Setup::kPreparing, admitted, S::kPreparing, {}, {}},
@@ -190,6 +193,7 @@ std::vector<Row> Table() {
       {Setup::kPreparing, primary_ok, S::kPreparing, E::kSucceed, {}},
       {Setup::kPreparing, restarted, S::kPreparing, {}, {}},
       {Setup::kPreparing, cancel, S::kCancelling, E::kCancel, {}},
+      {Setup::kPreparing, backend_preempted, S::kPreparing, E::kPreempt, {}},
       {Setup::kPreparing, max_wait, S::kPreparing, {}, {}},
       {Setup::kPreparing, timeout, S::kPreparing, {}, {}},
       {Setup::kPreparing, all_running, S::kRunning, {}, {A::kArmTimer, A::kArmTimer}},
@@ -209,6 +213,7 @@ std::vector<Row> Table() {
       {Setup::kRunning, restarted, S::kRunning, {}, {}},
       {Setup::kRunning, restart_failed, S::kRunning, {}, {}},
       {Setup::kRunning, cancel, S::kCancelling, E::kCancel, {A::kStop}},
+      {Setup::kRunning, backend_preempted, S::kRunning, E::kPreempt, {A::kStop}},
       {Setup::kRunning, max_wait, S::kRunning, {}, {}},
       {Setup::kRunning, timeout, S::kRunning, {}, {}},
       {Setup::kRunning, all_running, S::kRunning, {}, {A::kArmTimer}},
@@ -223,6 +228,7 @@ std::vector<Row> Table() {
       {Setup::kStopping, worker_exit1, S::kSucceeded, {}, {A::kCleanup}},
       {Setup::kStopping, restarted, S::kRunning, E::kSucceed, {}},
       {Setup::kStopping, cancel, S::kRunning, E::kSucceed, {}},
+      {Setup::kStopping, backend_preempted, S::kRunning, E::kSucceed, {}},  // Decided.
       {Setup::kStopping, timeout, S::kRunning, E::kSucceed, {}},
       {Setup::kStopping, all_running, S::kRunning, E::kSucceed, {A::kArmTimer, A::kStop}},
       {Setup::kStopping, worker_gone, S::kSucceeded, {}, {A::kArmTimer, A::kCleanup}},
@@ -231,6 +237,7 @@ std::vector<Row> Table() {
       {Setup::kCancelling, primary_ok, S::kCancelling, E::kCancel, {}},
       {Setup::kCancelling, worker_killed, S::kCancelling, E::kCancel, {}},
       {Setup::kCancelling, cancel, S::kCancelling, E::kCancel, {}},
+      {Setup::kCancelling, backend_preempted, S::kCancelling, E::kCancel, {}},
       {Setup::kCancelling, timeout, S::kCancelling, E::kCancel, {}},
       {Setup::kCancelling, all_running, S::kCancelling, E::kCancel, {A::kArmTimer, A::kStop}},
       {Setup::kCancelling, worker_gone, S::kCancelling, E::kCancel, {A::kArmTimer, A::kStop}},
@@ -242,7 +249,7 @@ std::vector<Row> Table() {
                                             : S::kCancelled;
     for (const JobInput& in :
          {submitted, admitted, started, launch_failed, primary_ok, worker_killed, restarted,
-          restart_failed, cancel, max_wait, timeout, all_running, unrunnable}) {
+          restart_failed, cancel, max_wait, timeout, all_running, unrunnable, backend_preempted}) {
       t.push_back({terminal, in, state, {}, {}});
     }
   }
@@ -312,6 +319,30 @@ TEST(JobMachineTest, RetryEndingStartsTheNextAttemptOnceAllAreDown) {
   EXPECT_FALSE(next.job.ending);
   EXPECT_EQ(Kinds(next), (std::vector<A>{A::kCleanup, A::kLaunch}));
   EXPECT_EQ(next.actions.front().attempt, 1);  // Cleanup names the attempt that ended.
+}
+
+// Slurm preempting a job (the executor's kAttemptPreempted): the replicas' deaths that
+// follow are the preemption's, not failures or restarts; once all are down the job is
+// queued again as after an admission preemption, its retries untouched.
+TEST(JobMachineTest, ABackendPreemptionQueuesTheJobAgainOnceItsReplicasAreDown) {
+  JobInput preempted = Input(InputKind::kBackendPreempted, 1);
+  preempted.message = "Slurm preempted job 12 (a job of a higher priority needed its resources)";
+  Decision d = Step(JobIn(Setup::kRunning), preempted);
+  ASSERT_TRUE(d.job.ending);
+  EXPECT_EQ(d.job.ending->kind, EndingKind::kPreempt);
+  EXPECT_EQ(Kinds(d), std::vector<A>{A::kStop});
+  Decision one = Step(d.job, Exit(1, 137, 9));
+  EXPECT_EQ(one.job.state, JobState::kRunning);
+  EXPECT_TRUE(Kinds(one).empty());  // No restart in place.
+  Decision all = Step(one.job, Exit(0, 143, 15));
+  EXPECT_EQ(all.job.state, JobState::kQueued);
+  EXPECT_EQ(all.job.preemptions, 1);
+  EXPECT_FALSE(all.job.error);
+  EXPECT_EQ(Kinds(all), (std::vector<A>{A::kCleanup, A::kRequestAdmission}));
+  bool said = false;
+  for (const JobAction& a : d.actions) said = said || a.message.find("Slurm preempted") == 0;
+  for (const JobEvent& e : d.history) said = said || e.message.find("Slurm preempted") == 0;
+  EXPECT_TRUE(said);
 }
 
 TEST(JobMachineTest, LastAttemptFailsInsteadOfRetrying) {

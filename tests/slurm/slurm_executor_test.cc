@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -265,6 +266,58 @@ TEST_F(SlurmTest, AJobWaitsForAControllerThatDoesNotAnswer) {
   size_t at = log.find("job " + waiting + " attempt 1 is Slurm job");
   ASSERT_NE(at, std::string::npos) << log;
   EXPECT_EQ(log.find("job " + waiting + " attempt 1 is Slurm job", at + 1), std::string::npos);
+}
+
+// A spot job in the preemptible partition, preempted by Slurm for a job of the higher
+// tier that Trainyard never saw: queued again (not a failure, not a retry), it waits in
+// Slurm's queue behind that job and then runs to the end.
+TEST_F(SlurmTest, ASpotJobSlurmPreemptsIsQueuedAgainAndSucceeds) {
+  auto d = StartDaemon({"--slurm-spot-partition", "spot"});
+  const std::string runs = d->data_dir() + "/buckets/spot-b/runs";
+  // n1-standard-8: a whole host (8 CPUs each).
+  nlohmann::json pool = Pool(1, kPythonImage,
+                             Sh("echo run >> /gcs/spot-b/runs; echo spot started; sleep 20; "
+                                "echo spot finished"));
+  pool["machineSpec"]["machineType"] = "n1-standard-8";
+  nlohmann::json body = {{"displayName", "spot"},
+                         {"jobSpec",
+                          {{"workerPoolSpecs", {pool}},
+                           {"scheduling", {{"strategy", "SPOT"}}},
+                           {"baseOutputDirectory", {{"outputUriPrefix", "gs://spot-b/out/"}}}}}};
+  HttpReply r = d->Post(kBase, body.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::string id = IdOf(r.Json());
+  for (int i = 0; i < 300 && Logs(*d, id).find("spot started") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_NE(Logs(*d, id).find("spot started"), std::string::npos)
+      << d->Get(std::string(kBase) + "/" + id).body << Logs(*d, id) << d->Log();
+  // Slurm preempts only where that lets the other job run: wait until the spot job is
+  // all the cluster runs (earlier tests' jobs may still be completing).
+  std::string queue;
+  for (int i = 0; i < 600; ++i) {
+    queue = RunProcess({"squeue", "-h", "-o", "%i"}).out;
+    if (std::count(queue.begin(), queue.end(), '\n') == 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(std::count(queue.begin(), queue.end(), '\n'), 1) << queue;
+  // Someone else's job of the higher tier needs every host.
+  ProcessRun other = RunProcess({"sbatch", "-p", "train", "-N", "3", "--exclusive", "-J",
+                                 "not-trainyard", "--wrap", "sleep 3"});
+  ASSERT_EQ(other.rc, 0) << other.err;
+  nlohmann::json job = WaitEnd(*d, id, 180);
+  const std::string logs = Logs(*d, id);
+  ASSERT_EQ(job.value("state", ""), "JOB_STATE_SUCCEEDED") << job.dump() << logs << d->Log();
+  EXPECT_NE(logs.find("Slurm preempted job"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("restarts as attempt 2"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("spot finished"), std::string::npos) << logs;
+  std::ifstream in(runs);
+  int n = 0;
+  for (std::string l; std::getline(in, l);) ++n;
+  EXPECT_EQ(n, 2) << "preempted once, then ran to the end";
+  EXPECT_EQ(logs.find("non-zero status"), std::string::npos) << logs;     // Not a failure,
+  EXPECT_EQ(logs.find("Restarting replica"), std::string::npos) << logs;  // nor a restart,
+  EXPECT_EQ(logs.find("forwarding signal"), std::string::npos) << logs;   // nor podman's noise.
 }
 
 TEST_F(SlurmTest, ARequestSlurmRefusesFailsTheJobWithSlurmsReason) {
