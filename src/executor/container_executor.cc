@@ -437,7 +437,16 @@ Result<std::vector<ObservedReplica>> ContainerExecutor::Recover() {
     o.pool = r.pool;
     o.index = r.index;
     o.name = c.name;
-    Result<ContainerState> state = engine_->InspectContainer(c.id);
+    // The list's word suffices for a running replica (its watcher inspects it from
+    // then on): one inspect per replica was most of a restart's time to re-attach
+    // (45 ms each with 100 running). An ended one is inspected for its exit.
+    Result<ContainerState> state = ContainerState{};
+    if (c.state == "running") {
+      state->running = true;
+      state->status = "running";
+    } else {
+      state = engine_->InspectContainer(c.id);
+    }
     if (!state.ok()) {
       if (state.status().code() == StatusCode::kNotFound) continue;  // Removed meanwhile.
       return state.status().WithContext("recover " + c.name);

@@ -3,7 +3,10 @@
 // effects in job_controller.cc.
 #include "service/job_service.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
+#include <chrono>
 #include <random>
 
 #include "model/list_filter.h"
@@ -93,8 +96,13 @@ Status JobService::Start() {
   RETURN_IF_ERROR(studies_->Load());
   executor_->SetEventCallback(
       [this](const executor::ExecutorEvent& event) { jobs_->OnExecutorEvent(event); });
+  const auto recover_start = std::chrono::steady_clock::now();
   Result<std::vector<executor::ObservedReplica>> observed = executor_->Recover();
   if (!observed.ok()) return observed.status().WithContext("executor recovery");
+  spdlog::info("recovered {} replicas in {} ms", observed->size(),
+               std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - recover_start)
+                   .count());
   core_->Start();
   core_->Post([this, observed = std::move(observed).value()] {
     jobs_->Recover(observed);
