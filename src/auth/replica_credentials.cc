@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "auth/tokens.h"
 #include "common/files.h"
 
 namespace ty::auth {
@@ -52,14 +53,15 @@ std::optional<std::string> Base64Decode(std::string_view text) {
   return out;
 }
 
-// `header` without its case-insensitive `scheme` and the blanks around what follows;
-// nullopt when it names another scheme.
-std::optional<std::string_view> AfterScheme(std::string_view header, std::string_view scheme) {
-  if (header.size() <= scheme.size()) return std::nullopt;
-  for (size_t i = 0; i < scheme.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(header[i])) != scheme[i]) return std::nullopt;
+// What follows a Basic scheme (case-insensitive, RFC 7235), without the blanks
+// around it; nullopt for another scheme. (Bearer: auth::BearerToken.)
+std::optional<std::string_view> AfterBasic(std::string_view header) {
+  constexpr std::string_view kScheme = "basic ";
+  if (header.size() <= kScheme.size()) return std::nullopt;
+  for (size_t i = 0; i < kScheme.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(header[i])) != kScheme[i]) return std::nullopt;
   }
-  std::string_view rest = header.substr(scheme.size());
+  std::string_view rest = header.substr(kScheme.size());
   while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
   while (!rest.empty() && std::isspace(static_cast<unsigned char>(rest.back()))) {
     rest.remove_suffix(1);
@@ -115,16 +117,14 @@ std::optional<std::string> ReplicaCredentials::JobOf(std::string_view token) con
 }
 
 std::string BasicUserinfo(std::string_view authorization) {
-  std::optional<std::string_view> basic = AfterScheme(authorization, "basic ");
+  std::optional<std::string_view> basic = AfterBasic(authorization);
   if (!basic) return "";
   std::optional<std::string> pair = Base64Decode(*basic);
   return pair && pair->find(':') != std::string::npos ? *pair : "";
 }
 
 std::string ReplicaCredential(std::string_view authorization) {
-  if (std::optional<std::string_view> bearer = AfterScheme(authorization, "bearer ")) {
-    return std::string(*bearer);
-  }
+  if (std::string bearer = BearerToken(authorization); !bearer.empty()) return bearer;
   const std::string pair = BasicUserinfo(authorization);
   return pair.empty() ? "" : pair.substr(pair.find(':') + 1);
 }

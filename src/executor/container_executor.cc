@@ -430,67 +430,66 @@ Result<std::vector<ObservedReplica>> ContainerExecutor::Recover() {
   slots_->Recover(holders_in_use);
   std::vector<ObservedReplica> out;
   for (const FoundReplica& r : replicas) {
-    const ContainerSummary& c = r.container;
-    ObservedReplica o;
-    o.job_uid = r.job_uid;
-    o.attempt = r.attempt;
-    o.pool = r.pool;
-    o.index = r.index;
-    o.name = c.name;
-    // The list's word suffices for a running replica (its watcher inspects it from
-    // then on): one inspect per replica was most of a restart's time to re-attach
-    // (45 ms each with 100 running). An ended one is inspected for its exit.
-    Result<ContainerState> state = ContainerState{};
-    if (c.state == "running") {
-      state->running = true;
-      state->status = "running";
-    } else {
-      state = engine_->InspectContainer(c.id);
-    }
-    if (!state.ok()) {
-      if (state.status().code() == StatusCode::kNotFound) continue;  // Removed meanwhile.
-      return state.status().WithContext("recover " + c.name);
-    }
-    o.running = state->running;
-    const std::string& task = r.task;
-    if (r.claim && !WarmPool::Launched(r.claim->dir)) {
-      // A warm sandbox taken by a launch that never wrote its launch file: it
-      // still waits, and never ran the replica.
-      o.running = false;
-      o.exit_code = -1;
-    } else if (o.running) {
-      TimeMicros last = options_.log_sink->LastEntryTime(o.job_uid, task);
-      StartWatcher({.job_uid = o.job_uid,
-                    .attempt = o.attempt,
-                    .pool = o.pool,
-                    .index = o.index,
-                    .name = c.name,
-                    .container = c.id,
-                    .task = task,
-                    .skip_until = last,
-                    .run_end = std::nullopt});
-    } else if (state->status == "created") {
-      o.exit_code = -1;  // Never started: the daemon died mid-launch.
-    } else {
-      o.exit_code = state->exit_code;
-      o.signal = SignalOf(state->exit_code);
-      o.oom_killed = state->oom_killed;
-      o.finished_at = state->finished_at;
-      // It may have written lines after the previous daemon stopped watching; the
-      // caller reports its end (with its last lines) as soon as this returns, and
-      // nobody would read them later. A replica this executor watches is (being)
-      // captured to the end by its watcher; reading it here too could race it.
-      if (!work_.IsWatched(c.name)) {
-        LogCursor cursor;
-        cursor.skip_until = options_.log_sink->LastEntryTime(o.job_uid, task);
-        Status s = CaptureLogs(c.id, o.job_uid, task, /*replica_done=*/true, &cursor);
-        if (s.code() == StatusCode::kNotFound) continue;  // Removed meanwhile.
-        if (!s.ok()) return s.WithContext("recover the log of " + c.name);
-      }
-    }
-    out.push_back(std::move(o));
+    ASSIGN_OR_RETURN(std::optional<ObservedReplica> o, RecoverReplica(r));
+    if (o) out.push_back(std::move(*o));
   }
   return out;
+}
+
+Result<std::optional<ObservedReplica>> ContainerExecutor::RecoverReplica(const FoundReplica& r) {
+  const std::optional<ObservedReplica> kRemoved;  // Removed meanwhile: nothing to report.
+  const ContainerSummary& c = r.container;
+  ObservedReplica o;
+  o.job_uid = r.job_uid;
+  o.attempt = r.attempt;
+  o.pool = r.pool;
+  o.index = r.index;
+  o.name = c.name;
+  // The list's word suffices for a running replica (its watcher inspects it from
+  // then on): one inspect per replica was most of a restart's time to re-attach
+  // (45 ms each with 100 running). An ended one is inspected for its exit.
+  Result<ContainerState> state = ContainerState{.status = "running", .running = true};
+  if (c.state != "running") state = engine_->InspectContainer(c.id);
+  if (!state.ok()) {
+    if (state.status().code() == StatusCode::kNotFound) return kRemoved;
+    return state.status().WithContext("recover " + c.name);
+  }
+  o.running = state->running;
+  if (r.claim && !WarmPool::Launched(r.claim->dir)) {
+    // A warm sandbox taken by a launch that never wrote its launch file: it still
+    // waits, and never ran the replica.
+    o.running = false;
+    o.exit_code = -1;
+  } else if (o.running) {
+    StartWatcher({.job_uid = o.job_uid,
+                  .attempt = o.attempt,
+                  .pool = o.pool,
+                  .index = o.index,
+                  .name = c.name,
+                  .container = c.id,
+                  .task = r.task,
+                  .skip_until = options_.log_sink->LastEntryTime(o.job_uid, r.task),
+                  .run_end = std::nullopt});
+  } else if (state->status == "created") {
+    o.exit_code = -1;  // Never started: the daemon died mid-launch.
+  } else {
+    o.exit_code = state->exit_code;
+    o.signal = SignalOf(state->exit_code);
+    o.oom_killed = state->oom_killed;
+    o.finished_at = state->finished_at;
+    // It may have written lines after the previous daemon stopped watching; the
+    // caller reports its end (with its last lines) as soon as Recover returns, and
+    // nobody would read them later. A replica this executor watches is (being)
+    // captured to the end by its watcher; reading it here too could race it.
+    if (!work_.IsWatched(c.name)) {
+      LogCursor cursor;
+      cursor.skip_until = options_.log_sink->LastEntryTime(o.job_uid, r.task);
+      Status s = CaptureLogs(c.id, o.job_uid, r.task, /*replica_done=*/true, &cursor);
+      if (s.code() == StatusCode::kNotFound) return kRemoved;
+      if (!s.ok()) return s.WithContext("recover the log of " + c.name);
+    }
+  }
+  return std::optional<ObservedReplica>(std::move(o));
 }
 
 // ---- Lookup ------------------------------------------------------------------
