@@ -208,8 +208,13 @@ int ContainerExitCode(const std::string& name, int client_code, bool stopping, i
                  &state) != 0) {
     return stopping ? 128 + SIGTERM : client_code;  // Never created (or pull failed).
   }
-  if (state.rfind("running", 0) == 0 || state.rfind("stopping", 0) == 0) {
-    if (stopping) RunQuietly({"podman", "stop", "--ignore", "-t", std::to_string(grace_s), name});
+  // "stopped": its process ended but podman has not recorded the end yet (seen when
+  // Slurm's TERM ended the client before the container); `podman wait` has the code.
+  const bool ended = state.rfind("stopped", 0) == 0;
+  if (ended || state.rfind("running", 0) == 0 || state.rfind("stopping", 0) == 0) {
+    if (stopping && !ended) {
+      RunQuietly({"podman", "stop", "--ignore", "-t", std::to_string(grace_s), name});
+    }
     std::string code;
     if (RunQuietly({"podman", "wait", name}, &code) == 0) return std::atoi(code.c_str());
     return client_code;
