@@ -21,9 +21,6 @@ namespace {
 constexpr int kLogPollMs = 250;
 // First poll interval after a replica starts; grows by half each time.
 constexpr int kFirstPollMs = 10;
-// Recover's tries (200 ms apart) of an exited replica's last log read the engine
-// could not answer.
-constexpr int kRecoverReadTries = 10;
 
 using internal::SignalOf;
 
@@ -487,14 +484,7 @@ Result<std::optional<ObservedReplica>> ContainerExecutor::RecoverReplica(const F
     if (!work_.IsWatched(c.name)) {
       LogCursor cursor;
       cursor.skip_until = options_.log_sink->LastEntryTime(o.job_uid, r.task);
-      // A read the engine could not answer is tried again for a while (podman fails
-      // one that meets its own cleanup of the exited container: "no such container"
-      // inside a 200), before recovery gives up on the engine.
       Status s = CaptureLogs(c.id, o.job_uid, r.task, /*replica_done=*/true, &cursor);
-      for (int i = 0; i < kRecoverReadTries && s.code() == StatusCode::kUnavailable; ++i) {
-        work_.SleepUnlessShuttingDown(200);
-        s = CaptureLogs(c.id, o.job_uid, r.task, /*replica_done=*/true, &cursor);
-      }
       if (s.code() == StatusCode::kNotFound) return kRemoved;
       if (!s.ok()) return s.WithContext("recover the log of " + c.name);
     }
