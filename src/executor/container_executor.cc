@@ -430,13 +430,12 @@ Result<std::vector<ObservedReplica>> ContainerExecutor::Recover() {
   slots_->Recover(holders_in_use);
   std::vector<ObservedReplica> out;
   for (const FoundReplica& r : replicas) {
-    ASSIGN_OR_RETURN(std::optional<ObservedReplica> o, RecoverReplica(r));
-    if (o) out.push_back(std::move(*o));
+    if (std::optional<ObservedReplica> o = RecoverReplica(r)) out.push_back(std::move(*o));
   }
   return out;
 }
 
-Result<std::optional<ObservedReplica>> ContainerExecutor::RecoverReplica(const FoundReplica& r) {
+std::optional<ObservedReplica> ContainerExecutor::RecoverReplica(const FoundReplica& r) {
   const std::optional<ObservedReplica> kRemoved;  // Removed meanwhile: nothing to report.
   const ContainerSummary& c = r.container;
   ObservedReplica o;
@@ -445,14 +444,39 @@ Result<std::optional<ObservedReplica>> ContainerExecutor::RecoverReplica(const F
   o.pool = r.pool;
   o.index = r.index;
   o.name = c.name;
+  Watched watch{.job_uid = o.job_uid,
+                .attempt = o.attempt,
+                .pool = o.pool,
+                .index = o.index,
+                .name = c.name,
+                .container = c.id,
+                .task = r.task,
+                .skip_until = options_.log_sink->LastEntryTime(o.job_uid, r.task),
+                .run_end = std::nullopt};
+  // What the engine cannot tell now (a busy engine's error, a read that met its own
+  // cleanup) is left to a watcher, which rides out engine trouble and reports the
+  // replica's exit once its log is read to the end. Failing the whole recovery for
+  // one replica would keep the daemon from starting.
+  auto watch_instead = [&](const Status& why) {
+    spdlog::warn("recover {}: {}; watching it instead", c.name, why.ToString());
+    o.running = true;
+    StartWatcher(watch);
+    return std::optional<ObservedReplica>(std::move(o));
+  };
   // The list's word suffices for a running replica (its watcher inspects it from
   // then on): one inspect per replica was most of a restart's time to re-attach
   // (45 ms each with 100 running). An ended one is inspected for its exit.
-  Result<ContainerState> state = ContainerState{.status = "running", .running = true};
-  if (c.state != "running") state = engine_->InspectContainer(c.id);
+  ContainerState listed;  // What the list said.
+  listed.status = c.state;
+  listed.running = c.state == "running";
+  Result<ContainerState> state = listed;
+  if (!listed.running) state = engine_->InspectContainer(c.id);
   if (!state.ok()) {
     if (state.status().code() == StatusCode::kNotFound) return kRemoved;
-    return state.status().WithContext("recover " + c.name);
+    // Never started (the daemon died mid-launch): a watcher would wait for ever.
+    if (c.state != "created" && c.state != "configured") return watch_instead(state.status());
+    listed.status = "created";
+    state = listed;
   }
   o.running = state->running;
   if (r.claim && !WarmPool::Launched(r.claim->dir)) {
@@ -461,15 +485,7 @@ Result<std::optional<ObservedReplica>> ContainerExecutor::RecoverReplica(const F
     o.running = false;
     o.exit_code = -1;
   } else if (o.running) {
-    StartWatcher({.job_uid = o.job_uid,
-                  .attempt = o.attempt,
-                  .pool = o.pool,
-                  .index = o.index,
-                  .name = c.name,
-                  .container = c.id,
-                  .task = r.task,
-                  .skip_until = options_.log_sink->LastEntryTime(o.job_uid, r.task),
-                  .run_end = std::nullopt});
+    StartWatcher(watch);
   } else if (state->status == "created") {
     o.exit_code = -1;  // Never started: the daemon died mid-launch.
   } else {
@@ -483,10 +499,14 @@ Result<std::optional<ObservedReplica>> ContainerExecutor::RecoverReplica(const F
     // captured to the end by its watcher; reading it here too could race it.
     if (!work_.IsWatched(c.name)) {
       LogCursor cursor;
-      cursor.skip_until = options_.log_sink->LastEntryTime(o.job_uid, r.task);
+      cursor.skip_until = watch.skip_until;
       Status s = CaptureLogs(c.id, o.job_uid, r.task, /*replica_done=*/true, &cursor);
       if (s.code() == StatusCode::kNotFound) return kRemoved;
-      if (!s.ok()) return s.WithContext("recover the log of " + c.name);
+      if (!s.ok()) {
+        // Its lines so far are in the sink; the watcher reads on from the last.
+        watch.skip_until = options_.log_sink->LastEntryTime(o.job_uid, r.task);
+        return watch_instead(s);
+      }
     }
   }
   return std::optional<ObservedReplica>(std::move(o));

@@ -273,8 +273,9 @@ class ContainerExecutor : public Executor {
   // The replicas of this daemon: of one attempt, or all (job_uid "").
   Result<std::vector<FoundReplica>> ListReplicas(const std::string& job_uid, int attempt);
   // Recover's step for one found replica: a running one watched again, an ended one's
-  // exit and last lines read. nullopt when it was removed meanwhile.
-  Result<std::optional<ObservedReplica>> RecoverReplica(const FoundReplica& r);
+  // exit and last lines read (or, when the engine cannot tell now, watched as if
+  // running). nullopt when it was removed meanwhile.
+  std::optional<ObservedReplica> RecoverReplica(const FoundReplica& r);
   // Every running replica's addresses, for addresses_.
   Result<std::vector<ReplicaAddressBook::Entry>> RunningReplicaAddresses();
   // Makes every image of the attempt present (inspect, pull if missing).

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <thread>
 
@@ -459,6 +460,35 @@ TEST_F(ContainerExecutorLogicTest, RecoverReattachesToRunningAndReportsEnded) {
   EXPECT_THAT(sink_.Messages(uid_, a.replicas[0].task_name),
               ElementsAre("before restart", "after restart"));
   EXPECT_TRUE(engine_->IsRunning(executor::ReplicaName(foreign, 1, 0, 0)));
+}
+
+// One replica the engine cannot tell about during recovery (podman answered a busy
+// engine's error for an exited container in CI) must not fail the daemon's start:
+// it is watched as if running, and its exit and last lines come when the engine tells.
+TEST_F(ContainerExecutorLogicTest, RecoverWatchesAReplicaTheEngineCannotTellAboutYet) {
+  AttemptSpec a = Attempt(2);
+  ASSERT_EQ(LaunchAndWait(a).kind, ExecutorEventKind::kAttemptStarted);
+  ex_.reset();
+  engine_->Print(Name(a, 0), "late line");
+  engine_->Exit(Name(a, 0), 7);
+  engine_->Print(Name(a, 1), "tail");
+  engine_->Exit(Name(a, 1), 0);
+  engine_->FailNext("InspectContainer", Internal("container state improper"), Name(a, 0));
+  engine_->FailNext("StreamLogs", Internal("broken pipe"), Name(a, 1));
+
+  ex_ = NewExecutor(kInstance);
+  auto observed = ex_->Recover();
+  ASSERT_TRUE(observed.ok()) << observed.status().ToString();
+  ASSERT_EQ(observed->size(), 2u);
+  for (const executor::ObservedReplica& r : *observed) EXPECT_TRUE(r.running) << r.pool;
+  auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 2, 10000);
+  ASSERT_EQ(exits.size(), 2u);
+  std::map<int, int> codes;
+  for (const auto& e : exits) codes[e.pool] = e.exit_code;
+  EXPECT_EQ(codes[0], 7);
+  EXPECT_EQ(codes[1], 0);
+  EXPECT_THAT(sink_.Messages(uid_, a.replicas[0].task_name), ElementsAre("late line"));
+  EXPECT_THAT(sink_.Messages(uid_, a.replicas[1].task_name), ElementsAre("tail"));
 }
 
 TEST_F(ContainerExecutorLogicTest, RestartReplicaStartsTheSameContainerAgain) {

@@ -169,7 +169,7 @@ TEST_P(ExecutorContractTest, CleanupLeavesNothingAndIsIdempotent) {
   EXPECT_FALSE(backend_->Leftovers(uid_));
   EXPECT_TRUE(ex_->Cleanup(uid_, 1).ok());
   auto recovered = ex_->Recover();
-  ASSERT_TRUE(recovered.ok());
+  ASSERT_TRUE(recovered.ok()) << recovered.status().ToString();
   for (const auto& o : *recovered) EXPECT_NE(o.job_uid, uid_);
 }
 

@@ -21,8 +21,13 @@ using json = nlohmann::json;
 // ---- Bookkeeping -------------------------------------------------------------
 
 Status FakeEngine::Injected(const std::string& operation, const std::string& target) {
+  // A failure aimed at a container by name also meets the calls that address it by id.
+  const Container* c = Find(target);
+  const std::string name = c != nullptr ? c->name : "";
   for (auto it = failures_.begin(); it != failures_.end(); ++it) {
-    if (it->operation == operation && target.find(it->target) != std::string::npos) {
+    const bool aimed = target.find(it->target) != std::string::npos ||
+                       (!name.empty() && name.find(it->target) != std::string::npos);
+    if (it->operation == operation && aimed) {
       Status s = it->status;
       failures_.erase(it);
       return s;
