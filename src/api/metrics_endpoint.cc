@@ -66,14 +66,16 @@ void JobFamilies(Exposition& e, const std::map<model::JobState, int64_t>& by_sta
            a.oldest_queued_since > 0 ? static_cast<double>(now - a.oldest_queued_since) / 1e6 : 0);
 }
 
-void ResourceFamilies(Exposition& e, const scheduler::Capacity& c,
+void ResourceFamilies(Exposition& e, const std::vector<scheduler::Capacity>& capacities,
                       const service::AdmissionStats& a) {
   double cpus = 0, memory = 0;
   std::map<std::string, int64_t> gpus;
-  for (const scheduler::Node& n : c.nodes) {
-    cpus += n.cpus * c.cpu_overcommit;
-    memory += n.memory_gb * c.memory_overcommit;
-    for (const scheduler::Gpu& g : n.gpus) gpus[g.type] += 1;
+  for (const scheduler::Capacity& c : capacities) {  // One per executor.
+    for (const scheduler::Node& n : c.nodes) {
+      cpus += n.cpus * c.cpu_overcommit;
+      memory += n.memory_gb * c.memory_overcommit;
+      for (const scheduler::Gpu& g : n.gpus) gpus[g.type] += 1;
+    }
   }
   e.Family("trainyard_capacity_cpus", "gauge", "vCPUs admission may promise (overcommitted).");
   e.Sample("trainyard_capacity_cpus", cpus);
@@ -115,7 +117,7 @@ HttpResponse Metrics(service::JobService* service) {
   service::AdmissionStats a = service->Admission();
   Exposition e;
   JobFamilies(e, *by_state, a, service->Now());
-  ResourceFamilies(e, service->Capacity(), a);
+  ResourceFamilies(e, service->Capacities(), a);
   DecisionFamilies(e, a);
   executor::BackendHealth engine = service->backend_health();
   e.Family("trainyard_engine_up", "gauge",

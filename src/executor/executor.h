@@ -175,6 +175,10 @@ class Executor {
   // The host name replicas reach the daemon's machine by: "host.containers.internal"
   // in containers (each engine network's gateway), "127.0.0.1" for local processes.
   virtual std::string DaemonHostForReplicas() const { return "127.0.0.1"; }
+  // True when the replica listener cannot know replicas by the address they connect
+  // from (Slurm: host networking, shared by every job on a host): each job's replicas
+  // then carry a credential of their own (auth/replica_credentials.h).
+  virtual bool ReplicasNeedCredential() const { return false; }
   // True when replicas run on the daemon's own filesystem (local processes): host
   // paths are handed to them as they are instead of being mounted.
   virtual bool ReplicasShareHostFilesystem() const { return false; }

@@ -106,6 +106,7 @@ class SlurmExecutor : public Executor {
   Result<std::vector<ObservedReplica>> Recover() override;
   std::string ReplicaBucketRoot() const override;
   std::string DaemonHostForReplicas() const override;
+  bool ReplicasNeedCredential() const override { return true; }
   uint32_t ReplicaUidBase() const override { return options_.userns_base; }
   void BeginShutdown() override;
 

@@ -56,9 +56,9 @@ Result<model::JobSpec> RestoreSpec(const model::Job& job) {
   return spec;
 }
 
-JobController::JobController(LoopCore* core, store::JobStore* store, executor::Executor* executor,
+JobController::JobController(LoopCore* core, store::JobStore* store, Backends* backends,
                              logs::LogStore* logs, ControllerOptions options)
-    : core_(core), store_(store), executor_(executor), logs_(logs), options_(std::move(options)) {}
+    : core_(core), store_(store), backends_(backends), logs_(logs), options_(std::move(options)) {}
 
 void JobController::AssertOnLoop() const {
   if (!core_->OnLoopThread()) {
@@ -118,7 +118,7 @@ Status JobController::Load() {
     }
     // Admitted before the restart: it holds its grants (queued jobs ask again when
     // Recover replays them).
-    if (job.state != model::JobState::kQueued) admission_->Hold(job);
+    if (job.state != model::JobState::kQueued) backends_->For(job.project).admission->Hold(job);
     Publish(job);
     live_[job.uid] = std::move(job);
   }
@@ -158,14 +158,17 @@ void JobController::Recover(const std::vector<executor::ObservedReplica>& observ
     uids.push_back(uid);
     in_use.insert({uid, job.attempt});
   }
-  // Leftovers of finished jobs or superseded attempts.
+  // Leftovers of finished jobs or superseded attempts, on whichever backend holds
+  // them (each finds nothing of the others').
   for (const auto& [attempt, replicas] : by_attempt) {
     if (in_use.count(attempt)) continue;
     const auto [uid, n] = attempt;
-    core_->Blocking([this, uid = uid, n = n] {
-      executor_->Stop(uid, n, options_.stop_grace).IgnoreError();
-      executor_->Cleanup(uid, n).IgnoreError();
-    });
+    for (const auto& b : backends_->all()) {
+      core_->Blocking([this, ex = b->executor, uid = uid, n = n] {
+        ex->Stop(uid, n, options_.stop_grace).IgnoreError();
+        ex->Cleanup(uid, n).IgnoreError();
+      });
+    }
   }
   for (const std::string& uid : uids) {
     model::Job* job = Find(uid);
@@ -313,11 +316,13 @@ Status JobController::Apply(model::Decision d, bool create) {
 void JobController::Perform(const model::Job& job, const model::JobAction& a) {
   const std::string uid = job.uid;
   const int attempt = a.attempt;
+  Backend& backend = backends_->For(job.project);
+  executor::Executor* const ex = backend.executor;
   switch (a.kind) {
     case model::ActionKind::kLog:
       return ServiceLog(uid, a.message, a.severity);
     case model::ActionKind::kRequestAdmission:
-      return admission_->Request(job);
+      return backend.admission->Request(job);
     case model::ActionKind::kArmTimer:
       return core_->At(a.at, [this, uid, timer = a.timer] {
         model::JobInput in;
@@ -328,19 +333,19 @@ void JobController::Perform(const model::Job& job, const model::JobAction& a) {
     case model::ActionKind::kLaunch:
       return Launch(job);
     case model::ActionKind::kStop:
-      return core_->Blocking([this, uid, attempt] {
-        Status s = executor_->Stop(uid, attempt, options_.stop_grace);
+      return core_->Blocking([this, ex, uid, attempt] {
+        Status s = ex->Stop(uid, attempt, options_.stop_grace);
         if (!s.ok()) spdlog::warn("job {} attempt {}: stop failed: {}", uid, attempt, s.ToString());
       });
     case model::ActionKind::kCleanup:
-      return core_->Blocking([this, uid, attempt] {
-        Status s = executor_->Cleanup(uid, attempt);
+      return core_->Blocking([ex, uid, attempt] {
+        Status s = ex->Cleanup(uid, attempt);
         if (!s.ok())
           spdlog::warn("job {} attempt {}: cleanup failed: {}", uid, attempt, s.ToString());
       });
     case model::ActionKind::kRestartReplica:
-      return core_->Blocking([this, uid, attempt, pool = a.pool, index = a.index] {
-        Status s = executor_->RestartReplica(uid, attempt, pool, index);
+      return core_->Blocking([this, ex, uid, attempt, pool = a.pool, index = a.index] {
+        Status s = ex->RestartReplica(uid, attempt, pool, index);
         model::JobInput in;
         in.kind = s.ok() ? model::InputKind::kReplicaRestarted : model::InputKind::kRestartFailed;
         in.attempt = attempt;
@@ -353,22 +358,23 @@ void JobController::Perform(const model::Job& job, const model::JobAction& a) {
 }
 
 void JobController::Launch(const model::Job& job) {
+  const Backend& backend = backends_->For(job.project);
+  executor::Executor* const ex = backend.executor;
   TrialFiles trial;
   if (job.trial_id > 0 && !trial_root_.empty()) {
     trial.host_dir = TrialMetricsDir(trial_root_, job.uid);
-    trial.share_host = executor_->ReplicasShareHostFilesystem();
+    trial.share_host = ex->ReplicasShareHostFilesystem();
   }
-  const std::string endpoint =
-      replica_credential_ && !replica_storage_endpoint_.empty()
-          ? WithUserinfo(replica_storage_endpoint_, "replica", replica_credential_(job.uid))
-          : replica_storage_endpoint_;
-  executor::AttemptSpec spec =
-      BuildAttemptSpec(job, executor_->ReplicaBucketRoot(), endpoint, trial);
+  std::string endpoint = backend.storage_endpoint;
+  if (replica_credential_ && ex->ReplicasNeedCredential() && !endpoint.empty()) {
+    endpoint = WithUserinfo(endpoint, "replica", replica_credential_(job.uid));
+  }
+  executor::AttemptSpec spec = BuildAttemptSpec(job, ex->ReplicaBucketRoot(), endpoint, trial);
   if (options_.project_buckets) spec.visible_buckets = options_.project_buckets(job.project);
-  core_->Blocking([this, spec = std::move(spec), dir = trial.host_dir] {
+  core_->Blocking([this, ex, spec = std::move(spec), dir = trial.host_dir] {
     std::error_code ec;
     if (!dir.empty()) std::filesystem::create_directories(dir, ec);
-    Status s = executor_->Launch(spec);
+    Status s = ex->Launch(spec);
     if (s.ok()) return;
     model::JobInput in;
     in.kind = model::InputKind::kLaunchFailed;
@@ -404,7 +410,9 @@ std::vector<std::string> JobController::ServiceMessages(const std::string& uid) 
 void JobController::ReleaseIfDone(const model::Job* before, const model::Job& after) {
   const bool requeued = after.state == model::JobState::kQueued && before != nullptr &&
                         before->state != model::JobState::kQueued;
-  if (model::IsTerminal(after.state) || requeued) admission_->Release(after.uid);
+  if (model::IsTerminal(after.state) || requeued) {
+    backends_->For(after.project).admission->Release(after.uid);
+  }
 }
 
 // ---------------------------------------------------------------------------

@@ -23,6 +23,7 @@
 #include "model/job_machine.h"
 #include "model/spec_limits.h"
 #include "service/admission_controller.h"
+#include "service/backends.h"
 #include "service/loop_core.h"
 #include "service/published_jobs.h"
 #include "store/job_store.h"
@@ -49,26 +50,22 @@ Result<model::JobSpec> RestoreSpec(const model::Job& job);
 
 class JobController {
  public:
-  JobController(LoopCore* core, store::JobStore* store, executor::Executor* executor,
-                logs::LogStore* logs, ControllerOptions options);
+  // `backends`: where each project's jobs run and are admitted (not owned).
+  JobController(LoopCore* core, store::JobStore* store, Backends* backends, logs::LogStore* logs,
+                ControllerOptions options);
 
   // Start-up, before the loop runs: reads the stored jobs that are not finished (the
   // history stays in the store). A job whose spec cannot be read or exceeds today's
   // limits is failed (never run) and listed in problems(); it never stops the
   // daemon. Errors only when the store cannot be read.
   Status Load();
-  // Before the loop runs: the daemon's Cloud Storage API as replicas reach it
-  // ("http://host:port"), put in their environment
-  // (model::RuntimeOptions::storage_endpoint); "" = none.
-  void SetReplicaStorageEndpoint(std::string url) { replica_storage_endpoint_ = std::move(url); }
   // Before the loop runs, for replicas the replica listener cannot know by their
-  // address (Slurm: host networking): each job's credential, which its replicas'
-  // endpoint carries as userinfo (http://replica:CREDENTIAL@host:port).
+  // address (Executor::ReplicasNeedCredential: Slurm's host networking): each job's
+  // credential, which its replicas' endpoint (Backend::storage_endpoint) carries as
+  // userinfo (http://replica:CREDENTIAL@host:port).
   void SetReplicaCredentials(std::function<std::string(const std::string& job_uid)> credential) {
     replica_credential_ = std::move(credential);
   }
-  // Before Load: who admits queued jobs (required).
-  void SetAdmission(AdmissionController* admission) { admission_ = admission; }
   // Before Load: called on the loop after every commit of a job (the study
   // controller follows its trial jobs this way).
   void SetCommitObserver(std::function<void(const model::Job&)> observer) {
@@ -126,12 +123,10 @@ class JobController {
 
   LoopCore* const core_;
   store::JobStore* const store_;
-  executor::Executor* const executor_;
+  Backends* const backends_;
   logs::LogStore* const logs_;
   const ControllerOptions options_;
-  std::string replica_storage_endpoint_;
   std::function<std::string(const std::string& job_uid)> replica_credential_;  // Null: none.
-  AdmissionController* admission_ = nullptr;
   std::function<void(const model::Job&)> on_commit_;
   std::string trial_root_;
 

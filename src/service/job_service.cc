@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <random>
+#include <set>
 
 #include "model/list_filter.h"
 #include "model/resource_ids.h"
@@ -45,13 +46,30 @@ std::function<uint64_t()> DefaultRandom() {
   return [rng] { return (*rng)(); };
 }
 
+// Each other executor is there, named once, and a project runs on one executor only.
+Status CheckOtherExecutors(const JobServiceOptions& options) {
+  std::set<std::string> names = {options.executor_name};
+  std::set<std::string> projects;
+  for (const JobServiceOptions::OtherExecutor& other : options.other_executors) {
+    if (other.executor == nullptr) return Internal("executor " + other.name + " is missing");
+    if (!names.insert(other.name).second) {
+      return InvalidArgument("executor \"" + other.name + "\" is named twice");
+    }
+    for (const std::string& project : other.projects) {
+      if (!projects.insert(project).second) {
+        return InvalidArgument("project " + project + " is routed to more than one executor");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 JobService::JobService(store::JobStore* store, executor::Executor* executor, logs::LogStore* logs,
                        const Clock* clock, JobServiceOptions options)
     : finished_(std::make_unique<FinishedJobs>(store)),
       store_(finished_.get()),
-      executor_(executor),
       logs_(logs),
       options_(std::move(options)) {
   core_ = std::make_unique<LoopCore>(
@@ -64,14 +82,22 @@ JobService::JobService(store::JobStore* store, executor::Executor* executor, log
   c.random = options_.random ? options_.random : DefaultRandom();
   c.after_commit_for_test = options_.after_commit_for_test;
   c.project_buckets = options_.project_buckets;
-  jobs_ = std::make_unique<JobController>(core_.get(), store_, executor, logs, std::move(c));
-  admission_ = std::make_unique<AdmissionController>(
-      core_.get(), options_.admission,
-      [this](const std::string& uid, model::JobInput in) { jobs_->Input(uid, std::move(in)); },
-      [this](const std::string& uid, const std::string& message, const std::string& severity) {
-        jobs_->ServiceLog(uid, message, severity);
-      });
-  jobs_->SetAdmission(admission_.get());
+  jobs_ = std::make_unique<JobController>(core_.get(), store_, &backends_, logs, std::move(c));
+  auto add_backend = [this](const std::string& name, executor::Executor* ex,
+                            const AdmissionOptions& admission) {
+    backends_.Add(name, ex).admission = std::make_unique<AdmissionController>(
+        core_.get(), admission,
+        [this](const std::string& uid, model::JobInput in) { jobs_->Input(uid, std::move(in)); },
+        [this](const std::string& uid, const std::string& message, const std::string& severity) {
+          jobs_->ServiceLog(uid, message, severity);
+        });
+  };
+  add_backend(options_.executor_name, executor, options_.admission);
+  for (const JobServiceOptions::OtherExecutor& other : options_.other_executors) {
+    add_backend(other.name, other.executor, other.admission);
+    for (const std::string& project : other.projects)
+      backends_.Route(project, other.name).IgnoreError();
+  }
   jobs_->SetTrialRoot(options_.trial_root);
   studies_ = std::make_unique<StudyController>(core_.get(), store_, jobs_.get(),
                                                options_.trial_root, options_.after_commit_for_test);
@@ -87,6 +113,7 @@ Result<std::unique_ptr<JobService>> JobService::Create(store::JobStore* store,
   if (!store || !executor || !logs || !clock)
     return Internal("JobService needs every collaborator");
   RETURN_IF_ERROR(model::ValidateSpecLimits(options.limits));
+  RETURN_IF_ERROR(CheckOtherExecutors(options));
   return std::unique_ptr<JobService>(
       new JobService(store, executor, logs, clock, std::move(options)));
 }
@@ -94,17 +121,21 @@ Result<std::unique_ptr<JobService>> JobService::Create(store::JobStore* store,
 Status JobService::Start() {
   RETURN_IF_ERROR(jobs_->Load());
   RETURN_IF_ERROR(studies_->Load());
-  executor_->SetEventCallback(
-      [this](const executor::ExecutorEvent& event) { jobs_->OnExecutorEvent(event); });
   const auto recover_start = std::chrono::steady_clock::now();
-  Result<std::vector<executor::ObservedReplica>> observed = executor_->Recover();
-  if (!observed.ok()) return observed.status().WithContext("executor recovery");
-  spdlog::info("recovered {} replicas in {} ms", observed->size(),
+  std::vector<executor::ObservedReplica> observed;
+  for (const auto& b : backends_.all()) {
+    b->executor->SetEventCallback(
+        [this](const executor::ExecutorEvent& event) { jobs_->OnExecutorEvent(event); });
+    Result<std::vector<executor::ObservedReplica>> found = b->executor->Recover();
+    if (!found.ok()) return found.status().WithContext(b->name + " executor recovery");
+    for (executor::ObservedReplica& o : *found) observed.push_back(std::move(o));
+  }
+  spdlog::info("recovered {} replicas in {} ms", observed.size(),
                std::chrono::duration_cast<std::chrono::milliseconds>(
                    std::chrono::steady_clock::now() - recover_start)
                    .count());
   core_->Start();
-  core_->Post([this, observed = std::move(observed).value()] {
+  core_->Post([this, observed = std::move(observed)] {
     jobs_->Recover(observed);
     studies_->Start();
   });
@@ -114,7 +145,7 @@ Status JobService::Start() {
 void JobService::Shutdown() {
   // First, so that a blocking executor call in the worker pool (a launch waiting for
   // the engine, a removal riding out a busy mount) ends before the pool is joined.
-  executor_->BeginShutdown();
+  for (const auto& b : backends_.all()) b->executor->BeginShutdown();
   if (core_) core_->Shutdown();
 }
 
@@ -136,7 +167,7 @@ Result<model::Job> JobService::Submit(model::Dialect dialect, const std::string&
   job.location = dialect == model::Dialect::kVertex ? location : "";
   job.spec = std::move(parsed.spec);
   job.spec_json = std::move(parsed.spec_json);
-  RETURN_IF_ERROR(admission_->CheckSubmittable(job));
+  RETURN_IF_ERROR(backends_.For(project).admission->CheckSubmittable(job));
   // Last check before the job is stored: a claim is not undone if storing fails,
   // which leaves the bucket with the project that asked for it (harmless).
   if (options_.claim_buckets) {
@@ -169,9 +200,12 @@ Result<std::shared_ptr<const JobRead>> JobService::Lookup(const std::string& uid
 }
 
 std::optional<JobService::ReplicaJob> JobService::JobOfReplicaAt(const std::string& address) const {
-  std::optional<std::string> uid = executor_->JobAtAddress(address);
-  if (!uid) return std::nullopt;
-  return LiveReplicaJob(*uid);
+  for (const auto& b : backends_.all()) {
+    if (std::optional<std::string> uid = b->executor->JobAtAddress(address)) {
+      return LiveReplicaJob(*uid);
+    }
+  }
+  return std::nullopt;
 }
 
 std::optional<JobService::ReplicaJob> JobService::LiveReplicaJob(const std::string& uid) const {
@@ -320,9 +354,11 @@ Result<JobLogPage> JobService::ReadLogs(const JobRef& ref, const std::string& cu
 }
 
 void JobService::SetReplicaStoragePort(int port) {
-  if (port <= 0) return jobs_->SetReplicaStorageEndpoint("");
-  jobs_->SetReplicaStorageEndpoint("http://" + executor_->DaemonHostForReplicas() + ":" +
-                                   std::to_string(port));
+  for (const auto& b : backends_.all()) {
+    b->storage_endpoint =
+        port <= 0 ? ""
+                  : "http://" + b->executor->DaemonHostForReplicas() + ":" + std::to_string(port);
+  }
 }
 
 void JobService::SetReplicaCredentials(
@@ -341,12 +377,13 @@ bool JobService::WaitForLogs(const JobRef& ref, const std::string& cursor, int t
 }
 
 std::optional<scheduler::WaitInfo> JobService::QueueWait(const std::string& uid) const {
-  return admission_->WaitOf(uid);
+  return backends_.WaitOf(uid);
 }
 
 void JobService::WithQueueView(model::Job* job) const {
   if (job->state != model::JobState::kQueued) return;
-  if (std::optional<scheduler::WaitInfo> wait = admission_->WaitOf(job->uid)) {
+  if (std::optional<scheduler::WaitInfo> wait =
+          backends_.For(job->project).admission->WaitOf(job->uid)) {
     job->queue_position = wait->position;
     job->queue_reason = wait->reason;
   }

@@ -61,6 +61,17 @@ struct JobServiceOptions {
   std::function<Status(const std::string& project, const std::vector<std::string>& buckets)>
       claim_buckets;
   std::function<std::vector<std::string>(const std::string& project)> project_buckets;
+  // Executors beside Create's, each admitting its jobs against its own capacity, and
+  // the projects whose jobs run there (issue 21); every other project's jobs run on
+  // Create's executor, admitted by `admission` above.
+  struct OtherExecutor {
+    std::string name;                        // "slurm"
+    executor::Executor* executor = nullptr;  // Not owned.
+    AdmissionOptions admission;
+    std::vector<std::string> projects;
+  };
+  std::vector<OtherExecutor> other_executors;
+  std::string executor_name = "default";  // Create's executor, as health details name it.
 };
 
 // How a request names a job: ml v1 by (project, jobId); Vertex by
@@ -112,14 +123,14 @@ class JobService {
   Status Start();
   // Before Start: the daemon's port replicas use for the Cloud Storage API; their
   // environment then points the client libraries at
-  // http://<Executor::DaemonHostForReplicas()>:<port>. 0 = none.
+  // http://<their executor's DaemonHostForReplicas()>:<port>. 0 = none.
   void SetReplicaStoragePort(int port);
   // Before Start: each job's replica credential (JobController::SetReplicaCredentials).
   void SetReplicaCredentials(std::function<std::string(const std::string& job_uid)> credential);
   // Why some stored jobs were failed at start-up (for /healthz); empty when none.
   std::vector<std::string> problems() const;
-  // The executor's backend (the container engine) as last probed.
-  executor::BackendHealth backend_health() const { return executor_->Health(); }
+  // The executors' backends (the container engine, Slurm) as last probed.
+  executor::BackendHealth backend_health() const { return backends_.Health(); }
   // Manual loop only: runs everything due; returns how many tasks ran.
   int RunUntilIdleForTest();
   // Stops the loop and the worker pool. Running replicas are left running: a
@@ -166,8 +177,8 @@ class JobService {
   // Why a queued job waits and its place in the queue; nullopt when it does not wait.
   std::optional<scheduler::WaitInfo> QueueWait(const std::string& uid) const;
   // Admission's counters and the capacity, for GET /metrics.
-  AdmissionStats Admission() const { return admission_->stats(); }
-  const scheduler::Capacity& Capacity() const { return admission_->capacity(); }
+  AdmissionStats Admission() const { return backends_.Stats(); }
+  std::vector<scheduler::Capacity> Capacities() const { return backends_.Capacities(); }
   TimeMicros Now() const { return core_->clock()->Now(); }
   // Every stored job by state (GET /metrics).
   Result<std::map<model::JobState, int64_t>> JobsByState() const {
@@ -187,12 +198,11 @@ class JobService {
   // Every store call of the service and its controllers passes through it.
   const std::unique_ptr<FinishedJobs> finished_;
   store::JobStore* const store_;
-  executor::Executor* const executor_;
   logs::LogStore* const logs_;
   const JobServiceOptions options_;
   std::unique_ptr<LoopCore> core_;
+  Backends backends_;  // Before jobs_: its controllers are the backends' admissions' peers.
   std::unique_ptr<JobController> jobs_;
-  std::unique_ptr<AdmissionController> admission_;
   std::unique_ptr<StudyController> studies_;
   mutable std::mutex ops_mu_;
   std::map<std::string, Operation> operations_;  // Guarded by ops_mu_.

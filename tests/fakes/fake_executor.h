@@ -25,6 +25,8 @@ class FakeExecutor : public executor::Executor {
   Status Cleanup(const std::string& job_uid, int attempt) override;
   Result<std::vector<executor::ObservedReplica>> Recover() override;
   std::string ReplicaBucketRoot() const override { return bucket_root_; }
+  std::string DaemonHostForReplicas() const override { return daemon_host_; }
+  bool ReplicasNeedCredential() const override { return needs_credential_; }
 
   // Test controls.
   void FailNextLaunch(std::string message);  // Next Launch reports kLaunchFailed.
@@ -35,6 +37,11 @@ class FakeExecutor : public executor::Executor {
             std::optional<int> signal = std::nullopt);
   void SetRecovered(std::vector<executor::ObservedReplica> replicas);
   void SetReplicaBucketRoot(std::string root) { bucket_root_ = std::move(root); }
+  // How its replicas reach the daemon (as Slurm's: a host name and a credential).
+  void SetDaemonHost(std::string host, bool needs_credential) {
+    daemon_host_ = std::move(host);
+    needs_credential_ = needs_credential;
+  }
 
   std::vector<executor::AttemptSpec> launches() const;
   std::optional<executor::AttemptSpec> LastLaunchOf(const std::string& job_uid) const;
@@ -57,6 +64,8 @@ class FakeExecutor : public executor::Executor {
   int restart_calls_ = 0;
   std::vector<executor::ObservedReplica> recovered_;
   std::string bucket_root_ = "/gcs";
+  std::string daemon_host_ = "127.0.0.1";
+  bool needs_credential_ = false;
 };
 
 }  // namespace ty::testing

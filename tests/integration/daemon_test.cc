@@ -280,6 +280,29 @@ TEST(DaemonConfigTest, WarmPoolOutOfRangeIsRefused) {
   std::filesystem::remove_all(dir);
 }
 
+// project_executors names projects and the container or Slurm executor; a typo in
+// either, or the process executor beside another, stops the daemon naming the key.
+TEST(DaemonConfigTest, ABadProjectExecutorsEntryIsRefused) {
+  auto dir = std::filesystem::temp_directory_path() / ("ty-cfg-pe-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"project_executors: {team: kubernetes}",
+       "project_executors.team must be container or slurm"},
+      {"project_executors: {\"Bad Project\": slurm}", "project_executors: "},
+      {"project_executors: [team]", "project_executors must map project ids to executors"},
+      {"executor: process\nproject_executors: {team: container}",
+       "the process executor runs alone"},
+  };
+  for (const auto& [yaml, expected] : cases) {
+    std::ofstream(dir / "cfg.yaml") << yaml << "\n";
+    auto [code, out] = RunDaemonExpectingRefusal("--data-dir " + dir.string() + " --config " +
+                                                 (dir / "cfg.yaml").string());
+    EXPECT_NE(code, 0) << yaml;
+    EXPECT_NE(out.find(expected), std::string::npos) << yaml << "\n" << out;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // Found by a hostile replica (issue 19): every replica had the whole bucket root at
 // /gcs, with every project's buckets and the daemon's upload sessions. Now a replica
 // sees its job's and its project's buckets only, and a job naming another project's

@@ -44,6 +44,7 @@ class ServiceFixture : public ::testing::Test {
     uint64_t seq = 0;
     options.random = [seq]() mutable { return ++seq; };
     options.admission = admission_;
+    options.other_executors = other_executors_;
     service_ = std::move(
         service::JobService::Create(store_.get(), executor_.get(), logs_.get(), &clock_, options)
             .value());
@@ -66,11 +67,11 @@ class ServiceFixture : public ::testing::Test {
     return body;
   }
 
-  model::Job SubmitVertex(const nlohmann::json& body) {
+  model::Job SubmitVertex(const nlohmann::json& body, const std::string& project = "p") {
     auto parsed = model::ParseVertexCustomJob(body);
     EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
-    auto job =
-        service_->Submit(model::Dialect::kVertex, "p", "us-central1", std::move(parsed).value());
+    auto job = service_->Submit(model::Dialect::kVertex, project, "us-central1",
+                                std::move(parsed).value());
     EXPECT_TRUE(job.ok()) << job.status().ToString();
     return job.value();  // QUEUED: the loop has not run yet.
   }
@@ -93,6 +94,8 @@ class ServiceFixture : public ::testing::Test {
 
   // Capacity and quotas the service admits with (default: no nodes, admit all).
   service::AdmissionOptions admission_;
+  // Executors beside executor_ and the projects routed to them (default: none).
+  std::vector<service::JobServiceOptions::OtherExecutor> other_executors_;
   ManualClock clock_;
   std::filesystem::path dir_;
   std::unique_ptr<store::MemoryJobStore> store_;
