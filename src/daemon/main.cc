@@ -15,12 +15,12 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <random>
 
 #include "api/api_server.h"
 #include "auth/replica_credentials.h"
 #include "auth/tokens.h"
 #include "common/files.h"
+#include "common/random.h"
 #include "daemon/daemon_config.h"
 #include "executor/container_executor.h"
 #include "executor/local_registry.h"
@@ -77,11 +77,9 @@ ty::Result<std::string> InstanceId(const std::string& data_dir) {
     std::string id;
     if (in >> id && !id.empty()) return id;
   }
-  std::random_device rd;
-  char buf[17];
-  snprintf(buf, sizeof(buf), "%08x%08x", rd(), rd());
-  RETURN_IF_ERROR(ty::WriteFileAtomically(path, std::string(buf) + "\n"));
-  return std::string(buf);
+  const std::string id = ty::RandomHex(*ty::SystemRandom::Get(), 16);
+  RETURN_IF_ERROR(ty::WriteFileAtomically(path, id + "\n"));
+  return id;
 }
 
 // The directory of this binary: ty-sandbox-init is installed beside it.

@@ -11,7 +11,6 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
-#include <random>
 #include <set>
 
 namespace ty::executor::internal {
@@ -260,15 +259,11 @@ Status FirstError(const std::vector<Status>& results) {
   return Status::Ok();
 }
 
-std::string UniqueHexId() {
-  static std::mutex mu;
-  static std::mt19937_64 rng(std::random_device{}());
-  static uint64_t counter = 0;
-  std::lock_guard<std::mutex> lock(mu);
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%08x%x", static_cast<unsigned>(rng()),
-                static_cast<unsigned>(++counter));
-  return buf;
+std::string UniqueHexId(Random& random) {
+  static std::atomic<uint32_t> counter{0};
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "%x", static_cast<unsigned>(++counter));
+  return RandomHex(random, 8) + buf;
 }
 
 }  // namespace ty::executor::internal

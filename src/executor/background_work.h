@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/random.h"
 #include "common/status.h"
 #include "common/time.h"
 #include "executor/executor.h"
@@ -145,7 +146,7 @@ inline constexpr size_t kMaxLaunchThreads = 8;
 void ForEachConcurrently(size_t n, const std::function<bool(size_t)>& fn);
 
 // A short random hex name part, unique within the process (gangs, holders).
-std::string UniqueHexId();
+std::string UniqueHexId(Random& random);
 
 // The first failure in launch order, so the reported cause does not depend on
 // which thread lost a race.

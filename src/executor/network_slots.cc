@@ -18,7 +18,9 @@ using json = nlohmann::json;
 constexpr char kHolderPrefix[] = "ty-net-";
 
 // Ends in a letter, so that ParseReplicaName never takes a holder for a replica.
-std::string NewHolderName() { return kHolderPrefix + internal::UniqueHexId() + "-h"; }
+std::string NewHolderName(Random& random) {
+  return kHolderPrefix + internal::UniqueHexId(random) + "-h";
+}
 
 }  // namespace
 
@@ -47,7 +49,7 @@ Status NetworkSlots::PrepareRoot() {
   // half a file. A fresh copy renamed over it replaces it whole; running holders
   // keep the old one.
   const std::string init = options_.root_dir + "/init";
-  const std::string fresh = init + ".new-" + internal::UniqueHexId();
+  const std::string fresh = init + ".new-" + internal::UniqueHexId(Randomness());
   fs::copy_file(options_.init_path, fresh, fs::copy_options::overwrite_existing, ec);
   if (!ec) {
     ::chmod(fresh.c_str(), 0755);
@@ -71,7 +73,7 @@ Result<std::string> NetworkSlots::MakeHolder() {
       root_ready_ = true;
     }
   }
-  const std::string name = NewHolderName();
+  const std::string name = NewHolderName(Randomness());
   json labels = {{kLabelNetSlotHolder, "1"}};
   if (!options_.instance.empty()) labels[kLabelInstance] = options_.instance;
   json body = {{"name", name},

@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "common/random.h"
 #include "common/status.h"
 #include "executor/engine_client.h"
 
@@ -43,10 +44,11 @@ inline constexpr char kLabelNetSlotHolder[] = "trainyard.netslot.holder";  // On
 inline constexpr char kLabelNetSlot[] = "trainyard.netslot";  // On replicas: their holder.
 
 struct NetworkSlotsOptions {
-  int max_idle = 0;       // Idle holders kept for later replicas; 0 = no slots.
-  std::string root_dir;   // Host directory made into the holders' root.
-  std::string init_path;  // The ty-sandbox-init binary, copied into `root_dir`.
-  std::string instance;   // kLabelInstance value; "" = none.
+  int max_idle = 0;          // Idle holders kept for later replicas; 0 = no slots.
+  std::string root_dir;      // Host directory made into the holders' root.
+  std::string init_path;     // The ty-sandbox-init binary, copied into `root_dir`.
+  std::string instance;      // kLabelInstance value; "" = none.
+  Random* random = nullptr;  // Holders' names; nullptr = SystemRandom.
 };
 
 class NetworkSlots {
@@ -75,6 +77,9 @@ class NetworkSlots {
   void Recover(const std::set<std::string>& in_use);
 
  private:
+  ty::Random& Randomness() const {
+    return options_.random != nullptr ? *options_.random : *SystemRandom::Get();
+  }
   Status PrepareRoot();
   Result<std::string> MakeHolder();
   void Remove(const std::vector<std::string>& holders);

@@ -267,7 +267,8 @@ Status WarmPool::CreateSandbox(const ReplicaLaunch& r, const std::string& networ
 
 Result<WarmGang> WarmPool::Build(const AttemptSpec& shape) {
   WarmGang gang;
-  gang.id = internal::UniqueHexId();
+  gang.id =
+      internal::UniqueHexId(options_.random != nullptr ? *options_.random : *SystemRandom::Get());
   gang.key = ShapeKey(shape);
   const size_t n = shape.replicas.size();
   std::map<std::string, std::string> image_ids;

@@ -48,6 +48,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/random.h"
 #include "common/status.h"
 #include "common/time.h"
 #include "executor/engine_client.h"
@@ -72,6 +73,7 @@ struct WarmPoolOptions {
   // to know exactly which launches go warm).
   bool refill = true;
   const Clock* clock = nullptr;  // nullptr = SystemClock.
+  Random* random = nullptr;      // Gang ids; nullptr = SystemRandom.
   // Sandboxes run in this user namespace (ContainerBody::userns_base, created through
   // podman's native API); 0 = the host's ids.
   uint32_t userns_base = 0;

@@ -7,9 +7,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <random>
 #include <set>
 
+#include "common/random.h"
 #include "model/list_filter.h"
 #include "model/resource_ids.h"
 #include "service/launch_plan.h"
@@ -42,8 +42,7 @@ bool InScope(const model::Job& job, model::Dialect dialect, const std::string& p
 }
 
 std::function<uint64_t()> DefaultRandom() {
-  auto rng = std::make_shared<std::mt19937_64>(std::random_device{}());
-  return [rng] { return (*rng)(); };
+  return [] { return SystemRandom::Get()->Next(); };
 }
 
 // Each other executor is there, named once, and a project runs on one executor only.

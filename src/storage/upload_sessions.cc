@@ -9,7 +9,6 @@
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <random>
 
 #include "common/files.h"
 
@@ -19,16 +18,6 @@ namespace {
 
 // Finished sessions remembered so a client that lost the final answer gets it again.
 constexpr size_t kFinishedKept = 1000;
-
-std::string NewId() {
-  static std::mutex mu;
-  static std::mt19937_64 rng{std::random_device{}()};
-  std::lock_guard<std::mutex> lock(mu);
-  char buf[33];
-  std::snprintf(buf, sizeof(buf), "%016llx%016llx", static_cast<unsigned long long>(rng()),
-                static_cast<unsigned long long>(rng()));
-  return buf;
-}
 
 // Appends bytes [skip, end) of `from` to `to` (kernel-side copy where possible).
 Status AppendFile(const std::string& from, uint64_t skip, const std::string& to) {
@@ -111,7 +100,8 @@ std::optional<UploadSession> FromJson(const nlohmann::json& j) {
 
 }  // namespace
 
-UploadSessions::UploadSessions(ObjectStore* store) : store_(store) {
+UploadSessions::UploadSessions(ObjectStore* store, Random* random)
+    : store_(store), random_(random != nullptr ? random : SystemRandom::Get()) {
   std::error_code ec;
   const std::string dir = store_->state_dir() + "/sessions";
   std::filesystem::create_directories(dir, ec);
@@ -166,7 +156,7 @@ void UploadSessions::Forget(const std::string& id) {
 Result<std::string> UploadSessions::Start(UploadSession session) {
   RETURN_IF_ERROR(store_->GetBucket(session.bucket).status());
   RETURN_IF_ERROR(ObjectStore::CheckObjectName(session.name));
-  std::string id = NewId();
+  std::string id = RandomHex(*random_, 32);
   ASSIGN_OR_RETURN(session.staged, store_->NewStagingFile("session-" + id));
   if (session.staged != StagedFile(id)) return Internal("staging file misplaced: " + id);
   std::lock_guard<std::mutex> lock(mu_);

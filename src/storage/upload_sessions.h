@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 
+#include "common/random.h"
 #include "storage/object_store.h"
 
 namespace ty::storage {
@@ -41,7 +42,9 @@ struct UploadProgress {
 class UploadSessions {
  public:
   // Loads the sessions a previous daemon left (and drops bytes without a session).
-  explicit UploadSessions(ObjectStore* store);
+  // Session ids come from `random` (nullptr = SystemRandom: whoever knows an id may
+  // write the object, so it must not be guessable).
+  explicit UploadSessions(ObjectStore* store, Random* random = nullptr);
 
   // A new session id. Checks the bucket and name first (NotFound, InvalidArgument).
   Result<std::string> Start(UploadSession session);
@@ -71,6 +74,7 @@ class UploadSessions {
   void Forget(const std::string& id);  // REQUIRES: mu_ held.
 
   ObjectStore* store_;
+  Random* const random_;
   std::mutex mu_;
   std::map<std::string, UploadSession> sessions_;
   std::map<std::string, ObjectInfo> finished_;  // A repeated final PUT answers again.

@@ -223,6 +223,24 @@ TEST_F(ObjectStoreTest, Buckets) {
 namespace ty::storage {
 namespace {
 
+// Session ids come from the injected source (the kernel's by default: an id is all a
+// client needs to write the object), 32 hex digits.
+TEST_F(ObjectStoreTest, SessionIdsComeFromTheInjectedRandomSource) {
+  SeededRandom seeded(5), replay(5);
+  UploadSessions sessions(store_.get(), &seeded);
+  UploadSession s;
+  s.bucket = "bkt";
+  s.name = "a.bin";
+  auto id = sessions.Start(s);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  EXPECT_EQ(*id, RandomHex(replay, 32));
+  UploadSessions system(store_.get());
+  auto other = system.Start(s);
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(other->size(), 32u);
+  EXPECT_NE(*other, *id);
+}
+
 // gcloud keeps a session URL across runs (its tracker files) and fails a copy whose
 // session the server forgot: sessions outlive the daemon.
 TEST_F(ObjectStoreTest, ResumableSessionsSurviveARestart) {
