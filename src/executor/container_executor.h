@@ -193,9 +193,9 @@ class ContainerExecutor : public Executor {
   // skipping `gateway` (or, when "", the first host address, where gateways
   // conventionally sit). InvalidArgument for a malformed subnet,
   // ResourceExhausted when they do not fit.
-  static Result<std::vector<std::string>> ReplicaAddressesForTest(const std::string& subnet,
-                                                                  const std::string& gateway,
-                                                                  size_t count);
+  static Result<std::vector<std::string>> PickReplicaAddresses(const std::string& subnet,
+                                                               const std::string& gateway,
+                                                               size_t count);
 
  private:
   // The attempt as this engine runs it: the daemon's instance label, the bucket mount.

@@ -67,8 +67,9 @@ std::string FormatIpv4(uint32_t v) {
 
 }  // namespace
 
-Result<std::vector<std::string>> ContainerExecutor::ReplicaAddressesForTest(
-    const std::string& subnet, const std::string& gateway, size_t count) {
+Result<std::vector<std::string>> ContainerExecutor::PickReplicaAddresses(const std::string& subnet,
+                                                                         const std::string& gateway,
+                                                                         size_t count) {
   size_t slash = subnet.find('/');
   uint32_t base = 0;
   if (slash == std::string::npos || !ParseIpv4(subnet.substr(0, slash), &base)) {
@@ -386,7 +387,7 @@ Status ContainerExecutor::CreateNetwork(const AttemptSpec& attempt, std::string*
   }
   for (const NetworkSubnet& subnet : *subnets) {
     Result<std::vector<std::string>> picked =
-        ReplicaAddressesForTest(subnet.subnet, subnet.gateway, attempt.replicas.size());
+        PickReplicaAddresses(subnet.subnet, subnet.gateway, attempt.replicas.size());
     if (picked.ok()) {
       *addresses = std::move(*picked);
       return Status::Ok();

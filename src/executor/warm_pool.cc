@@ -220,7 +220,7 @@ Result<std::vector<std::string>> WarmPool::CreateGangNetwork(
   Result<std::vector<NetworkSubnet>> subnets = engine_->NetworkSubnets(gang->network);
   if (subnets.ok()) {
     for (const NetworkSubnet& s : *subnets) {
-      auto picked = ContainerExecutor::ReplicaAddressesForTest(s.subnet, s.gateway, n);
+      auto picked = ContainerExecutor::PickReplicaAddresses(s.subnet, s.gateway, n);
       if (picked.ok()) return std::move(picked).value();
     }
   }

@@ -1,8 +1,9 @@
 #include "logs/log_codec.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 
 namespace ty::logs {
@@ -79,7 +80,7 @@ std::string EncodeLine(const LogEntry& entry) {
   try {
     return j.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace) + "\n";
   } catch (const std::exception& e) {  // Not expected with `replace`; never lose the line.
-    std::fprintf(stderr, "logs: cannot encode entry: %s\n", e.what());
+    spdlog::warn("logs: cannot encode entry: {}", e.what());
     return "{\"t\":" + std::to_string(entry.time) + ",\"msg\":\"<unencodable>\"}\n";
   }
 }

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,7 +20,6 @@
 #include <charconv>
 #include <chrono>
 #include <condition_variable>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -204,7 +204,7 @@ int LogStore::Impl::AppendFd(const std::string& uid, JobLog& job) {
   // O_RDWR, not O_WRONLY: the repair check below reads the last byte.
   int fd = open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
-    std::fprintf(stderr, "logs: cannot open %s: %s\n", path.c_str(), ErrnoText().c_str());
+    spdlog::warn("logs: cannot open {}: {}", path, ErrnoText());
     return -1;
   }
   // A crash mid-write can leave a line without its '\n'. Terminate it so it becomes
@@ -214,7 +214,7 @@ int LogStore::Impl::AppendFd(const std::string& uid, JobLog& job) {
     char last = '\n';
     if (pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n') {
       if (write(fd, "\n", 1) != 1) {
-        std::fprintf(stderr, "logs: cannot repair %s: %s\n", path.c_str(), ErrnoText().c_str());
+        spdlog::warn("logs: cannot repair {}: {}", path, ErrnoText());
       }
     }
   }
@@ -238,7 +238,7 @@ uint64_t LogStore::Impl::GenerationOf(const std::string& uid) const {
 
 void LogStore::Impl::Append(const std::string& uid, const LogEntry& entry) {
   if (!ValidUid(uid)) {
-    std::fprintf(stderr, "logs: refusing log entry for invalid job uid '%s'\n", uid.c_str());
+    spdlog::warn("logs: refusing log entry for invalid job uid '{}'", uid);
     return;
   }
   LogEntry stored = internal::Normalize(entry);
@@ -265,8 +265,7 @@ void LogStore::Impl::Append(const std::string& uid, const LogEntry& entry) {
     ssize_t w = write(fd, line.data() + done, line.size() - done);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
-      std::fprintf(stderr, "logs: cannot append to %s: %s\n", PathOf(uid).c_str(),
-                   ErrnoText().c_str());
+      spdlog::error("logs: cannot append to {}: {}", PathOf(uid), ErrnoText());
       // Reopen next time: the file may have been removed or the disk may recover;
       // reopening also terminates the partial line we may have left.
       CloseFd(job);
@@ -294,7 +293,7 @@ std::map<std::string, TimeMicros> LogStore::Impl::ScanNewest(const std::string& 
         }
         return true;
       });
-  if (!s.ok()) std::fprintf(stderr, "logs: scan %s: %s\n", uid.c_str(), s.ToString().c_str());
+  if (!s.ok()) spdlog::warn("logs: scan {}: {}", uid, s.ToString());
   return newest;
 }
 

@@ -237,26 +237,25 @@ TEST(ContainerExecutorBodyTest, PinsAddressesAndListsEveryPeerInHosts) {
 
 TEST(ContainerExecutorAddressTest, PicksHostAddressesInOrderSkippingTheGateway) {
   using executor::ContainerExecutor;
-  auto picked = ContainerExecutor::ReplicaAddressesForTest("10.89.0.0/24", "10.89.0.1", 3);
+  auto picked = ContainerExecutor::PickReplicaAddresses("10.89.0.0/24", "10.89.0.1", 3);
   ASSERT_TRUE(picked.ok()) << picked.status().ToString();
   EXPECT_THAT(*picked, ::testing::ElementsAre("10.89.0.2", "10.89.0.3", "10.89.0.4"));
   // A gateway elsewhere in the range is skipped where it sits.
-  picked = ContainerExecutor::ReplicaAddressesForTest("10.0.0.0/29", "10.0.0.3", 5);
+  picked = ContainerExecutor::PickReplicaAddresses("10.0.0.0/29", "10.0.0.3", 5);
   ASSERT_TRUE(picked.ok()) << picked.status().ToString();
   EXPECT_THAT(*picked,
               ::testing::ElementsAre("10.0.0.1", "10.0.0.2", "10.0.0.4", "10.0.0.5", "10.0.0.6"));
   // No gateway named: the first host address is left to the conventional one.
-  picked = ContainerExecutor::ReplicaAddressesForTest("192.168.7.9/30", "", 1);
+  picked = ContainerExecutor::PickReplicaAddresses("192.168.7.9/30", "", 1);
   ASSERT_TRUE(picked.ok()) << picked.status().ToString();
   EXPECT_THAT(*picked, ::testing::ElementsAre("192.168.7.10"));
-  EXPECT_EQ(
-      ContainerExecutor::ReplicaAddressesForTest("10.0.0.0/29", "10.0.0.1", 6).status().code(),
-      StatusCode::kResourceExhausted);
-  EXPECT_EQ(ContainerExecutor::ReplicaAddressesForTest("10.0.0.0/31", "", 1).status().code(),
+  EXPECT_EQ(ContainerExecutor::PickReplicaAddresses("10.0.0.0/29", "10.0.0.1", 6).status().code(),
             StatusCode::kResourceExhausted);
-  EXPECT_EQ(ContainerExecutor::ReplicaAddressesForTest("fd00::/64", "fd00::1", 1).status().code(),
+  EXPECT_EQ(ContainerExecutor::PickReplicaAddresses("10.0.0.0/31", "", 1).status().code(),
+            StatusCode::kResourceExhausted);
+  EXPECT_EQ(ContainerExecutor::PickReplicaAddresses("fd00::/64", "fd00::1", 1).status().code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(ContainerExecutor::ReplicaAddressesForTest("10.0.0.0/33", "", 1).status().code(),
+  EXPECT_EQ(ContainerExecutor::PickReplicaAddresses("10.0.0.0/33", "", 1).status().code(),
             StatusCode::kInvalidArgument);
 }
 
