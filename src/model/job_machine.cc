@@ -3,6 +3,38 @@
 #include <algorithm>
 
 namespace ty::model {
+
+const char* InputKindName(InputKind kind) {
+  switch (kind) {
+    case InputKind::kSubmitted:
+      return "SUBMITTED";
+    case InputKind::kAdmitted:
+      return "ADMITTED";
+    case InputKind::kAttemptStarted:
+      return "ATTEMPT_STARTED";
+    case InputKind::kLaunchFailed:
+      return "LAUNCH_FAILED";
+    case InputKind::kReplicaExited:
+      return "REPLICA_EXITED";
+    case InputKind::kReplicaRestarted:
+      return "REPLICA_RESTARTED";
+    case InputKind::kRestartFailed:
+      return "RESTART_FAILED";
+    case InputKind::kCancel:
+      return "CANCEL";
+    case InputKind::kTimerFired:
+      return "TIMER_FIRED";
+    case InputKind::kRecovered:
+      return "RECOVERED";
+    case InputKind::kUnrunnable:
+      return "UNRUNNABLE";
+    case InputKind::kPreempt:
+      return "PREEMPT";
+    case InputKind::kBackendPreempted:
+      return "BACKEND_PREEMPTED";
+  }
+  return nullptr;  // Not a kind (every kind has its case: -Werror=switch).
+}
 namespace {
 
 const char* SignalName(int sig) {

@@ -76,6 +76,10 @@ enum class InputKind {
                       // its replicas' ends follow; the job is queued again.
 };
 
+// "SUBMITTED", "ADMITTED", ...; nullptr for a value that is no InputKind (the table
+// test enumerates the kinds this way, so a new kind without rows fails it).
+const char* InputKindName(InputKind kind);
+
 struct JobInput {
   InputKind kind = InputKind::kSubmitted;
   int attempt = 0;  // Executor inputs: the attempt they concern.

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string>
 
 #include "model/dialect.h"
 
@@ -51,6 +53,7 @@ enum class Setup {
   kRunning,
   kStopping,
   kCancelling,
+  kCancellingLaunch,  // Cancelled while its launch was under way.
   kSucceeded,
   kFailed,
   kCancelled
@@ -62,6 +65,7 @@ Job JobIn(Setup setup) {
   if (setup == Setup::kCancelled) return Step(job, Input(InputKind::kCancel)).job;
   job = Step(job, Input(InputKind::kAdmitted)).job;
   if (setup == Setup::kPreparing) return job;
+  if (setup == Setup::kCancellingLaunch) return Step(job, Input(InputKind::kCancel)).job;
   job = Step(job, Input(InputKind::kAttemptStarted)).job;
   if (setup == Setup::kRunning) return job;
   if (setup == Setup::kCancelling) return Step(job, Input(InputKind::kCancel)).job;
@@ -92,6 +96,7 @@ TEST(JobMachineSetupTest, EachSetupIsTheStateItNames) {
   ASSERT_TRUE(stopping.ending.has_value());
   EXPECT_EQ(stopping.ending->kind, EndingKind::kSucceed);
   EXPECT_EQ(JobIn(Setup::kCancelling).state, JobState::kCancelling);
+  EXPECT_EQ(JobIn(Setup::kCancellingLaunch).state, JobState::kCancelling);
   EXPECT_EQ(JobIn(Setup::kSucceeded).state, JobState::kSucceeded);
   EXPECT_EQ(JobIn(Setup::kFailed).state, JobState::kFailed);
   EXPECT_EQ(JobIn(Setup::kCancelled).state, JobState::kCancelled);
@@ -117,6 +122,8 @@ const char* SetupName(Setup s) {
       return "RUNNING+ending";
     case Setup::kCancelling:
       return "CANCELLING";
+    case Setup::kCancellingLaunch:
+      return "CANCELLING+launching";
     case Setup::kSucceeded:
       return "SUCCEEDED";
     case Setup::kFailed:
@@ -170,6 +177,7 @@ std::vector<Row> Table() {
   const JobInput worker_gone = Observed(true, false);
   JobInput backend_preempted = Input(InputKind::kBackendPreempted, 1);
   backend_preempted.message = "Slurm preempted job 12";
+  const JobInput preempt = Input(InputKind::kPreempt);
   std::vector<Row> t = {
       // QUEUED
       {Setup::kQueued, submitted, S::kQueued, {}, {}},
@@ -185,6 +193,7 @@ std::vector<Row> Table() {
       {Setup::kQueued, all_running, S::kQueued, {}, {A::kArmTimer, A::kRequestAdmission}},
       {Setup::kQueued, unrunnable, S::kFailed, {}, {}},
       {Setup::kQueued, backend_preempted, S::kQueued, {}, {}},  // No attempt: stale.
+      {Setup::kQueued, preempt, S::kQueued, {}, {}},  // Admission preempts running jobs only.
       // PREPARING
       {Setup::kPreparing, submitted, S::kPreparing, {}, {}},
       {Setup::kPreparing, admitted, S::kPreparing, {}, {}},
@@ -194,6 +203,9 @@ std::vector<Row> Table() {
       {Setup::kPreparing, restarted, S::kPreparing, {}, {}},
       {Setup::kPreparing, cancel, S::kCancelling, E::kCancel, {}},
       {Setup::kPreparing, backend_preempted, S::kPreparing, E::kPreempt, {}},
+      {Setup::kPreparing, preempt, S::kPreparing, E::kPreempt, {}},  // Stopped once started.
+      {Setup::kPreparing, restart_failed, S::kPreparing, {}, {}},
+      {Setup::kPreparing, unrunnable, S::kFailed, {}, {A::kCleanup}},
       {Setup::kPreparing, max_wait, S::kPreparing, {}, {}},
       {Setup::kPreparing, timeout, S::kPreparing, {}, {}},
       {Setup::kPreparing, all_running, S::kRunning, {}, {A::kArmTimer, A::kArmTimer}},
@@ -214,6 +226,7 @@ std::vector<Row> Table() {
       {Setup::kRunning, restart_failed, S::kRunning, {}, {}},
       {Setup::kRunning, cancel, S::kCancelling, E::kCancel, {A::kStop}},
       {Setup::kRunning, backend_preempted, S::kRunning, E::kPreempt, {A::kStop}},
+      {Setup::kRunning, preempt, S::kRunning, E::kPreempt, {A::kStop}},
       {Setup::kRunning, max_wait, S::kRunning, {}, {}},
       {Setup::kRunning, timeout, S::kRunning, {}, {}},
       {Setup::kRunning, all_running, S::kRunning, {}, {A::kArmTimer}},
@@ -222,7 +235,11 @@ std::vector<Row> Table() {
       {Setup::kStopping, unrunnable, S::kFailed, {}, {A::kCleanup}},
       {Setup::kCancelling, unrunnable, S::kFailed, {}, {A::kCleanup}},
       // RUNNING with a pending ending (primary succeeded, worker being stopped)
+      {Setup::kStopping, submitted, S::kRunning, E::kSucceed, {}},
       {Setup::kStopping, admitted, S::kRunning, E::kSucceed, {}},
+      {Setup::kStopping, started, S::kRunning, E::kSucceed, {}},
+      {Setup::kStopping, restart_failed, S::kRunning, E::kSucceed, {}},
+      {Setup::kStopping, preempt, S::kRunning, E::kSucceed, {}},  // Decided already.
       {Setup::kStopping, launch_failed, S::kRunning, E::kSucceed, {}},
       {Setup::kStopping, worker_killed, S::kSucceeded, {}, {A::kCleanup}},
       {Setup::kStopping, worker_exit1, S::kSucceeded, {}, {A::kCleanup}},
@@ -234,6 +251,12 @@ std::vector<Row> Table() {
       {Setup::kStopping, worker_gone, S::kSucceeded, {}, {A::kArmTimer, A::kCleanup}},
       // CANCELLING
       {Setup::kCancelling, submitted, S::kCancelling, E::kCancel, {}},
+      {Setup::kCancelling, admitted, S::kCancelling, E::kCancel, {}},
+      {Setup::kCancelling, started, S::kCancelling, E::kCancel, {}},        // Stale: started.
+      {Setup::kCancelling, launch_failed, S::kCancelling, E::kCancel, {}},  // Stale.
+      {Setup::kCancelling, restarted, S::kCancelling, E::kCancel, {}},
+      {Setup::kCancelling, restart_failed, S::kCancelling, E::kCancel, {}},
+      {Setup::kCancelling, preempt, S::kCancelling, E::kCancel, {}},
       {Setup::kCancelling, primary_ok, S::kCancelling, E::kCancel, {}},
       {Setup::kCancelling, worker_killed, S::kCancelling, E::kCancel, {}},
       {Setup::kCancelling, cancel, S::kCancelling, E::kCancel, {}},
@@ -241,15 +264,30 @@ std::vector<Row> Table() {
       {Setup::kCancelling, timeout, S::kCancelling, E::kCancel, {}},
       {Setup::kCancelling, all_running, S::kCancelling, E::kCancel, {A::kArmTimer, A::kStop}},
       {Setup::kCancelling, worker_gone, S::kCancelling, E::kCancel, {A::kArmTimer, A::kStop}},
+      // CANCELLING while the launch is under way: its outcome decides.
+      {Setup::kCancellingLaunch, submitted, S::kCancelling, E::kCancel, {}},
+      {Setup::kCancellingLaunch, admitted, S::kCancelling, E::kCancel, {}},
+      {Setup::kCancellingLaunch, started, S::kCancelling, E::kCancel, {A::kStop}},
+      {Setup::kCancellingLaunch, launch_failed, S::kCancelled, {}, {A::kCleanup}},
+      {Setup::kCancellingLaunch, primary_ok, S::kCancelling, E::kCancel, {}},
+      {Setup::kCancellingLaunch, restarted, S::kCancelling, E::kCancel, {}},
+      {Setup::kCancellingLaunch, restart_failed, S::kCancelling, E::kCancel, {}},
+      {Setup::kCancellingLaunch, cancel, S::kCancelling, E::kCancel, {}},
+      {Setup::kCancellingLaunch, max_wait, S::kCancelling, E::kCancel, {}},
+      {Setup::kCancellingLaunch, timeout, S::kCancelling, E::kCancel, {}},
+      {Setup::kCancellingLaunch, all_running, S::kCancelling, E::kCancel, {A::kArmTimer, A::kStop}},
+      {Setup::kCancellingLaunch, unrunnable, S::kFailed, {}, {A::kCleanup}},
+      {Setup::kCancellingLaunch, preempt, S::kCancelling, E::kCancel, {}},
+      {Setup::kCancellingLaunch, backend_preempted, S::kCancelling, E::kCancel, {}},
   };
   // Terminal states ignore every input.
   for (Setup terminal : {Setup::kSucceeded, Setup::kFailed, Setup::kCancelled}) {
     S state = terminal == Setup::kSucceeded ? S::kSucceeded
               : terminal == Setup::kFailed  ? S::kFailed
                                             : S::kCancelled;
-    for (const JobInput& in :
-         {submitted, admitted, started, launch_failed, primary_ok, worker_killed, restarted,
-          restart_failed, cancel, max_wait, timeout, all_running, unrunnable, backend_preempted}) {
+    for (const JobInput& in : {submitted, admitted, started, launch_failed, primary_ok,
+                               worker_killed, restarted, restart_failed, cancel, max_wait, timeout,
+                               all_running, unrunnable, backend_preempted, preempt}) {
       t.push_back({terminal, in, state, {}, {}});
     }
   }
@@ -273,6 +311,37 @@ TEST(JobMachineTableTest, EveryStateAgainstEveryInput) {
       if (!only_recovery) EXPECT_TRUE(d.changed) << where;
     }
   }
+}
+
+// gtest's Test::Setup hides the enum inside a TEST body.
+using AnySetup = Setup;
+
+// Every state (each setup, and each JobState through some setup) against every input
+// kind, both enumerated from the enums themselves: a new state or input kind without
+// rows in Table() fails here.
+TEST(JobMachineTableTest, TheTableHasRowsForEveryStateAndEveryInputKind) {
+  const std::vector<AnySetup> setups = {
+      AnySetup::kQueued,    AnySetup::kPreparing,  AnySetup::kRunning,
+      AnySetup::kStopping,  AnySetup::kCancelling, AnySetup::kCancellingLaunch,
+      AnySetup::kSucceeded, AnySetup::kFailed,     AnySetup::kCancelled};
+  std::set<std::string> states_set_up;
+  for (AnySetup s : setups) states_set_up.insert(JobStateName(JobIn(s).state));
+  for (int i = 1; std::string(JobStateName(static_cast<JobState>(i))) != "STATE_UNSPECIFIED"; ++i) {
+    EXPECT_TRUE(states_set_up.count(JobStateName(static_cast<JobState>(i))))
+        << "no setup is in state " << JobStateName(static_cast<JobState>(i));
+  }
+  std::set<std::pair<int, int>> rows;
+  for (const Row& row : Table()) {
+    rows.insert({static_cast<int>(row.setup), static_cast<int>(row.input.kind)});
+  }
+  int kinds = 0;
+  for (int k = 0; InputKindName(static_cast<InputKind>(k)) != nullptr; ++k, ++kinds) {
+    for (AnySetup s : setups) {
+      EXPECT_TRUE(rows.count({static_cast<int>(s), k}))
+          << "no row for " << SetupName(s) << " + " << InputKindName(static_cast<InputKind>(k));
+    }
+  }
+  EXPECT_EQ(kinds, static_cast<int>(InputKind::kBackendPreempted) + 1);
 }
 
 TEST(JobMachineTest, StaleAttemptInputsAreIgnored) {
