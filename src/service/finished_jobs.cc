@@ -118,8 +118,8 @@ Status FinishedJobs::UpdateJob(const model::Job& job) {
   return s;
 }
 
-Status FinishedJobs::DeleteJob(const std::string& uid) {
-  Status s = inner_->DeleteJob(uid);
+Status FinishedJobs::DeleteJob(const std::string& uid, TimeMicros when) {
+  Status s = inner_->DeleteJob(uid, when);
   Forget(uid);
   return s;
 }

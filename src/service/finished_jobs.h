@@ -85,7 +85,8 @@ class FinishedJobs : public store::JobStore {
   Result<std::map<model::JobState, int64_t>> CountJobsByState() override {
     return inner_->CountJobsByState();
   }
-  Status DeleteJob(const std::string& uid) override;
+  Status DeleteJob(const std::string& uid, TimeMicros when) override;
+  Result<Deletion> GetDeletion(const std::string& uid) override { return inner_->GetDeletion(uid); }
   Status AppendEvent(const std::string& uid, const model::JobEvent& event) override {
     return inner_->AppendEvent(uid, event);
   }

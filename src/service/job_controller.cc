@@ -230,7 +230,7 @@ Status JobController::Delete(const std::string& uid) {
                               model::StateWireName(job->dialect, job->state) +
                               "; only a finished job can be deleted. Cancel it first.");
   }
-  Status s = store_->DeleteJob(uid);
+  Status s = store_->DeleteJob(uid, core_->clock()->Now());
   if (s.code() == StatusCode::kNotFound) return NotFound("job " + uid + " does not exist.");
   RETURN_IF_ERROR(s);
   logs_->Delete(uid).IgnoreError();

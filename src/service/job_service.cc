@@ -318,22 +318,30 @@ Result<Operation> JobService::Delete(const JobRef& ref) {
     if (t.job_uid.empty()) continue;
     core_->Call<Status>([this, trial = t.job_uid] { return jobs_->Delete(trial); }).IgnoreError();
   }
-  TimeMicros now = core_->clock()->Now();
-  Operation op;
-  // One delete per job, so the job id names it.
-  op.name = "projects/" + ref.project + "/locations/" + job.location + "/operations/" + uid;
-  op.create_time = op.update_time = now;
-  op.done = true;
-  std::lock_guard<std::mutex> lock(ops_mu_);
-  operations_[op.name] = op;
-  return op;
+  return GetOperation(OperationName(ref.project, job.location, uid));
+}
+
+// One delete per job, so the job's uid names its operation; what the store keeps of
+// the deleted job answers for it, across restarts (store::JobStore::Deletion).
+std::string JobService::OperationName(const std::string& project, const std::string& location,
+                                      const std::string& uid) {
+  return "projects/" + project + "/locations/" + location + "/operations/" + uid;
 }
 
 Result<Operation> JobService::GetOperation(const std::string& name) {
-  std::lock_guard<std::mutex> lock(ops_mu_);
-  auto it = operations_.find(name);
-  if (it == operations_.end()) return NotFound("Operation " + name + " does not exist.");
-  return it->second;
+  const std::string uid = name.substr(name.rfind('/') + 1);
+  Result<store::JobStore::Deletion> deleted = store_->GetDeletion(uid);
+  if (!deleted.ok() || OperationName(deleted->project, deleted->location, uid) != name) {
+    if (deleted.ok() || deleted.status().code() == StatusCode::kNotFound) {
+      return NotFound("Operation " + name + " does not exist.");
+    }
+    return deleted.status();
+  }
+  Operation op;
+  op.name = name;
+  op.create_time = op.update_time = deleted->time;
+  op.done = true;
+  return op;
 }
 
 Result<std::vector<model::JobEvent>> JobService::Events(const JobRef& ref) {

@@ -189,6 +189,8 @@ class JobService {
   JobService(store::JobStore* store, executor::Executor* executor, logs::LogStore* logs,
              const Clock* clock, JobServiceOptions options);
   Result<std::string> ResolveUid(const JobRef& ref) const;
+  static std::string OperationName(const std::string& project, const std::string& location,
+                                   const std::string& uid);
   Result<std::string> ResolveMlUid(const JobRef& ref) const;
   // A live job from memory, else the stored record (NotFound if neither).
   Result<std::shared_ptr<const JobRead>> Lookup(const std::string& uid) const;
@@ -204,8 +206,6 @@ class JobService {
   Backends backends_;  // Before jobs_: its controllers are the backends' admissions' peers.
   std::unique_ptr<JobController> jobs_;
   std::unique_ptr<StudyController> studies_;
-  mutable std::mutex ops_mu_;
-  std::map<std::string, Operation> operations_;  // Guarded by ops_mu_.
 };
 
 }  // namespace ty::service

@@ -62,14 +62,29 @@ class JobStore {
   };
   virtual Result<std::vector<model::Job>> ListJobsPage(const PageQuery& query) = 0;
 
-  // The largest uid ever stored ("" when none): new uids must sort after it.
+  // The largest uid ever stored, deleted jobs' included ("" when none): new uids
+  // must sort after it (a deleted job's name never names another job).
   virtual Result<std::string> LastUid() = 0;
 
   // How many stored jobs are in each state (GET /metrics).
   virtual Result<std::map<model::JobState, int64_t>> CountJobsByState() = 0;
 
-  // Removes the job, its replicas and its events. NotFound if absent.
-  virtual Status DeleteJob(const std::string& uid) = 0;
+  // Removes the job, its replicas and its events, keeping a Deletion of it made at
+  // `when`, in the same transaction. Deletions older than kDeletionsKeptFor go then
+  // too, except the newest (LastUid's). NotFound if absent.
+  virtual Status DeleteJob(const std::string& uid, TimeMicros when) = 0;
+  // What is kept of a deleted job: its delete operation's answer (JobService::
+  // GetOperation) after the record is gone and the daemon restarted. NotFound unless
+  // the job was deleted within kDeletionsKeptFor.
+  struct Deletion {
+    std::string uid;
+    std::string project;
+    std::string location;
+    TimeMicros time = 0;
+  };
+  virtual Result<Deletion> GetDeletion(const std::string& uid) = 0;
+  // Google keeps a finished operation about this long.
+  static constexpr DurationMicros kDeletionsKeptFor = 30LL * 24 * 3600 * 1000000;
 
   // Appends to the job's history. NotFound if the job is absent.
   virtual Status AppendEvent(const std::string& uid, const model::JobEvent& event) = 0;

@@ -110,6 +110,9 @@ Result<std::string> MemoryJobStore::LastUid() {
   for (const auto& [uid, rec] : jobs_) {
     if (last.empty() || model::UidLess(last, uid)) last = uid;
   }
+  for (const auto& [uid, deletion] : deletions_) {
+    if (last.empty() || model::UidLess(last, uid)) last = uid;
+  }
   return last;
 }
 
@@ -120,15 +123,30 @@ Result<std::map<model::JobState, int64_t>> MemoryJobStore::CountJobsByState() {
   return out;
 }
 
-Status MemoryJobStore::DeleteJob(const std::string& uid) {
+Status MemoryJobStore::DeleteJob(const std::string& uid, TimeMicros when) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = jobs_.find(uid);
   if (it == jobs_.end()) return internal::JobNotFound(uid);
   if (it->second.job.dialect == model::Dialect::kMlV1) {
     ml_index_.erase({it->second.job.project, it->second.ml_job_id});
   }
+  deletions_[uid] = {uid, it->second.job.project, it->second.job.location, when};
   jobs_.erase(it);
+  std::string newest;
+  for (const auto& [u, d] : deletions_) {
+    if (newest.empty() || model::UidLess(newest, u)) newest = u;
+  }
+  std::erase_if(deletions_, [&](const auto& entry) {
+    return entry.second.time < when - kDeletionsKeptFor && entry.first != newest;
+  });
   return Status::Ok();
+}
+
+Result<JobStore::Deletion> MemoryJobStore::GetDeletion(const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = deletions_.find(uid);
+  if (it == deletions_.end()) return internal::JobNotFound(uid);
+  return it->second;
 }
 
 Status MemoryJobStore::AppendEvent(const std::string& uid, const model::JobEvent& event) {

@@ -34,7 +34,8 @@ class MemoryJobStore : public JobStore {
   Result<std::vector<model::Job>> ListJobsPage(const PageQuery& query) override;
   Result<std::string> LastUid() override;
   Result<std::map<model::JobState, int64_t>> CountJobsByState() override;
-  Status DeleteJob(const std::string& uid) override;
+  Status DeleteJob(const std::string& uid, TimeMicros when) override;
+  Result<Deletion> GetDeletion(const std::string& uid) override;
   Status AppendEvent(const std::string& uid, const model::JobEvent& event) override;
   Result<std::vector<model::JobEvent>> ListEvents(const std::string& uid) override;
 
@@ -47,9 +48,9 @@ class MemoryJobStore : public JobStore {
 
   std::mutex mu_;
   std::map<std::string, Record> jobs_;  // GUARDED_BY(mu_); by uid.
-  std::map<std::pair<std::string, std::string>, std::string>
-      ml_index_;  // GUARDED_BY(mu_);
-                  // (project, job_id) -> uid.
+  // GUARDED_BY(mu_); (project, job_id) -> uid.
+  std::map<std::pair<std::string, std::string>, std::string> ml_index_;
+  std::map<std::string, Deletion> deletions_;  // GUARDED_BY(mu_); by uid.
 };
 
 }  // namespace ty::store

@@ -109,6 +109,16 @@ ALTER TABLE jobs ADD COLUMN trials_json TEXT NOT NULL DEFAULT '[]';
 ALTER TABLE jobs ADD COLUMN study_uid TEXT NOT NULL DEFAULT '';
 ALTER TABLE jobs ADD COLUMN trial_id INTEGER NOT NULL DEFAULT 0;
 )sql"},
+    // What is kept of deleted jobs (JobStore::Deletion).
+    {7, R"sql(
+CREATE TABLE deletions (
+  uid TEXT PRIMARY KEY,
+  uid_num INTEGER NOT NULL,
+  project TEXT NOT NULL,
+  location TEXT NOT NULL,
+  time INTEGER NOT NULL
+) WITHOUT ROWID;
+)sql"},
 };
 
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == SqliteJobStore::kSchemaVersion,
@@ -696,7 +706,9 @@ Result<std::vector<model::Job>> SqliteJobStore::ListJobsPage(const PageQuery& qu
 
 Result<std::string> SqliteJobStore::LastUid() {
   std::lock_guard<std::mutex> lock(mu_);
-  ASSIGN_OR_RETURN(Statement st, Prepare("SELECT uid FROM jobs ORDER BY uid_num DESC LIMIT 1"));
+  ASSIGN_OR_RETURN(Statement st,
+                   Prepare("SELECT uid FROM (SELECT uid, uid_num FROM jobs UNION ALL "
+                           "SELECT uid, uid_num FROM deletions) ORDER BY uid_num DESC LIMIT 1"));
   ASSIGN_OR_RETURN(bool row, st.Step("read the last uid"));
   return row ? st.Text(0) : std::string();
 }
@@ -714,15 +726,40 @@ Result<std::map<model::JobState, int64_t>> SqliteJobStore::CountJobsByState() {
   }
 }
 
-Status SqliteJobStore::DeleteJob(const std::string& uid) {
+Status SqliteJobStore::DeleteJob(const std::string& uid, TimeMicros when) {
   std::lock_guard<std::mutex> lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*this, /*write=*/true));
-  // Replicas and events go with it (ON DELETE CASCADE).
-  ASSIGN_OR_RETURN(Statement st, Prepare("DELETE FROM jobs WHERE uid = ?"));
-  st.Bind(1, uid);
-  RETURN_IF_ERROR(st.Run("delete job " + uid));
-  if (sqlite3_changes(db_) == 0) return internal::JobNotFound(uid);
+  {
+    ASSIGN_OR_RETURN(Statement st, Prepare("INSERT OR REPLACE INTO deletions "
+                                           "SELECT uid, uid_num, project, location, ?2 "
+                                           "FROM jobs WHERE uid = ?1"));
+    st.Bind(1, uid).Bind(2, when);
+    RETURN_IF_ERROR(st.Run("keep the deletion of " + uid));
+    if (sqlite3_changes(db_) == 0) return internal::JobNotFound(uid);
+  }
+  {
+    // Replicas and events go with it (ON DELETE CASCADE).
+    ASSIGN_OR_RETURN(Statement st, Prepare("DELETE FROM jobs WHERE uid = ?"));
+    st.Bind(1, uid);
+    RETURN_IF_ERROR(st.Run("delete job " + uid));
+  }
+  {
+    ASSIGN_OR_RETURN(Statement st, Prepare("DELETE FROM deletions WHERE time < ?1 AND "
+                                           "uid_num < (SELECT MAX(uid_num) FROM deletions)"));
+    st.Bind(1, when - kDeletionsKeptFor);
+    RETURN_IF_ERROR(st.Run("forget old deletions"));
+  }
   return txn.Commit();
+}
+
+Result<JobStore::Deletion> SqliteJobStore::GetDeletion(const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSIGN_OR_RETURN(Statement st,
+                   Prepare("SELECT project, location, time FROM deletions WHERE uid = ?"));
+  st.Bind(1, uid);
+  ASSIGN_OR_RETURN(bool row, st.Step("read the deletion of " + uid));
+  if (!row) return internal::JobNotFound(uid);
+  return Deletion{.uid = uid, .project = st.Text(0), .location = st.Text(1), .time = st.Int(2)};
 }
 
 Status SqliteJobStore::AppendEvent(const std::string& uid, const model::JobEvent& event) {

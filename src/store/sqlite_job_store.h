@@ -14,6 +14,8 @@
 //   replicas  (uid FK -> jobs ON DELETE CASCADE, pos) PK | pool | idx | attempt |
 //             task_name | handle | state | exit_code? | signal? | restarts | times
 //   events    (uid FK -> jobs ON DELETE CASCADE, seq) PK | time | kind | message
+//   deletions uid PK | uid_num | project | location | time (v7: deleted jobs, for their
+//             delete operations and so that LastUid never hands a deleted uid out again)
 //
 // `pos` keeps Job::replicas in order; `seq` numbers a job's events from 1.
 // Opening runs every migration newer than the file's version, each in its own
@@ -43,7 +45,7 @@ namespace ty::store {
 class SqliteJobStore : public JobStore {
  public:
   // The schema this code writes. Files at a higher version are refused.
-  static constexpr int kSchemaVersion = 6;
+  static constexpr int kSchemaVersion = 7;
 
   // Opens (creating if missing) the database at `path`; ":memory:" gives a private
   // in-memory database (no WAL there). Applies pending migrations.
@@ -68,7 +70,8 @@ class SqliteJobStore : public JobStore {
   Result<std::vector<model::Job>> ListJobsPage(const PageQuery& query) override;
   Result<std::string> LastUid() override;
   Result<std::map<model::JobState, int64_t>> CountJobsByState() override;
-  Status DeleteJob(const std::string& uid) override;
+  Status DeleteJob(const std::string& uid, TimeMicros when) override;
+  Result<Deletion> GetDeletion(const std::string& uid) override;
   Status AppendEvent(const std::string& uid, const model::JobEvent& event) override;
   Result<std::vector<model::JobEvent>> ListEvents(const std::string& uid) override;
 

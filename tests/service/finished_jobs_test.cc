@@ -94,7 +94,7 @@ TEST(FinishedJobsTest, AnMlJobIsFoundByItsIdOnceKeptAndNotAfterItIsForgotten) {
   EXPECT_EQ(cache.FindFinishedMl("proj", "census_1"), "7");
   EXPECT_FALSE(cache.FindFinishedMl("other", "census_1"));
   EXPECT_FALSE(cache.FindFinishedMl("proj", "census_2"));
-  ASSERT_TRUE(cache.DeleteJob("7").ok());
+  ASSERT_TRUE(cache.DeleteJob("7", 1).ok());
   EXPECT_FALSE(cache.FindFinishedMl("proj", "census_1"));
 }
 
@@ -122,7 +122,7 @@ TEST(FinishedJobsTest, UpdateAndDeleteForgetWhatWasKept) {
   ASSERT_TRUE(updated.ok());
   ASSERT_TRUE((*updated)->job().error.has_value());
   EXPECT_EQ((*updated)->job().error->message, "rewritten");
-  ASSERT_TRUE(cache.DeleteJob("1").ok());
+  ASSERT_TRUE(cache.DeleteJob("1", 1).ok());
   Result<std::shared_ptr<const JobRead>> gone = cache.Read("1", NoRestore);
   EXPECT_EQ(gone.status().code(), StatusCode::kNotFound);
   EXPECT_EQ(cache.size(), 0u);
@@ -133,7 +133,7 @@ TEST(FinishedJobsTest, AReadThatAWriteOvertookDoesNotKeepWhatItRead) {
   FinishedJobs cache(&inner);
   ASSERT_TRUE(cache.CreateJob(Finished("1")).ok());
   // The read copies the old record; the delete commits before the read returns.
-  inner.during_get = [&] { ASSERT_TRUE(cache.DeleteJob("1").ok()); };
+  inner.during_get = [&] { ASSERT_TRUE(cache.DeleteJob("1", 1).ok()); };
   Result<std::shared_ptr<const JobRead>> raced = cache.Read("1", NoRestore);
   ASSERT_TRUE(raced.ok());  // What it read when it began.
   EXPECT_EQ(cache.size(), 0u);

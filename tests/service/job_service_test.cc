@@ -363,6 +363,29 @@ TEST_F(JobServiceTest, DeleteOnlyFinishedJobsAndAnswerAnOperation) {
   EXPECT_EQ(store_->GetJob(job.uid).status().code(), StatusCode::kNotFound);
 }
 
+// The delete's operation outlives the daemon (it was in memory only, and unbounded),
+// is only found under its own project, and the deleted job's id never names a new job.
+TEST_F(JobServiceTest, ADeletedJobsOperationSurvivesARestartAndItsIdIsNotReused) {
+  model::Job job = SubmitVertex(VertexBody());
+  WaitForState(job, JobState::kRunning);
+  executor_->Exit(job.uid, 1, 0, 0, 0);
+  WaitForState(job, JobState::kSucceeded);
+  clock_.Advance(5000000);
+  auto op = service_->Delete(Ref(job));
+  ASSERT_TRUE(op.ok()) << op.status().ToString();
+  RestartService(std::make_unique<FakeExecutor>());
+  auto again = service_->GetOperation(op->name);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_TRUE(again->done);
+  EXPECT_EQ(again->create_time, op->create_time);
+  std::string elsewhere = op->name;
+  elsewhere.replace(elsewhere.find("projects/p/"), 11, "projects/q/");
+  EXPECT_EQ(service_->GetOperation(elsewhere).status().code(), StatusCode::kNotFound);
+  model::Job next = SubmitVertex(VertexBody());
+  EXPECT_NE(next.uid, job.uid);
+  EXPECT_TRUE(model::UidLess(job.uid, next.uid));
+}
+
 TEST_F(JobServiceTest, MalformedVertexIdIsInvalidAndUnknownIsNotFound) {
   service::JobRef ref{model::Dialect::kVertex, "p", "us-central1", "abc"};
   EXPECT_EQ(service_->Get(ref).status().code(), StatusCode::kInvalidArgument);

@@ -96,7 +96,7 @@ TEST_F(StoredJobsTest, AJobWithASpecRecordRunsEvenIfItsWireJsonNoLongerValidates
   model::Job planted = Plant("1000000000000000005",
                              R"({"displayName":"t","jobSpec":{"workerPoolSpecs":[{"bogus":1}]}})");
   planted.spec_record = record;
-  ASSERT_TRUE(store_->DeleteJob(planted.uid).ok());
+  ASSERT_TRUE(store_->DeleteJob(planted.uid, 1).ok());
   ASSERT_TRUE(store_->CreateJob(planted).ok());
   RestartService(std::make_unique<FakeExecutor>());
   EXPECT_EQ(Current(planted).state, JobState::kRunning);

@@ -163,7 +163,7 @@ TYPED_TEST_P(JobStoreContractTest, UpdateKeepsIdentity) {
 TYPED_TEST_P(JobStoreContractTest, MissingJobIsNotFound) {
   EXPECT_EQ(this->store_->UpdateJob(FullJob("701")).code(), StatusCode::kNotFound);
   EXPECT_EQ(this->store_->GetJob("701").status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(this->store_->DeleteJob("701").code(), StatusCode::kNotFound);
+  EXPECT_EQ(this->store_->DeleteJob("701", 1).code(), StatusCode::kNotFound);
   EXPECT_EQ(this->store_->ListEvents("701").status().code(), StatusCode::kNotFound);
   // UpdateJob must not have created it.
   Result<std::vector<model::Job>> all = this->store_->ListJobs();
@@ -193,16 +193,45 @@ TYPED_TEST_P(JobStoreContractTest, ListJobsOldestFirst) {
   ExpectStoredJob(want, (*all)[3]);
 }
 
+// A deleted job leaves its deletion (its delete operation's answer after a restart),
+// and its uid stays the last one handed out; deletions older than 30 days go, except
+// the newest.
+TYPED_TEST_P(JobStoreContractTest, ADeletionIsKeptAndItsUidNeverHandedOutAgain) {
+  constexpr TimeMicros kDay = 24LL * 3600 * 1000000;
+  ASSERT_TRUE(this->store_->CreateJob(FullJob("901", model::Dialect::kVertex, "a")).ok());
+  ASSERT_TRUE(this->store_->CreateJob(FullJob("902", model::Dialect::kVertex, "b")).ok());
+  ASSERT_TRUE(this->store_->DeleteJob("902", 5 * kDay).ok());
+  Result<JobStore::Deletion> d = this->store_->GetDeletion("902");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->project, "b");
+  EXPECT_EQ(d->location, FullJob("902").location);
+  EXPECT_EQ(d->time, 5 * kDay);
+  EXPECT_EQ(this->store_->LastUid().value(), "902");
+  EXPECT_EQ(this->store_->GetDeletion("901").status().code(), StatusCode::kNotFound);
+
+  // 40 days on, 902's deletion is past the 30 days, but its uid is the newest
+  // deleted one, so it stays.
+  ASSERT_TRUE(this->store_->DeleteJob("901", 45 * kDay).ok());
+  EXPECT_TRUE(this->store_->GetDeletion("902").ok());
+  EXPECT_TRUE(this->store_->GetDeletion("901").ok());
+  ASSERT_TRUE(this->store_->CreateJob(FullJob("903")).ok());
+  ASSERT_TRUE(this->store_->DeleteJob("903", 90 * kDay).ok());
+  EXPECT_EQ(this->store_->GetDeletion("902").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(this->store_->GetDeletion("901").status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(this->store_->GetDeletion("903").ok());
+  EXPECT_EQ(this->store_->LastUid().value(), "903");
+}
+
 TYPED_TEST_P(JobStoreContractTest, DeleteJobRemovesReplicasAndEvents) {
   ASSERT_TRUE(this->store_->CreateJob(FullJob("801", model::Dialect::kMlV1, "a", "train")).ok());
   ASSERT_TRUE(this->store_->AppendEvent("801", {1, "state", "Job is queued."}).ok());
   ASSERT_TRUE(this->store_->CreateJob(FullJob("802")).ok());
   ASSERT_TRUE(this->store_->AppendEvent("802", {1, "state", "other job"}).ok());
 
-  ASSERT_TRUE(this->store_->DeleteJob("801").ok());
+  ASSERT_TRUE(this->store_->DeleteJob("801", 1).ok());
   EXPECT_EQ(this->store_->GetJob("801").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(this->store_->FindMlJob("a", "train").status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(this->store_->DeleteJob("801").code(), StatusCode::kNotFound);
+  EXPECT_EQ(this->store_->DeleteJob("801", 1).code(), StatusCode::kNotFound);
 
   // The uid and the ml v1 id are free again, with nothing left over.
   model::Job again = FullJob("801", model::Dialect::kMlV1, "a", "train");
@@ -408,7 +437,8 @@ REGISTER_TYPED_TEST_SUITE_P(JobStoreContractTest, StudyTrialsRoundTripAndTrialJo
                             DuplicateUidIsAlreadyExists, MlJobIdIsUniquePerProject, FindMlJob,
                             UpdateJobReplacesStateReplicasAndError, UpdateKeepsIdentity,
                             MissingJobIsNotFound, ListJobsOldestFirst,
-                            DeleteJobRemovesReplicasAndEvents, EventsKeepAppendOrder,
+                            DeleteJobRemovesReplicasAndEvents,
+                            ADeletionIsKeptAndItsUidNeverHandedOutAgain, EventsKeepAppendOrder,
                             AppendEventToMissingJobIsNotFound);
 
 }  // namespace ty::store::testing

@@ -139,7 +139,7 @@ TEST_F(SqliteJobStoreTest, DeleteCascadesOnDisk) {
   ASSERT_TRUE(store->CreateJob(FullJob("1")).ok());
   ASSERT_TRUE(store->AppendEvent("1", {1, "state", "x"}).ok());
   EXPECT_EQ(RawQuery("SELECT COUNT(*) FROM replicas"), "3");
-  ASSERT_TRUE(store->DeleteJob("1").ok());
+  ASSERT_TRUE(store->DeleteJob("1", 1).ok());
   EXPECT_EQ(RawQuery("SELECT COUNT(*) FROM replicas"), "0");
   EXPECT_EQ(RawQuery("SELECT COUNT(*) FROM events"), "0");
 }
@@ -244,7 +244,8 @@ TEST(SqliteMigrationTest, Version3BackfillsListFieldsFromTheStoredSpec) {
           "ALTER TABLE jobs DROP COLUMN labels_json", "ALTER TABLE jobs DROP COLUMN spec_record",
           "ALTER TABLE jobs DROP COLUMN grants_json", "ALTER TABLE jobs DROP COLUMN preemptions",
           "ALTER TABLE jobs DROP COLUMN trials_json", "ALTER TABLE jobs DROP COLUMN study_uid",
-          "ALTER TABLE jobs DROP COLUMN trial_id", "PRAGMA user_version = 2"}) {
+          "ALTER TABLE jobs DROP COLUMN trial_id", "DROP TABLE deletions",
+          "PRAGMA user_version = 2"}) {
       ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
     }
     sqlite3_close(db);
