@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <string>
 
-#include "store/sqlite_job_store.h"
+#include "jobstore/sqlite_job_store.h"
 
 int main(int argc, char** argv) {
   if (argc != 3) {
@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   const std::string dir = argv[1];
   const long n = std::atol(argv[2]);
   std::filesystem::create_directories(dir);
-  auto store = ty::store::SqliteJobStore::Open(dir + "/trainyard.db");
+  auto store = ty::jobstore::SqliteJobStore::Open(dir + "/trainyard.db");
   if (!store.ok()) {
     std::fprintf(stderr, "%s\n", store.status().ToString().c_str());
     return 1;

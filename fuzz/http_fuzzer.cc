@@ -16,10 +16,10 @@
 #include "auth/tokens.h"
 #include "fakes/fake_executor.h"
 #include "fuzz/fuzz_input.h"
+#include "gcs/object_store.h"
+#include "jobstore/memory_job_store.h"
 #include "logs/log_store.h"
 #include "service/job_service.h"
-#include "storage/object_store.h"
-#include "store/memory_job_store.h"
 
 namespace {
 
@@ -52,8 +52,8 @@ struct World {
                             .value());
     if (!service->Start().ok()) __builtin_trap();
     objects =
-        std::move(ty::storage::ObjectStore::Open((dir / "buckets").string(),
-                                                 (dir / "storage").string(), ty::SystemClock::Get())
+        std::move(ty::gcs::ObjectStore::Open((dir / "buckets").string(), (dir / "storage").string(),
+                                             ty::SystemClock::Get())
                       .value());
     if (!objects->CreateBucket("bkt", "p").ok()) __builtin_trap();
     tokens = std::move(ty::auth::TokenTable::FromConfig(Tokens()).value());
@@ -68,11 +68,11 @@ struct World {
   }
 
   std::filesystem::path dir;
-  ty::store::MemoryJobStore store;
+  ty::jobstore::MemoryJobStore store;
   ty::testing::FakeExecutor executor;
   std::unique_ptr<ty::logs::LogStore> logs;
   std::unique_ptr<ty::service::JobService> service;
-  std::unique_ptr<ty::storage::ObjectStore> objects;
+  std::unique_ptr<ty::gcs::ObjectStore> objects;
   ty::auth::TokenTable tokens;
   std::unique_ptr<ty::api::Router> router;
 };

@@ -4,9 +4,9 @@
 
 #include "common/time.h"
 #include "fuzz/fuzz_input.h"
+#include "gcs/object_store.h"
 #include "model/image_reference.h"
 #include "model/resource_ids.h"
-#include "storage/object_store.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(ty::fuzz::Text(data, size));
@@ -15,11 +15,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (image.ok() && text.find_first_of("?#% \n") != std::string::npos) __builtin_trap();
   (void)ty::model::CheckProjectId(text);
   (void)ty::model::CheckLocationId(text);
-  if (ty::storage::ObjectStore::CheckBucketName(text).ok() &&
+  if (ty::gcs::ObjectStore::CheckBucketName(text).ok() &&
       (text.find('/') != std::string::npos || text.find("..") != std::string::npos)) {
     __builtin_trap();
   }
-  if (ty::storage::ObjectStore::CheckObjectName(text).ok() &&
+  if (ty::gcs::ObjectStore::CheckObjectName(text).ok() &&
       (text == ".." || text.rfind("../", 0) == 0 || text.find("/../") != std::string::npos ||
        text.front() == '/')) {
     __builtin_trap();

@@ -26,9 +26,9 @@
 namespace ty::service {
 class JobService;
 }  // namespace ty::service
-namespace ty::storage {
+namespace ty::gcs {
 class ObjectStore;
-}  // namespace ty::storage
+}  // namespace ty::gcs
 
 namespace ty::api {
 
@@ -41,7 +41,7 @@ class ApiServer {
     uint64_t max_upload_bytes = uint64_t{5} << 40;  // Cloud Storage uploads, spooled to disk.
     int threads = 2;
     // The Cloud Storage JSON API over these buckets (not owned); null = not served.
-    storage::ObjectStore* storage = nullptr;
+    gcs::ObjectStore* storage = nullptr;
     // Peers allowed to connect, as IPv4 CIDRs ("10.88.0.0/13"); empty = anyone.
     // Loopback is always allowed. Others are closed at once (the replica listener
     // binds 0.0.0.0 so containers reach it through their network's gateway, but

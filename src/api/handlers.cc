@@ -106,7 +106,7 @@ std::string Join(const std::vector<std::string>& segments, size_t from) {
 Dispatch Respond(HttpResponse response) { return Dispatch{std::move(response), std::nullopt}; }
 
 // Who owns an existing bucket, for the access gate.
-BucketOwnerFn BucketOwnerOf(storage::ObjectStore* store) {
+BucketOwnerFn BucketOwnerOf(gcs::ObjectStore* store) {
   return [store](const std::string& bucket) -> std::optional<std::string> {
     if (store == nullptr || !store->GetBucket(bucket).ok()) return std::nullopt;
     return store->BucketOwner(bucket);
@@ -121,7 +121,7 @@ bool IsLoggingList(const HttpRequest& request) {
 }
 
 // Whether a Cloud Storage route would take the request (as RouteStorage decides).
-bool IsStoragePath(const HttpRequest& request, storage::ObjectStore* store) {
+bool IsStoragePath(const HttpRequest& request, gcs::ObjectStore* store) {
   const std::string& p = request.path;
   if (p.rfind("/storage/", 0) == 0 || p.rfind("/b/", 0) == 0 || p.rfind("/upload/", 0) == 0 ||
       p.rfind("/resumable/", 0) == 0 || p.rfind("/download/", 0) == 0) {
@@ -134,8 +134,7 @@ bool IsStoragePath(const HttpRequest& request, storage::ObjectStore* store) {
 
 // A 401 or 403 in the shape the client of that path parses: Cloud Storage's for
 // storage paths, google.rpc's for the rest; a 401 says which scheme it wants.
-HttpResponse Refusal(const HttpRequest& request, storage::ObjectStore* store,
-                     const Status& status) {
+HttpResponse Refusal(const HttpRequest& request, gcs::ObjectStore* store, const Status& status) {
   HttpResponse r =
       IsStoragePath(request, store) ? internal::StorageError(status) : ErrorResponse(status);
   if (status.code() == StatusCode::kUnauthenticated) {
@@ -266,14 +265,13 @@ Dispatch Route(service::JobService* service, const HttpRequest& request, bool he
 
 }  // namespace
 
-Router::Router(service::JobService* service, storage::ObjectStore* storage, bool storage_only,
+Router::Router(service::JobService* service, gcs::ObjectStore* storage, bool storage_only,
                AccessGate gate)
     : service_(service),
       storage_(storage),
       storage_only_(storage_only),
       gate_(std::move(gate)),
-      sessions_(storage != nullptr ? std::make_unique<storage::UploadSessions>(storage) : nullptr) {
-}
+      sessions_(storage != nullptr ? std::make_unique<gcs::UploadSessions>(storage) : nullptr) {}
 Router::~Router() = default;
 
 std::optional<std::string> Router::SpoolFileFor(const HttpRequest& head) const {
@@ -289,12 +287,12 @@ std::optional<std::string> Router::SpoolFileFor(const HttpRequest& head) const {
       head.method == "PUT" || (type != head.query.end() && type->second == "media");
   if (!body_is_object) return *file;
   std::lock_guard<std::mutex> lock(spool_mu_);
-  followers_[*file] = std::make_unique<storage::FollowingHasher>(*file);
+  followers_[*file] = std::make_unique<gcs::FollowingHasher>(*file);
   return *file;
 }
 
 void Router::DropSpool(const std::string& file) const {
-  std::unique_ptr<storage::FollowingHasher> follower;
+  std::unique_ptr<gcs::FollowingHasher> follower;
   {
     std::lock_guard<std::mutex> lock(spool_mu_);
     auto it = followers_.find(file);
@@ -323,7 +321,7 @@ Dispatch Router::Handle(const HttpRequest& request) const {
                                               admitted->only_job));
     }
     internal::StorageContext storage{storage_, sessions_.get(), nullptr};
-    std::unique_ptr<storage::FollowingHasher> follower;
+    std::unique_ptr<gcs::FollowingHasher> follower;
     if (!request.body_file.empty()) {
       std::lock_guard<std::mutex> lock(spool_mu_);
       auto it = followers_.find(request.body_file);

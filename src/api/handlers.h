@@ -45,10 +45,10 @@
 
 #include "api/access.h"
 #include "api/http_types.h"
+#include "gcs/hashes.h"
+#include "gcs/object_store.h"
+#include "gcs/upload_sessions.h"
 #include "service/job_service.h"
-#include "storage/hashes.h"
-#include "storage/object_store.h"
-#include "storage/upload_sessions.h"
 
 namespace ty::api {
 
@@ -78,7 +78,7 @@ class Router {
   // `storage` (optional, not owned): serves the Cloud Storage JSON API over it.
   // `storage_only`: everything but the Cloud Storage API and /healthz is a 404.
   // `gate`: who may ask what (api/access.h); every request passes it first.
-  explicit Router(service::JobService* service, storage::ObjectStore* storage = nullptr,
+  explicit Router(service::JobService* service, gcs::ObjectStore* storage = nullptr,
                   bool storage_only = false, AccessGate gate = {});
   ~Router();
 
@@ -98,14 +98,14 @@ class Router {
   FollowChunk NextChunk(LogFollow* follow, size_t max_bytes = 64 * 1024) const;
 
  private:
-  service::JobService* service_;   // Not owned.
-  storage::ObjectStore* storage_;  // Not owned; may be null.
+  service::JobService* service_;  // Not owned.
+  gcs::ObjectStore* storage_;     // Not owned; may be null.
   const bool storage_only_;
   const AccessGate gate_;
-  std::unique_ptr<storage::UploadSessions> sessions_;
+  std::unique_ptr<gcs::UploadSessions> sessions_;
   // Hashers following spooled upload bodies, by file (SpoolFileFor .. Handle).
   mutable std::mutex spool_mu_;
-  mutable std::map<std::string, std::unique_ptr<storage::FollowingHasher>> followers_;
+  mutable std::map<std::string, std::unique_ptr<gcs::FollowingHasher>> followers_;
 };
 
 }  // namespace ty::api

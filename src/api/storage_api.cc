@@ -16,14 +16,14 @@
 #include "auth/replica_credentials.h"
 #include "common/files.h"
 #include "common/time.h"
-#include "storage/hashes.h"
+#include "gcs/hashes.h"
 
 namespace ty::api::internal {
 
 namespace {
 
 using json = nlohmann::json;
-using storage::ObjectInfo;
+using gcs::ObjectInfo;
 
 Result<std::optional<int64_t>> Int64Param(const HttpRequest& r, const std::string& name) {
   std::string v = Param(r, name);
@@ -60,7 +60,7 @@ const char* ReasonOf(int http) {
   }
 }
 
-json BucketJson(const HttpRequest& r, const storage::BucketInfo& b) {
+json BucketJson(const HttpRequest& r, const gcs::BucketInfo& b) {
   std::string t = FormatRfc3339(b.time_created);
   return {{"kind", "storage#bucket"},
           {"id", b.name},
@@ -96,7 +96,7 @@ json ObjectJson(const HttpRequest& r, const ObjectInfo& o) {
             {"updated", FormatRfc3339(o.updated)},
             {"timeStorageClassUpdated", FormatRfc3339(o.time_created)}};
   // Hashes are absent while a large file a replica wrote is being hashed
-  // (storage/hash_queue.h), as Google omits md5Hash for composite objects.
+  // (gcs/hash_queue.h), as Google omits md5Hash for composite objects.
   if (!o.crc32c_b64.empty()) j["crc32c"] = o.crc32c_b64;
   if (!o.md5_b64.empty()) j["md5Hash"] = o.md5_b64;
   if (!o.metadata.empty()) j["metadata"] = o.metadata;
@@ -111,13 +111,13 @@ json ObjectJson(const HttpRequest& r, const ObjectInfo& o) {
 
 class ReaderSource : public BodySource {
  public:
-  ReaderSource(storage::ObjectReader reader, uint64_t offset, uint64_t length)
+  ReaderSource(gcs::ObjectReader reader, uint64_t offset, uint64_t length)
       : reader_(std::move(reader)), offset_(offset), length_(length) {}
   uint64_t size() const override { return length_; }
   Result<std::string> Read(uint64_t at, size_t n) override { return reader_.Read(offset_ + at, n); }
 
  private:
-  storage::ObjectReader reader_;
+  gcs::ObjectReader reader_;
   uint64_t offset_;
   uint64_t length_;
 };
@@ -150,7 +150,7 @@ HttpResponse Download(const StorageContext& ctx, const HttpRequest& r, const std
                       const std::string& name) {
   Result<std::optional<int64_t>> generation = Int64Param(r, "generation");
   if (!generation.ok()) return StorageError(generation.status());
-  Result<storage::ObjectReader> reader = ctx.store->OpenForRead(bucket, name, *generation);
+  Result<gcs::ObjectReader> reader = ctx.store->OpenForRead(bucket, name, *generation);
   if (!reader.ok()) return StorageError(reader.status());
   const ObjectInfo info = reader->info();
   HttpResponse out;
@@ -193,7 +193,7 @@ HttpResponse Download(const StorageContext& ctx, const HttpRequest& r, const std
 
 HttpResponse Buckets(const StorageContext& ctx, const HttpRequest& r) {
   if (r.method == "GET") {
-    Result<std::vector<storage::BucketInfo>> all = ctx.store->ListBuckets();
+    Result<std::vector<gcs::BucketInfo>> all = ctx.store->ListBuckets();
     if (!all.ok()) return StorageError(all.status());
     // buckets.list names its project (gcloud always sends it): that project's buckets
     // only. Unowned directories (made by hand on the host) are listed for every project.
@@ -214,7 +214,7 @@ HttpResponse Buckets(const StorageContext& ctx, const HttpRequest& r) {
     return StorageError(InvalidArgument("Bucket name is required: {\"name\": \"...\"}"));
   }
   // The `project` parameter (required by Google, sent by every client) owns it.
-  Result<storage::BucketInfo> made =
+  Result<gcs::BucketInfo> made =
       ctx.store->CreateBucket(body["name"].get<std::string>(), Param(r, "project"));
   if (!made.ok()) return StorageError(made.status());
   return JsonResponse(BucketJson(r, *made));
@@ -222,7 +222,7 @@ HttpResponse Buckets(const StorageContext& ctx, const HttpRequest& r) {
 
 HttpResponse Bucket(const StorageContext& ctx, const HttpRequest& r, const std::string& bucket,
                     bool layout) {
-  Result<storage::BucketInfo> b = ctx.store->GetBucket(bucket);
+  Result<gcs::BucketInfo> b = ctx.store->GetBucket(bucket);
   if (!b.ok()) return StorageError(b.status());
   if (layout) {
     // Flat namespace: gcloud would switch to the Folders API for a hierarchical one.
@@ -246,7 +246,7 @@ HttpResponse Bucket(const StorageContext& ctx, const HttpRequest& r, const std::
 
 HttpResponse ListObjects(const StorageContext& ctx, const HttpRequest& r,
                          const std::string& bucket) {
-  storage::ListQuery q;
+  gcs::ListQuery q;
   q.prefix = Param(r, "prefix");
   q.delimiter = Param(r, "delimiter");
   q.page_token = Param(r, "pageToken");
@@ -255,7 +255,7 @@ HttpResponse ListObjects(const StorageContext& ctx, const HttpRequest& r,
   Result<std::optional<int64_t>> max = Int64Param(r, "maxResults");
   if (!max.ok()) return StorageError(max.status());
   if (*max && **max > 0) q.max_results = static_cast<size_t>(std::min<int64_t>(**max, 1000));
-  Result<storage::ListResult> l = ctx.store->List(bucket, q);
+  Result<gcs::ListResult> l = ctx.store->List(bucket, q);
   if (!l.ok()) return StorageError(l.status());
   json out = {{"kind", "storage#objects"}};
   if (!l->items.empty()) {
@@ -268,10 +268,10 @@ HttpResponse ListObjects(const StorageContext& ctx, const HttpRequest& r,
   return JsonResponse(out);
 }
 
-Result<storage::ObjectPatch> PatchOf(const std::string& body_text) {
+Result<gcs::ObjectPatch> PatchOf(const std::string& body_text) {
   json body = json::parse(body_text.empty() ? "{}" : body_text, nullptr, false);
   if (!body.is_object()) return InvalidArgument("The request body must be a JSON object");
-  storage::ObjectPatch p;
+  gcs::ObjectPatch p;
   auto text = [&](const char* key, std::optional<std::string>* into) -> Status {
     auto it = body.find(key);
     if (it == body.end()) return Status::Ok();
@@ -306,7 +306,7 @@ Result<storage::ObjectPatch> PatchOf(const std::string& body_text) {
 HttpResponse Object(const StorageContext& ctx, const HttpRequest& r, const std::string& bucket,
                     const std::string& name) {
   if (r.method == "GET" && Param(r, "alt") == "media") return Download(ctx, r, bucket, name);
-  Result<storage::Preconditions> pre = PreconditionsOf(r);
+  Result<gcs::Preconditions> pre = PreconditionsOf(r);
   if (!pre.ok()) return StorageError(pre.status());
   Result<std::optional<int64_t>> generation = Int64Param(r, "generation");
   if (!generation.ok()) return StorageError(generation.status());
@@ -323,7 +323,7 @@ HttpResponse Object(const StorageContext& ctx, const HttpRequest& r, const std::
     return done;
   }
   if (r.method == "PATCH" || r.method == "PUT") {
-    Result<storage::ObjectPatch> patch = PatchOf(r.body);
+    Result<gcs::ObjectPatch> patch = PatchOf(r.body);
     if (!patch.ok()) return StorageError(patch.status());
     Result<ObjectInfo> info = ctx.store->Patch(bucket, name, *patch, *pre);
     if (!info.ok()) return StorageError(info.status());
@@ -337,7 +337,7 @@ HttpResponse Object(const StorageContext& ctx, const HttpRequest& r, const std::
 Status AppendObject(const StorageContext& ctx, const std::string& bucket, const std::string& name,
                     std::optional<int64_t> generation, const std::string& to,
                     uint32_t* crc = nullptr) {
-  ASSIGN_OR_RETURN(storage::ObjectReader reader, ctx.store->OpenForRead(bucket, name, generation));
+  ASSIGN_OR_RETURN(gcs::ObjectReader reader, ctx.store->OpenForRead(bucket, name, generation));
   int out = ::open(to.c_str(), O_WRONLY | O_CLOEXEC);
   if (out < 0) return Internal("cannot write a staging file");
   struct stat st = {};
@@ -347,19 +347,19 @@ Status AppendObject(const StorageContext& ctx, const std::string& bucket, const 
   ::close(out);
   RETURN_IF_ERROR(copied);
   if (crc != nullptr) {
-    std::optional<uint32_t> part = storage::Crc32cFromBase64(reader.info().crc32c_b64);
+    std::optional<uint32_t> part = gcs::Crc32cFromBase64(reader.info().crc32c_b64);
     if (!part) {
       // A large file a replica wrote, still being hashed: the client retries a 503.
       return Unavailable("object " + bucket + "/" + name + " is still being hashed; retry");
     }
-    *crc = storage::Crc32cCombine(*crc, *part, reader.info().size);
+    *crc = gcs::Crc32cCombine(*crc, *part, reader.info().size);
   }
   return Status::Ok();
 }
 
-storage::ObjectAttributes AttributesOf(const ObjectInfo& source, const json& overrides) {
-  storage::ObjectAttributes a{source.content_type, source.content_encoding, source.cache_control,
-                              source.content_disposition, source.metadata};
+gcs::ObjectAttributes AttributesOf(const ObjectInfo& source, const json& overrides) {
+  gcs::ObjectAttributes a{source.content_type, source.content_encoding, source.cache_control,
+                          source.content_disposition, source.metadata};
   if (!overrides.is_object()) return a;
   if (overrides.contains("contentType") && overrides["contentType"].is_string()) {
     a.content_type = overrides["contentType"];
@@ -380,7 +380,7 @@ HttpResponse CopyObject(const StorageContext& ctx, const HttpRequest& r,
   const std::string& dst_bucket = seg[at + 6];
   const std::string& dst_name = seg[at + 8];
   Result<std::optional<int64_t>> generation = Int64Param(r, "sourceGeneration");
-  Result<storage::Preconditions> pre = PreconditionsOf(r);
+  Result<gcs::Preconditions> pre = PreconditionsOf(r);
   if (!generation.ok() || !pre.ok()) {
     return StorageError(!generation.ok() ? generation.status() : pre.status());
   }
@@ -413,7 +413,7 @@ HttpResponse Compose(const StorageContext& ctx, const HttpRequest& r, const std:
       body["sourceObjects"].empty() || body["sourceObjects"].size() > 32) {
     return StorageError(InvalidArgument("sourceObjects: 1 to 32 objects are required"));
   }
-  Result<storage::Preconditions> pre = PreconditionsOf(r);
+  Result<gcs::Preconditions> pre = PreconditionsOf(r);
   if (!pre.ok()) return StorageError(pre.status());
   Result<std::string> staged = ctx.store->NewStagingFile();
   if (!staged.ok()) return StorageError(staged.status());
@@ -439,10 +439,10 @@ HttpResponse Compose(const StorageContext& ctx, const HttpRequest& r, const std:
     if (!first) first = *info;
     components += std::max(1, info->component_count);
   }
-  storage::ObjectAttributes attributes = AttributesOf(*first, body.value("destination", json()));
+  gcs::ObjectAttributes attributes = AttributesOf(*first, body.value("destination", json()));
   // As on Google, a composite object has a CRC-32C but no MD5: hashing a large
   // composite again serially would undo the point of uploading its parts in parallel.
-  const std::pair<std::string, std::string> hashes{"", storage::Crc32cBase64(crc)};
+  const std::pair<std::string, std::string> hashes{"", gcs::Crc32cBase64(crc)};
   Result<ObjectInfo> made =
       ctx.store->Commit(bucket, name, attributes, *pre, *staged, components, &hashes);
   if (!made.ok()) return StorageError(made.status());
@@ -510,8 +510,8 @@ HttpResponse ObjectResponse(const HttpRequest& r, const ObjectInfo& info) {
   return JsonResponse(ObjectJson(r, info));
 }
 
-Result<storage::Preconditions> PreconditionsOf(const HttpRequest& r) {
-  storage::Preconditions p;
+Result<gcs::Preconditions> PreconditionsOf(const HttpRequest& r) {
+  gcs::Preconditions p;
   ASSIGN_OR_RETURN(p.if_generation_match, Int64Param(r, "ifGenerationMatch"));
   ASSIGN_OR_RETURN(p.if_generation_not_match, Int64Param(r, "ifGenerationNotMatch"));
   ASSIGN_OR_RETURN(p.if_metageneration_match, Int64Param(r, "ifMetagenerationMatch"));

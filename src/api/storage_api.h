@@ -1,4 +1,4 @@
-// Internal to api/: the Cloud Storage JSON API over storage::ObjectStore
+// Internal to api/: the Cloud Storage JSON API over gcs::ObjectStore
 // (spec/cloud-storage-v1.md), as gcloud storage, the ml-engine package upload and
 // the Python/Node clients (STORAGE_EMULATOR_HOST) call it.
 //
@@ -19,14 +19,14 @@
 #include <vector>
 
 #include "api/http_types.h"
-#include "storage/object_store.h"
-#include "storage/upload_sessions.h"
+#include "gcs/object_store.h"
+#include "gcs/upload_sessions.h"
 
 namespace ty::api::internal {
 
 struct StorageContext {
-  storage::ObjectStore* store = nullptr;
-  storage::UploadSessions* sessions = nullptr;
+  gcs::ObjectStore* store = nullptr;
+  gcs::UploadSessions* sessions = nullptr;
   // Digests of a spooled request body, hashed as it arrived (Router::SpoolFileFor);
   // nullopt when unknown. `size`: the body's length.
   std::function<std::optional<std::pair<std::string, std::string>>(const std::string& file,
@@ -46,9 +46,9 @@ bool IsStorageUpload(const HttpRequest& request);
 HttpResponse StorageError(const Status& status);
 // "http://HOST" of the request, for selfLink, mediaLink and session URLs.
 std::string BaseUrl(const HttpRequest& request);
-HttpResponse ObjectResponse(const HttpRequest& request, const storage::ObjectInfo& info);
+HttpResponse ObjectResponse(const HttpRequest& request, const gcs::ObjectInfo& info);
 // ifGenerationMatch and friends from the query. InvalidArgument for a non-number.
-Result<storage::Preconditions> PreconditionsOf(const HttpRequest& request);
+Result<gcs::Preconditions> PreconditionsOf(const HttpRequest& request);
 
 // Uploads (storage_uploads.cc): POST to the bucket's upload URL, PUT to a session.
 HttpResponse UploadObject(const StorageContext& ctx, const HttpRequest& request,

@@ -16,7 +16,7 @@
 #include "api/endpoints.h"  // Param
 #include "api/http_status.h"
 #include "api/storage_api.h"
-#include "storage/hashes.h"
+#include "gcs/hashes.h"
 
 namespace ty::api::internal {
 
@@ -52,7 +52,7 @@ std::string BodyText(const HttpRequest& r) {
 // part, resumable initiation body), the query's `name` as fallback.
 struct UploadTarget {
   std::string name;
-  storage::ObjectAttributes attributes;
+  gcs::ObjectAttributes attributes;
   std::string md5_b64;  // What the client says the bytes hash to ("" = nothing).
   std::string crc32c_b64;
 };
@@ -163,7 +163,7 @@ Status ParseMultipart(const std::string& file, const std::string& boundary, std:
 }
 
 // Copies bytes [begin, end) of `from` into a new staging file.
-Result<std::string> StageRange(storage::ObjectStore* store, const std::string& from, uint64_t begin,
+Result<std::string> StageRange(gcs::ObjectStore* store, const std::string& from, uint64_t begin,
                                uint64_t end) {
   ASSIGN_OR_RETURN(std::string staged, store->NewStagingFile());
   int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
@@ -185,7 +185,7 @@ Result<std::string> StageRange(storage::ObjectStore* store, const std::string& f
 }
 
 HttpResponse Multipart(const StorageContext& ctx, const HttpRequest& r, const std::string& bucket,
-                       const storage::Preconditions& pre) {
+                       const gcs::Preconditions& pre) {
   std::string metadata, media_type;
   uint64_t begin = 0, end = 0;
   Status parsed = ParseMultipart(r.body_file, BoundaryOf(r.Header("content-type")), &metadata,
@@ -193,14 +193,14 @@ HttpResponse Multipart(const StorageContext& ctx, const HttpRequest& r, const st
   if (!parsed.ok()) return StorageError(parsed);
   Result<UploadTarget> target = TargetOf(r, metadata, media_type);
   if (!target.ok()) return StorageError(target.status());
-  if (Status s = storage::ObjectStore::CheckObjectName(target->name); !s.ok()) {
+  if (Status s = gcs::ObjectStore::CheckObjectName(target->name); !s.ok()) {
     return StorageError(s);
   }
   Result<std::string> staged = StageRange(ctx.store, r.body_file, begin, end);
   if (!staged.ok()) return StorageError(staged.status());
   // Python sends its checksum in the metadata; Google refuses bytes that differ.
   std::pair<std::string, std::string> hashes;
-  Status hashed = storage::HashFile(*staged, &hashes.first, &hashes.second);
+  Status hashed = gcs::HashFile(*staged, &hashes.first, &hashes.second);
   Status mismatch = hashed;
   if (hashed.ok() && !target->md5_b64.empty() && target->md5_b64 != hashes.first) {
     mismatch = InvalidArgument("Provided MD5 hash \"" + target->md5_b64 +
@@ -213,14 +213,14 @@ HttpResponse Multipart(const StorageContext& ctx, const HttpRequest& r, const st
     ::unlink(staged->c_str());
     return StorageError(mismatch);
   }
-  Result<storage::ObjectInfo> made =
+  Result<gcs::ObjectInfo> made =
       ctx.store->Commit(bucket, target->name, target->attributes, pre, *staged, 0, &hashes);
   if (!made.ok()) return StorageError(made.status());
   return ObjectResponse(r, *made);
 }
 
 HttpResponse Media(const StorageContext& ctx, const HttpRequest& r, const std::string& bucket,
-                   const storage::Preconditions& pre) {
+                   const gcs::Preconditions& pre) {
   Result<UploadTarget> target = TargetOf(r, "", r.Header("content-type"));
   if (!target.ok()) return StorageError(target.status());
   Result<std::string> staged = ctx.store->NewStagingFile();
@@ -231,17 +231,17 @@ HttpResponse Media(const StorageContext& ctx, const HttpRequest& r, const std::s
   if (::rename(r.body_file.c_str(), staged->c_str()) != 0) {
     return StorageError(Internal("cannot keep the upload: " + std::string(std::strerror(errno))));
   }
-  Result<storage::ObjectInfo> made = ctx.store->Commit(
-      bucket, target->name, target->attributes, pre, *staged, 0, hashes ? &*hashes : nullptr);
+  Result<gcs::ObjectInfo> made = ctx.store->Commit(bucket, target->name, target->attributes, pre,
+                                                   *staged, 0, hashes ? &*hashes : nullptr);
   if (!made.ok()) return StorageError(made.status());
   return ObjectResponse(r, *made);
 }
 
 HttpResponse StartSession(const StorageContext& ctx, const HttpRequest& r,
-                          const std::string& bucket, const storage::Preconditions& pre) {
+                          const std::string& bucket, const gcs::Preconditions& pre) {
   Result<UploadTarget> target = TargetOf(r, BodyText(r), r.Header("x-upload-content-type"));
   if (!target.ok()) return StorageError(target.status());
-  storage::UploadSession s;
+  gcs::UploadSession s;
   s.bucket = bucket;
   s.name = target->name;
   s.attributes = target->attributes;
@@ -285,7 +285,7 @@ Result<ContentRange> ParseContentRange(const std::string& header) {
 
 HttpResponse UploadObject(const StorageContext& ctx, const HttpRequest& r,
                           const std::string& bucket) {
-  Result<storage::Preconditions> pre = PreconditionsOf(r);
+  Result<gcs::Preconditions> pre = PreconditionsOf(r);
   if (!pre.ok()) return StorageError(pre.status());
   const std::string type = Param(r, "uploadType");
   if (type == "resumable") return StartSession(ctx, r, bucket, *pre);
@@ -320,7 +320,7 @@ HttpResponse PutToSession(const StorageContext& ctx, const HttpRequest& r) {
   if (cr.first && *cr.first == 0 && cr.total && *cr.total == size && ctx.spooled_hashes) {
     hashes = ctx.spooled_hashes(r.body_file, size);  // This PUT carries the whole object.
   }
-  Result<storage::UploadProgress> progress =
+  Result<gcs::UploadProgress> progress =
       cr.first && size > 0 ? ctx.sessions->Put(id, *cr.first, r.body_file, cr.total, cr.open_end,
                                                hashes ? &*hashes : nullptr)
                            : ctx.sessions->Query(id, cr.total);

@@ -1,7 +1,7 @@
 #include "cli/job_commands.h"
 
 #include "cli/http_client.h"
-#include "cli/log_stream.h"
+#include "cli/log_follow.h"
 
 namespace ty::cli::internal {
 

@@ -1,6 +1,6 @@
 // `trainyard config registry`: what makes `docker push gcr.io/P/IMG` and
 // `docker pull us-central1-docker.pkg.dev/P/R/IMG` (podman, through podman-docker)
-// reach the daemon's registry (executor/local_registry.h) by Google's names.
+// reach the daemon's registry (executor/container/local_registry.h) by Google's names.
 //
 // podman 4.3 applies a registries.conf `location` remap to pulls but not to pushes,
 // so the names must resolve to the registry itself: a marked block in /etc/hosts maps

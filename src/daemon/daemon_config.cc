@@ -56,7 +56,7 @@ Status SortConfigKeys(const std::string& path, const nlohmann::json& doc, Daemon
   return Status::Ok();
 }
 
-// The Slurm executor's flags (executor/slurm_executor.h).
+// The Slurm executor's flags (executor/slurm/slurm_executor.h).
 void AddSlurmFlags(CLI::App& app, DaemonConfig& cfg) {
   app.add_option("--slurm-dir", cfg.slurm_dir,
                  "Slurm executor: attempt directories, on a filesystem every Slurm host mounts "

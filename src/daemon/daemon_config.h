@@ -24,11 +24,12 @@ struct DaemonConfig {
   std::string engine_socket = "/run/podman/podman.sock";
   std::string bucket_root;  // Default <data_dir>/buckets.
   double stop_grace_seconds = 10;
-  int warm_pool = 0;  // Containers started ahead of demand (executor/warm_pool.h); 0 = none.
-  // Idle network namespaces kept for single-replica jobs (executor/network_slots.h).
+  int warm_pool =
+      0;  // Containers started ahead of demand (executor/container/warm_pool.h); 0 = none.
+  // Idle network namespaces kept for single-replica jobs (executor/container/network_slots.h).
   int network_slots = 16;
   // Replicas' user namespace: container root is this host uid and gid, 65,536 ids
-  // from it (executor/container_executor.h); 0 = the host's ids. Far above the
+  // from it (executor/container/container_executor.h); 0 = the host's ids. Far above the
   // subordinate ids useradd hands out (from 100000) and any real user.
   int64_t replica_uid_base = 2000000000;
   model::SpecLimits limits;  // Bounds on accepted specs (model/spec_limits.h).
@@ -39,11 +40,11 @@ struct DaemonConfig {
   // HTTPS on the main listener: PEM certificate (chain) and key; "" = plain HTTP.
   std::string tls_cert_file;
   std::string tls_key_file;
-  // The registry standing in for gcr.io and *.pkg.dev (executor/local_registry.h):
+  // The registry standing in for gcr.io and *.pkg.dev (executor/container/local_registry.h):
   // "HOST:PORT", "" = none.
   std::string registry = model::kDefaultRegistryAddress;
   bool registry_serve = true;  // Run docker-registry there; false = one is already there.
-  // The Slurm executor (executor/slurm_executor.h): attempt directories on a filesystem
+  // The Slurm executor (executor/slurm/slurm_executor.h): attempt directories on a filesystem
   // every Slurm host mounts at the same path (default <data_dir>/slurm), the launcher as
   // the hosts run it (default beside trainyardd), sbatch's partition and QOS, and how
   // replicas on the hosts reach this machine (default its host name).

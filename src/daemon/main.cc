@@ -22,15 +22,15 @@
 #include "common/files.h"
 #include "common/random.h"
 #include "daemon/daemon_config.h"
-#include "executor/container_executor.h"
-#include "executor/local_registry.h"
+#include "executor/container/container_executor.h"
+#include "executor/container/local_registry.h"
 #include "executor/process_executor.h"
-#include "executor/slurm_executor.h"
+#include "executor/slurm/slurm_executor.h"
+#include "gcs/object_store.h"
+#include "jobstore/sqlite_job_store.h"
 #include "logs/log_store.h"
 #include "service/capacity_config.h"
 #include "service/job_service.h"
-#include "storage/object_store.h"
-#include "store/sqlite_job_store.h"
 
 namespace {
 
@@ -159,7 +159,7 @@ void LogCapacity(const std::string& kind, const ty::scheduler::Capacity& c) {
 // (auth/replica_credentials.h). It may use the buckets its job's project owns (the
 // ones mounted at /gcs) and read its own job's Logging entries; nothing else.
 std::function<std::optional<ty::auth::Principal>(const std::string&, const std::string&)>
-ReplicaIdentity(ty::service::JobService* service, ty::storage::ObjectStore* objects,
+ReplicaIdentity(ty::service::JobService* service, ty::gcs::ObjectStore* objects,
                 std::shared_ptr<const ty::auth::ReplicaCredentials> credentials) {
   return [service, objects, credentials](
              const std::string& peer,
@@ -187,7 +187,7 @@ ReplicaIdentity(ty::service::JobService* service, ty::storage::ObjectStore* obje
 // listener. Null when there is none.
 ty::Result<std::unique_ptr<ty::api::ApiServer>> StartReplicaApi(const DaemonConfig& cfg,
                                                                 ty::service::JobService* service,
-                                                                ty::storage::ObjectStore* objects,
+                                                                ty::gcs::ObjectStore* objects,
                                                                 int main_port) {
   if (cfg.executor == "process" || cfg.replica_listen.empty()) {
     // Process replicas use the main listener; over HTTPS their Storage clients
@@ -269,11 +269,11 @@ sigset_t BlockStopSignals() {
 // The Cloud Storage JSON API over the same directories replicas see at /gcs; it also
 // knows which project owns each bucket, which decides what replicas see. Where replicas
 // run in a user namespace, what it writes belongs to their root.
-ty::Result<std::unique_ptr<ty::storage::ObjectStore>> OpenObjectStore(
+ty::Result<std::unique_ptr<ty::gcs::ObjectStore>> OpenObjectStore(
     const DaemonConfig& cfg, const ty::executor::Executor* executor) {
   ASSIGN_OR_RETURN(auto objects,
-                   ty::storage::ObjectStore::Open(cfg.bucket_root, cfg.data_dir + "/storage",
-                                                  ty::SystemClock::Get()));
+                   ty::gcs::ObjectStore::Open(cfg.bucket_root, cfg.data_dir + "/storage",
+                                              ty::SystemClock::Get()));
   if (uint32_t base = executor->ReplicaUidBase(); base > 0) {
     RETURN_IF_ERROR(objects->SetObjectOwner(base));
     spdlog::info("replicas run in user namespaces: their root is uid {} on the host", base);
@@ -310,7 +310,7 @@ ty::Result<ty::service::AdmissionOptions> AdmissionFor(const DaemonConfig& cfg,
 // `buckets` keeps, and the executors (`executors`, by kind) beside the default one
 // with the projects routed to each.
 ty::Result<ty::service::JobServiceOptions> ServiceOptionsFor(
-    const DaemonConfig& cfg, ty::storage::ObjectStore* buckets,
+    const DaemonConfig& cfg, ty::gcs::ObjectStore* buckets,
     const std::map<std::string, std::unique_ptr<ty::executor::Executor>>& executors) {
   ty::service::JobServiceOptions so;
   so.stop_grace = static_cast<ty::DurationMicros>(cfg.stop_grace_seconds * 1e6);
@@ -344,7 +344,7 @@ ty::Result<ty::service::JobServiceOptions> ServiceOptionsFor(
 // signal arrives.
 int Serve(const DaemonConfig& cfg, const std::string& host, int port,
           const ty::auth::TokenTable& tokens, sigset_t stop_signals) {
-  auto store = ty::store::SqliteJobStore::Open(cfg.data_dir + "/trainyard.db");
+  auto store = ty::jobstore::SqliteJobStore::Open(cfg.data_dir + "/trainyard.db");
   if (!store.ok()) return Fail(store.status());
   auto logs = ty::logs::LogStore::Create(cfg.data_dir + "/logs");
   if (!logs.ok()) return Fail(logs.status());

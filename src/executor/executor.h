@@ -192,7 +192,7 @@ class Executor {
   // outage is visible, not a silent stall). Local processes have no backend to lose.
   virtual BackendHealth Health() const { return {}; }
   // The job (uid) whose running replica connects to the daemon from `address`, for
-  // the replica listener (executor/replica_addresses.h); nullopt when no replica
+  // the replica listener (executor/container/replica_addresses.h); nullopt when no replica
   // has it or the backend cannot tell (processes all share the host's addresses).
   virtual std::optional<std::string> JobAtAddress(const std::string& address) {
     return std::nullopt;

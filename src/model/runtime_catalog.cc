@@ -8,7 +8,7 @@ namespace {
 
 // What every runtime has beside its frameworks: the guides' Dockerfiles run
 // `RUN pip install …` and `ENTRYPOINT ["python", "task.py"]`, and packages are installed
-// with pip (service: Python packages, executor/package_images.h).
+// with pip (service: Python packages, executor/container/package_images.h).
 #define TY_RUNTIME_TOOLS \
   "python3,python3-pip,python3-setuptools,python3-wheel,python-is-python3,curl,ca-certificates"
 

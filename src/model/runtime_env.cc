@@ -274,7 +274,7 @@ ReplicaRuntime BuildReplicaRuntime(const Job& job, int pool, int index,
     rt.image = ResolveImage(pkg.executor_image_uri);
     rt.python_packages = pkg.package_uris;
     // The prebuilt-image runner: `python3 -m MODULE ARGS`. The container executor
-    // installs the packages into the image first (executor/package_images.h); the
+    // installs the packages into the image first (executor/container/package_images.h); the
     // packages (resolved under the executor's bucket root) are on PYTHONPATH too, so
     // wheels and zips import where nothing installs them (the process executor).
     std::string pythonpath;

@@ -44,7 +44,7 @@ struct RuntimeOptions {
   std::string storage_endpoint;
   // Where each replica listens, per pool and index ("host:port"), when the executor
   // places replicas itself (Slurm: a host and a reserved port each,
-  // executor/slurm_topology.h). Empty = every replica at ReplicaHostname:kClusterPort.
+  // executor/slurm/slurm_topology.h). Empty = every replica at ReplicaHostname:kClusterPort.
   std::vector<std::vector<std::string>> peer_addresses;
 };
 

@@ -29,7 +29,7 @@ const std::string& JobRead::Rendered(
 
 size_t JobRead::Bytes() const { return 3 * RecordBytes(job_); }
 
-FinishedJobs::FinishedJobs(store::JobStore* inner, size_t max_bytes)
+FinishedJobs::FinishedJobs(jobstore::JobStore* inner, size_t max_bytes)
     : inner_(inner), max_bytes_(max_bytes) {}
 
 Result<std::shared_ptr<const JobRead>> FinishedJobs::Read(

@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "common/status.h"
+#include "jobstore/job_store.h"
 #include "model/job.h"
-#include "store/job_store.h"
 
 namespace ty::service {
 
@@ -50,10 +50,10 @@ class JobRead {
   mutable std::array<std::string, kVariants> rendered_;
 };
 
-class FinishedJobs : public store::JobStore {
+class FinishedJobs : public jobstore::JobStore {
  public:
   static constexpr size_t kDefaultMaxBytes = 32u << 20;
-  FinishedJobs(store::JobStore* inner, size_t max_bytes = kDefaultMaxBytes);
+  FinishedJobs(jobstore::JobStore* inner, size_t max_bytes = kDefaultMaxBytes);
 
   // The job `uid` as stored (NotFound if absent): a finished one from memory when it is
   // there, else read and (when finished) remembered. `restore` rebuilds the spec.
@@ -69,7 +69,7 @@ class FinishedJobs : public store::JobStore {
   size_t size() const;
   size_t bytes() const;
 
-  // store::JobStore: writes forget the uid they touch; reads go to the inner store.
+  // jobstore::JobStore: writes forget the uid they touch; reads go to the inner store.
   Status CreateJob(const model::Job& job) override;
   Status UpdateJob(const model::Job& job) override;
   Result<model::Job> GetJob(const std::string& uid) override { return inner_->GetJob(uid); }
@@ -107,7 +107,7 @@ class FinishedJobs : public store::JobStore {
   void Drop(std::unordered_map<std::string, Entry>::iterator it);  // REQUIRES: mu_ held.
   uint64_t& GenerationOf(const std::string& uid);                  // REQUIRES: mu_ held.
 
-  store::JobStore* const inner_;
+  jobstore::JobStore* const inner_;
   const size_t max_bytes_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, Entry> entries_;  // Guarded by mu_.

@@ -56,7 +56,7 @@ Result<model::JobSpec> RestoreSpec(const model::Job& job) {
   return spec;
 }
 
-JobController::JobController(LoopCore* core, store::JobStore* store, Backends* backends,
+JobController::JobController(LoopCore* core, jobstore::JobStore* store, Backends* backends,
                              logs::LogStore* logs, ControllerOptions options)
     : core_(core), store_(store), backends_(backends), logs_(logs), options_(std::move(options)) {}
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "executor/executor.h"
+#include "jobstore/job_store.h"
 #include "logs/log_store.h"
 #include "model/job.h"
 #include "model/job_machine.h"
@@ -26,7 +27,6 @@
 #include "service/backends.h"
 #include "service/loop_core.h"
 #include "service/published_jobs.h"
-#include "store/job_store.h"
 
 namespace ty::service {
 
@@ -51,7 +51,7 @@ Result<model::JobSpec> RestoreSpec(const model::Job& job);
 class JobController {
  public:
   // `backends`: where each project's jobs run and are admitted (not owned).
-  JobController(LoopCore* core, store::JobStore* store, Backends* backends, logs::LogStore* logs,
+  JobController(LoopCore* core, jobstore::JobStore* store, Backends* backends, logs::LogStore* logs,
                 ControllerOptions options);
 
   // Start-up, before the loop runs: reads the stored jobs that are not finished (the
@@ -122,7 +122,7 @@ class JobController {
   void AssertOnLoop() const;
 
   LoopCore* const core_;
-  store::JobStore* const store_;
+  jobstore::JobStore* const store_;
   Backends* const backends_;
   logs::LogStore* const logs_;
   const ControllerOptions options_;

@@ -65,8 +65,8 @@ Status CheckOtherExecutors(const JobServiceOptions& options) {
 
 }  // namespace
 
-JobService::JobService(store::JobStore* store, executor::Executor* executor, logs::LogStore* logs,
-                       const Clock* clock, JobServiceOptions options)
+JobService::JobService(jobstore::JobStore* store, executor::Executor* executor,
+                       logs::LogStore* logs, const Clock* clock, JobServiceOptions options)
     : finished_(std::make_unique<FinishedJobs>(store)),
       store_(finished_.get()),
       logs_(logs),
@@ -105,7 +105,7 @@ JobService::JobService(store::JobStore* store, executor::Executor* executor, log
 
 JobService::~JobService() { Shutdown(); }
 
-Result<std::unique_ptr<JobService>> JobService::Create(store::JobStore* store,
+Result<std::unique_ptr<JobService>> JobService::Create(jobstore::JobStore* store,
                                                        executor::Executor* executor,
                                                        logs::LogStore* logs, const Clock* clock,
                                                        JobServiceOptions options) {
@@ -275,7 +275,7 @@ Result<ListResponse> JobService::List(const ListRequest& request) {
   // however long the history. The store has every committed record, live ones too.
   // Filters run here, over batches, until the page is full or the scope exhausted.
   ListResponse response;
-  store::JobStore::PageQuery query;
+  jobstore::JobStore::PageQuery query;
   query.dialect = request.dialect;
   query.project = request.project;
   query.location = request.location;
@@ -322,7 +322,7 @@ Result<Operation> JobService::Delete(const JobRef& ref) {
 }
 
 // One delete per job, so the job's uid names its operation; what the store keeps of
-// the deleted job answers for it, across restarts (store::JobStore::Deletion).
+// the deleted job answers for it, across restarts (jobstore::JobStore::Deletion).
 std::string JobService::OperationName(const std::string& project, const std::string& location,
                                       const std::string& uid) {
   return "projects/" + project + "/locations/" + location + "/operations/" + uid;
@@ -330,7 +330,7 @@ std::string JobService::OperationName(const std::string& project, const std::str
 
 Result<Operation> JobService::GetOperation(const std::string& name) {
   const std::string uid = name.substr(name.rfind('/') + 1);
-  Result<store::JobStore::Deletion> deleted = store_->GetDeletion(uid);
+  Result<jobstore::JobStore::Deletion> deleted = store_->GetDeletion(uid);
   if (!deleted.ok() || OperationName(deleted->project, deleted->location, uid) != name) {
     if (deleted.ok() || deleted.status().code() == StatusCode::kNotFound) {
       return NotFound("Operation " + name + " does not exist.");

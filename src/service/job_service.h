@@ -21,6 +21,7 @@
 #include "common/status.h"
 #include "common/time.h"
 #include "executor/executor.h"
+#include "jobstore/job_store.h"
 #include "logs/log_store.h"
 #include "model/dialect.h"
 #include "model/job.h"
@@ -30,7 +31,6 @@
 #include "service/job_controller.h"
 #include "service/job_logs.h"
 #include "service/log_entries.h"
-#include "store/job_store.h"
 
 namespace ty::service {
 
@@ -54,7 +54,7 @@ struct JobServiceOptions {
   // Where trial jobs' cloudml-hypertune files live on this host (one directory per
   // trial job); "" = trials cannot report metrics (service/trial_jobs.h).
   std::string trial_root;
-  // Bucket owners (storage::ObjectStore's, wired by the daemon; unset = no owners:
+  // Bucket owners (gcs::ObjectStore's, wired by the daemon; unset = no owners:
   // replicas see only the buckets their job names). `claim_buckets` at submit:
   // PermissionDenied when another project owns one the job names, else they become
   // the job's project's. `project_buckets` at launch: every bucket replicas may see.
@@ -112,7 +112,7 @@ struct Operation {
 class JobService {
  public:
   // The service does not own its collaborators; they must outlive it.
-  static Result<std::unique_ptr<JobService>> Create(store::JobStore* store,
+  static Result<std::unique_ptr<JobService>> Create(jobstore::JobStore* store,
                                                     executor::Executor* executor,
                                                     logs::LogStore* logs, const Clock* clock,
                                                     JobServiceOptions options);
@@ -186,7 +186,7 @@ class JobService {
   }
 
  private:
-  JobService(store::JobStore* store, executor::Executor* executor, logs::LogStore* logs,
+  JobService(jobstore::JobStore* store, executor::Executor* executor, logs::LogStore* logs,
              const Clock* clock, JobServiceOptions options);
   Result<std::string> ResolveUid(const JobRef& ref) const;
   static std::string OperationName(const std::string& project, const std::string& location,
@@ -199,7 +199,7 @@ class JobService {
 
   // Every store call of the service and its controllers passes through it.
   const std::unique_ptr<FinishedJobs> finished_;
-  store::JobStore* const store_;
+  jobstore::JobStore* const store_;
   logs::LogStore* const logs_;
   const JobServiceOptions options_;
   std::unique_ptr<LoopCore> core_;

@@ -144,7 +144,7 @@ void AddTargetsOf(const model::Job& job, std::vector<Target>* out) {
 }
 
 // Jobs the filter pins by id in these projects.
-std::vector<Target> PinnedJobs(store::JobStore* store, const std::vector<std::string>& projects,
+std::vector<Target> PinnedJobs(jobstore::JobStore* store, const std::vector<std::string>& projects,
                                const std::set<std::string>& ids) {
   std::vector<Target> out;
   for (const std::string& project : projects) {
@@ -162,14 +162,14 @@ std::vector<Target> PinnedJobs(store::JobStore* store, const std::vector<std::st
 }
 
 // Every job of the projects that may have lines within [floor, ceiling].
-Result<std::vector<Target>> ScopedJobs(store::JobStore* store,
+Result<std::vector<Target>> ScopedJobs(jobstore::JobStore* store,
                                        const std::vector<std::string>& projects,
                                        std::optional<TimeMicros> floor,
                                        std::optional<TimeMicros> ceiling) {
   std::vector<Target> out;
   for (const std::string& project : projects) {
     for (model::Dialect dialect : {model::Dialect::kMlV1, model::Dialect::kVertex}) {
-      store::JobStore::PageQuery q;
+      jobstore::JobStore::PageQuery q;
       q.dialect = dialect;
       q.project = project;
       q.any_location = true;

@@ -31,8 +31,8 @@
 #include <vector>
 
 #include "common/status.h"
+#include "jobstore/job_store.h"
 #include "logs/log_store.h"
-#include "store/job_store.h"
 
 namespace ty::service {
 
@@ -52,14 +52,14 @@ struct LogEntriesPage {
 
 class LogEntriesQuery {
  public:
-  LogEntriesQuery(store::JobStore* store, logs::LogStore* logs) : store_(store), logs_(logs) {}
+  LogEntriesQuery(jobstore::JobStore* store, logs::LogStore* logs) : store_(store), logs_(logs) {}
 
   // InvalidArgument naming the field for a bad filter, order, size, token or
   // resource name.
   Result<LogEntriesPage> List(const LogEntriesRequest& request) const;
 
  private:
-  store::JobStore* store_;
+  jobstore::JobStore* store_;
   logs::LogStore* logs_;
 };
 

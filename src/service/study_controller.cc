@@ -49,7 +49,7 @@ tuning::TrialCurve CurveOf(const model::StudySpec& spec, const model::Trial& t) 
 
 }  // namespace
 
-StudyController::StudyController(LoopCore* core, store::JobStore* store, JobController* jobs,
+StudyController::StudyController(LoopCore* core, jobstore::JobStore* store, JobController* jobs,
                                  std::string trial_root,
                                  std::function<AfterCommit()> after_commit_for_test)
     : core_(core),

@@ -24,11 +24,11 @@
 #include <string>
 #include <vector>
 
+#include "jobstore/job_store.h"
 #include "model/job.h"
 #include "service/job_controller.h"
 #include "service/loop_core.h"
 #include "service/published_jobs.h"
-#include "store/job_store.h"
 
 namespace ty::tuning {
 class Tuner;  // tuning/tuner.h; Eigen stays out of this header.
@@ -45,7 +45,7 @@ class StudyController {
   // `trial_root`: the host directory under which each trial job's metrics directory
   // lives (service/trial_jobs.h); "" = trials cannot report (every trial infeasible).
   // `after_commit_for_test`: as JobServiceOptions', for the study's own commits.
-  StudyController(LoopCore* core, store::JobStore* store, JobController* jobs,
+  StudyController(LoopCore* core, jobstore::JobStore* store, JobController* jobs,
                   std::string trial_root,
                   std::function<AfterCommit()> after_commit_for_test = nullptr);
   ~StudyController();
@@ -112,7 +112,7 @@ class StudyController {
   model::Trial* FindTrial(Study& st, int64_t trial_id);
 
   LoopCore* const core_;
-  store::JobStore* const store_;
+  jobstore::JobStore* const store_;
   JobController* const jobs_;
   const std::string trial_root_;
   const std::function<AfterCommit()> after_commit_for_test_;

@@ -1,10 +1,10 @@
 // ty-slurm-launch: what each Slurm task of a Trainyard job runs (issue 21).
 //
-//   ty-slurm-launch --context DIR   runs this task's replica (executor/slurm_context.h)
+//   ty-slurm-launch --context DIR   runs this task's replica (executor/slurm/slurm_context.h)
 //   ty-slurm-launch --print-topology  prints this task's placement as one JSON line
 //
 // It works out its replica's pool, index, port and every peer's address from its own
-// Slurm environment (executor/slurm_topology.h), with no rendezvous; puts those
+// Slurm environment (executor/slurm/slurm_topology.h), with no rendezvous; puts those
 // addresses into the environment the service computed; runs the replica's container
 // with podman on this host (host network: it listens on its reserved port), its output
 // appended to DIR/<replica>.out and .err; writes the container's exit code to
@@ -33,8 +33,8 @@
 
 #include "common/files.h"
 #include "common/subprocess.h"
-#include "executor/slurm_context.h"
-#include "executor/slurm_topology.h"
+#include "executor/slurm/slurm_context.h"
+#include "executor/slurm/slurm_topology.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // One study of the tuner protocol (spec/tuner-protocol.md): a request object in, a
-// reply object out. `trainyard-tuner` (src/tuner/main.cc) wraps it in the stdin /
+// reply object out. `trainyard-tuner` (src/tuner_cli/main.cc) wraps it in the stdin /
 // stdout line loop; tests drive it directly. Never throws on bad input: a request it
 // cannot serve gets {"ok": false, "error": ...}. Not thread-safe.
 #pragma once

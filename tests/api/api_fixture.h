@@ -19,10 +19,10 @@
 
 #include "api/api_server.h"
 #include "fakes/fake_executor.h"
+#include "gcs/object_store.h"
+#include "jobstore/memory_job_store.h"
 #include "logs/log_store.h"
 #include "service/job_service.h"
-#include "storage/object_store.h"
-#include "store/memory_job_store.h"
 
 namespace ty::api {
 
@@ -53,8 +53,8 @@ class ApiFixture : public ::testing::Test {
     ASSERT_TRUE(service.ok()) << service.status().ToString();
     service_ = std::move(service).value();
     ASSERT_TRUE(service_->Start().ok());
-    auto objects = storage::ObjectStore::Open((dir_ / "buckets").string(),
-                                              (dir_ / "storage").string(), nullptr);
+    auto objects =
+        gcs::ObjectStore::Open((dir_ / "buckets").string(), (dir_ / "storage").string(), nullptr);
     ASSERT_TRUE(objects.ok()) << objects.status().ToString();
     objects_ = std::move(objects).value();
     ApiServer::Options server_options;
@@ -226,10 +226,10 @@ class ApiFixture : public ::testing::Test {
   }
 
   std::filesystem::path dir_;
-  store::MemoryJobStore store_;
+  jobstore::MemoryJobStore store_;
   testing::FakeExecutor executor_;
   std::unique_ptr<logs::LogStore> logs_;
-  std::unique_ptr<storage::ObjectStore> objects_;  // Cloud Storage over dir_/buckets.
+  std::unique_ptr<gcs::ObjectStore> objects_;  // Cloud Storage over dir_/buckets.
   std::unique_ptr<service::JobService> service_;
   std::unique_ptr<ApiServer> server_;
   std::string base_;

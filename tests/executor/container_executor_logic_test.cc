@@ -15,8 +15,8 @@
 #include <memory>
 #include <thread>
 
-#include "executor/container_body.h"
-#include "executor/container_executor.h"
+#include "executor/container/container_body.h"
+#include "executor/container/container_executor.h"
 #include "executor/event_recorder.h"
 #include "executor/executor_contract.h"
 #include "executor/recording_log_sink.h"

@@ -1,6 +1,6 @@
 // ContainerExecutor behaviour beyond the shared contract: image pulls, failed
 // creates, networks, mounts, large outputs and start-up overhead, on the real engine.
-#include "executor/container_executor.h"
+#include "executor/container/container_executor.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

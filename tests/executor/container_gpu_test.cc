@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "executor/container_executor.h"
+#include "executor/container/container_executor.h"
 #include "executor/executor_contract.h"
 
 namespace ty::testing {

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "executor/engine_api_client.h"
+#include "executor/container/engine_api_client.h"
 #include "executor/executor_contract.h"
 #include "executor/loopback_registry.h"
 

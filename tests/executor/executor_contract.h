@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "executor/container_executor.h"
-#include "executor/engine_api_client.h"
+#include "executor/container/container_executor.h"
+#include "executor/container/engine_api_client.h"
 #include "executor/event_recorder.h"
 #include "executor/executor.h"
 #include "executor/process_executor.h"

@@ -1,6 +1,6 @@
 // LoopbackRegistry: a real OCI registry (Debian's `docker-registry`, distribution
 // 2.8; scripts/setup installs it) run by a test through the daemon's own supervisor
-// (executor/local_registry.h), on a free 127.0.0.1 port with a temporary storage
+// (executor/container/local_registry.h), on a free 127.0.0.1 port with a temporary storage
 // directory, so image pulls are tested end
 // to end without any outside registry. Plain HTTP and no auth, as the project's
 // "Artifact Registry" stand-in (shared/notes/containers-here.md). The packaged
@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "common/status.h"
-#include "executor/engine_api_client.h"
-#include "executor/local_registry.h"
+#include "executor/container/engine_api_client.h"
+#include "executor/container/local_registry.h"
 
 namespace ty::testing {
 
@@ -172,7 +172,7 @@ class LoopbackRegistry {
   LoopbackRegistry& operator=(const LoopbackRegistry&) = delete;
   ~LoopbackRegistry() { Stop(); }
 
-  // Starts the registry (the daemon's own supervisor, executor/local_registry.h) and
+  // Starts the registry (the daemon's own supervisor, executor/container/local_registry.h) and
   // waits until `GET /v2/` answers 200.
   Status Start() {
     char tmpl[] = "/tmp/ty-registry-XXXXXX";

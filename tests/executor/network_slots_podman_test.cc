@@ -1,4 +1,4 @@
-// Network slots (executor/network_slots.h) on real podman: what a replica in a slot
+// Network slots (executor/container/network_slots.h) on real podman: what a replica in a slot
 // sees of the network, and that the next job's replica gets the same namespace with
 // nothing of the previous one left in it.
 #include <gmock/gmock.h>
@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <memory>
 
-#include "executor/container_executor.h"
+#include "executor/container/container_executor.h"
+#include "executor/container/network_slots.h"
 #include "executor/executor_contract.h"
-#include "executor/network_slots.h"
 
 namespace ty::testing {
 namespace {

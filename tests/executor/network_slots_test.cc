@@ -1,9 +1,9 @@
-// Network slots (executor/network_slots.h) on a fake engine that, as podman, refuses
+// Network slots (executor/container/network_slots.h) on a fake engine that, as podman, refuses
 // to remove a container another one joined: which replicas join a holder, that a
 // slot serves one replica at a time and then the next, and that no holder is lost
 // or removed from under a replica across executors. The same slots run on real
 // podman in the contract suite (ContainerExecutorContract/Slots).
-#include "executor/network_slots.h"
+#include "executor/container/network_slots.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -15,7 +15,7 @@
 #include <memory>
 #include <thread>
 
-#include "executor/container_executor.h"
+#include "executor/container/container_executor.h"
 #include "executor/event_recorder.h"
 #include "executor/executor_contract.h"
 #include "executor/recording_log_sink.h"

@@ -1,7 +1,7 @@
 // The package installer's edges that need no engine doing real work: what it copies out
 // of a bucket (never through a link a replica planted, never outside the bucket) and how
 // it keys what it installs.
-#include "executor/package_images.h"
+#include "executor/container/package_images.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

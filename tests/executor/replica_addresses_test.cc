@@ -1,6 +1,6 @@
-// Which job's replica has an address (executor/replica_addresses.h): listed lazily,
+// Which job's replica has an address (executor/container/replica_addresses.h): listed lazily,
 // forgotten at a replica's exit, strangers remembered briefly, ambiguity is nobody.
-#include "executor/replica_addresses.h"
+#include "executor/container/replica_addresses.h"
 
 #include <gtest/gtest.h>
 

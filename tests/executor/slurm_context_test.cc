@@ -1,12 +1,12 @@
 // The Slurm launcher's pure parts: the context round trip, the environment placed on
 // Slurm's hosts (byte-identical to the service's own for placed replicas: the golden
 // environment holds on Slurm), the podman command line, the sbatch shape and squeue.
-#include "executor/slurm_context.h"
+#include "executor/slurm/slurm_context.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "executor/slurm_submit.h"
+#include "executor/slurm/slurm_submit.h"
 #include "model/runtime_env.h"
 
 namespace ty::executor {

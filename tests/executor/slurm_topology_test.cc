@@ -1,7 +1,7 @@
 // The launcher's arithmetic: Slurm's host lists, task counts and reserved ports, and
 // each task's pool, index and peers from a task environment like the ones Slurm 22.05
 // gives (shared/notes/slurm-here.md §4).
-#include "executor/slurm_topology.h"
+#include "executor/slurm/slurm_topology.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // Pure parts of the warm pool: which attempts share a gang, and replica names.
-#include "executor/warm_pool.h"
+#include "executor/container/warm_pool.h"
 
 #include <gtest/gtest.h>
 

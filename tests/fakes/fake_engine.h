@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "executor/engine_client.h"
+#include "executor/container/engine_client.h"
 
 namespace ty::testing {
 

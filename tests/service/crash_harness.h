@@ -21,8 +21,8 @@ struct CrashPlan {
 
 // Creates and starts the service; `plan` null: it never crashes (a recovered daemon).
 inline std::unique_ptr<service::JobService> StartCrashableService(
-    store::JobStore* store, executor::Executor* executor, logs::LogStore* logs, const Clock* clock,
-    service::JobServiceOptions o, CrashPlan* plan) {
+    jobstore::JobStore* store, executor::Executor* executor, logs::LogStore* logs,
+    const Clock* clock, service::JobServiceOptions o, CrashPlan* plan) {
   o.manual_loop_for_test = true;
   uint64_t seq = 0;
   o.random = [seq]() mutable { return ++seq; };

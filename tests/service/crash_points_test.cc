@@ -11,12 +11,12 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "jobstore/memory_job_store.h"
 #include "logs/log_store.h"
 #include "model/dialect.h"
 #include "service/crash_harness.h"
 #include "service/job_service.h"
 #include "service/sim_executor.h"
-#include "store/memory_job_store.h"
 
 namespace ty::testing {
 namespace {
@@ -83,7 +83,7 @@ class CrashPointsTest : public ::testing::TestWithParam<Scenario> {
   Outcome Run(const Scenario& s, int crash_at, AfterCommit mode) {
     std::filesystem::remove_all(dir_);
     ManualClock clock;
-    store::MemoryJobStore store;
+    jobstore::MemoryJobStore store;
     auto logs = std::move(logs::LogStore::Create((dir_ / "logs").string()).value());
     SimExecutor executor(&clock, s.script, s.launch_delay);
     Outcome out;

@@ -12,20 +12,20 @@
 #include <string>
 #include <vector>
 
-#include "store/job_store_contract.h"
-#include "store/job_store_test_util.h"
-#include "store/memory_job_store.h"
+#include "jobstore/job_store_contract.h"
+#include "jobstore/job_store_test_util.h"
+#include "jobstore/memory_job_store.h"
 
 namespace ty::service {
 namespace {
 
 // Counts the reads that reach it; `during_get` runs inside a read, after the record was
 // copied and before it is returned (where a racing write lands).
-class CountingStore : public store::MemoryJobStore {
+class CountingStore : public jobstore::MemoryJobStore {
  public:
   Result<model::Job> GetJob(const std::string& uid) override {
     ++gets;
-    Result<model::Job> job = store::MemoryJobStore::GetJob(uid);
+    Result<model::Job> job = jobstore::MemoryJobStore::GetJob(uid);
     if (during_get) {
       auto hook = std::move(during_get);
       during_get = nullptr;
@@ -38,7 +38,7 @@ class CountingStore : public store::MemoryJobStore {
 };
 
 model::Job Finished(const std::string& uid, size_t spec_bytes = 100) {
-  model::Job job = store::testing::FullJob(uid);
+  model::Job job = jobstore::testing::FullJob(uid);
   job.state = model::JobState::kSucceeded;
   job.spec_json = std::string(spec_bytes, 'x');
   return job;
@@ -72,7 +72,7 @@ TEST(FinishedJobsTest, AFinishedJobIsReadFromTheStoreOnceAndShared) {
 }
 
 TEST(FinishedJobsTest, EachRenderIsMadeOnceForEveryReader) {
-  store::MemoryJobStore inner;
+  jobstore::MemoryJobStore inner;
   FinishedJobs cache(&inner);
   ASSERT_TRUE(cache.CreateJob(Finished("1")).ok());
   int renders = 0;
@@ -84,9 +84,9 @@ TEST(FinishedJobsTest, EachRenderIsMadeOnceForEveryReader) {
 }
 
 TEST(FinishedJobsTest, AnMlJobIsFoundByItsIdOnceKeptAndNotAfterItIsForgotten) {
-  store::MemoryJobStore inner;
+  jobstore::MemoryJobStore inner;
   FinishedJobs cache(&inner);
-  model::Job job = store::testing::FullJob("7", model::Dialect::kMlV1, "proj", "census_1");
+  model::Job job = jobstore::testing::FullJob("7", model::Dialect::kMlV1, "proj", "census_1");
   job.state = model::JobState::kFailed;
   ASSERT_TRUE(cache.CreateJob(job).ok());
   EXPECT_FALSE(cache.FindFinishedMl("proj", "census_1"));  // Not read yet.
@@ -174,14 +174,14 @@ TEST(FinishedJobsTest, ARecordOverAnEighthOfTheBoundIsServedButNotKept) {
 // The same contract as every backend: the cache changes no answer of the store.
 class OwnedInner {
  protected:
-  store::MemoryJobStore owned_inner_;
+  jobstore::MemoryJobStore owned_inner_;
 };
 class FinishedJobsOverMemory : private OwnedInner, public FinishedJobs {
  public:
   FinishedJobsOverMemory() : FinishedJobs(&owned_inner_) {}
 };
 struct FinishedJobsFactory {
-  static std::unique_ptr<store::JobStore> Make() {
+  static std::unique_ptr<jobstore::JobStore> Make() {
     return std::make_unique<FinishedJobsOverMemory>();
   }
 };
@@ -189,7 +189,7 @@ struct FinishedJobsFactory {
 }  // namespace
 }  // namespace ty::service
 
-namespace ty::store::testing {
+namespace ty::jobstore::testing {
 INSTANTIATE_TYPED_TEST_SUITE_P(FinishedJobs, JobStoreContractTest,
                                ty::service::FinishedJobsFactory);
-}  // namespace ty::store::testing
+}  // namespace ty::jobstore::testing

@@ -14,10 +14,10 @@
 
 #include "fakes/fake_executor.h"
 #include "fakes/manual_clock.h"
+#include "jobstore/memory_job_store.h"
 #include "logs/log_store.h"
 #include "model/dialect.h"
 #include "service/job_service.h"
-#include "store/memory_job_store.h"
 
 namespace ty::testing {
 
@@ -27,7 +27,7 @@ class ServiceFixture : public ::testing::Test {
     dir_ = std::filesystem::temp_directory_path() /
            ("ty-svc-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
     std::filesystem::create_directories(dir_);
-    store_ = std::make_unique<store::MemoryJobStore>();
+    store_ = std::make_unique<jobstore::MemoryJobStore>();
     logs_ = std::move(logs::LogStore::Create((dir_ / "logs").string()).value());
     executor_ = std::make_unique<FakeExecutor>();
     StartService();
@@ -98,7 +98,7 @@ class ServiceFixture : public ::testing::Test {
   std::vector<service::JobServiceOptions::OtherExecutor> other_executors_;
   ManualClock clock_;
   std::filesystem::path dir_;
-  std::unique_ptr<store::MemoryJobStore> store_;
+  std::unique_ptr<jobstore::MemoryJobStore> store_;
   std::unique_ptr<logs::LogStore> logs_;
   std::unique_ptr<FakeExecutor> executor_;
   std::unique_ptr<service::JobService> service_;

@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "executor/executor_contract_suite.h"
-#include "executor/slurm_executor.h"
+#include "executor/slurm/slurm_executor.h"
 #include "integration/subprocess.h"
 
 namespace ty::testing {

@@ -1,0 +1,82 @@
+// Internal to executor/: Python packages installed into a pool's executor image once.
+//
+// A Python-package pool (Vertex pythonPackageSpec, ml v1 packageUris) runs
+// `python3 -m MODULE` in its executor image with its packages installed. They are
+// installed with pip in a container of their own: the executor image, the packages
+// mounted read-only, no network (pip runs with --no-index, so a requirement the image
+// lacks fails with pip's message naming it), the replicas' user namespace. The container
+// is then committed as the image `localhost/trainyard/packages:<key>`, where the key
+// hashes the executor image's id and each package's URI and contents: every later
+// replica, trial and job with the same inputs starts from that image without pip.
+// Package URIs name their bucket, and a bucket belongs to one project, so no two
+// projects share an installed image.
+//
+// Installed images beyond a bound are removed, oldest first (Options::keep_images).
+//
+// Thread-safe; installs run one at a time (pip is CPU-bound, and two launches of one
+// key must not install twice).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "executor/container/engine_client.h"
+
+namespace ty::executor::internal {
+
+inline constexpr char kPackageImageRepo[] = "localhost/trainyard/packages";
+
+class PackageImages {
+ public:
+  struct Options {
+    std::string bucket_root;   // Host directory of the buckets (gs://B/O = <root>/B/O).
+    uint32_t userns_base = 0;  // The replicas' user namespace (0 = host ids).
+    bool native_create = false;
+    std::map<std::string, std::string> labels;  // On the install container.
+    int64_t timeout_ms = 15LL * 60 * 1000;      // An install that runs longer fails.
+    // Installed images kept: after each new install the oldest beyond this many are
+    // removed (never one a container uses), so distinct packages cannot fill the disk.
+    size_t keep_images = 32;
+  };
+  PackageImages(EngineClient* engine, Options options)
+      : engine_(engine), options_(std::move(options)) {}
+
+  // The image to run: `image` with `packages` (gs:// URIs) installed. `image` must be
+  // present. FailedPrecondition with pip's last lines when the install fails;
+  // NotFound naming a package that is not in its bucket. `stop` is polled while pip
+  // runs (the daemon stopping); true abandons the install.
+  // `say` gets what the job's log should tell: that pip runs (not when the image exists
+  // already), then pip's last line ("Successfully installed trainer-0.1") and how long.
+  Result<std::string> Prepare(
+      const std::string& image, const std::vector<std::string>& packages,
+      const std::function<bool()>& stop,
+      const std::function<void(const std::string&)>& say = [](const std::string&) {});
+
+  // The tag Prepare uses for these inputs: a hash of the image id and of each
+  // package's URI and contents. Exposed for tests.
+  static Result<std::string> KeyFor(const std::string& image_id,
+                                    const std::vector<std::string>& uris,
+                                    const std::vector<std::string>& host_paths);
+
+  // Removes installed images beyond Options::keep_images, oldest first, never
+  // `just_made` (Prepare calls it after each install; public for tests).
+  void Prune(const std::string& just_made);
+
+ private:
+  // pip's last line on success.
+  Result<std::string> Install(const std::string& image, const std::vector<std::string>& host_paths,
+                              const std::string& tag, const std::function<bool()>& stop);
+  Result<int> RunToEnd(const std::string& id, const std::function<bool()>& stop);
+  std::string LastLines(const std::string& id, size_t n);
+
+  EngineClient* engine_;
+  Options options_;
+  std::mutex install_mu_;
+};
+
+}  // namespace ty::executor::internal
