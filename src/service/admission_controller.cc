@@ -20,7 +20,17 @@ Status AdmissionController::CheckSubmittable(const model::Job& job) const {
 
 void AdmissionController::Request(const model::Job& job) {
   holding_.erase(job.uid);
-  queued_[job.uid] = job;
+  Result<QueuedDemand> queued = QueuedDemandOf(job, options_.machine_types);
+  if (!queued.ok()) {
+    core_->Post([this, uid = job.uid, why = queued.status().message()] {
+      model::JobInput in;
+      in.kind = model::InputKind::kUnrunnable;
+      in.message = why;
+      feed_(uid, std::move(in));
+    });
+    return;
+  }
+  queued_[job.uid] = std::move(queued).value();
   SchedulePass();
 }
 
@@ -55,10 +65,7 @@ void AdmissionController::RunPass() {
   const auto started = std::chrono::steady_clock::now();
   std::vector<scheduler::JobDemand> queue;
   queue.reserve(queued_.size());
-  for (const auto& [uid, job] : queued_) {
-    Result<scheduler::JobDemand> d = DemandOf(job, options_.machine_types);
-    if (d.ok()) queue.push_back(std::move(d).value());
-  }
+  for (const auto& [uid, queued] : queued_) queue.push_back(queued.demand);
   std::vector<scheduler::Allocation> running;
   running.reserve(holding_.size());
   for (const auto& [uid, a] : holding_) running.push_back(a);
@@ -90,14 +97,14 @@ void AdmissionController::RunPass() {
   for (scheduler::Admitted& a : decisions.admit) {
     auto it = queued_.find(a.uid);
     if (it == queued_.end()) continue;
-    model::Job job = std::move(it->second);
+    QueuedDemand queued = std::move(it->second);
     queued_.erase(it);
     last_reason_.erase(a.uid);
-    job.grants = GrantsOf(job, a.placement, options_.capacity, options_.machine_types);
-    holding_[a.uid] = AllocationOf(job, now);
+    std::vector<model::ReplicaGrant> grants = GrantsOf(queued, a.placement, options_.capacity);
+    holding_[a.uid] = AllocationOf(queued, grants, now);
     model::JobInput in;
     in.kind = model::InputKind::kAdmitted;
-    in.grants = job.grants;
+    in.grants = std::move(grants);
     feed_(a.uid, std::move(in));
   }
   PublishWaits(decisions.waiting);
@@ -117,11 +124,11 @@ void AdmissionController::PublishWaits(const scheduler::WaitList& waiting) {
          "INFO");
   }
   AdmissionStats s;
-  for (const auto& [uid, job] : queued_) {
+  for (const auto& [uid, queued] : queued_) {
     if (!waits.count(uid)) continue;
     s.queued += 1;
-    if (s.oldest_queued_since == 0 || job.create_time < s.oldest_queued_since) {
-      s.oldest_queued_since = job.create_time;
+    if (s.oldest_queued_since == 0 || queued.create_time < s.oldest_queued_since) {
+      s.oldest_queued_since = queued.create_time;
     }
   }
   for (const auto& [uid, a] : holding_) {

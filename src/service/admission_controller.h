@@ -22,6 +22,7 @@
 #include "model/job_machine.h"
 #include "model/machine_catalog.h"
 #include "scheduler/admission.h"
+#include "service/job_demand.h"
 #include "service/loop_core.h"
 
 namespace ty::service {
@@ -57,7 +58,9 @@ class AdmissionController {
   // be admitted here.
   Status CheckSubmittable(const model::Job& job) const;
 
-  // Loop thread. The job waits for admission (again, after a preemption).
+  // Loop thread. The job waits for admission (again, after a preemption). One whose
+  // machine types have no size here (the config changed since it was queued) is
+  // failed with why, by an input posted to the loop.
   void Request(const model::Job& job);
   // Loop thread, daemon start: the job holds its stored grants.
   void Hold(const model::Job& job);
@@ -80,7 +83,7 @@ class AdmissionController {
   const LogFn log_;
 
   // Loop thread only.
-  std::map<std::string, model::Job> queued_;  // By uid: the record it was queued with.
+  std::map<std::string, QueuedDemand> queued_;  // By uid: what it asked for when queued.
   std::map<std::string, scheduler::Allocation> holding_;
   std::map<std::string, std::string> last_reason_;
   bool pass_pending_ = false;

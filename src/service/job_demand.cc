@@ -50,49 +50,63 @@ Result<scheduler::JobDemand> DemandOf(const model::Job& job,
   return d;
 }
 
-std::vector<model::ReplicaGrant> GrantsOf(const model::Job& job,
-                                          const std::vector<scheduler::ReplicaPlacement>& placement,
-                                          const scheduler::Capacity& capacity,
-                                          const model::MachineOverrides& machine_types) {
-  std::vector<model::ReplicaGrant> out;
-  size_t next = 0;
+Result<QueuedDemand> QueuedDemandOf(const model::Job& job,
+                                    const model::MachineOverrides& machine_types) {
+  QueuedDemand q;
+  ASSIGN_OR_RETURN(q.demand, DemandOf(job, machine_types));
+  q.create_time = job.create_time;
   for (int p = 0; p < static_cast<int>(job.spec.pools.size()); ++p) {
     const model::WorkerPool& pool = job.spec.pools[p];
-    std::optional<model::MachineShape> shape =
-        model::MachineShapeOf(pool.machine.machine_type, machine_types);
-    for (int64_t i = 0; i < pool.replica_count && next < placement.size(); ++i, ++next) {
-      const scheduler::ReplicaPlacement& at = placement[next];
-      model::ReplicaGrant g;
-      g.pool = p;
-      g.index = static_cast<int>(i);
-      g.node = at.node;
-      g.cpus = at.cpus;
-      g.memory_gb = at.memory_gb;
-      g.gpu_type = at.gpu_type;
-      g.gpu_indices = at.gpu_indices;
-      if (at.node >= 0 && at.node < static_cast<int>(capacity.nodes.size())) {
-        const scheduler::Node& node = capacity.nodes[at.node];
-        g.node_name = node.name;
-        if (shape) {
-          g.cpu_limit = std::min(shape->vcpus, node.cpus);
-          g.memory_limit_gb = std::min(shape->memory_gb, node.memory_gb);
-        }
-      }
-      out.push_back(std::move(g));
+    if (pool.empty()) continue;
+    // DemandOf sized every pool that has replicas.
+    const model::MachineShape shape =
+        model::MachineShapeOf(pool.machine.machine_type, machine_types)
+            .value_or(model::MachineShape{});
+    for (int64_t i = 0; i < pool.replica_count; ++i) {
+      q.replicas.push_back({p, static_cast<int>(i), shape});
     }
+  }
+  return q;
+}
+
+std::vector<model::ReplicaGrant> GrantsOf(const QueuedDemand& queued,
+                                          const std::vector<scheduler::ReplicaPlacement>& placement,
+                                          const scheduler::Capacity& capacity) {
+  std::vector<model::ReplicaGrant> out;
+  for (size_t r = 0; r < queued.replicas.size() && r < placement.size(); ++r) {
+    const QueuedDemand::Replica& replica = queued.replicas[r];
+    const scheduler::ReplicaPlacement& at = placement[r];
+    model::ReplicaGrant g;
+    g.pool = replica.pool;
+    g.index = replica.index;
+    g.node = at.node;
+    g.cpus = at.cpus;
+    g.memory_gb = at.memory_gb;
+    g.gpu_type = at.gpu_type;
+    g.gpu_indices = at.gpu_indices;
+    if (at.node >= 0 && at.node < static_cast<int>(capacity.nodes.size())) {
+      const scheduler::Node& node = capacity.nodes[at.node];
+      g.node_name = node.name;
+      g.cpu_limit = std::min(replica.shape.vcpus, node.cpus);
+      g.memory_limit_gb = std::min(replica.shape.memory_gb, node.memory_gb);
+    }
+    out.push_back(std::move(g));
   }
   return out;
 }
 
-scheduler::Allocation AllocationOf(const model::Job& job, TimeMicros now) {
+namespace {
+
+scheduler::Allocation AllocationOfGrants(const scheduler::JobDemand& d,
+                                         const std::vector<model::ReplicaGrant>& grants,
+                                         TimeMicros started) {
   scheduler::Allocation a;
-  a.uid = job.uid;
-  a.project = job.project;
-  a.priority = job.spec.scheduling.priority;
-  a.spot = job.spec.scheduling.spot;
-  const TimeMicros started = job.start_time > 0 ? job.start_time : now;
-  a.expected_end = started + job.spec.scheduling.timeout;
-  for (const model::ReplicaGrant& g : job.grants) {
+  a.uid = d.uid;
+  a.project = d.project;
+  a.priority = d.priority;
+  a.spot = d.spot;
+  a.expected_end = started + d.max_run;
+  for (const model::ReplicaGrant& g : grants) {
     scheduler::ReplicaPlacement p;
     p.node = g.node;
     p.cpus = g.cpus;
@@ -102,6 +116,23 @@ scheduler::Allocation AllocationOf(const model::Job& job, TimeMicros now) {
     a.replicas.push_back(std::move(p));
   }
   return a;
+}
+
+}  // namespace
+
+scheduler::Allocation AllocationOf(const model::Job& job, TimeMicros now) {
+  scheduler::JobDemand d;
+  d.uid = job.uid;
+  d.project = job.project;
+  d.priority = job.spec.scheduling.priority;
+  d.spot = job.spec.scheduling.spot;
+  d.max_run = job.spec.scheduling.timeout;
+  return AllocationOfGrants(d, job.grants, job.start_time > 0 ? job.start_time : now);
+}
+
+scheduler::Allocation AllocationOf(const QueuedDemand& queued,
+                                   const std::vector<model::ReplicaGrant>& grants, TimeMicros now) {
+  return AllocationOfGrants(queued.demand, grants, now);
 }
 
 }  // namespace ty::service

@@ -3,6 +3,7 @@
 // never run, and never stop the daemon from serving the others.
 #include <gtest/gtest.h>
 
+#include "model/spec_record.h"
 #include "service/service_fixture.h"
 
 namespace ty::testing {
@@ -32,6 +33,33 @@ class StoredJobsTest : public ServiceFixture {
            second_count + R"(","containerSpec":{"imageUri":"img"}}]}})";
   }
 };
+
+// A stored queued job whose record names a machine type this server cannot size (a
+// hostile row, or one from a build that knew more types): admission cannot queue it,
+// so it fails saying why instead of waiting for ever unexplained.
+TEST_F(StoredJobsTest, AQueuedJobNoMachineSizeFitsFailsSayingWhy) {
+  auto parsed = model::ParseVertexCustomJob(nlohmann::json::parse(Pools("1")));
+  ASSERT_TRUE(parsed.ok());
+  parsed->spec.pools[1].machine.machine_type = "team-box";
+  model::Job job;
+  job.uid = "1000000000000000004";
+  job.dialect = model::Dialect::kVertex;
+  job.project = "p";
+  job.location = "us-central1";
+  job.spec_json = Pools("1");
+  job.spec_record = model::EncodeSpecRecord(parsed->spec);
+  job.state = JobState::kQueued;
+  job.create_time = job.update_time = job.phases.queued = clock_.Now();
+  ASSERT_TRUE(store_->CreateJob(job).ok());
+  RestartService(std::make_unique<FakeExecutor>());
+  model::Job failed = Current(job);
+  ASSERT_EQ(failed.state, JobState::kFailed);
+  ASSERT_TRUE(failed.error.has_value());
+  EXPECT_NE(failed.error->message.find("team-box"), std::string::npos) << failed.error->message;
+  EXPECT_NE(failed.error->message.find("workerPoolSpecs[1]"), std::string::npos)
+      << failed.error->message;
+  EXPECT_TRUE(executor_->launches().empty());
+}
 
 TEST_F(StoredJobsTest, UnreadableAndOversizedJobsAreFailedAndTheOthersRun) {
   model::Job good = Plant("1000000000000000001", Pools("2"));
