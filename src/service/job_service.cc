@@ -148,7 +148,11 @@ void JobService::Shutdown() {
   if (core_) core_->Shutdown();
 }
 
-std::vector<std::string> JobService::problems() const { return jobs_->problems(); }
+std::vector<std::string> JobService::problems() const {
+  std::vector<std::string> all = jobs_->problems();
+  for (std::string& p : studies_->problems()) all.push_back(std::move(p));
+  return all;
+}
 
 int JobService::RunUntilIdleForTest() { return core_->RunUntilIdle(); }
 

@@ -143,10 +143,33 @@ Status StudyController::Load() {
     Result<model::JobSpec> spec = RestoreSpec(job);
     if (!spec.ok() || !spec->study.has_value()) continue;
     job.spec = std::move(*spec);
+    model::Job kept = job;
     Status s = Adopt(std::move(job));
-    if (!s.ok()) spdlog::error("study: cannot resume a stored study: {}", s.ToString());
+    if (!s.ok()) SetAside(std::move(kept), s.message());
   }
   return Status::Ok();
+}
+
+void StudyController::SetAside(model::Job job, const std::string& why) {
+  spdlog::error("study {}: the stored study can no longer be run: {}", job.uid, why);
+  {
+    std::lock_guard<std::mutex> lock(problems_mu_);
+    problems_.push_back("study " + job.uid + ": " + why);
+  }
+  // Its trial jobs are jobs of their own: the job controller recovers or fails them.
+  const TimeMicros now = core_->clock()->Now();
+  job.state = model::JobState::kFailed;
+  job.error = model::JobError{model::kErrorCodeInternal,
+                              "Internal error: the stored study can no longer be run: " + why};
+  job.end_time = job.update_time = job.phases.finished = now;
+  Status s = store_->UpdateJob(job);
+  if (!s.ok()) spdlog::error("study {}: cannot record its failure: {}", job.uid, s.ToString());
+  jobs_->ServiceLog(job.uid, job.error->message, "ERROR");
+}
+
+std::vector<std::string> StudyController::problems() const {
+  std::lock_guard<std::mutex> lock(problems_mu_);
+  return problems_;
 }
 
 void StudyController::Start() {
@@ -259,9 +282,11 @@ void StudyController::Step(const std::string& uid) {
     if (dropped) Commit(*st).IgnoreError();
     if (active > 0) return;  // Their ends come back through OnJobCommitted.
     if (job.cancel_requested) {
-      Finish(*st, model::JobState::kCancelled, model::JobError{1, "Job was cancelled."});
+      Finish(*st, model::JobState::kCancelled,
+             model::JobError{model::kErrorCodeCancelled, "Job was cancelled."});
     } else {
-      Finish(*st, model::JobState::kFailed, model::JobError{13, st->failing});
+      Finish(*st, model::JobState::kFailed,
+             model::JobError{model::kErrorCodeInternal, st->failing});
     }
     return;
   }
@@ -290,9 +315,10 @@ void StudyController::Step(const std::string& uid) {
     Finish(*st, model::JobState::kSucceeded, std::nullopt);
   } else {
     Finish(*st, model::JobState::kFailed,
-           model::JobError{13, "No trial reported the metric '" + spec.tag() +
-                                   "': " + std::to_string(job.trials.size()) +
-                                   " trials ended infeasible, failed or cancelled."});
+           model::JobError{model::kErrorCodeInternal,
+                           "No trial reported the metric '" + spec.tag() +
+                               "': " + std::to_string(job.trials.size()) +
+                               " trials ended infeasible, failed or cancelled."});
   }
 }
 

@@ -51,7 +51,11 @@ class StudyController {
   ~StudyController();
 
   // Before the loop runs, after JobController::Load: the stored studies not finished.
+  // One that cannot be resumed (its search space or tuner no longer builds) is failed
+  // with why and listed in problems(), never left unfinished for ever.
   Status Load();
+  // Any thread: why stored studies were failed at start-up (for /healthz).
+  std::vector<std::string> problems() const;
   // Loop thread, once, after recovery: reconciles trials with their jobs and resumes.
   void Start();
 
@@ -81,6 +85,7 @@ class StudyController {
   };
 
   Status Adopt(model::Job job);  // Builds the in-memory study (tuner from trials).
+  void SetAside(model::Job job, const std::string& why);  // Load: fails it, says why.
   // InvalidArgument naming resumePreviousJobId when it names no tuning job here.
   Result<model::Job> PreviousStudy(const model::Job& job) const;
   void ObservePreviousStudy(Study& st, const model::Job& job);
@@ -120,6 +125,8 @@ class StudyController {
   bool polling_ = false;
 
   PublishedJobs published_;  // Live studies, for API threads.
+  mutable std::mutex problems_mu_;
+  std::vector<std::string> problems_;  // Guarded by problems_mu_.
 };
 
 }  // namespace ty::service

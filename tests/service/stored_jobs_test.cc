@@ -61,6 +61,39 @@ TEST_F(StoredJobsTest, AQueuedJobNoMachineSizeFitsFailsSayingWhy) {
   EXPECT_TRUE(executor_->launches().empty());
 }
 
+// A stored study that can no longer be resumed (here its record's search space has no
+// parameter left) is failed with why and reported, never left RUNNING for ever.
+TEST_F(StoredJobsTest, AStudyThatCannotBeResumedIsFailedAndReported) {
+  auto parsed = model::ParseMlJob(nlohmann::json::parse(R"({"jobId": "tuned", "trainingInput": {
+    "scaleTier": "CUSTOM", "masterType": "n1-standard-4", "masterConfig": {"imageUri": "img"},
+    "region": "us-central1", "hyperparameters": {"goal": "MAXIMIZE",
+    "hyperparameterMetricTag": "accuracy", "maxTrials": 2, "params": [{"parameterName": "x",
+    "type": "DOUBLE", "minValue": 0, "maxValue": 1}]}}})"));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  parsed->spec.study->params.clear();
+  model::Job study;
+  study.uid = "1000000000000000005";
+  study.dialect = model::Dialect::kMlV1;
+  study.project = "p";
+  study.spec = parsed->spec;
+  study.spec_json = parsed->spec_json;
+  study.spec_record = model::EncodeSpecRecord(parsed->spec);
+  study.state = JobState::kRunning;
+  study.create_time = study.update_time = study.phases.queued = clock_.Now();
+  ASSERT_TRUE(store_->CreateJob(study).ok());
+  RestartService(std::make_unique<FakeExecutor>());
+  auto stored = store_->GetJob(study.uid);
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(stored->state, JobState::kFailed);
+  ASSERT_TRUE(stored->error.has_value());
+  EXPECT_EQ(stored->error->code, model::kErrorCodeInternal);
+  EXPECT_NE(stored->error->message.find("no parameters"), std::string::npos)
+      << stored->error->message;
+  std::vector<std::string> problems = service_->problems();
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("study " + study.uid), std::string::npos) << problems[0];
+}
+
 TEST_F(StoredJobsTest, UnreadableAndOversizedJobsAreFailedAndTheOthersRun) {
   model::Job good = Plant("1000000000000000001", Pools("2"));
   model::Job invalid = Plant("1000000000000000002",
