@@ -129,7 +129,15 @@ int WaitStoppingOnSignal(pid_t run, const std::string& name, int grace_s, bool* 
   for (;;) {
     int status = 0;
     pid_t got = waitpid(run, &status, WNOHANG);
-    if (got == run) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (got == run) {
+      // Slurm signals every process of the step: the client (no signal proxy) can end
+      // of its TERM before this loop took its own, and then its code is not the
+      // container's (seen: 0 and 2 for a replica stopped just after it started).
+      const sigset_t stops = StopSignals(/*with_child=*/false);
+      timespec now = {0, 0};
+      for (int sig; (sig = sigtimedwait(&stops, nullptr, &now)) > 0;) *stopping = true;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
     while (waitpid(-1, nullptr, WNOHANG) > 0) {  // Earlier `podman stop` calls.
     }
     timespec tick = {0, 200 * 1000 * 1000};
