@@ -103,36 +103,9 @@ std::string DefaultDataDir() {
   return std::string(home && *home ? home : "/root") + "/.local/share/trainyard";
 }
 
-// Applies the YAML config file's keys; flags given on the command line win.
-Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI::App& app) {
-  ASSIGN_OR_RETURN(nlohmann::json doc, format::ReadYamlOrJsonFile(path));
-  if (!doc.is_object()) return InvalidArgument("config " + path + ": expected a mapping");
-  auto str = [&](const char* key, const char* flag, std::string& out) -> Status {
-    if (!doc.contains(key)) return Status::Ok();
-    if (!doc[key].is_string())
-      return InvalidArgument("config " + path + ": " + key + " must be a string");
-    if (app.count(flag) == 0) out = doc[key].get<std::string>();
-    return Status::Ok();
-  };
-  RETURN_IF_ERROR(SortConfigKeys(path, doc, cfg));
-  RETURN_IF_ERROR(ReadProjectExecutors(path, doc, cfg));
-  RETURN_IF_ERROR(str("listen", "--listen", cfg.listen));
-  RETURN_IF_ERROR(str("port_file", "--port-file", cfg.port_file));
-  RETURN_IF_ERROR(str("data_dir", "--data-dir", cfg.data_dir));
-  RETURN_IF_ERROR(str("executor", "--executor", cfg.executor));
-  RETURN_IF_ERROR(str("engine_socket", "--engine-socket", cfg.engine_socket));
-  RETURN_IF_ERROR(str("bucket_root", "--bucket-root", cfg.bucket_root));
-  RETURN_IF_ERROR(str("replica_listen", "--replica-listen", cfg.replica_listen));
-  RETURN_IF_ERROR(str("tls_cert_file", "--tls-cert-file", cfg.tls_cert_file));
-  RETURN_IF_ERROR(str("tls_key_file", "--tls-key-file", cfg.tls_key_file));
-  RETURN_IF_ERROR(str("registry", "--registry", cfg.registry));
-  RETURN_IF_ERROR(str("slurm_dir", "--slurm-dir", cfg.slurm_dir));
-  RETURN_IF_ERROR(str("slurm_launcher", "--slurm-launcher", cfg.slurm_launcher));
-  RETURN_IF_ERROR(str("slurm_partition", "--slurm-partition", cfg.slurm_partition));
-  RETURN_IF_ERROR(str("slurm_qos", "--slurm-qos", cfg.slurm_qos));
-  RETURN_IF_ERROR(str("slurm_spot_partition", "--slurm-spot-partition", cfg.slurm_spot_partition));
-  RETURN_IF_ERROR(str("slurm_spot_qos", "--slurm-spot-qos", cfg.slurm_spot_qos));
-  RETURN_IF_ERROR(str("slurm_daemon_host", "--slurm-daemon-host", cfg.slurm_daemon_host));
+// The config's boolean and numeric keys, each in its range.
+static Status ApplyNonStringKeys(const nlohmann::json& doc, DaemonConfig& cfg,
+                                 const CLI::App& app) {
   if (doc.contains("registry_serve") && app.count("--registry-serve") == 0) {
     if (!doc["registry_serve"].is_boolean())
       return InvalidArgument("config: registry_serve must be true or false");
@@ -171,6 +144,40 @@ Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI::Ap
     }
     *out = doc[key].get<int64_t>();
   }
+  return Status::Ok();
+}
+
+// Applies the YAML config file's keys; flags given on the command line win.
+Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI::App& app) {
+  ASSIGN_OR_RETURN(nlohmann::json doc, format::ReadYamlOrJsonFile(path));
+  if (!doc.is_object()) return InvalidArgument("config " + path + ": expected a mapping");
+  auto str = [&](const char* key, const char* flag, std::string& out) -> Status {
+    if (!doc.contains(key)) return Status::Ok();
+    if (!doc[key].is_string())
+      return InvalidArgument("config " + path + ": " + key + " must be a string");
+    if (app.count(flag) == 0) out = doc[key].get<std::string>();
+    return Status::Ok();
+  };
+  RETURN_IF_ERROR(SortConfigKeys(path, doc, cfg));
+  RETURN_IF_ERROR(ReadProjectExecutors(path, doc, cfg));
+  RETURN_IF_ERROR(str("listen", "--listen", cfg.listen));
+  RETURN_IF_ERROR(str("port_file", "--port-file", cfg.port_file));
+  RETURN_IF_ERROR(str("data_dir", "--data-dir", cfg.data_dir));
+  RETURN_IF_ERROR(str("executor", "--executor", cfg.executor));
+  RETURN_IF_ERROR(str("engine_socket", "--engine-socket", cfg.engine_socket));
+  RETURN_IF_ERROR(str("bucket_root", "--bucket-root", cfg.bucket_root));
+  RETURN_IF_ERROR(str("replica_listen", "--replica-listen", cfg.replica_listen));
+  RETURN_IF_ERROR(str("tls_cert_file", "--tls-cert-file", cfg.tls_cert_file));
+  RETURN_IF_ERROR(str("tls_key_file", "--tls-key-file", cfg.tls_key_file));
+  RETURN_IF_ERROR(str("registry", "--registry", cfg.registry));
+  RETURN_IF_ERROR(str("slurm_dir", "--slurm-dir", cfg.slurm_dir));
+  RETURN_IF_ERROR(str("slurm_launcher", "--slurm-launcher", cfg.slurm_launcher));
+  RETURN_IF_ERROR(str("slurm_partition", "--slurm-partition", cfg.slurm_partition));
+  RETURN_IF_ERROR(str("slurm_qos", "--slurm-qos", cfg.slurm_qos));
+  RETURN_IF_ERROR(str("slurm_spot_partition", "--slurm-spot-partition", cfg.slurm_spot_partition));
+  RETURN_IF_ERROR(str("slurm_spot_qos", "--slurm-spot-qos", cfg.slurm_spot_qos));
+  RETURN_IF_ERROR(str("slurm_daemon_host", "--slurm-daemon-host", cfg.slurm_daemon_host));
+  RETURN_IF_ERROR(ApplyNonStringKeys(doc, cfg, app));
   if (cfg.executor == "process" && ExecutorKinds(cfg).size() > 1) {
     return InvalidArgument("config " + path +
                            ": project_executors: the process executor runs alone (its replicas "

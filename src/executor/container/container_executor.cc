@@ -435,6 +435,23 @@ Result<std::vector<ObservedReplica>> ContainerExecutor::Recover() {
   return out;
 }
 
+Result<ContainerState> ContainerExecutor::StateForRecovery(const ContainerSummary& c) {
+  // The list's word suffices for a running replica (its watcher inspects it from
+  // then on): one inspect per replica was most of a restart's time to re-attach
+  // (45 ms each with 100 running). An ended one is inspected for its exit.
+  ContainerState listed;
+  listed.status = c.state;
+  listed.running = c.state == "running";
+  if (listed.running) return listed;
+  Result<ContainerState> state = engine_->InspectContainer(c.id);
+  if (state.ok() || state.status().code() == StatusCode::kNotFound) return state;
+  // Never started (the daemon died mid-launch): the list says so, and a watcher
+  // would wait for ever.
+  if (c.state != "created" && c.state != "configured") return state;
+  listed.status = "created";
+  return listed;
+}
+
 std::optional<ObservedReplica> ContainerExecutor::RecoverReplica(const FoundReplica& r) {
   const std::optional<ObservedReplica> kRemoved;  // Removed meanwhile: nothing to report.
   const ContainerSummary& c = r.container;
@@ -463,20 +480,10 @@ std::optional<ObservedReplica> ContainerExecutor::RecoverReplica(const FoundRepl
     StartWatcher(watch);
     return std::optional<ObservedReplica>(std::move(o));
   };
-  // The list's word suffices for a running replica (its watcher inspects it from
-  // then on): one inspect per replica was most of a restart's time to re-attach
-  // (45 ms each with 100 running). An ended one is inspected for its exit.
-  ContainerState listed;  // What the list said.
-  listed.status = c.state;
-  listed.running = c.state == "running";
-  Result<ContainerState> state = listed;
-  if (!listed.running) state = engine_->InspectContainer(c.id);
+  Result<ContainerState> state = StateForRecovery(c);
   if (!state.ok()) {
     if (state.status().code() == StatusCode::kNotFound) return kRemoved;
-    // Never started (the daemon died mid-launch): a watcher would wait for ever.
-    if (c.state != "created" && c.state != "configured") return watch_instead(state.status());
-    listed.status = "created";
-    state = listed;
+    return watch_instead(state.status());
   }
   o.running = state->running;
   if (r.claim && !WarmPool::Launched(r.claim->dir)) {

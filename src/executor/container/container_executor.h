@@ -276,6 +276,9 @@ class ContainerExecutor : public Executor {
   // exit and last lines read (or, when the engine cannot tell now, watched as if
   // running). nullopt when it was removed meanwhile.
   std::optional<ObservedReplica> RecoverReplica(const FoundReplica& r);
+  // A found replica's state: the list's for a running one, else the engine's (the
+  // list's again for one never started, when the engine cannot answer).
+  Result<ContainerState> StateForRecovery(const ContainerSummary& c);
   // Every running replica's addresses, for addresses_.
   Result<std::vector<ReplicaAddressBook::Entry>> RunningReplicaAddresses();
   // Makes every image of the attempt present (inspect, pull if missing).
