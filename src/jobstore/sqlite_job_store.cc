@@ -119,6 +119,10 @@ CREATE TABLE deletions (
   time INTEGER NOT NULL
 ) WITHOUT ROWID;
 )sql"},
+    // What a study's machine remembers beyond its trials (model::StudyProgress).
+    {8, R"sql(
+ALTER TABLE jobs ADD COLUMN study_json TEXT NOT NULL DEFAULT '';
+)sql"},
 };
 
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == SqliteJobStore::kSchemaVersion,
@@ -156,7 +160,7 @@ constexpr char kJobColumns[] =
     "end_time, update_time, queued_time, admitted_time, image_ready_time, all_running_time, "
     "finished_time, error_code, error_message, attempt, cancel_requested, ending_kind, "
     "ending_code, ending_message, uid_num, display_name, labels_json, spec_record, grants_json, "
-    "preemptions, trials_json, study_uid, trial_id";
+    "preemptions, trials_json, study_uid, trial_id, study_json";
 
 }  // namespace
 
@@ -439,6 +443,9 @@ Result<model::Job> ReadJobRow(const Stmt& st) {
   }
   job.study_uid = st.Text(30);
   job.trial_id = st.Int(31);
+  Result<model::StudyProgress> progress = model::DecodeStudyProgress(st.Text(32));
+  if (!progress.ok()) return progress.status().WithContext("job " + job.uid);
+  job.study_progress = std::move(*progress);
   return job;
 }
 
@@ -549,7 +556,7 @@ Status SqliteJobStore::CreateJob(const model::Job& job) {
   {
     static const std::string kInsert =
         std::string("INSERT INTO jobs (") + kJobColumns +
-        ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+        ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     ASSIGN_OR_RETURN(Statement st, Prepare(kInsert.c_str()));
     st.Bind(1, job.uid)
         .Bind(2, internal::DialectName(job.dialect))
@@ -565,7 +572,8 @@ Status SqliteJobStore::CreateJob(const model::Job& job) {
         .Bind(29, static_cast<int64_t>(job.preemptions))
         .Bind(30, model::EncodeTrials(job.trials))
         .Bind(31, job.study_uid)
-        .Bind(32, job.trial_id);
+        .Bind(32, job.trial_id)
+        .Bind(33, model::EncodeStudyProgress(job.study_progress));
     RETURN_IF_ERROR(st.Run("insert job " + job.uid));
   }
   RETURN_IF_ERROR(WriteReplicas(job));
@@ -595,12 +603,13 @@ Status SqliteJobStore::UpdateJob(const model::Job& job) {
                 "image_ready_time = ?, all_running_time = ?, finished_time = ?, error_code = ?, "
                 "error_message = ?, attempt = ?, cancel_requested = ?, ending_kind = ?, "
                 "ending_code = ?, ending_message = ?, grants_json = ?, preemptions = ?, "
-                "trials_json = ? WHERE uid = ?"));
+                "trials_json = ?, study_json = ? WHERE uid = ?"));
     BindMutableColumns(st, 1, job);
     st.Bind(19, internal::GrantsToJson(job.grants))
         .Bind(20, static_cast<int64_t>(job.preemptions))
         .Bind(21, model::EncodeTrials(job.trials))
-        .Bind(22, job.uid);
+        .Bind(22, model::EncodeStudyProgress(job.study_progress))
+        .Bind(23, job.uid);
     RETURN_IF_ERROR(st.Run("update job " + job.uid));
   }
   RETURN_IF_ERROR(WriteReplicas(job));

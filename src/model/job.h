@@ -158,8 +158,10 @@ struct Job {
   // Times a spot attempt was preempted; they do not count against the retry limit.
   int preemptions = 0;
 
-  // A study (spec.study set): its trials, in creation order.
+  // A study (spec.study set): its trials, in creation order, and what else its
+  // machine remembers (service/study_machine.h).
   std::vector<Trial> trials;
+  StudyProgress study_progress;
   // A trial job: the study's uid and the trial's id (1, 2, ...); "" / 0 otherwise.
   // Trial jobs are not listed among the project's jobs.
   std::string study_uid;

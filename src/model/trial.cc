@@ -55,6 +55,7 @@ std::string EncodeTrials(const std::vector<Trial>& trials) {
               {"infeasibleReason", t.infeasible_reason},
               {"startTime", t.start_time},
               {"endTime", t.end_time}};
+    if (t.skipped_lines_logged > 0) j["skippedLogged"] = t.skipped_lines_logged;
     if (t.final_measurement) j["final"] = EncodeMeasurement(*t.final_measurement);
     out.push_back(std::move(j));
   }
@@ -92,10 +93,32 @@ Result<std::vector<Trial>> DecodeTrials(const std::string& text) {
       t.infeasible_reason = e.value("infeasibleReason", "");
       t.start_time = e.value("startTime", TimeMicros{0});
       t.end_time = e.value("endTime", TimeMicros{0});
+      t.skipped_lines_logged = e.value("skippedLogged", int64_t{0});
       out.push_back(std::move(t));
     }
   } catch (const json::exception& e) {
     return Status(StatusCode::kDataLoss, std::string("stored trials are malformed: ") + e.what());
+  }
+  return out;
+}
+
+std::string EncodeStudyProgress(const StudyProgress& progress) {
+  json j = json::object();
+  if (!progress.failing.empty()) j["failing"] = progress.failing;
+  if (progress.exhausted) j["exhausted"] = true;
+  return j.dump();
+}
+
+Result<StudyProgress> DecodeStudyProgress(const std::string& text) {
+  StudyProgress out;
+  if (text.empty()) return out;
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return Status(StatusCode::kDataLoss, "stored study progress is no object");
+  try {
+    out.failing = j.value("failing", "");
+    out.exhausted = j.value("exhausted", false);
+  } catch (const json::exception& e) {
+    return Status(StatusCode::kDataLoss, std::string("stored study progress: ") + e.what());
   }
   return out;
 }

@@ -45,12 +45,29 @@ struct Trial {
   std::string infeasible_reason;
   TimeMicros start_time = 0;
   TimeMicros end_time = 0;
+  // Lines of its metrics file the study has already said it skipped (malformed, or no
+  // report of the study's metric): each such note is logged once, across restarts.
+  int64_t skipped_lines_logged = 0;
+};
+
+// What a study remembers beyond its trials (service/study_machine.h), stored with
+// the study's record so a restarted daemon goes on exactly where it stopped.
+struct StudyProgress {
+  std::string failing;     // Why the study fails once its trials are down; "" = it does not.
+  bool exhausted = false;  // The search space has no unseen point left.
+  bool operator==(const StudyProgress& o) const {
+    return failing == o.failing && exhausted == o.exhausted;
+  }
 };
 
 // The trials as stored (a JSON array) and back. An unreadable text reads as no
 // trials; the study then fails on load rather than running its budget again.
 std::string EncodeTrials(const std::vector<Trial>& trials);
 Result<std::vector<Trial>> DecodeTrials(const std::string& text);
+
+// The progress as stored (a JSON object) and back; "" or "{}" read as a fresh study.
+std::string EncodeStudyProgress(const StudyProgress& progress);
+Result<StudyProgress> DecodeStudyProgress(const std::string& text);
 
 // The trial's value the study counts: final measurement, if any.
 std::optional<double> ObjectiveOf(const Trial& t);

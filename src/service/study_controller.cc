@@ -9,7 +9,6 @@
 
 #include "model/spec_record.h"
 #include "service/trial_jobs.h"
-#include "tuning/early_stopping.h"
 #include "tuning/tuner.h"
 
 namespace ty::service {
@@ -26,25 +25,31 @@ std::string ReadFile(const std::string& path) {
   return s.str();
 }
 
-std::string Num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
 // A tuner seed of its own per study, stable across restarts.
 uint64_t SeedOf(const std::string& uid) { return std::hash<std::string>{}(uid); }
 
-tuning::TrialCurve CurveOf(const model::StudySpec& spec, const model::Trial& t) {
-  tuning::TrialCurve c;
-  for (const auto& m : t.measurements) {
-    c.points.push_back(
-        {spec.stopping_use_elapsed ? m.elapsed_seconds : static_cast<double>(m.step), m.value});
-  }
-  std::stable_sort(c.points.begin(), c.points.end(),
-                   [](const auto& a, const auto& b) { return a.x < b.x; });
-  if (t.final_measurement) c.final_value = t.final_measurement->value;
-  return c;
+StudyPolicy DaemonStudyPolicy() {
+  StudyPolicy p;
+  p.metrics_file_hint = std::string(kReplicaMetricsDir) + "/" + kTrialMetricsFile;
+  return p;
+}
+
+StudyInput TrialJobEnded(const model::Job& trial_job, std::string metrics_text) {
+  StudyInput in;
+  in.kind = StudyInputKind::kTrialJobEnded;
+  in.trial_id = trial_job.trial_id;
+  in.job_state = trial_job.state;
+  in.job_error = trial_job.error;
+  in.job_end_time = trial_job.end_time;
+  in.metrics_text = std::move(metrics_text);
+  return in;
+}
+
+StudyInput TrialInput(StudyInputKind kind, int64_t trial_id) {
+  StudyInput in;
+  in.kind = kind;
+  in.trial_id = trial_id;
+  return in;
 }
 
 }  // namespace
@@ -56,7 +61,8 @@ StudyController::StudyController(LoopCore* core, jobstore::JobStore* store, JobC
       store_(store),
       jobs_(jobs),
       trial_root_(std::move(trial_root)),
-      after_commit_for_test_(std::move(after_commit_for_test)) {}
+      after_commit_for_test_(std::move(after_commit_for_test)),
+      policy_(DaemonStudyPolicy()) {}
 
 StudyController::~StudyController() = default;
 
@@ -65,8 +71,8 @@ StudyController::Study* StudyController::Find(const std::string& uid) {
   return it == studies_.end() ? nullptr : &it->second;
 }
 
-model::Trial* StudyController::FindTrial(Study& st, int64_t trial_id) {
-  for (model::Trial& t : st.job.trials) {
+const model::Trial* StudyController::FindTrial(const Study& st, int64_t trial_id) {
+  for (const model::Trial& t : st.record.job.trials) {
     if (t.id == trial_id) return &t;
   }
   return nullptr;
@@ -80,14 +86,15 @@ bool StudyController::IsLive(const std::string& uid) const { return studies_.cou
 Status StudyController::Adopt(model::Job job) {
   if (!job.spec.study.has_value()) return InvalidArgument("job " + job.uid + " is not a study");
   Study st;
-  st.spec = *job.spec.study;
-  auto space = tuning::SearchSpace::Create(st.spec.params);
+  st.record.spec = *job.spec.study;
+  const model::StudySpec& spec = st.record.spec;
+  auto space = tuning::SearchSpace::Create(spec.params);
   if (!space.ok()) return space.status();
   tuning::StudyOptions options;
-  options.goal = st.spec.goal;
-  options.algorithm = st.spec.algorithm;
-  options.max_trials = st.spec.max_trials;
-  options.parallel = st.spec.parallel_trials;
+  options.goal = spec.goal;
+  options.algorithm = spec.algorithm;
+  options.max_trials = spec.max_trials;
+  options.parallel = spec.parallel_trials;
   options.seed = SeedOf(job.uid);
   auto tuner = tuning::Tuner::Create(std::move(*space), options);
   if (!tuner.ok()) return tuner.status();
@@ -99,9 +106,9 @@ Status StudyController::Adopt(model::Job job) {
     if (Active(t) || t.state == model::TrialState::kCancelled) continue;
     st.tuner->Observe({t.params, model::ObjectiveOf(t)});
   }
-  st.job = std::move(job);
-  const std::string uid = st.job.uid;
-  Publish(st.job);
+  st.record.job = std::move(job);
+  const std::string uid = st.record.job.uid;
+  Publish(st.record.job);
   studies_[uid] = std::move(st);
   return Status::Ok();
 }
@@ -126,7 +133,7 @@ Result<model::Job> StudyController::PreviousStudy(const model::Job& job) const {
 }
 
 void StudyController::ObservePreviousStudy(Study& st, const model::Job& job) {
-  if (st.spec.resume_previous_job_id.empty()) return;
+  if (st.record.spec.resume_previous_job_id.empty()) return;
   Result<model::Job> previous = PreviousStudy(job);
   if (!previous.ok()) return;  // Checked at submit; deleted since: start afresh.
   for (const model::Trial& t : previous->trials) {
@@ -178,24 +185,29 @@ void StudyController::Start() {
   for (const std::string& uid : uids) {
     Study* st = Find(uid);
     AnnounceUnannouncedStarts(*st);
-    // Trials whose job ended while the daemon was down (or before the study recorded
-    // it): end them now from the job's record.
-    // A trial recorded just before a crash whose job was never created: create it now
-    // under the uid the record holds (never a second job for one trial).
-    for (model::Trial& t : st->job.trials) {
-      if (!Active(t) || t.job_uid.empty()) continue;
-      std::optional<model::Job> live = jobs_->GetLive(t.job_uid);
-      if (live.has_value()) continue;
-      Result<model::Job> stored = store_->GetJob(t.job_uid);
-      if (stored.ok() && model::IsTerminal(stored->state)) {
-        EndTrial(*st, t, *stored);
-      } else if (!stored.ok() && stored.status().code() == StatusCode::kNotFound &&
-                 !st->job.cancel_requested) {
-        SubmitTrialJob(*st, t);
-      }
+    for (StudyInput& in : ReconcileTrials(*st)) {
+      if (Find(uid) == nullptr) break;
+      Drive(uid, std::move(in)).IgnoreError();
     }
-    Step(uid);
+    if (Find(uid) != nullptr) Drive(uid, StudyInput{}).IgnoreError();
   }
+}
+
+// Trials whose job ended while the daemon was down (or before the study recorded it)
+// end from the job's record; a trial recorded just before a crash whose job was never
+// created is missing (the machine creates it, or cancels it in a stopping study).
+std::vector<StudyInput> StudyController::ReconcileTrials(Study& st) {
+  std::vector<StudyInput> inputs;
+  for (const model::Trial& t : st.record.job.trials) {
+    if (!Active(t) || t.job_uid.empty() || jobs_->GetLive(t.job_uid).has_value()) continue;
+    Result<model::Job> stored = store_->GetJob(t.job_uid);
+    if (stored.ok() && model::IsTerminal(stored->state)) {
+      inputs.push_back(TrialJobEnded(*stored, MetricsText(t)));
+    } else if (!stored.ok() && stored.status().code() == StatusCode::kNotFound) {
+      inputs.push_back(TrialInput(StudyInputKind::kTrialJobMissing, t.id));
+    }
+  }
+  return inputs;
 }
 
 // ---------------------------------------------------------------------------
@@ -219,24 +231,21 @@ Result<model::Job> StudyController::Submit(model::Job job) {
   model::Job created = job;
   RETURN_IF_ERROR(Adopt(std::move(job)));
   RETURN_IF_ERROR(AfterWrite());
-  if (Study* st = Find(created.uid); !st->spec.resume_previous_job_id.empty()) {
-    Log(*st, "Resuming the study of job " + st->spec.resume_previous_job_id + ": its " +
+  if (Study* st = Find(created.uid); !st->record.spec.resume_previous_job_id.empty()) {
+    Log(*st, "Resuming the study of job " + st->record.spec.resume_previous_job_id + ": its " +
                  std::to_string(st->prior_trials) + " finished trials inform the suggestions.");
   }
-  core_->Post([this, uid = created.uid] { Step(uid); });
+  core_->Post([this, uid = created.uid] {
+    if (Find(uid) != nullptr) Drive(uid, StudyInput{}).IgnoreError();
+  });
   return created;
 }
 
 Status StudyController::Cancel(const std::string& uid) {
-  Study* st = Find(uid);
-  if (st == nullptr) return NotFound("study " + uid + " is not running");
-  if (st->job.cancel_requested) return Status::Ok();
-  st->job.cancel_requested = true;
-  if (st->job.state != model::JobState::kQueued) st->job.state = model::JobState::kCancelling;
-  RETURN_IF_ERROR(Commit(*st));
-  Log(*st, "Cancelling the study and every running trial.");
-  core_->Post([this, uid] { Step(uid); });
-  return Status::Ok();
+  if (Find(uid) == nullptr) return NotFound("study " + uid + " is not running");
+  StudyInput in;
+  in.kind = StudyInputKind::kCancel;
+  return Drive(uid, std::move(in));
 }
 
 void StudyController::OnJobCommitted(const model::Job& job) {
@@ -245,167 +254,113 @@ void StudyController::OnJobCommitted(const model::Job& job) {
   core_->Post([this, job] {
     Study* st = Find(job.study_uid);
     if (st == nullptr) return;
-    model::Trial* t = FindTrial(*st, job.trial_id);
+    const model::Trial* t = FindTrial(*st, job.trial_id);
     if (t == nullptr || !Active(*t)) return;
-    EndTrial(*st, *t, job);
-    Step(job.study_uid);
+    Drive(job.study_uid, TrialJobEnded(job, MetricsText(*t))).IgnoreError();
   });
 }
 
 // ---------------------------------------------------------------------------
-// Decisions
+// The inbox: decide, commit, act
 
-void StudyController::Step(const std::string& uid) {
-  Study* st = Find(uid);
-  if (st == nullptr) return;
-  model::Job& job = st->job;
-  int active = 0, succeeded = 0, failed = 0;
-  for (const model::Trial& t : job.trials) {
-    active += Active(t);
-    succeeded += t.state == model::TrialState::kSucceeded;
-    failed += t.state == model::TrialState::kFailed;
+Status StudyController::Drive(const std::string& uid, StudyInput input) {
+  std::vector<StudyInput> inbox;
+  inbox.push_back(std::move(input));
+  Status first = Status::Ok();
+  for (size_t i = 0; i < inbox.size(); ++i) {
+    Study* st = Find(uid);
+    if (st == nullptr || core_->dead()) break;
+    StudyDecision d = DecideStudy(st->record, inbox[i], policy_, core_->clock()->Now());
+    st->record = std::move(d.record);
+    std::vector<StudyInput> follow_ups;
+    Status s = Perform(*st, d.actions, &follow_ups);
+    if (i == 0) first = s;
+    if (!s.ok()) break;
+    for (StudyInput& f : follow_ups) inbox.push_back(std::move(f));
   }
-  const bool stopping = job.cancel_requested || !st->failing.empty();
-  if (stopping) {
-    bool dropped = false;
-    for (model::Trial& t : job.trials) {
-      if (!Active(t)) continue;
-      Status s = jobs_->Cancel(
-          t.job_uid, job.cancel_requested ? "The study was cancelled." : "The study failed.");
-      if (s.code() == StatusCode::kNotFound) {  // Recorded, its job never created.
-        t.state = model::TrialState::kCancelled;
-        t.end_time = core_->clock()->Now();
-        --active;
-        dropped = true;
-      }
-    }
-    if (dropped) Commit(*st).IgnoreError();
-    if (active > 0) return;  // Their ends come back through OnJobCommitted.
-    if (job.cancel_requested) {
-      Finish(*st, model::JobState::kCancelled,
-             model::JobError{model::kErrorCodeCancelled, "Job was cancelled."});
-    } else {
-      Finish(*st, model::JobState::kFailed,
-             model::JobError{model::kErrorCodeInternal, st->failing});
-    }
-    return;
-  }
-  // maxFailedTrials; 0: the service decides, and here the first trial failing ends
-  // the study (what Vertex documents), later failures only once all are done.
-  const model::StudySpec& spec = st->spec;
-  if ((spec.max_failed_trials > 0 && failed >= spec.max_failed_trials) ||
-      (spec.max_failed_trials == 0 && !job.trials.empty() &&
-       job.trials.front().state == model::TrialState::kFailed && succeeded == 0)) {
-    const model::Trial* last = nullptr;
-    for (const model::Trial& t : job.trials) {
-      if (t.state == model::TrialState::kFailed) last = &t;
-    }
-    st->failing = std::to_string(failed) + " of " + std::to_string(job.trials.size()) +
-                  " trials failed (maxFailedTrials " + std::to_string(spec.max_failed_trials) +
-                  "); the last, trial " + std::to_string(last->id) + ": " + last->infeasible_reason;
-    Log(*st, "The study fails: " + st->failing);
-    Step(uid);
-    return;
-  }
-  StartTrials(*st);
-  active = static_cast<int>(std::count_if(job.trials.begin(), job.trials.end(), Active));
-  const bool budget_spent = static_cast<int>(job.trials.size()) >= spec.max_trials || st->exhausted;
-  if (active > 0 || !budget_spent) return;
-  if (succeeded > 0) {
-    Finish(*st, model::JobState::kSucceeded, std::nullopt);
-  } else {
-    Finish(*st, model::JobState::kFailed,
-           model::JobError{model::kErrorCodeInternal,
-                           "No trial reported the metric '" + spec.tag() +
-                               "': " + std::to_string(job.trials.size()) +
-                               " trials ended infeasible, failed or cancelled."});
-  }
+  return first;
 }
 
-void StudyController::StartTrials(Study& st) {
-  const model::StudySpec& spec = st.spec;
-  std::vector<model::Assignment> pending;
-  for (const model::Trial& t : st.job.trials) {
-    if (Active(t)) pending.push_back(t.params);
+Status StudyController::Perform(Study& st, const std::vector<StudyAction>& actions,
+                                std::vector<StudyInput>* follow_ups) {
+  for (const StudyAction& a : actions) {
+    switch (a.kind) {
+      case StudyActionKind::kCommit:
+        RETURN_IF_ERROR(Commit(st.record.job.uid, a.record));
+        break;
+      case StudyActionKind::kLog:
+        Log(st, a.message);
+        break;
+      case StudyActionKind::kSuggest:
+        Suggest(st, a.count, a.pending);
+        break;
+      case StudyActionKind::kSubmitTrial:
+        if (Status s = SubmitTrialJob(st, a.trial_id); !s.ok()) {
+          StudyInput in = TrialInput(StudyInputKind::kTrialJobRefused, a.trial_id);
+          in.message = s.message();
+          follow_ups->push_back(std::move(in));
+        }
+        break;
+      case StudyActionKind::kStopTrial:
+        if (jobs_->Cancel(a.job_uid, a.message).code() == StatusCode::kNotFound) {
+          follow_ups->push_back(TrialInput(StudyInputKind::kTrialJobMissing, a.trial_id));
+        }
+        break;
+      case StudyActionKind::kObserve:
+        if (const model::Trial* t = FindTrial(st, a.trial_id)) {
+          st.tuner->Observe({t->params, model::ObjectiveOf(*t)});
+        }
+        break;
+      case StudyActionKind::kForget: {
+        const std::string uid = st.record.job.uid;
+        studies_.erase(uid);  // `st` is gone: nothing may follow.
+        published_.Drop(uid);
+        return Status::Ok();
+      }
+    }
   }
-  const int room = std::min(spec.parallel_trials - static_cast<int>(pending.size()),
-                            spec.max_trials - static_cast<int>(st.job.trials.size()));
-  if (room <= 0 || st.exhausted || st.suggesting) return;
-  st.suggesting = true;
+  return Status::Ok();
+}
+
+void StudyController::Suggest(const Study& st, int count, std::vector<model::Assignment> pending) {
   // A copy: observations arriving meanwhile go to the study's own tuner. The copy's
   // answer is what the study's would have been now (seeded from the history).
   auto tuner = std::make_shared<tuning::Tuner>(*st.tuner);
-  core_->Blocking([this, uid = st.job.uid, tuner, room, pending = std::move(pending)] {
-    std::vector<model::Assignment> next;
-    std::string error;
+  core_->Blocking([this, uid = st.record.job.uid, tuner, count, pending = std::move(pending)] {
+    StudyInput in;
+    in.kind = StudyInputKind::kSuggested;
+    in.asked = count;
     try {
-      next = tuner->Suggest(room, pending);
+      in.suggestions = tuner->Suggest(count, pending);
     } catch (const std::exception& e) {
-      error = e.what();
+      in.error = e.what();
     }
-    core_->Post([this, uid, next = std::move(next), room, error]() mutable {
-      AddTrials(uid, std::move(next), room, error);
+    core_->Post([this, uid, in = std::move(in)]() mutable {
+      if (Find(uid) == nullptr) return;  // Finished (cancelled) meanwhile.
+      // Recorded with the trials before their jobs exist (see ReconcileTrials).
+      for (size_t i = 0; i < in.suggestions.size(); ++i)
+        in.job_uids.push_back(jobs_->AllocateUid());
+      Drive(uid, std::move(in)).IgnoreError();
     });
   });
 }
 
-void StudyController::AddTrials(const std::string& uid, std::vector<model::Assignment> next,
-                                int asked, const std::string& tuner_error) {
-  Study* st = Find(uid);
-  if (st == nullptr) return;  // Finished (cancelled) meanwhile.
-  st->suggesting = false;
-  model::Job& job = st->job;
-  if (job.cancel_requested || !st->failing.empty()) return Step(uid);
-  if (!tuner_error.empty()) {
-    st->failing = "the tuner failed: " + tuner_error;
-    Log(*st, "The study fails: " + st->failing);
-    return Step(uid);
-  }
-  if (static_cast<int>(next.size()) < asked) st->exhausted = true;
-  const TimeMicros now = core_->clock()->Now();
-  for (model::Assignment& params : next) {
-    model::Trial t;
-    t.id = static_cast<int64_t>(job.trials.size()) + 1;
-    t.params = std::move(params);
-    t.start_time = now;
-    t.job_uid = jobs_->AllocateUid();  // Recorded before the job exists (see Start).
-    job.trials.push_back(std::move(t));
-  }
-  if (job.state == model::JobState::kQueued && !job.trials.empty()) {
-    job.state = model::JobState::kRunning;
-    job.start_time = now;
-    job.phases.admitted = now;
-  }
-  // Recorded first: a crash from here on finds them and submits their jobs.
-  const size_t first_new = job.trials.size() - next.size();
-  if (!Commit(*st).ok()) return;
-  for (size_t i = first_new; i < job.trials.size(); ++i) SubmitTrialJob(*st, job.trials[i]);
-  Step(uid);  // Room may have opened meanwhile, or the space run out.
-}
-
-void StudyController::SubmitTrialJob(Study& st, model::Trial& trial) {
-  model::Job trial_job = TrialJob(st.job, st.spec, trial.id, trial.params);
-  trial_job.uid = trial.job_uid;
+Status StudyController::SubmitTrialJob(Study& st, int64_t trial_id) {
+  const model::Trial* trial = FindTrial(st, trial_id);
+  if (trial == nullptr) return NotFound("trial " + std::to_string(trial_id) + " is not recorded");
+  model::Job trial_job = TrialJob(st.record.job, st.record.spec, trial->id, trial->params);
+  trial_job.uid = trial->job_uid;
   trial_job.create_time = core_->clock()->Now();
   trial_job.update_time = trial_job.create_time;
-  trial_job.spec_json = st.job.spec_json;
-  Result<model::Job> created = jobs_->Submit(std::move(trial_job));
-  if (!created.ok()) {
-    // The trial cannot run at all (a trial job id taken by a user's job...): it fails.
-    trial.state = model::TrialState::kFailed;
-    trial.infeasible_reason = "its job could not be created: " + created.status().message();
-    trial.end_time = core_->clock()->Now();
-    st.tuner->Observe({trial.params, std::nullopt});
-    Commit(st).IgnoreError();
-    Log(st, "Trial " + std::to_string(trial.id) + " failed: " + trial.infeasible_reason);
-    return;
-  }
-  AnnounceStart(st, trial);
+  trial_job.spec_json = st.record.job.spec_json;
+  RETURN_IF_ERROR(jobs_->Submit(std::move(trial_job)).status());
+  AnnounceStart(st, *trial);
+  return Status::Ok();
 }
 
 void StudyController::AnnounceStart(const Study& st, const model::Trial& trial) {
   Log(st, StartedLinePrefix(trial) + " (job " + trial.job_uid +
-              "): " + DescribeParams(st.spec, trial.params) + ".");
+              "): " + DescribeParams(st.record.spec, trial.params) + ".");
 }
 
 std::string StudyController::StartedLinePrefix(const model::Trial& trial) {
@@ -415,8 +370,8 @@ std::string StudyController::StartedLinePrefix(const model::Trial& trial) {
 // A crash between creating a trial's job and logging its start leaves the job without
 // its line: write the ones missing (each trial's start is announced exactly once).
 void StudyController::AnnounceUnannouncedStarts(Study& st) {
-  std::vector<std::string> lines = jobs_->ServiceMessages(st.job.uid);
-  for (const model::Trial& t : st.job.trials) {
+  std::vector<std::string> lines = jobs_->ServiceMessages(st.record.job.uid);
+  for (const model::Trial& t : st.record.job.trials) {
     if (t.job_uid.empty()) continue;
     const std::string prefix = StartedLinePrefix(t) + " ";
     bool announced = std::any_of(lines.begin(), lines.end(), [&](const std::string& l) {
@@ -429,83 +384,9 @@ void StudyController::AnnounceUnannouncedStarts(Study& st) {
   }
 }
 
-bool StudyController::ReadMetrics(Study& st, model::Trial& trial) {
-  if (trial_root_.empty() || trial.job_uid.empty()) return false;
-  std::string text =
-      ReadFile(TrialMetricsDir(trial_root_, trial.job_uid) + "/" + kTrialMetricsFile);
-  if (text.empty()) return false;
-  MergedMetrics merged = MergeMeasurements(text, st.spec.tag(), trial.start_time, &trial);
-  const std::string id = "Trial " + std::to_string(trial.id);
-  for (const model::TrialMeasurement& m : merged.added) {
-    Log(st, id + " reported " + st.spec.tag() + " " + Num(m.value) + " at step " +
-                std::to_string(m.step) + ".");
-  }
-  int64_t& logged = st.skipped_logged[trial.id];
-  if (merged.skipped > logged) {
-    Log(st, id + ": " + std::to_string(merged.skipped) +
-                " line(s) of its metrics file were skipped (malformed, or not a report of '" +
-                st.spec.tag() + "').");
-    logged = merged.skipped;
-  }
-  return !merged.added.empty();
-}
-
-void StudyController::EndTrial(Study& st, model::Trial& trial, const model::Job& trial_job) {
-  ReadMetrics(st, trial);
-  trial.final_measurement = FinalMeasurement(st.spec, trial);
-  trial.end_time = trial_job.end_time != 0 ? trial_job.end_time : core_->clock()->Now();
-  const std::string id = "Trial " + std::to_string(trial.id);
-  switch (trial_job.state) {
-    case model::JobState::kSucceeded:
-    case model::JobState::kCancelled:
-      if (trial_job.state == model::JobState::kCancelled && !trial.stopped_early) {
-        trial.state = model::TrialState::kCancelled;
-        Log(st, id + " was cancelled.");
-        break;
-      }
-      if (trial.final_measurement) {
-        trial.state = model::TrialState::kSucceeded;
-        Log(st, id + (trial.stopped_early ? " stopped early" : " succeeded") + ": " +
-                    st.spec.tag() + " " + Num(trial.final_measurement->value) + " at step " +
-                    std::to_string(trial.final_measurement->step) + ".");
-      } else {
-        trial.state = model::TrialState::kInfeasible;
-        trial.infeasible_reason = "the trial ended without reporting the metric '" + st.spec.tag() +
-                                  "' (cloudml-hypertune writes it to " +
-                                  std::string(kReplicaMetricsDir) + "/" + kTrialMetricsFile + ")";
-        Log(st, id + " is infeasible: " + trial.infeasible_reason + ".");
-      }
-      break;
-    default:
-      trial.state = model::TrialState::kFailed;
-      trial.infeasible_reason =
-          trial_job.error ? trial_job.error->message : std::string("the trial job failed");
-      Log(st, id + " failed: " + trial.infeasible_reason);
-      break;
-  }
-  if (trial.state != model::TrialState::kCancelled) {
-    st.tuner->Observe({trial.params, model::ObjectiveOf(trial)});
-  }
-  Commit(st).IgnoreError();
-}
-
-void StudyController::Finish(Study& st, model::JobState state,
-                             std::optional<model::JobError> error) {
-  const TimeMicros now = core_->clock()->Now();
-  st.job.state = state;
-  st.job.error = std::move(error);
-  st.job.end_time = now;
-  st.job.phases.finished = now;
-  int succeeded = 0;
-  for (const model::Trial& t : st.job.trials) succeeded += t.state == model::TrialState::kSucceeded;
-  // Logged before the commit, as a trial's end is: a crash in between repeats the line
-  // after the restart rather than lose it.
-  Log(st, std::string("Study ") + model::JobStateName(state) + ": " + std::to_string(succeeded) +
-              " of " + std::to_string(st.job.trials.size()) + " trials succeeded.");
-  if (!Commit(st).ok()) return;
-  const std::string uid = st.job.uid;
-  studies_.erase(uid);
-  published_.Drop(uid);
+std::string StudyController::MetricsText(const model::Trial& trial) const {
+  if (trial_root_.empty() || trial.job_uid.empty()) return "";
+  return ReadFile(TrialMetricsDir(trial_root_, trial.job_uid) + "/" + kTrialMetricsFile);
 }
 
 // ---------------------------------------------------------------------------
@@ -516,48 +397,32 @@ void StudyController::Poll() {
     polling_ = false;  // The next commit of a study starts it again.
     return;
   }
-  for (auto& [uid, st] : studies_) {
-    bool changed = false;
-    for (model::Trial& t : st.job.trials) {
+  std::vector<std::pair<std::string, StudyInput>> reads;
+  for (const auto& [uid, st] : studies_) {
+    for (const model::Trial& t : st.record.job.trials) {
       if (t.state != model::TrialState::kActive) continue;
-      if (!ReadMetrics(st, t)) continue;
-      changed = true;
-      ConsiderStopping(st, t);
+      StudyInput in = TrialInput(StudyInputKind::kMetricsRead, t.id);
+      in.metrics_text = MetricsText(t);
+      if (!in.metrics_text.empty()) reads.emplace_back(uid, std::move(in));
     }
-    if (changed) Commit(st).IgnoreError();
+  }
+  for (auto& [uid, in] : reads) {
+    if (Find(uid) != nullptr) Drive(uid, std::move(in)).IgnoreError();
   }
   core_->At(core_->clock()->Now() + kTrialPollInterval, [this] { Poll(); });
-}
-
-void StudyController::ConsiderStopping(Study& st, model::Trial& trial) {
-  if (st.spec.stopping == model::StoppingRule::kNone || trial.job_uid.empty()) return;
-  std::vector<tuning::TrialCurve> done;
-  for (const model::Trial& t : st.job.trials) {
-    if (t.state == model::TrialState::kSucceeded && !t.measurements.empty()) {
-      done.push_back(CurveOf(st.spec, t));
-    }
-  }
-  tuning::StopDecision d =
-      tuning::ShouldStop(st.spec.stopping, st.spec.goal, CurveOf(st.spec, trial), done);
-  if (!d.stop) return;
-  trial.state = model::TrialState::kStopping;
-  trial.stopped_early = true;
-  Log(st, "Trial " + std::to_string(trial.id) + " is stopped early: " + d.reason + ".");
-  jobs_->Cancel(trial.job_uid, "Stopped early: " + d.reason + ".").IgnoreError();
 }
 
 // ---------------------------------------------------------------------------
 // Records
 
-Status StudyController::Commit(Study& st) {
+Status StudyController::Commit(const std::string& uid, const model::Job& record) {
   if (core_->dead()) return Unavailable("the service is shutting down");
-  st.job.update_time = core_->clock()->Now();
-  Status s = store_->UpdateJob(st.job);
+  Status s = store_->UpdateJob(record);
   if (!s.ok()) {
-    spdlog::error("study {}: store write failed: {}", st.job.uid, s.ToString());
+    spdlog::error("study {}: store write failed: {}", uid, s.ToString());
     return s;
   }
-  Publish(st.job);
+  Publish(record);
   RETURN_IF_ERROR(AfterWrite());
   if (!polling_) {
     polling_ = true;
@@ -585,7 +450,7 @@ void StudyController::Publish(const model::Job& job) { published_.Put(job); }
 
 void StudyController::Log(const Study& st, const std::string& message) {
   if (core_->dead()) return;
-  jobs_->ServiceLog(st.job.uid, message, "INFO");
+  jobs_->ServiceLog(st.record.job.uid, message, "INFO");
 }
 
 std::optional<model::Job> StudyController::GetLive(const std::string& uid) const {

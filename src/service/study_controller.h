@@ -1,18 +1,14 @@
 // Internal to service/: the study controller runs tuning jobs (DESIGN.md §6). A study
-// is a job record with a StudySpec; its trials are jobs of their own ("trial jobs",
+// is a record with a StudySpec; its trials are jobs of their own ("trial jobs",
 // Job::study_uid set), submitted to the job controller, so they are admitted, run,
-// logged and recovered like every job. This controller decides which trials to run
-// (tuning/, pure), reads what they report (the cloudml-hypertune file of each trial
-// job's primary replica), stops hopeless ones early and ends the study:
+// logged and recovered like every job.
 //
-//   QUEUED --first trial created--> RUNNING --maxTrials done (or the grid)--> SUCCEEDED
-//     |                               |  --too many failed trials------------> FAILED
-//     +--cancel--> CANCELLING --every trial job down--> CANCELLED
-//
-// Every decision is committed to the study's record before it acts (a trial is
-// recorded before its job is submitted), so a restarted daemon resumes the study
-// without running a trial twice or losing one: Load() takes the stored studies,
-// Start() reconciles each recorded trial with its job.
+// What to do is decided by the pure study machine (service/study_machine.h): this
+// controller only feeds it inputs (a trial job's end seen among the job controller's
+// commits, a read of a running trial's cloudml-hypertune file, the tuner's answer, a
+// user's cancel) and performs its actions: commit the record, log, ask the tuner off
+// the loop, submit or stop trial jobs. Load() takes the stored studies, Start()
+// reconciles each recorded trial with its job.
 //
 // Loop thread only, but for the published state (GetLive, FindLiveMl).
 #pragma once
@@ -29,6 +25,7 @@
 #include "service/job_controller.h"
 #include "service/loop_core.h"
 #include "service/published_jobs.h"
+#include "service/study_machine.h"
 
 namespace ty::tuning {
 class Tuner;  // tuning/tuner.h; Eigen stays out of this header.
@@ -74,14 +71,9 @@ class StudyController {
 
  private:
   struct Study {
-    model::Job job;
-    model::StudySpec spec;
+    StudyRecord record;  // What the study machine decides on (service/study_machine.h).
     std::unique_ptr<tuning::Tuner> tuner;
-    bool exhausted = false;   // The search space has no unseen point left.
-    bool suggesting = false;  // The tuner works on the next trials (off the loop).
-    std::string failing;      // Set when the study fails once its trials are down.
-    int prior_trials = 0;     // Finished trials of resumePreviousJobId's study observed.
-    std::map<int64_t, int64_t> skipped_logged;  // Per trial: skipped lines already logged.
+    int prior_trials = 0;  // Finished trials of resumePreviousJobId's study observed.
   };
 
   Status Adopt(model::Job job);  // Builds the in-memory study (tuner from trials).
@@ -89,38 +81,43 @@ class StudyController {
   // InvalidArgument naming resumePreviousJobId when it names no tuning job here.
   Result<model::Job> PreviousStudy(const model::Job& job) const;
   void ObservePreviousStudy(Study& st, const model::Job& job);
-  void Step(const std::string& uid);
-  // Asks the tuner for the trials there is room for, on a worker: a suggestion may
-  // take seconds (bench/tuner_latency --widest), which the loop must not wait for.
-  void StartTrials(Study& st);
-  // Back on the loop: records and submits the suggested trials (or fails the study
-  // with the tuner's error), then steps the study again.
-  void AddTrials(const std::string& uid, std::vector<model::Assignment> next, int asked,
-                 const std::string& tuner_error);
-  void SubmitTrialJob(Study& st, model::Trial& trial);
+  // Start: what became of each active trial's job while the daemon was down.
+  std::vector<StudyInput> ReconcileTrials(Study& st);
+
+  // The study's inbox: decides each input with the study machine and performs the
+  // decision's actions in order; inputs the actions produce (a trial job that cannot
+  // be created or is gone) are decided next. Returns the first decision's outcome
+  // (a failed commit), for Cancel.
+  Status Drive(const std::string& uid, StudyInput input);
+  Status Perform(Study& st, const std::vector<StudyAction>& actions,
+                 std::vector<StudyInput>* follow_ups);
+  // Asks the tuner on a worker: a suggestion may take seconds (bench/tuner_latency
+  // --widest), which the loop must not wait for. Its answer comes back as kSuggested.
+  void Suggest(const Study& st, int count, std::vector<model::Assignment> pending);
+  // Creates trial `trial_id`'s job under the uid its record holds.
+  Status SubmitTrialJob(Study& st, int64_t trial_id);
   void AnnounceStart(const Study& st, const model::Trial& trial);
   void AnnounceUnannouncedStarts(Study& st);
   static std::string StartedLinePrefix(const model::Trial& trial);
-  void EndTrial(Study& st, model::Trial& trial, const model::Job& trial_job);
-  void Finish(Study& st, model::JobState state, std::optional<model::JobError> error);
+  // The trial's cloudml-hypertune file as written so far ("" when there is none).
+  std::string MetricsText(const model::Trial& trial) const;
   void Poll();
-  // Merges the trial's new reports and logs them; true when any arrived.
-  bool ReadMetrics(Study& st, model::Trial& trial);
-  void ConsiderStopping(Study& st, model::Trial& trial);
-  Status Commit(Study& st);
+  // Writes the study's record as a commit action carries it.
+  Status Commit(const std::string& uid, const model::Job& record);
   // After a study record is written: a crash-point test may "kill" the daemon here
   // (Aborted: the caller must do nothing more).
   Status AfterWrite();
   void Publish(const model::Job& job);
   void Log(const Study& st, const std::string& message);
   Study* Find(const std::string& uid);
-  model::Trial* FindTrial(Study& st, int64_t trial_id);
+  static const model::Trial* FindTrial(const Study& st, int64_t trial_id);
 
   LoopCore* const core_;
   jobstore::JobStore* const store_;
   JobController* const jobs_;
   const std::string trial_root_;
   const std::function<AfterCommit()> after_commit_for_test_;
+  const StudyPolicy policy_;
   std::map<std::string, Study> studies_;  // Loop thread only.
   bool polling_ = false;
 

@@ -144,31 +144,52 @@ TEST_F(TuningTest, CancellingAStudyStopsEveryRunningTrial) {
   for (const auto& t : done["trainingOutput"]["trials"]) EXPECT_EQ(t["state"], "CANCELLED");
 }
 
-// kill -9 mid-study, restart: the study finishes with exactly its trial count, no
-// trial run twice.
-TEST_F(TuningTest, AStudySurvivesKillNineWithExactlyItsTrialCount) {
+// kill -9 mid-study twice in a row (with two trials running, then with the second
+// pair on its way), restarting each time: the study finishes as it would have, with
+// exactly its trial count, no trial run twice, and every trial's lines in the study's
+// log once (its start, its report, its end and its own output).
+TEST_F(TuningTest, AStudySurvivesKillNineTwiceWithExactlyItsTrialCount) {
   nlohmann::json body = Study("hardy", 4, 2);
   body["trainingInput"]["args"] = {"sh", "-c", std::string("SLEEP=2; ") + kTrainer, "t"};
   ASSERT_EQ(daemon_->Post(kMlBase, body.dump()).status, 200);
-  for (int i = 0; i < 300; ++i) {
-    nlohmann::json j = Get("hardy");
-    if (j["trainingOutput"].value("trials", nlohmann::json::array()).size() >= 2) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  auto wait_for_trials = [&](size_t n) {
+    for (int i = 0; i < 600; ++i) {
+      nlohmann::json j = Get("hardy");
+      if (j["trainingOutput"].value("trials", nlohmann::json::array()).size() >= n) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    FAIL() << "the study never had " << n << " trials: " << Get("hardy").dump(1);
+  };
+  wait_for_trials(2);
+  daemon_->Kill();
+  daemon_->Start();
+  wait_for_trials(3);
   daemon_->Kill();
   daemon_->Start();
   nlohmann::json done = WaitDone("hardy", 180);
   ASSERT_EQ(done["state"], "SUCCEEDED") << done.dump(1) << "\n" << daemon_->Log();
   ASSERT_EQ(done["trainingOutput"]["trials"].size(), 4u) << done.dump(1);
   EXPECT_EQ(done["trainingOutput"]["completedTrialCount"], "4");
-  std::string log = ServiceLog("hardy");
-  for (const char* once :
-       {"Trial 1 started", "Trial 2 started", "Trial 3 started", "Trial 4 started"}) {
-    size_t first = log.find(once);
-    ASSERT_NE(first, std::string::npos) << log;
-    EXPECT_EQ(log.find(once, first + 1), std::string::npos) << "twice: " << once << "\n" << log;
+  auto all = daemon_->Get(std::string(kMlBase) + "/hardy/logs").Json();
+  std::string log;
+  for (const auto& e : all.value("entries", nlohmann::json::array())) {
+    log += e.value("message", "") + "\n";
   }
-  EXPECT_EQ(log.find("Trial 5"), std::string::npos) << log;
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = log.find(what); at != std::string::npos; at = log.find(what, at + 1)) ++n;
+    return n;
+  };
+  for (int t = 1; t <= 4; ++t) {
+    const std::string id = "Trial " + std::to_string(t);
+    EXPECT_EQ(count(id + " started"), 1u) << log;
+    EXPECT_EQ(count(id + " reported accuracy"), 1u) << log;
+    EXPECT_EQ(count(id + " succeeded"), 1u) << log;
+    // The trainer's own line: a trial run twice would print it twice.
+    EXPECT_EQ(count("trial " + std::to_string(t) + " tag accuracy"), 1u) << log;
+  }
+  EXPECT_EQ(count("Trial 5"), 0u) << log;
+  EXPECT_EQ(count("Study SUCCEEDED"), 1u) << log;
 }
 
 // resumePreviousJobId: a grid study resumed from an earlier one runs the grid points the

@@ -415,6 +415,9 @@ TYPED_TEST_P(JobStoreContractTest, StudyTrialsRoundTripAndTrialJobsAreNotListed)
   study.trials.back().id = 2;
   study.trials.back().state = model::TrialState::kActive;
   study.trials.back().final_measurement.reset();
+  study.trials.back().skipped_lines_logged = 3;
+  study.study_progress.failing = "2 of 2 trials failed";
+  study.study_progress.exhausted = true;
   ASSERT_TRUE(this->store_->UpdateJob(study).ok());
   got = this->store_->GetJob("40");
   ASSERT_TRUE(got.ok());

@@ -1,0 +1,404 @@
+// Table tests of the pure study machine (service/study_machine.h): every phase,
+// driven there through the machine itself, against every input, then the rules that
+// decide how a study goes on and ends.
+#include "service/study_machine.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "fakes/study_params.h"
+#include "model/job_machine.h"
+
+namespace ty::service {
+namespace {
+
+constexpr TimeMicros kNow = 1'000'000'000;
+
+// A cloudml-hypertune line reporting `value` for the default tag at `step`.
+std::string Report(double value, int step) {
+  return R"({"global_step": ")" + std::to_string(step) +
+         R"(", "timestamp": 1.0, "training/hptuning/metric": ")" + std::to_string(value) +
+         R"(", "trial": "0"})" + "\n";
+}
+
+StudyRecord NewStudy(int max_trials = 6, int parallel = 3, int max_failed = 2) {
+  StudyRecord r;
+  r.job.uid = "100";
+  r.job.project = "p";
+  r.job.state = model::JobState::kQueued;
+  r.spec.params = {testing::Double("lr", 0.001, 0.1)};
+  r.spec.max_trials = max_trials;
+  r.spec.parallel_trials = parallel;
+  r.spec.max_failed_trials = max_failed;
+  return r;
+}
+
+model::Assignment Point(double lr) {
+  model::ParamValue v;
+  v.number = lr;
+  return {{"lr", v}};
+}
+
+StudyInput Input(StudyInputKind kind, int64_t trial_id = 0) {
+  StudyInput in;
+  in.kind = kind;
+  in.trial_id = trial_id;
+  return in;
+}
+
+StudyInput Suggested(int n, int asked) {
+  StudyInput in = Input(StudyInputKind::kSuggested);
+  static int next_uid = 1000;
+  for (int i = 0; i < n; ++i) {
+    in.suggestions.push_back(Point(0.01 * (i + 1)));
+    in.job_uids.push_back(std::to_string(next_uid++));
+  }
+  in.asked = asked;
+  return in;
+}
+
+StudyInput Ended(int64_t trial_id, model::JobState state, const std::string& metrics = "") {
+  StudyInput in = Input(StudyInputKind::kTrialJobEnded, trial_id);
+  in.job_state = state;
+  if (state == model::JobState::kFailed) in.job_error = model::JobError{3, "exit 1"};
+  in.metrics_text = metrics;
+  return in;
+}
+
+StudyDecision Decide(const StudyRecord& r, const StudyInput& in) {
+  return DecideStudy(r, in, StudyPolicy{}, kNow);
+}
+
+StudyRecord Apply(const StudyRecord& r, const StudyInput& in) { return Decide(r, in).record; }
+
+std::string Render(const StudyAction& a) {
+  switch (a.kind) {
+    case StudyActionKind::kCommit:
+      return "commit";
+    case StudyActionKind::kLog:
+      return "log";
+    case StudyActionKind::kSuggest:
+      return "suggest(" + std::to_string(a.count) + ")";
+    case StudyActionKind::kSubmitTrial:
+      return "submit(" + std::to_string(a.trial_id) + ")";
+    case StudyActionKind::kStopTrial:
+      return "stop(" + std::to_string(a.trial_id) + ")";
+    case StudyActionKind::kObserve:
+      return "observe(" + std::to_string(a.trial_id) + ")";
+    case StudyActionKind::kForget:
+      return "forget";
+  }
+  return "?";
+}
+
+std::string Render(const std::vector<StudyAction>& actions) {
+  std::string out;
+  for (const StudyAction& a : actions) out += (out.empty() ? "" : " ") + Render(a);
+  return out;
+}
+
+std::vector<StudyAction> Of(const std::vector<StudyAction>& actions, StudyActionKind kind) {
+  std::vector<StudyAction> out;
+  for (const StudyAction& a : actions) {
+    if (a.kind == kind) out.push_back(a);
+  }
+  return out;
+}
+
+// Each phase reached through the machine. Max 6 trials, 3 at a time, 2 failures fail it.
+StudyRecord Running() {  // Trials 1-3 active.
+  StudyRecord r = Apply(NewStudy(), Input(StudyInputKind::kTick));
+  return Apply(r, Suggested(3, 3));
+}
+
+StudyRecord Failing() {  // Trials 1 and 2 failed, 3 active.
+  StudyRecord r = Apply(Running(), Ended(1, model::JobState::kFailed));
+  return Apply(r, Ended(2, model::JobState::kFailed));
+}
+
+StudyRecord Cancelling() { return Apply(Running(), Input(StudyInputKind::kCancel)); }
+
+StudyRecord Succeeded() {
+  StudyRecord r = Running();
+  for (int id = 1; id <= 3; ++id) {
+    r = Apply(r, Ended(id, model::JobState::kSucceeded, Report(0.5, 10)));
+  }
+  r = Apply(r, Suggested(3, 3));
+  for (int id = 4; id <= 6; ++id) {
+    r = Apply(r, Ended(id, model::JobState::kSucceeded, Report(0.6, 10)));
+  }
+  return r;
+}
+
+StudyRecord Failed() { return Apply(Failing(), Ended(3, model::JobState::kCancelled)); }
+
+StudyRecord Cancelled() { return Apply(NewStudy(), Input(StudyInputKind::kCancel)); }
+
+StudyRecord InPhase(StudyPhase phase) {
+  switch (phase) {
+    case StudyPhase::kQueued:
+      return NewStudy();
+    case StudyPhase::kRunning:
+      return Running();
+    case StudyPhase::kFailing:
+      return Failing();
+    case StudyPhase::kCancelling:
+      return Cancelling();
+    case StudyPhase::kSucceeded:
+      return Succeeded();
+    case StudyPhase::kFailed:
+      return Failed();
+    case StudyPhase::kCancelled:
+      return Cancelled();
+  }
+  return NewStudy();
+}
+
+// The natural instance of each input for a study in some phase: trial inputs concern
+// the first active trial (trial 1 when none is active).
+StudyInput SampleInput(StudyInputKind kind, const StudyRecord& r) {
+  int64_t trial = 1;
+  for (const model::Trial& t : r.job.trials) {
+    if (!model::IsTrialDone(t.state)) {
+      trial = t.id;
+      break;
+    }
+  }
+  switch (kind) {
+    case StudyInputKind::kSuggested:
+      return Suggested(1, 1);
+    case StudyInputKind::kTrialJobEnded:
+      return Ended(trial, model::JobState::kSucceeded, Report(0.7, 5));
+    case StudyInputKind::kTrialJobRefused: {
+      StudyInput in = Input(kind, trial);
+      in.message = "the id is taken";
+      return in;
+    }
+    case StudyInputKind::kMetricsRead: {
+      StudyInput in = Input(kind, trial);
+      in.metrics_text = Report(0.7, 5);
+      return in;
+    }
+    default:
+      return Input(kind, trial);
+  }
+}
+
+struct Row {
+  std::string phase, input, next_phase, actions;
+};
+
+// Every phase x every input. Reading a row: in that phase, that input leaves the
+// study in `next_phase` with these actions, in order.
+const std::vector<Row>& Table() {
+  static const std::vector<Row> rows = {
+      // A queued study asks for its first trials; a cancel ends it at once.
+      {"QUEUED", "TICK", "QUEUED", "suggest(3)"},
+      {"QUEUED", "CANCEL", "CANCELLED", "commit log log commit forget"},
+      {"QUEUED", "SUGGESTED", "RUNNING", "commit submit(1) suggest(2)"},
+      {"QUEUED", "TRIAL_JOB_ENDED", "QUEUED", ""},
+      {"QUEUED", "TRIAL_JOB_MISSING", "QUEUED", ""},
+      {"QUEUED", "TRIAL_JOB_REFUSED", "QUEUED", ""},
+      {"QUEUED", "METRICS_READ", "QUEUED", ""},
+      // Running: trials 1-3 active, the budget not spent.
+      {"RUNNING", "TICK", "RUNNING", ""},
+      {"RUNNING", "CANCEL", "CANCELLING", "commit log stop(1) stop(2) stop(3)"},
+      {"RUNNING", "SUGGESTED", "RUNNING", "commit submit(4)"},
+      {"RUNNING", "TRIAL_JOB_ENDED", "RUNNING", "log log observe(1) commit suggest(1)"},
+      {"RUNNING", "TRIAL_JOB_MISSING", "RUNNING", "submit(1)"},
+      {"RUNNING", "TRIAL_JOB_REFUSED", "RUNNING", "observe(1) commit log suggest(1)"},
+      {"RUNNING", "METRICS_READ", "RUNNING", "log commit"},
+      // Failing: two trials failed, trial 3 is being stopped.
+      {"FAILING", "TICK", "FAILING", "stop(3)"},
+      {"FAILING", "CANCEL", "CANCELLING", "commit log stop(3)"},
+      {"FAILING", "SUGGESTED", "FAILING", "stop(3)"},
+      {"FAILING", "TRIAL_JOB_ENDED", "FAILED", "log log observe(3) commit log commit forget"},
+      {"FAILING", "TRIAL_JOB_MISSING", "FAILED", "commit log commit forget"},
+      {"FAILING", "TRIAL_JOB_REFUSED", "FAILED", "observe(3) commit log log commit forget"},
+      {"FAILING", "METRICS_READ", "FAILING", "log commit"},
+      // Cancelling: trials 1-3 are being stopped.
+      {"CANCELLING", "TICK", "CANCELLING", "stop(1) stop(2) stop(3)"},
+      {"CANCELLING", "CANCEL", "CANCELLING", ""},
+      {"CANCELLING", "SUGGESTED", "CANCELLING", "stop(1) stop(2) stop(3)"},
+      {"CANCELLING", "TRIAL_JOB_ENDED", "CANCELLING", "log log observe(1) commit stop(2) stop(3)"},
+      {"CANCELLING", "TRIAL_JOB_MISSING", "CANCELLING", "commit stop(2) stop(3)"},
+      {"CANCELLING", "TRIAL_JOB_REFUSED", "CANCELLING", "observe(1) commit log stop(2) stop(3)"},
+      {"CANCELLING", "METRICS_READ", "CANCELLING", "log commit"},
+  };
+  return rows;
+}
+
+TEST(StudyMachineTest, EveryPhaseMeetsEveryInput) {
+  std::map<std::pair<std::string, std::string>, const Row*> rows;
+  for (const Row& r : Table()) rows[{r.phase, r.input}] = &r;
+  std::set<std::string> terminal = {"SUCCEEDED", "FAILED", "CANCELLED"};
+  int checked = 0;
+  for (int p = 0; StudyPhaseName(static_cast<StudyPhase>(p)) != nullptr; ++p) {
+    const StudyPhase phase = static_cast<StudyPhase>(p);
+    const std::string phase_name = StudyPhaseName(phase);
+    const StudyRecord start = InPhase(phase);
+    ASSERT_EQ(StudyPhaseName(PhaseOf(start)), phase_name) << "the setup missed its phase";
+    for (int i = 0; StudyInputKindName(static_cast<StudyInputKind>(i)) != nullptr; ++i) {
+      const StudyInputKind kind = static_cast<StudyInputKind>(i);
+      const std::string where = phase_name + " x " + StudyInputKindName(kind);
+      StudyDecision d = Decide(start, SampleInput(kind, start));
+      ++checked;
+      if (terminal.count(phase_name)) {  // A finished study ignores everything.
+        EXPECT_EQ(Render(d.actions), "") << where;
+        EXPECT_EQ(StudyPhaseName(PhaseOf(d.record)), phase_name) << where;
+        continue;
+      }
+      auto row = rows.find({phase_name, StudyInputKindName(kind)});
+      ASSERT_NE(row, rows.end()) << "no row for " << where;
+      EXPECT_EQ(Render(d.actions), row->second->actions) << where;
+      EXPECT_EQ(StudyPhaseName(PhaseOf(d.record)), row->second->next_phase) << where;
+    }
+  }
+  EXPECT_EQ(checked, 7 * 7);
+}
+
+TEST(StudyMachineTest, TrialsAreRecordedBeforeTheirJobsAreSubmitted) {
+  StudyDecision d = Decide(Apply(NewStudy(), Input(StudyInputKind::kTick)), Suggested(2, 3));
+  ASSERT_EQ(d.record.job.trials.size(), 2u);
+  EXPECT_EQ(d.record.job.trials[0].job_uid.empty(), false);
+  EXPECT_EQ(d.record.job.state, model::JobState::kRunning);
+  EXPECT_EQ(d.record.job.start_time, kNow);
+  // Fewer points than asked: the space is exhausted, and that is stored.
+  EXPECT_TRUE(d.record.job.study_progress.exhausted);
+  EXPECT_EQ(Render(d.actions), "commit submit(1) submit(2)");
+}
+
+TEST(StudyMachineTest, OneQuestionToTheTunerAtATime) {
+  StudyRecord r = Apply(NewStudy(), Input(StudyInputKind::kTick));
+  EXPECT_TRUE(r.suggesting);
+  EXPECT_EQ(Render(Decide(r, Input(StudyInputKind::kTick)).actions), "");
+  // A restarted daemon has no question in flight: it asks again.
+  r.suggesting = false;
+  EXPECT_EQ(Render(Decide(r, Input(StudyInputKind::kTick)).actions), "suggest(3)");
+}
+
+TEST(StudyMachineTest, AFailingStudyIsStoredAndFinishesFailingAfterARestart) {
+  StudyRecord failing = Failing();
+  EXPECT_NE(failing.job.study_progress.failing.find("2 of 3 trials failed (maxFailedTrials 2)"),
+            std::string::npos)
+      << failing.job.study_progress.failing;
+  // What a restarted daemon has: the stored record, no question in flight.
+  StudyRecord restarted = failing;
+  restarted.suggesting = false;
+  StudyDecision tick = Decide(restarted, Input(StudyInputKind::kTick));
+  EXPECT_EQ(Render(tick.actions), "stop(3)");
+  StudyDecision end = Decide(restarted, Ended(3, model::JobState::kCancelled));
+  EXPECT_EQ(end.record.job.state, model::JobState::kFailed);
+  ASSERT_TRUE(end.record.job.error.has_value());
+  EXPECT_EQ(end.record.job.error->code, model::kErrorCodeInternal);
+  EXPECT_EQ(end.record.job.error->message, failing.job.study_progress.failing);
+  EXPECT_EQ(end.record.job.trials[2].state, model::TrialState::kCancelled);
+}
+
+TEST(StudyMachineTest, TheFirstTrialFailingEndsAStudyWithoutMaxFailedTrials) {
+  StudyRecord r = Apply(Apply(NewStudy(6, 2, 0), Input(StudyInputKind::kTick)), Suggested(2, 2));
+  StudyDecision d = Decide(r, Ended(1, model::JobState::kFailed));
+  EXPECT_EQ(PhaseOf(d.record), StudyPhase::kFailing);
+  EXPECT_EQ(Render(Of(d.actions, StudyActionKind::kStopTrial)), "stop(2)");
+  // A later failure after a success does not.
+  r = Apply(r, Ended(1, model::JobState::kSucceeded, Report(0.5, 1)));
+  EXPECT_EQ(PhaseOf(Apply(r, Ended(2, model::JobState::kFailed))), StudyPhase::kRunning);
+}
+
+TEST(StudyMachineTest, TheTunersErrorFailsTheStudy) {
+  StudyRecord r = Running();
+  r.suggesting = true;
+  StudyInput in = Input(StudyInputKind::kSuggested);
+  in.asked = 1;
+  in.error = "the space is empty";
+  StudyDecision d = Decide(r, in);
+  EXPECT_EQ(d.record.job.study_progress.failing, "the tuner failed: the space is empty");
+  EXPECT_FALSE(d.record.suggesting);
+  EXPECT_EQ(Render(d.actions), "log commit stop(1) stop(2) stop(3)");
+}
+
+TEST(StudyMachineTest, AStudyWithoutAReportedMetricFails) {
+  StudyRecord r = Apply(Apply(NewStudy(1, 1, 5), Input(StudyInputKind::kTick)), Suggested(1, 1));
+  StudyDecision d = Decide(r, Ended(1, model::JobState::kSucceeded));
+  EXPECT_EQ(d.record.job.trials[0].state, model::TrialState::kInfeasible);
+  EXPECT_NE(d.record.job.trials[0].infeasible_reason.find("/tmp/hypertune/output.metrics"),
+            std::string::npos);
+  EXPECT_EQ(d.record.job.state, model::JobState::kFailed);
+  EXPECT_NE(d.record.job.error->message.find("No trial reported the metric"), std::string::npos);
+  EXPECT_EQ(d.actions.back().kind, StudyActionKind::kForget);
+}
+
+TEST(StudyMachineTest, SkippedMetricLinesAreSaidOnceAndRemembered) {
+  StudyInput read = Input(StudyInputKind::kMetricsRead, 1);
+  read.metrics_text = "not json\n" + Report(0.4, 1);
+  StudyDecision first = Decide(Running(), read);
+  EXPECT_EQ(Render(first.actions), "log log commit");
+  EXPECT_EQ(first.record.job.trials[0].skipped_lines_logged, 1);
+  // The same file read again (after a restart too: the count is in the record).
+  EXPECT_EQ(Render(Decide(first.record, read).actions), "");
+  read.metrics_text += "still not json\n";
+  EXPECT_EQ(Render(Decide(first.record, read).actions), "log commit");
+}
+
+TEST(StudyMachineTest, EarlyStoppingCommitsBeforeItStopsTheTrial) {
+  StudyRecord r = NewStudy(10, 1, 0);
+  r.spec.stopping = model::StoppingRule::kMedian;
+  r.spec.goal = model::Goal::kMaximize;
+  r = Apply(r, Input(StudyInputKind::kTick));
+  std::string good;
+  for (int step = 1; step <= 5; ++step) good += Report(0.9, step);
+  for (int id = 1; id <= 3; ++id) {
+    r = Apply(r, Suggested(1, 1));
+    r = Apply(r, Ended(id, model::JobState::kSucceeded, good));
+  }
+  r = Apply(r, Suggested(1, 1));
+  StudyInput bad = Input(StudyInputKind::kMetricsRead, 4);
+  for (int step = 1; step <= 5; ++step) bad.metrics_text += Report(0.1, step);
+  StudyDecision d = Decide(r, bad);
+  EXPECT_EQ(d.record.job.trials[3].state, model::TrialState::kStopping);
+  EXPECT_TRUE(d.record.job.trials[3].stopped_early);
+  ASSERT_GE(d.actions.size(), 2u);
+  EXPECT_EQ(Render(d.actions[d.actions.size() - 2]), "commit");
+  EXPECT_EQ(Render(d.actions.back()), "stop(4)");
+  EXPECT_EQ(d.actions.back().message.rfind("Stopped early: ", 0), 0u);
+  // Its job cancelled as asked: the trial counts with what it reported.
+  StudyDecision end = Decide(d.record, Ended(4, model::JobState::kCancelled, bad.metrics_text));
+  EXPECT_EQ(end.record.job.trials[3].state, model::TrialState::kSucceeded);
+  EXPECT_EQ(Render(Of(end.actions, StudyActionKind::kObserve)), "observe(4)");
+}
+
+TEST(StudyMachineTest, TheStudySucceedsOnceEveryTrialOfItsBudgetIsDone) {
+  StudyRecord done = Succeeded();
+  EXPECT_EQ(done.job.state, model::JobState::kSucceeded);
+  EXPECT_EQ(done.job.trials.size(), 6u);
+  EXPECT_FALSE(done.job.error.has_value());
+  EXPECT_EQ(done.job.end_time, kNow);
+}
+
+// One input may commit twice (the trial's end, then the study's): each commit
+// carries the record as it stood then, so a crash between them is resumable.
+TEST(StudyMachineTest, EachCommitCarriesTheRecordAsItStoodThen) {
+  StudyDecision d = Decide(Failing(), Ended(3, model::JobState::kCancelled));
+  std::vector<StudyAction> commits = Of(d.actions, StudyActionKind::kCommit);
+  ASSERT_EQ(commits.size(), 2u);
+  EXPECT_EQ(commits[0].record.state, model::JobState::kRunning);
+  EXPECT_EQ(commits[0].record.trials[2].state, model::TrialState::kCancelled);
+  EXPECT_EQ(commits[1].record.state, model::JobState::kFailed);
+  EXPECT_EQ(commits[1].record.update_time, kNow);
+}
+
+TEST(StudyMachineTest, InputsForUnknownOrFinishedTrialsAreIgnored) {
+  StudyRecord r = Running();
+  EXPECT_EQ(Render(Decide(r, Ended(99, model::JobState::kSucceeded)).actions), "");
+  r = Apply(r, Ended(1, model::JobState::kFailed));
+  r.suggesting = true;
+  EXPECT_EQ(Render(Decide(r, Ended(1, model::JobState::kSucceeded)).actions), "");
+  EXPECT_EQ(Render(Decide(r, Input(StudyInputKind::kTrialJobMissing, 1)).actions), "");
+}
+
+}  // namespace
+}  // namespace ty::service
