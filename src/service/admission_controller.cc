@@ -6,9 +6,28 @@
 
 namespace ty::service {
 
-AdmissionController::AdmissionController(LoopCore* core, AdmissionOptions options, FeedFn feed,
+AdmissionController::AdmissionController(LoopCore* core, AdmissionOptions options, OwnsFn owns,
                                          LogFn log)
-    : core_(core), options_(std::move(options)), feed_(std::move(feed)), log_(std::move(log)) {}
+    : core_(core), options_(std::move(options)), owns_(std::move(owns)), log_(std::move(log)) {
+  core_->Receive<AdmissionWanted>([this](const AdmissionWanted& m) {
+    if (owns_(m.job->project)) Request(*m.job);
+  });
+  core_->Receive<JobLoaded>([this](const JobLoaded& m) {
+    if (owns_(m.job->project)) Hold(*m.job);
+  });
+  core_->Receive<JobCommitted>([this](const JobCommitted& m) {
+    // A job that ended or went back to the queue gives back what it holds.
+    const model::Job& job = *m.job;
+    const bool requeued = job.state == model::JobState::kQueued &&
+                          m.before != model::JobState::kUnspecified &&
+                          m.before != model::JobState::kQueued;
+    if ((model::IsTerminal(job.state) || requeued) && owns_(job.project)) Release(job.uid);
+  });
+}
+
+void AdmissionController::Feed(const std::string& uid, model::JobInput input) {
+  core_->Send(JobInputMessage{uid, std::move(input)});
+}
 
 Status AdmissionController::CheckSubmittable(const model::Job& job) const {
   ASSIGN_OR_RETURN(scheduler::JobDemand demand, DemandOf(job, options_.machine_types));
@@ -22,13 +41,10 @@ void AdmissionController::Request(const model::Job& job) {
   holding_.erase(job.uid);
   Result<QueuedDemand> queued = QueuedDemandOf(job, options_.machine_types);
   if (!queued.ok()) {
-    core_->Post([this, uid = job.uid, why = queued.status().message()] {
-      model::JobInput in;
-      in.kind = model::InputKind::kUnrunnable;
-      in.message = why;
-      feed_(uid, std::move(in));
-    });
-    return;
+    model::JobInput in;
+    in.kind = model::InputKind::kUnrunnable;
+    in.message = queued.status().message();
+    return Feed(job.uid, std::move(in));
   }
   queued_[job.uid] = std::move(queued).value();
   SchedulePass();
@@ -92,7 +108,7 @@ void AdmissionController::RunPass() {
     it->second.preempting = true;
     model::JobInput preempt;
     preempt.kind = model::InputKind::kPreempt;
-    feed_(uid, std::move(preempt));
+    Feed(uid, std::move(preempt));
   }
   for (scheduler::Admitted& a : decisions.admit) {
     auto it = queued_.find(a.uid);
@@ -105,7 +121,7 @@ void AdmissionController::RunPass() {
     model::JobInput in;
     in.kind = model::InputKind::kAdmitted;
     in.grants = std::move(grants);
-    feed_(a.uid, std::move(in));
+    Feed(a.uid, std::move(in));
   }
   PublishWaits(decisions.waiting);
 }

@@ -1,15 +1,17 @@
 // Internal to service/: the admission controller (DESIGN.md §2: a controller beside
 // the job controller on the same loop core). It keeps what waits and what holds
 // resources, hands a snapshot to scheduler::Admit after every change, and turns the
-// decisions into job inputs (kAdmitted with the grants, kPreempt); the job controller
-// commits them. Why each job waits is published for describe, and written to the
-// job's service log when it changes.
+// decisions into job inputs (kAdmitted with the grants, kPreempt) that it sends the
+// job controller (service/messages.h), which commits them. It learns what to queue
+// (AdmissionWanted), hold (JobLoaded) and release (a JobCommitted record that is
+// finished or back in the queue) from messages too. Why each job waits is published
+// for describe, and written to the job's service log when it changes.
 //
 // With no nodes in the capacity it admits every job at once (service tests that do
 // not care about resources).
 //
-// Loop-thread methods assert nothing themselves: JobController calls them from the
-// loop. Published state (waits, metrics) is guarded by `mu_`.
+// Request/Hold/Release run on the loop (from its messages). Published state (waits,
+// metrics) is guarded by `mu_`.
 #pragma once
 
 #include <functional>
@@ -24,6 +26,7 @@
 #include "scheduler/admission.h"
 #include "service/job_demand.h"
 #include "service/loop_core.h"
+#include "service/messages.h"
 
 namespace ty::service {
 
@@ -48,11 +51,13 @@ struct AdmissionStats {
 
 class AdmissionController {
  public:
-  using FeedFn = std::function<void(const std::string& uid, model::JobInput input)>;
+  // Whether a project's jobs are admitted here (a daemon has one admission per executor).
+  using OwnsFn = std::function<bool(const std::string& project)>;
   using LogFn = std::function<void(const std::string& uid, const std::string& message,
                                    const std::string& severity)>;
 
-  AdmissionController(LoopCore* core, AdmissionOptions options, FeedFn feed, LogFn log);
+  // Registers its receivers on `core`: construct it before the loop starts.
+  AdmissionController(LoopCore* core, AdmissionOptions options, OwnsFn owns, LogFn log);
 
   // Any thread, at submit: InvalidArgument naming the field when the job could never
   // be admitted here.
@@ -73,13 +78,14 @@ class AdmissionController {
   const scheduler::Capacity& capacity() const { return options_.capacity; }
 
  private:
+  void Feed(const std::string& uid, model::JobInput input);  // To the job controller.
   void SchedulePass();
   void RunPass();
   void PublishWaits(const scheduler::WaitList& waiting);
 
   LoopCore* const core_;
   const AdmissionOptions options_;
-  const FeedFn feed_;
+  const OwnsFn owns_;
   const LogFn log_;
 
   // Loop thread only.

@@ -10,6 +10,7 @@
 #include "common/files.h"
 #include "model/dialect.h"
 #include "model/spec_record.h"
+#include "service/job_logs.h"
 #include "service/launch_plan.h"
 #include "service/trial_jobs.h"
 
@@ -57,8 +58,20 @@ Result<model::JobSpec> RestoreSpec(const model::Job& job) {
 }
 
 JobController::JobController(LoopCore* core, jobstore::JobStore* store, Backends* backends,
-                             logs::LogStore* logs, ControllerOptions options)
-    : core_(core), store_(store), backends_(backends), logs_(logs), options_(std::move(options)) {}
+                             logs::LogStore* logs, UidSource* uids, ControllerOptions options)
+    : core_(core),
+      store_(store),
+      backends_(backends),
+      logs_(logs),
+      uids_(uids),
+      options_(std::move(options)) {
+  core_->Receive<JobInputMessage>([this](const JobInputMessage& m) { Feed(m.uid, m.input); });
+  core_->Receive<SubmitTrialJob>([this](const SubmitTrialJob& m) {
+    Result<model::Job> created = Submit(m.job);
+    if (created.ok() || core_->dead()) return;
+    core_->Send(TrialJobRefused{m.job.study_uid, m.job.trial_id, created.status().message()});
+  });
+}
 
 void JobController::AssertOnLoop() const {
   if (!core_->OnLoopThread()) {
@@ -70,19 +83,6 @@ void JobController::AssertOnLoop() const {
 model::Job* JobController::Find(const std::string& uid) {
   auto it = live_.find(uid);
   return it == live_.end() ? nullptr : &it->second;
-}
-
-std::string JobController::NewUid() {
-  // 19 digits like Google's ids: milliseconds since the epoch, then 6 random digits.
-  // Time-first keeps ids growing with creation (List pages by uid); the random part
-  // keeps two daemons sharing one container engine from minting the same id (and so
-  // the same container names and labels) in the same millisecond.
-  uint64_t candidate =
-      static_cast<uint64_t>(core_->clock()->Now() / 1000) * 1000000 + options_.random() % 1000000;
-  if (!last_uid_.empty() && candidate <= std::stoull(last_uid_))
-    candidate = std::stoull(last_uid_) + 1;
-  last_uid_ = std::to_string(candidate);
-  return last_uid_;
 }
 
 // ---------------------------------------------------------------------------
@@ -100,7 +100,8 @@ void JobController::SetAsideUnrunnable(model::Job job, const std::string& why) {
 Status JobController::Load() {
   // Only jobs that are not finished: the history stays in the store (bounded memory).
   ASSIGN_OR_RETURN(std::vector<model::Job> stored, store_->ListLiveJobs());
-  ASSIGN_OR_RETURN(last_uid_, store_->LastUid());
+  ASSIGN_OR_RETURN(std::string last_uid, store_->LastUid());
+  uids_->Reserve(last_uid);
   for (auto& job : stored) {
     Result<model::JobSpec> spec = RestoreSpec(job);
     if (!spec.ok()) {
@@ -118,7 +119,9 @@ Status JobController::Load() {
     }
     // Admitted before the restart: it holds its grants (queued jobs ask again when
     // Recover replays them).
-    if (job.state != model::JobState::kQueued) backends_->For(job.project).admission->Hold(job);
+    if (job.state != model::JobState::kQueued) {
+      core_->Send(JobLoaded{std::make_shared<const model::Job>(job)});  // It holds its grants.
+    }
     Publish(job);
     live_[job.uid] = std::move(job);
   }
@@ -184,13 +187,9 @@ void JobController::Recover(const std::vector<executor::ObservedReplica>& observ
 // ---------------------------------------------------------------------------
 // Inputs
 
-void JobController::ReserveUid(const std::string& uid) {
-  if (last_uid_.empty() || model::UidLess(last_uid_, uid)) last_uid_ = uid;
-}
-
 Result<model::Job> JobController::Submit(model::Job job) {
   AssertOnLoop();
-  if (job.uid.empty()) job.uid = NewUid();
+  if (job.uid.empty()) job.uid = uids_->Next();
   job.state = model::JobState::kQueued;
   job.spec_record = model::EncodeSpecRecord(job.spec);
   model::JobInput in;
@@ -292,7 +291,8 @@ Status JobController::Apply(model::Decision d, bool create) {
       return s;
     }
     for (const model::JobEvent& e : d.history) store_->AppendEvent(job.uid, e).IgnoreError();
-    ReleaseIfDone(create ? nullptr : Find(job.uid), job);
+    const model::Job* before = create ? nullptr : Find(job.uid);
+    const model::JobState before_state = before ? before->state : model::JobState::kUnspecified;
     // A finished job leaves memory: from now on it is read from the store, which
     // already has this final record.
     Publish(job);
@@ -302,7 +302,10 @@ Status JobController::Apply(model::Decision d, bool create) {
       live_[job.uid] = job;
     }
     if (options_.after_commit_for_test) after = options_.after_commit_for_test();
-    if (on_commit_ && after == AfterCommit::kContinue) on_commit_(job);
+    // Delivered after this task, so after the actions below (messages.h).
+    if (after == AfterCommit::kContinue) {
+      core_->Send(JobCommitted{std::make_shared<const model::Job>(job), before_state});
+    }
   }
   if (after == AfterCommit::kCrashBeforeActions) {
     core_->Halt();
@@ -322,7 +325,7 @@ void JobController::Perform(const model::Job& job, const model::JobAction& a) {
     case model::ActionKind::kLog:
       return ServiceLog(uid, a.message, a.severity);
     case model::ActionKind::kRequestAdmission:
-      return backend.admission->Request(job);
+      return core_->Send(AdmissionWanted{std::make_shared<const model::Job>(job)});
     case model::ActionKind::kArmTimer:
       return core_->At(a.at, [this, uid, timer = a.timer] {
         model::JobInput in;
@@ -386,33 +389,7 @@ void JobController::Launch(const model::Job& job) {
 
 void JobController::ServiceLog(const std::string& uid, const std::string& message,
                                const std::string& severity) {
-  logs::LogEntry entry;
-  entry.time = core_->clock()->Now();
-  entry.task = "service";
-  entry.stream = logs::LogStream::kService;
-  entry.severity = severity;
-  entry.message = message;
-  logs_->Append(uid, entry);
-}
-
-std::vector<std::string> JobController::ServiceMessages(const std::string& uid) const {
-  std::vector<std::string> out;
-  logs_
-      ->Scan(uid,
-             [&](const logs::LogEntry& e) {
-               if (e.stream == logs::LogStream::kService) out.push_back(e.message);
-               return true;
-             })
-      .IgnoreError();
-  return out;
-}
-
-void JobController::ReleaseIfDone(const model::Job* before, const model::Job& after) {
-  const bool requeued = after.state == model::JobState::kQueued && before != nullptr &&
-                        before->state != model::JobState::kQueued;
-  if (model::IsTerminal(after.state) || requeued) {
-    backends_->For(after.project).admission->Release(after.uid);
-  }
+  WriteServiceLine(logs_, core_->clock()->Now(), uid, message, severity);
 }
 
 // ---------------------------------------------------------------------------

@@ -5,7 +5,10 @@
 //
 // It runs on the LoopCore's loop (every method below "loop thread" asserts it);
 // executor calls run as blocking work and come back as inputs. Admission and
-// studies (later issues) are controllers beside it on the same core.
+// studies are controllers beside it on the same core; they talk by messages
+// (service/messages.h): it announces every commit (JobCommitted) and asks for
+// admission (AdmissionWanted); it receives job inputs (JobInputMessage) and trial
+// jobs to create (SubmitTrialJob).
 //
 // Published state (the jobs API threads read) is guarded by `mu_`.
 #pragma once
@@ -26,7 +29,9 @@
 #include "service/admission_controller.h"
 #include "service/backends.h"
 #include "service/loop_core.h"
+#include "service/messages.h"
 #include "service/published_jobs.h"
+#include "service/uid_source.h"
 
 namespace ty::service {
 
@@ -37,7 +42,6 @@ struct ControllerOptions {
   model::JobPolicy policy;
   model::SpecLimits limits;
   DurationMicros stop_grace = 10LL * 1000000;
-  std::function<uint64_t()> random;  // Id digits; required.
   std::function<AfterCommit()> after_commit_for_test;
   // JobServiceOptions::project_buckets.
   std::function<std::vector<std::string>(const std::string& project)> project_buckets;
@@ -51,8 +55,9 @@ Result<model::JobSpec> RestoreSpec(const model::Job& job);
 class JobController {
  public:
   // `backends`: where each project's jobs run and are admitted (not owned).
+  // Registers its receivers on `core`: construct it before the loop starts.
   JobController(LoopCore* core, jobstore::JobStore* store, Backends* backends, logs::LogStore* logs,
-                ControllerOptions options);
+                UidSource* uids, ControllerOptions options);
 
   // Start-up, before the loop runs: reads the stored jobs that are not finished (the
   // history stays in the store). A job whose spec cannot be read or exceeds today's
@@ -66,25 +71,14 @@ class JobController {
   void SetReplicaCredentials(std::function<std::string(const std::string& job_uid)> credential) {
     replica_credential_ = std::move(credential);
   }
-  // Before Load: called on the loop after every commit of a job (the study
-  // controller follows its trial jobs this way).
-  void SetCommitObserver(std::function<void(const model::Job&)> observer) {
-    on_commit_ = std::move(observer);
-  }
   // Before Load: where trial jobs' metrics directories live (service/trial_jobs.h);
   // their primary replica gets it (containers at /tmp/hypertune). "" = none.
   void SetTrialRoot(std::string root) { trial_root_ = std::move(root); }
-  // Loop thread: a new job uid, after every uid ever stored (studies take theirs here,
-  // and record a trial's job uid before submitting the job).
-  std::string AllocateUid() { return NewUid(); }
-  // Before the loop runs: `uid` was handed out (recorded somewhere) even if no job
-  // holds it yet; later uids go after it.
-  void ReserveUid(const std::string& uid);
   // Loop thread: reconcile records with what the executor still has.
   void Recover(const std::vector<executor::ObservedReplica>& observed);
 
   // Loop thread. AlreadyExists for a duplicate ml v1 job id, or for a uid given in
-  // `job.uid` (from AllocateUid) that a job already has; empty uid: a new one.
+  // `job.uid` (from the UidSource) that a job already has; empty uid: a new one.
   Result<model::Job> Submit(model::Job job);
   // Loop thread. NotFound for an unknown uid; OK for a finished job.
   Status Cancel(const std::string& uid, const std::string& reason);
@@ -92,19 +86,15 @@ class JobController {
   Status Delete(const std::string& uid);
   // Any thread: posts the event to the loop.
   void OnExecutorEvent(const executor::ExecutorEvent& event);
-  // Loop thread: an input from another controller (admission).
-  void Input(const std::string& uid, model::JobInput input) { Feed(uid, std::move(input)); }
   // Any thread: a line in the job's service log.
   void ServiceLog(const std::string& uid, const std::string& message, const std::string& severity);
-  // Any thread: the messages of the job's service log, oldest first (recovery reads it
-  // to tell which lines a crash kept from being written).
-  std::vector<std::string> ServiceMessages(const std::string& uid) const;
 
   // --- Published state (any thread): jobs that are not finished. A finished job is
   // removed once its final record is committed; readers then find it in the store.
   std::optional<model::Job> GetLive(const std::string& uid) const;
   std::optional<std::string> FindLiveMl(const std::string& project,
                                         const std::string& job_id) const;
+  const PublishedJobs& published() const { return published_; }
   std::vector<std::string> problems() const;
 
  private:
@@ -113,28 +103,24 @@ class JobController {
   void Perform(const model::Job& job, const model::JobAction& action);
   void Launch(const model::Job& job);
   void Publish(const model::Job& job);
-  // After a commit: a job that ended or went back to the queue gives back its grants.
-  void ReleaseIfDone(const model::Job* before, const model::Job& after);
   // Start-up: keeps `job` to be failed by Recover (through the machine) and reports it.
   void SetAsideUnrunnable(model::Job job, const std::string& why);
   model::Job* Find(const std::string& uid);  // Loop thread; null if absent.
-  std::string NewUid();
   void AssertOnLoop() const;
 
   LoopCore* const core_;
   jobstore::JobStore* const store_;
   Backends* const backends_;
   logs::LogStore* const logs_;
+  UidSource* const uids_;
   const ControllerOptions options_;
   std::function<std::string(const std::string& job_uid)> replica_credential_;  // Null: none.
-  std::function<void(const model::Job&)> on_commit_;
   std::string trial_root_;
 
   // Loop-thread only: every job that is not finished, with its parsed spec.
   std::map<std::string, model::Job> live_;
   // Stored jobs Load found unrunnable, with why; failed by Recover. Loop-thread only.
   std::vector<std::pair<model::Job, std::string>> unrunnable_;
-  std::string last_uid_;
 
   // Published: written on the loop after each commit, read by API threads.
   mutable std::mutex mu_;

@@ -102,4 +102,26 @@ Result<JobLogPage> ReadJobLogs(logs::LogStore* logs, const std::vector<LogSource
   return page;
 }
 
+void WriteServiceLine(logs::LogStore* logs, TimeMicros now, const std::string& uid,
+                      const std::string& message, const std::string& severity) {
+  logs::LogEntry entry;
+  entry.time = now;
+  entry.task = "service";
+  entry.stream = logs::LogStream::kService;
+  entry.severity = severity;
+  entry.message = message;
+  logs->Append(uid, entry);
+}
+
+std::vector<std::string> ReadServiceLines(logs::LogStore* logs, const std::string& uid) {
+  std::vector<std::string> out;
+  logs->Scan(uid,
+             [&](const logs::LogEntry& e) {
+               if (e.stream == logs::LogStream::kService) out.push_back(e.message);
+               return true;
+             })
+      .IgnoreError();
+  return out;
+}
+
 }  // namespace ty::service

@@ -41,4 +41,11 @@ Result<JobLogPage> ReadJobLogs(logs::LogStore* logs, const std::vector<LogSource
                                const std::string& cursor, const std::string& task,
                                size_t max_entries);
 
+// The service's own lines in a job's log (task "service"): what every controller
+// writes about a job, and reads back at start-up to tell which lines a crash kept
+// from being written. Thread-safe.
+void WriteServiceLine(logs::LogStore* logs, TimeMicros now, const std::string& uid,
+                      const std::string& message, const std::string& severity);
+std::vector<std::string> ReadServiceLines(logs::LogStore* logs, const std::string& uid);
+
 }  // namespace ty::service

@@ -12,6 +12,7 @@
 #include "common/random.h"
 #include "model/list_filter.h"
 #include "model/resource_ids.h"
+#include "service/job_logs.h"
 #include "service/launch_plan.h"
 #include "service/study_controller.h"
 
@@ -78,17 +79,21 @@ JobService::JobService(jobstore::JobStore* store, executor::Executor* executor,
   c.policy = options_.policy;
   c.limits = options_.limits;
   c.stop_grace = options_.stop_grace;
-  c.random = options_.random ? options_.random : DefaultRandom();
   c.after_commit_for_test = options_.after_commit_for_test;
   c.project_buckets = options_.project_buckets;
-  jobs_ = std::make_unique<JobController>(core_.get(), store_, &backends_, logs, std::move(c));
-  auto add_backend = [this](const std::string& name, executor::Executor* ex,
-                            const AdmissionOptions& admission) {
+  uids_ = std::make_unique<UidSource>(clock, options_.random ? options_.random : DefaultRandom());
+  // The controllers on the loop core; each registers the messages it receives
+  // (service/messages.h) and knows no other.
+  jobs_ = std::make_unique<JobController>(core_.get(), store_, &backends_, logs, uids_.get(),
+                                          std::move(c));
+  auto add_backend = [this, logs, clock](const std::string& name, executor::Executor* ex,
+                                         const AdmissionOptions& admission) {
     backends_.Add(name, ex).admission = std::make_unique<AdmissionController>(
         core_.get(), admission,
-        [this](const std::string& uid, model::JobInput in) { jobs_->Input(uid, std::move(in)); },
-        [this](const std::string& uid, const std::string& message, const std::string& severity) {
-          jobs_->ServiceLog(uid, message, severity);
+        [this, name](const std::string& project) { return backends_.For(project).name == name; },
+        [logs, clock](const std::string& uid, const std::string& message,
+                      const std::string& severity) {
+          WriteServiceLine(logs, clock->Now(), uid, message, severity);
         });
   };
   add_backend(options_.executor_name, executor, options_.admission);
@@ -98,9 +103,10 @@ JobService::JobService(jobstore::JobStore* store, executor::Executor* executor,
       backends_.Route(project, other.name).IgnoreError();
   }
   jobs_->SetTrialRoot(options_.trial_root);
-  studies_ = std::make_unique<StudyController>(core_.get(), store_, jobs_.get(),
-                                               options_.trial_root, options_.after_commit_for_test);
-  jobs_->SetCommitObserver([this](const model::Job& job) { studies_->OnJobCommitted(job); });
+  studies_ =
+      std::make_unique<StudyController>(core_.get(), store_, logs, uids_.get(), &jobs_->published(),
+                                        options_.trial_root, options_.after_commit_for_test);
+  if (options_.register_controllers_for_test) options_.register_controllers_for_test(core_.get());
 }
 
 JobService::~JobService() { Shutdown(); }

@@ -49,6 +49,9 @@ struct JobServiceOptions {
   bool manual_loop_for_test = false;
   // Crash-point tests: asked after every commit whether the "daemon" dies there.
   std::function<AfterCommit()> after_commit_for_test;
+  // Tests: controllers of their own beside the service's, registered on its loop core
+  // after the service's (service/messages.h) and before it starts.
+  std::function<void(LoopCore*)> register_controllers_for_test;
   // Capacity, quotas and machine sizes admission works with (no nodes: admit all).
   AdmissionOptions admission;
   // Where trial jobs' cloudml-hypertune files live on this host (one directory per
@@ -203,6 +206,7 @@ class JobService {
   logs::LogStore* const logs_;
   const JobServiceOptions options_;
   std::unique_ptr<LoopCore> core_;
+  std::unique_ptr<UidSource> uids_;  // Every controller that creates records takes its uids here.
   Backends backends_;  // Before jobs_: its controllers are the backends' admissions' peers.
   std::unique_ptr<JobController> jobs_;
   std::unique_ptr<StudyController> studies_;

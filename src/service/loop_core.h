@@ -11,8 +11,16 @@
 //    With a ManualClock this makes every scenario deterministic. Halt() drops all
 //    queued work, as a killed daemon would (crash-point tests).
 //
-// Thread-safety: Post/At/Blocking/Call from any thread. Loop-only code asserts
-// OnLoopThread().
+// Controllers talk through the core, never by calling each other: a controller
+// registers, before the loop starts, the message types it receives (Receive<M>);
+// any controller Sends a message, which is delivered to every receiver of its type,
+// in registration order, as one loop task queued after the sender's task. So no
+// call ever comes back into a controller in the middle of its own commit, and
+// adding a controller is its Receive registrations and nothing else
+// (service/messages.h lists the messages).
+//
+// Thread-safety: Post/At/Blocking/Call/Send from any thread; Receive before Start.
+// Loop-only code asserts OnLoopThread().
 #pragma once
 
 #include <condition_variable>
@@ -23,6 +31,8 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <typeindex>
+#include <vector>
 
 #include "common/status.h"
 #include "common/time.h"
@@ -50,6 +60,14 @@ class LoopCore {
   // (the caller is the loop thread). Unavailable once shut down.
   template <typename T>
   T Call(std::function<T()> task);
+
+  // Before Start: `receiver` gets every message of type M sent from now on.
+  template <typename M>
+  void Receive(std::function<void(const M&)> receiver);
+  // Delivers `message` to every receiver of M, in one task queued after this one.
+  // A message nobody receives is dropped.
+  template <typename M>
+  void Send(M message);
 
   bool OnLoopThread() const;
   bool draining() const;
@@ -87,8 +105,25 @@ class LoopCore {
   bool draining_ = false;  // HaltAfterQueuedBlockingWork. Guarded by mu_.
   std::thread thread_;
   std::thread::id loop_thread_id_;
+  // By message type; registered before Start, read-only afterwards.
+  std::map<std::type_index, std::vector<std::function<void(const void*)>>> receivers_;
   std::unique_ptr<WorkerPool> workers_;
 };
+
+template <typename M>
+void LoopCore::Receive(std::function<void(const M&)> receiver) {
+  receivers_[std::type_index(typeid(M))].push_back(
+      [receiver = std::move(receiver)](const void* m) { receiver(*static_cast<const M*>(m)); });
+}
+
+template <typename M>
+void LoopCore::Send(M message) {
+  auto it = receivers_.find(std::type_index(typeid(M)));
+  if (it == receivers_.end()) return;
+  Post([receivers = &it->second, message = std::move(message)] {
+    for (const auto& receive : *receivers) receive(&message);
+  });
+}
 
 template <typename T>
 T LoopCore::Call(std::function<T()> task) {

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "model/spec_record.h"
+#include "service/job_logs.h"
 #include "service/trial_jobs.h"
 #include "tuning/tuner.h"
 
@@ -54,15 +55,21 @@ StudyInput TrialInput(StudyInputKind kind, int64_t trial_id) {
 
 }  // namespace
 
-StudyController::StudyController(LoopCore* core, jobstore::JobStore* store, JobController* jobs,
+StudyController::StudyController(LoopCore* core, jobstore::JobStore* store, logs::LogStore* logs,
+                                 UidSource* uids, const PublishedJobs* live_jobs,
                                  std::string trial_root,
                                  std::function<AfterCommit()> after_commit_for_test)
     : core_(core),
       store_(store),
-      jobs_(jobs),
+      logs_(logs),
+      uids_(uids),
+      live_jobs_(live_jobs),
       trial_root_(std::move(trial_root)),
       after_commit_for_test_(std::move(after_commit_for_test)),
-      policy_(DaemonStudyPolicy()) {}
+      policy_(DaemonStudyPolicy()) {
+  core_->Receive<JobCommitted>([this](const JobCommitted& m) { OnJobCommitted(m); });
+  core_->Receive<TrialJobRefused>([this](const TrialJobRefused& m) { OnTrialJobRefused(m); });
+}
 
 StudyController::~StudyController() = default;
 
@@ -102,7 +109,7 @@ Status StudyController::Adopt(model::Job job) {
   ObservePreviousStudy(st, job);
   // The tuner relearns the study from its finished trials, in the order they were run.
   for (const model::Trial& t : job.trials) {
-    if (!t.job_uid.empty()) jobs_->ReserveUid(t.job_uid);
+    uids_->Reserve(t.job_uid);
     if (Active(t) || t.state == model::TrialState::kCancelled) continue;
     st.tuner->Observe({t.params, model::ObjectiveOf(t)});
   }
@@ -171,7 +178,7 @@ void StudyController::SetAside(model::Job job, const std::string& why) {
   job.end_time = job.update_time = job.phases.finished = now;
   Status s = store_->UpdateJob(job);
   if (!s.ok()) spdlog::error("study {}: cannot record its failure: {}", job.uid, s.ToString());
-  jobs_->ServiceLog(job.uid, job.error->message, "ERROR");
+  WriteServiceLine(logs_, now, job.uid, job.error->message, "ERROR");
 }
 
 std::vector<std::string> StudyController::problems() const {
@@ -199,7 +206,7 @@ void StudyController::Start() {
 std::vector<StudyInput> StudyController::ReconcileTrials(Study& st) {
   std::vector<StudyInput> inputs;
   for (const model::Trial& t : st.record.job.trials) {
-    if (!Active(t) || t.job_uid.empty() || jobs_->GetLive(t.job_uid).has_value()) continue;
+    if (!Active(t) || t.job_uid.empty() || live_jobs_->Get(t.job_uid).has_value()) continue;
     Result<model::Job> stored = store_->GetJob(t.job_uid);
     if (stored.ok() && model::IsTerminal(stored->state)) {
       inputs.push_back(TrialJobEnded(*stored, MetricsText(t)));
@@ -215,7 +222,7 @@ std::vector<StudyInput> StudyController::ReconcileTrials(Study& st) {
 
 Result<model::Job> StudyController::Submit(model::Job job) {
   if (!job.spec.study->resume_previous_job_id.empty()) RETURN_IF_ERROR(PreviousStudy(job).status());
-  job.uid = jobs_->AllocateUid();
+  job.uid = uids_->Next();
   job.state = model::JobState::kQueued;
   if (job.create_time == 0) job.create_time = core_->clock()->Now();
   job.update_time = job.create_time;
@@ -248,16 +255,30 @@ Status StudyController::Cancel(const std::string& uid) {
   return Drive(uid, std::move(in));
 }
 
-void StudyController::OnJobCommitted(const model::Job& job) {
-  if (job.study_uid.empty() || !model::IsTerminal(job.state)) return;
-  // Deferred: the job controller is in the middle of its own commit.
-  core_->Post([this, job] {
-    Study* st = Find(job.study_uid);
-    if (st == nullptr) return;
-    const model::Trial* t = FindTrial(*st, job.trial_id);
-    if (t == nullptr || !Active(*t)) return;
-    Drive(job.study_uid, TrialJobEnded(job, MetricsText(*t))).IgnoreError();
-  });
+void StudyController::OnJobCommitted(const JobCommitted& m) {
+  const model::Job& job = *m.job;
+  if (job.study_uid.empty()) return;
+  Study* st = Find(job.study_uid);
+  const model::Trial* t = st == nullptr ? nullptr : FindTrial(*st, job.trial_id);
+  const bool wanted = t != nullptr && Active(*t) && t->job_uid == job.uid;
+  if (m.before == model::JobState::kUnspecified) {
+    // Created. A trial the study stopped while its job was on its way (cancelled, or
+    // the study finished) must not run.
+    if (wanted) return AnnounceStart(*st, *t);
+    if (!model::IsTerminal(job.state)) {
+      StopTrialJob(job.uid, "The study no longer runs this trial.");
+    }
+    return;
+  }
+  if (!wanted || !model::IsTerminal(job.state)) return;
+  Drive(job.study_uid, TrialJobEnded(job, MetricsText(*t))).IgnoreError();
+}
+
+void StudyController::OnTrialJobRefused(const TrialJobRefused& m) {
+  if (Find(m.study_uid) == nullptr) return;
+  StudyInput in = TrialInput(StudyInputKind::kTrialJobRefused, m.trial_id);
+  in.message = m.message;
+  Drive(m.study_uid, std::move(in)).IgnoreError();
 }
 
 // ---------------------------------------------------------------------------
@@ -295,14 +316,10 @@ Status StudyController::Perform(Study& st, const std::vector<StudyAction>& actio
         Suggest(st, a.count, a.pending);
         break;
       case StudyActionKind::kSubmitTrial:
-        if (Status s = SubmitTrialJob(st, a.trial_id); !s.ok()) {
-          StudyInput in = TrialInput(StudyInputKind::kTrialJobRefused, a.trial_id);
-          in.message = s.message();
-          follow_ups->push_back(std::move(in));
-        }
+        CreateTrialJob(st, a.trial_id);
         break;
       case StudyActionKind::kStopTrial:
-        if (jobs_->Cancel(a.job_uid, a.message).code() == StatusCode::kNotFound) {
+        if (!StopTrialJob(a.job_uid, a.message)) {
           follow_ups->push_back(TrialInput(StudyInputKind::kTrialJobMissing, a.trial_id));
         }
         break;
@@ -338,24 +355,35 @@ void StudyController::Suggest(const Study& st, int count, std::vector<model::Ass
     core_->Post([this, uid, in = std::move(in)]() mutable {
       if (Find(uid) == nullptr) return;  // Finished (cancelled) meanwhile.
       // Recorded with the trials before their jobs exist (see ReconcileTrials).
-      for (size_t i = 0; i < in.suggestions.size(); ++i)
-        in.job_uids.push_back(jobs_->AllocateUid());
+      for (size_t i = 0; i < in.suggestions.size(); ++i) in.job_uids.push_back(uids_->Next());
       Drive(uid, std::move(in)).IgnoreError();
     });
   });
 }
 
-Status StudyController::SubmitTrialJob(Study& st, int64_t trial_id) {
+void StudyController::CreateTrialJob(const Study& st, int64_t trial_id) {
   const model::Trial* trial = FindTrial(st, trial_id);
-  if (trial == nullptr) return NotFound("trial " + std::to_string(trial_id) + " is not recorded");
+  if (trial == nullptr) return;
   model::Job trial_job = TrialJob(st.record.job, st.record.spec, trial->id, trial->params);
   trial_job.uid = trial->job_uid;
   trial_job.create_time = core_->clock()->Now();
   trial_job.update_time = trial_job.create_time;
   trial_job.spec_json = st.record.job.spec_json;
-  RETURN_IF_ERROR(jobs_->Submit(std::move(trial_job)).status());
-  AnnounceStart(st, *trial);
-  return Status::Ok();
+  // Its creation comes back as a JobCommitted (announced then) or a TrialJobRefused.
+  core_->Send(service::SubmitTrialJob{std::move(trial_job)});
+}
+
+bool StudyController::StopTrialJob(const std::string& job_uid, const std::string& why) {
+  if (!live_jobs_->Get(job_uid).has_value()) {
+    // Finished (nothing to stop), or never created.
+    Result<model::Job> stored = store_->GetJob(job_uid);
+    return stored.ok() || stored.status().code() != StatusCode::kNotFound;
+  }
+  model::JobInput cancel;
+  cancel.kind = model::InputKind::kCancel;
+  cancel.message = why;
+  core_->Send(JobInputMessage{job_uid, std::move(cancel)});
+  return true;
 }
 
 void StudyController::AnnounceStart(const Study& st, const model::Trial& trial) {
@@ -370,7 +398,7 @@ std::string StudyController::StartedLinePrefix(const model::Trial& trial) {
 // A crash between creating a trial's job and logging its start leaves the job without
 // its line: write the ones missing (each trial's start is announced exactly once).
 void StudyController::AnnounceUnannouncedStarts(Study& st) {
-  std::vector<std::string> lines = jobs_->ServiceMessages(st.record.job.uid);
+  std::vector<std::string> lines = ReadServiceLines(logs_, st.record.job.uid);
   for (const model::Trial& t : st.record.job.trials) {
     if (t.job_uid.empty()) continue;
     const std::string prefix = StartedLinePrefix(t) + " ";
@@ -378,7 +406,7 @@ void StudyController::AnnounceUnannouncedStarts(Study& st) {
       return l.compare(0, prefix.size(), prefix) == 0;
     });
     if (announced) continue;
-    if (jobs_->GetLive(t.job_uid).has_value() || store_->GetJob(t.job_uid).ok()) {
+    if (live_jobs_->Get(t.job_uid).has_value() || store_->GetJob(t.job_uid).ok()) {
       AnnounceStart(st, t);
     }
   }
@@ -450,7 +478,7 @@ void StudyController::Publish(const model::Job& job) { published_.Put(job); }
 
 void StudyController::Log(const Study& st, const std::string& message) {
   if (core_->dead()) return;
-  jobs_->ServiceLog(st.record.job.uid, message, "INFO");
+  WriteServiceLine(logs_, core_->clock()->Now(), st.record.job.uid, message, "INFO");
 }
 
 std::optional<model::Job> StudyController::GetLive(const std::string& uid) const {

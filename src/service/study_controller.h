@@ -21,11 +21,14 @@
 #include <vector>
 
 #include "jobstore/job_store.h"
+#include "logs/log_store.h"
 #include "model/job.h"
 #include "service/job_controller.h"
 #include "service/loop_core.h"
+#include "service/messages.h"
 #include "service/published_jobs.h"
 #include "service/study_machine.h"
+#include "service/uid_source.h"
 
 namespace ty::tuning {
 class Tuner;  // tuning/tuner.h; Eigen stays out of this header.
@@ -42,8 +45,10 @@ class StudyController {
   // `trial_root`: the host directory under which each trial job's metrics directory
   // lives (service/trial_jobs.h); "" = trials cannot report (every trial infeasible).
   // `after_commit_for_test`: as JobServiceOptions', for the study's own commits.
-  StudyController(LoopCore* core, jobstore::JobStore* store, JobController* jobs,
-                  std::string trial_root,
+  // Registers its receivers on `core`: construct it before the loop starts.
+  // `live_jobs`: the job controller's published jobs (is a trial job running?).
+  StudyController(LoopCore* core, jobstore::JobStore* store, logs::LogStore* logs, UidSource* uids,
+                  const PublishedJobs* live_jobs, std::string trial_root,
                   std::function<AfterCommit()> after_commit_for_test = nullptr);
   ~StudyController();
 
@@ -61,8 +66,6 @@ class StudyController {
   // Loop thread. NotFound when `uid` is not a live study.
   Status Cancel(const std::string& uid);
   bool IsLive(const std::string& uid) const;  // Loop thread.
-  // Loop thread: every commit of any job (trial jobs end here).
-  void OnJobCommitted(const model::Job& job);
 
   // Any thread: a study that is not finished.
   std::optional<model::Job> GetLive(const std::string& uid) const;
@@ -94,8 +97,14 @@ class StudyController {
   // Asks the tuner on a worker: a suggestion may take seconds (bench/tuner_latency
   // --widest), which the loop must not wait for. Its answer comes back as kSuggested.
   void Suggest(const Study& st, int count, std::vector<model::Assignment> pending);
-  // Creates trial `trial_id`'s job under the uid its record holds.
-  Status SubmitTrialJob(Study& st, int64_t trial_id);
+  // Messages: a trial job created (announced) or ended (the trial ends), a trial
+  // job that could not be created.
+  void OnJobCommitted(const JobCommitted& m);
+  void OnTrialJobRefused(const TrialJobRefused& m);
+  // Asks the job controller for trial `trial_id`'s job under the uid its record holds.
+  void CreateTrialJob(const Study& st, int64_t trial_id);
+  // Asks the job controller to cancel it; false when no such job exists.
+  bool StopTrialJob(const std::string& job_uid, const std::string& why);
   void AnnounceStart(const Study& st, const model::Trial& trial);
   void AnnounceUnannouncedStarts(Study& st);
   static std::string StartedLinePrefix(const model::Trial& trial);
@@ -114,7 +123,9 @@ class StudyController {
 
   LoopCore* const core_;
   jobstore::JobStore* const store_;
-  JobController* const jobs_;
+  logs::LogStore* const logs_;
+  UidSource* const uids_;
+  const PublishedJobs* const live_jobs_;
   const std::string trial_root_;
   const std::function<AfterCommit()> after_commit_for_test_;
   const StudyPolicy policy_;

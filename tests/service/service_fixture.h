@@ -45,6 +45,7 @@ class ServiceFixture : public ::testing::Test {
     options.random = [seq]() mutable { return ++seq; };
     options.admission = admission_;
     options.other_executors = other_executors_;
+    options.register_controllers_for_test = register_controllers_;
     service_ = std::move(
         service::JobService::Create(store_.get(), executor_.get(), logs_.get(), &clock_, options)
             .value());
@@ -94,6 +95,8 @@ class ServiceFixture : public ::testing::Test {
 
   // Capacity and quotas the service admits with (default: no nodes, admit all).
   service::AdmissionOptions admission_;
+  // Controllers of the test's own on the service's loop core (default: none).
+  std::function<void(service::LoopCore*)> register_controllers_;
   // Executors beside executor_ and the projects routed to them (default: none).
   std::vector<service::JobServiceOptions::OtherExecutor> other_executors_;
   ManualClock clock_;
