@@ -82,7 +82,7 @@ model::RenderOptions RenderFor(const Call& call, const service::JobRef& ref,
   model::RenderOptions render = call.render;
   render.as_backing_custom_job = ref.dialect == Dialect::kVertex &&
                                  ref.collection == model::VertexCollection::kCustomJobs &&
-                                 model::IsVertexPipelineJson(job.spec_json);
+                                 job.kind == model::JobKind::kPipeline;
   return render;
 }
 

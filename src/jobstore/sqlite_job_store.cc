@@ -123,6 +123,20 @@ CREATE TABLE deletions (
     {8, R"sql(
 ALTER TABLE jobs ADD COLUMN study_json TEXT NOT NULL DEFAULT '';
 )sql"},
+    // What each record is (model::JobKind), stored instead of searched for in its JSON
+    // on every read. Earlier rows get theirs from what told it before: a trial job has
+    // its study's uid; in canonical JSON (no spaces) `"trainingTaskDefinition":` and
+    // `"studySpec":` (Vertex) or `"hyperparameters":` (ml v1) can only be keys, since
+    // a quote inside a string value is escaped.
+    {9, R"sql(
+ALTER TABLE jobs ADD COLUMN kind TEXT NOT NULL DEFAULT 'JOB';
+UPDATE jobs SET kind = CASE
+  WHEN study_uid != '' THEN 'TRIAL'
+  WHEN dialect = 'VERTEX' AND instr(spec_json, '"trainingTaskDefinition":') > 0 THEN 'PIPELINE'
+  WHEN dialect = 'VERTEX' AND instr(spec_json, '"studySpec":') > 0 THEN 'STUDY'
+  WHEN dialect = 'ML_V1' AND instr(spec_json, '"hyperparameters":') > 0 THEN 'STUDY'
+  ELSE 'JOB' END;
+)sql"},
 };
 
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == SqliteJobStore::kSchemaVersion,
@@ -160,7 +174,7 @@ constexpr char kJobColumns[] =
     "end_time, update_time, queued_time, admitted_time, image_ready_time, all_running_time, "
     "finished_time, error_code, error_message, attempt, cancel_requested, ending_kind, "
     "ending_code, ending_message, uid_num, display_name, labels_json, spec_record, grants_json, "
-    "preemptions, trials_json, study_uid, trial_id, study_json";
+    "preemptions, trials_json, study_uid, trial_id, study_json, kind";
 
 }  // namespace
 
@@ -446,6 +460,9 @@ Result<model::Job> ReadJobRow(const Stmt& st) {
   Result<model::StudyProgress> progress = model::DecodeStudyProgress(st.Text(32));
   if (!progress.ok()) return progress.status().WithContext("job " + job.uid);
   job.study_progress = std::move(*progress);
+  std::optional<model::JobKind> kind = model::JobKindFromName(st.Text(33));
+  if (!kind) return Status(StatusCode::kDataLoss, "job " + job.uid + ": unknown kind in store");
+  job.kind = *kind;
   return job;
 }
 
@@ -556,7 +573,7 @@ Status SqliteJobStore::CreateJob(const model::Job& job) {
   {
     static const std::string kInsert =
         std::string("INSERT INTO jobs (") + kJobColumns +
-        ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+        ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     ASSIGN_OR_RETURN(Statement st, Prepare(kInsert.c_str()));
     st.Bind(1, job.uid)
         .Bind(2, internal::DialectName(job.dialect))
@@ -573,7 +590,8 @@ Status SqliteJobStore::CreateJob(const model::Job& job) {
         .Bind(30, model::EncodeTrials(job.trials))
         .Bind(31, job.study_uid)
         .Bind(32, job.trial_id)
-        .Bind(33, model::EncodeStudyProgress(job.study_progress));
+        .Bind(33, model::EncodeStudyProgress(job.study_progress))
+        .Bind(34, model::JobKindName(job.kind));
     RETURN_IF_ERROR(st.Run("insert job " + job.uid));
   }
   RETURN_IF_ERROR(WriteReplicas(job));

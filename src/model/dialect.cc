@@ -86,14 +86,14 @@ void SetTime(nlohmann::json& out, const char* key, TimeMicros t) {
 
 }  // namespace
 
-Result<JobSpec> ParseStoredSpec(Dialect dialect, const std::string& spec_json) {
+Result<JobSpec> ParseStoredSpec(Dialect dialect, JobKind kind, const std::string& spec_json) {
   nlohmann::json body = nlohmann::json::parse(spec_json, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) return Internal("stored job spec is not valid JSON");
-  Result<ParsedJob> parsed = dialect == Dialect::kMlV1         ? ParseMlJob(body)
-                             : IsVertexPipelineJson(spec_json) ? ParseVertexTrainingPipeline(body)
-                             : IsVertexStudyJson(spec_json)
-                                 ? ParseVertexHyperparameterTuningJob(body)
-                                 : ParseVertexCustomJob(body);
+  const bool vertex_study = kind == JobKind::kStudy || kind == JobKind::kTrial;
+  Result<ParsedJob> parsed = dialect == Dialect::kMlV1    ? ParseMlJob(body)
+                             : kind == JobKind::kPipeline ? ParseVertexTrainingPipeline(body)
+                             : vertex_study               ? ParseVertexHyperparameterTuningJob(body)
+                                                          : ParseVertexCustomJob(body);
   if (!parsed.ok())
     return Internal("stored job spec no longer parses: " + parsed.status().message());
   return std::move(parsed).value().spec;
@@ -150,11 +150,12 @@ nlohmann::json RenderPipeline(const Job& job, nlohmann::json out, const RenderOp
 }  // namespace
 
 nlohmann::json RenderJob(const Job& job, const RenderOptions& options) {
-  if (job.dialect == Dialect::kVertex && IsVertexPipelineJson(job.spec_json) &&
+  if (job.dialect == Dialect::kVertex && job.kind == JobKind::kPipeline &&
       options.as_backing_custom_job) {
     Job backing = job;
     Result<std::string> custom_job = BackingCustomJobJson(job.spec_json);
     backing.spec_json = custom_job.ok() ? *custom_job : "{}";
+    backing.kind = JobKind::kJob;
     RenderOptions plain = options;
     plain.as_backing_custom_job = false;
     return RenderJob(backing, plain);
@@ -162,7 +163,7 @@ nlohmann::json RenderJob(const Job& job, const RenderOptions& options) {
   nlohmann::json out = nlohmann::json::parse(job.spec_json, nullptr, /*allow_exceptions=*/false);
   if (!out.is_object())
     out = nlohmann::json::object();  // Never stored that way; render what we can.
-  if (job.dialect == Dialect::kVertex && IsVertexPipelineJson(job.spec_json)) {
+  if (job.dialect == Dialect::kVertex && job.kind == JobKind::kPipeline) {
     return RenderPipeline(job, std::move(out), options);
   }
   if (job.dialect == Dialect::kVertex) {
@@ -178,7 +179,7 @@ nlohmann::json RenderJob(const Job& job, const RenderOptions& options) {
     SetTime(out, "endTime", job.end_time);
     SetTime(out, "updateTime", job.update_time);
     if (job.error) out["error"] = {{"code", job.error->code}, {"message", job.error->message}};
-    if (IsVertexStudyJson(job.spec_json) && !job.trials.empty()) {
+    if (job.kind == JobKind::kStudy && !job.trials.empty()) {
       out["trials"] = VertexTrials(job, out);
       if (options.enum_as_int) {
         static constexpr internal::EnumValue kTrialStates[] = {

@@ -22,7 +22,8 @@ namespace ty::model {
 
 struct ParsedJob {
   JobSpec spec;
-  std::string spec_json;  // Canonical request form; becomes Job::spec_json.
+  std::string spec_json;         // Canonical request form; becomes Job::spec_json.
+  JobKind kind = JobKind::kJob;  // Becomes Job::kind.
 };
 
 // Body of `POST .../customJobs` (a CustomJob). Output-only fields (name, state,
@@ -31,27 +32,26 @@ Result<ParsedJob> ParseVertexCustomJob(const nlohmann::json& body);
 // Body of `POST .../hyperparameterTuningJobs` (a Vertex HyperparameterTuningJob):
 // the trial job spec becomes the pools, the study spec and budget `spec.study`.
 Result<ParsedJob> ParseVertexHyperparameterTuningJob(const nlohmann::json& body);
-// True for the canonical JSON of a Vertex HyperparameterTuningJob (Job::spec_json).
-bool IsVertexStudyJson(const std::string& spec_json);
 // Body of `POST .../trainingPipelines` (a Vertex TrainingPipeline of the custom task):
 // its trainingTaskInputs become the job spec, checked as a CustomJob's jobSpec (errors
 // name `trainingTaskInputs.…`). modelToUpload, parentModel, modelId and inputDataConfig
 // are 400s naming them (no Model registry or datasets here). The pipeline is one record
 // that runs as its backing CustomJob (BackingCustomJobJson) under the same id.
 Result<ParsedJob> ParseVertexTrainingPipeline(const nlohmann::json& body);
-bool IsVertexPipelineJson(const std::string& spec_json);
 // The canonical CustomJob JSON of a stored pipeline's backing job.
 Result<std::string> BackingCustomJobJson(const std::string& pipeline_spec_json);
 
-// The Vertex collection a stored record belongs to, and its URL segment.
+// The Vertex collection a record belongs to (by its kind; a trial job is its study's),
+// and its URL segment.
 enum class VertexCollection { kCustomJobs, kHyperparameterTuningJobs, kTrainingPipelines };
-VertexCollection CollectionOf(const std::string& spec_json);
+VertexCollection CollectionOf(const Job& job);
 const char* CollectionName(VertexCollection c);
 // Body of `POST /v1/projects/{p}/jobs` (an ml v1 Job).
 Result<ParsedJob> ParseMlJob(const nlohmann::json& body);
 
-// Rebuilds the spec of a stored job from its canonical JSON (Job::spec_json).
-Result<JobSpec> ParseStoredSpec(Dialect dialect, const std::string& spec_json);
+// Rebuilds the spec of a stored job from its canonical JSON (Job::spec_json), read
+// as its kind's request (a trial job holds its study's).
+Result<JobSpec> ParseStoredSpec(Dialect dialect, JobKind kind, const std::string& spec_json);
 
 struct RenderOptions {
   bool enum_as_int = false;  // `$alt=json;enum-encoding=int`

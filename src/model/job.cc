@@ -98,7 +98,28 @@ bool UidLess(const std::string& a, const std::string& b) {
 std::string Job::ResourceName() const {
   if (dialect == Dialect::kMlV1) return "projects/" + project + "/jobs/" + spec.job_id;
   return "projects/" + project + "/locations/" + location + "/" +
-         CollectionName(CollectionOf(spec_json)) + "/" + uid;
+         CollectionName(CollectionOf(*this)) + "/" + uid;
+}
+
+const char* JobKindName(JobKind k) {
+  switch (k) {
+    case JobKind::kJob:
+      return "JOB";
+    case JobKind::kStudy:
+      return "STUDY";
+    case JobKind::kPipeline:
+      return "PIPELINE";
+    case JobKind::kTrial:
+      return "TRIAL";
+  }
+  return "JOB";
+}
+
+std::optional<JobKind> JobKindFromName(const std::string& name) {
+  for (JobKind k : {JobKind::kJob, JobKind::kStudy, JobKind::kPipeline, JobKind::kTrial}) {
+    if (name == JobKindName(k)) return k;
+  }
+  return std::nullopt;
 }
 
 const char* MlRoleName(int pool) {

@@ -83,6 +83,17 @@ enum class EndingKind {
 const char* EndingKindName(EndingKind k);
 std::optional<EndingKind> EndingKindFromName(const std::string& name);
 
+// What a record is, whatever its dialect: it decides the collection it is read and
+// listed under, how its stored spec is parsed and how it renders. Stored with it.
+enum class JobKind {
+  kJob,       // A Vertex CustomJob or an ml v1 Job without hyperparameters.
+  kStudy,     // A tuning job: Vertex HyperparameterTuningJob, ml v1 Job with hyperparameters.
+  kPipeline,  // A Vertex TrainingPipeline (runs as its backing CustomJob).
+  kTrial,     // A study's trial job (study_uid, trial_id); never listed.
+};
+const char* JobKindName(JobKind k);  // "JOB", "STUDY", "PIPELINE", "TRIAL": stored.
+std::optional<JobKind> JobKindFromName(const std::string& name);
+
 // Times of each phase, so a slow start can be explained (DESIGN.md "Job lifecycle").
 struct PhaseTimes {
   TimeMicros queued = 0;       // Entered the queue: create_time, or the last preemption.
@@ -127,6 +138,7 @@ struct Job {
   // public id (`customJobs/{uid}`); for ml v1 the public id is spec.job_id.
   std::string uid;
   Dialect dialect = Dialect::kVertex;
+  JobKind kind = JobKind::kJob;
   std::string project;
   std::string location;  // Vertex location; empty for ml v1.
 

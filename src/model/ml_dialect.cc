@@ -546,6 +546,7 @@ Result<ParsedJob> ParseMlJob(const nlohmann::json& body) {
   RETURN_IF_ERROR(o.StringMap("labels", &spec.labels));
   RETURN_IF_ERROR(internal::ValidateLabels("labels", spec.labels));
   parsed.spec_json = o.canonical().dump();
+  parsed.kind = spec.study.has_value() ? JobKind::kStudy : JobKind::kJob;
   return parsed;
 }
 

@@ -476,6 +476,7 @@ Result<ParsedJob> ParseVertexHyperparameterTuningJob(const nlohmann::json& body)
   RETURN_IF_ERROR(ParseLabelsAndEncryption(o, &spec));
   spec.study = std::move(study);
   parsed.spec_json = o.canonical().dump();
+  parsed.kind = JobKind::kStudy;
   return parsed;
 }
 
@@ -556,12 +557,8 @@ Result<ParsedJob> ParseVertexTrainingPipeline(const nlohmann::json& body) {
   canonical["trainingTaskInputs"] = *inputs;  // A Struct: kept as the client wrote it.
   ASSIGN_OR_RETURN(ParsedJob parsed, BackingCustomJob(canonical));
   parsed.spec_json = canonical.dump();
+  parsed.kind = JobKind::kPipeline;
   return parsed;
-}
-
-bool IsVertexPipelineJson(const std::string& spec_json) {
-  // As IsVertexStudyJson: with no spaces in canonical JSON this is the top-level key.
-  return spec_json.find("\"trainingTaskDefinition\":") != std::string::npos;
 }
 
 Result<std::string> BackingCustomJobJson(const std::string& pipeline_spec_json) {
@@ -574,9 +571,16 @@ Result<std::string> BackingCustomJobJson(const std::string& pipeline_spec_json) 
   return parsed.spec_json;
 }
 
-VertexCollection CollectionOf(const std::string& spec_json) {
-  if (IsVertexPipelineJson(spec_json)) return VertexCollection::kTrainingPipelines;
-  if (IsVertexStudyJson(spec_json)) return VertexCollection::kHyperparameterTuningJobs;
+VertexCollection CollectionOf(const Job& job) {
+  switch (job.kind) {
+    case JobKind::kPipeline:
+      return VertexCollection::kTrainingPipelines;
+    case JobKind::kStudy:
+    case JobKind::kTrial:
+      return VertexCollection::kHyperparameterTuningJobs;
+    case JobKind::kJob:
+      break;
+  }
   return VertexCollection::kCustomJobs;
 }
 
@@ -590,12 +594,6 @@ const char* CollectionName(VertexCollection c) {
       break;
   }
   return "customJobs";
-}
-
-bool IsVertexStudyJson(const std::string& spec_json) {
-  // Canonical JSON has no spaces: `"studySpec":` can only be the top-level key (a
-  // string value equal to "studySpec" is followed by `,`, `]` or `}`).
-  return spec_json.find("\"studySpec\":") != std::string::npos;
 }
 
 }  // namespace ty::model

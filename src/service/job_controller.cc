@@ -51,7 +51,7 @@ model::JobInput InputOf(const executor::ExecutorEvent& event) {
 
 Result<model::JobSpec> RestoreSpec(const model::Job& job) {
   Result<model::JobSpec> spec = job.spec_record.empty()
-                                    ? model::ParseStoredSpec(job.dialect, job.spec_json)
+                                    ? model::ParseStoredSpec(job.dialect, job.kind, job.spec_json)
                                     : model::DecodeSpecRecord(job.spec_record);
   if (spec.ok()) spec->dialect = job.dialect;
   return spec;

@@ -22,7 +22,7 @@ namespace {
 // Whether a Vertex record is listed and read under `collection`: its own, and a training
 // pipeline also as its backing CustomJob.
 bool InCollection(const model::Job& job, model::VertexCollection collection) {
-  const model::VertexCollection own = model::CollectionOf(job.spec_json);
+  const model::VertexCollection own = model::CollectionOf(job);
   return own == collection || (collection == model::VertexCollection::kCustomJobs &&
                                own == model::VertexCollection::kTrainingPipelines);
 }
@@ -176,6 +176,7 @@ Result<model::Job> JobService::Submit(model::Dialect dialect, const std::string&
   job.location = dialect == model::Dialect::kVertex ? location : "";
   job.spec = std::move(parsed.spec);
   job.spec_json = std::move(parsed.spec_json);
+  job.kind = parsed.kind;
   RETURN_IF_ERROR(backends_.For(project).admission->CheckSubmittable(job));
   // Last check before the job is stored: a claim is not undone if storing fails,
   // which leaves the bucket with the project that asked for it (harmless).

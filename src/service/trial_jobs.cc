@@ -53,6 +53,7 @@ model::Job TrialJob(const model::Job& study, const model::StudySpec& spec, int64
   job.location = study.location;
   job.spec = study.spec;
   job.spec.study.reset();
+  job.kind = model::JobKind::kTrial;
   job.study_uid = study.uid;
   job.trial_id = trial_id;
   if (job.dialect == model::Dialect::kMlV1) {

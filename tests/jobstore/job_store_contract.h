@@ -399,8 +399,10 @@ TYPED_TEST_P(JobStoreContractTest, StudyTrialsRoundTripAndTrialJobsAreNotListed)
   t.start_time = 5;
   t.end_time = 9;
   study.trials = {t};
+  study.kind = model::JobKind::kStudy;
   ASSERT_TRUE(this->store_->CreateJob(study).ok());
   model::Job trial_job = FullJob("41");
+  trial_job.kind = model::JobKind::kTrial;
   trial_job.study_uid = "40";
   trial_job.trial_id = 1;
   ASSERT_TRUE(this->store_->CreateJob(trial_job).ok());

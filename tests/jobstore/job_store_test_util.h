@@ -115,6 +115,7 @@ inline void ExpectStoredJob(const model::Job& want, const model::Job& got) {
   EXPECT_EQ(got.preemptions, want.preemptions);
   EXPECT_EQ(model::EncodeTrials(got.trials), model::EncodeTrials(want.trials));
   EXPECT_EQ(got.study_progress == want.study_progress, true);
+  EXPECT_EQ(model::JobKindName(got.kind), model::JobKindName(want.kind));
   EXPECT_EQ(got.study_uid, want.study_uid);
   EXPECT_EQ(got.trial_id, want.trial_id);
   ASSERT_EQ(got.replicas.size(), want.replicas.size());

@@ -245,7 +245,8 @@ TEST(SqliteMigrationTest, Version3BackfillsListFieldsFromTheStoredSpec) {
           "ALTER TABLE jobs DROP COLUMN grants_json", "ALTER TABLE jobs DROP COLUMN preemptions",
           "ALTER TABLE jobs DROP COLUMN trials_json", "ALTER TABLE jobs DROP COLUMN study_uid",
           "ALTER TABLE jobs DROP COLUMN trial_id", "DROP TABLE deletions",
-          "ALTER TABLE jobs DROP COLUMN study_json", "PRAGMA user_version = 2"}) {
+          "ALTER TABLE jobs DROP COLUMN study_json", "ALTER TABLE jobs DROP COLUMN kind",
+          "PRAGMA user_version = 2"}) {
       ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
     }
     sqlite3_close(db);
@@ -266,6 +267,66 @@ TEST(SqliteMigrationTest, Version3BackfillsListFieldsFromTheStoredSpec) {
   ASSERT_TRUE(page.ok());
   ASSERT_EQ(page->size(), 2u);
   EXPECT_EQ((*page)[0].uid, "1700000000000000002");
+  std::filesystem::remove(path);
+}
+
+// A file written before records stored their kind (v8) is migrated: each row's kind is
+// read once from what told it before (a trial's study uid, the top-level keys of its
+// canonical JSON), so lists and reads need no search in the JSON any more.
+TEST(SqliteMigrationTest, Version9StoresEachRecordsKind) {
+  std::string path = (std::filesystem::temp_directory_path() /
+                      ("ty-migrate-kind-" + std::to_string(::getpid()) + ".db"))
+                         .string();
+  std::filesystem::remove(path);
+  struct Row {
+    const char* uid;
+    model::Dialect dialect;
+    const char* spec_json;
+    const char* study_uid;
+    model::JobKind want;
+  };
+  const std::vector<Row> rows = {
+      {"1700000000000000001", model::Dialect::kVertex, R"({"jobSpec":{"args":["studySpec"]}})", "",
+       model::JobKind::kJob},
+      {"1700000000000000002", model::Dialect::kVertex, R"({"studySpec":{},"trialJobSpec":{}})", "",
+       model::JobKind::kStudy},
+      {"1700000000000000003", model::Dialect::kVertex,
+       R"({"trainingTaskDefinition":"x","trainingTaskInputs":{}})", "", model::JobKind::kPipeline},
+      {"1700000000000000004", model::Dialect::kMlV1,
+       R"({"jobId":"s","trainingInput":{"hyperparameters":{}}})", "", model::JobKind::kStudy},
+      {"1700000000000000005", model::Dialect::kMlV1,
+       R"({"jobId":"t","trainingInput":{"args":["\"hyperparameters\":"]}})", "",
+       model::JobKind::kJob},
+      {"1700000000000000006", model::Dialect::kVertex, R"({"studySpec":{},"trialJobSpec":{}})",
+       "1700000000000000002", model::JobKind::kTrial},
+  };
+  {
+    auto store = SqliteJobStore::Open(path);
+    ASSERT_TRUE(store.ok());
+    for (const Row& r : rows) {
+      model::Job job = FullJob(r.uid);
+      job.dialect = r.dialect;
+      job.spec.job_id = r.dialect == model::Dialect::kMlV1 ? std::string("id") + r.uid : "";
+      job.spec_json = r.spec_json;
+      job.study_uid = r.study_uid;
+      ASSERT_TRUE((*store)->CreateJob(job).ok()) << r.uid;
+    }
+  }
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    for (const char* sql : {"ALTER TABLE jobs DROP COLUMN kind", "PRAGMA user_version = 8"}) {
+      ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+    }
+    sqlite3_close(db);
+  }
+  auto store = SqliteJobStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  for (const Row& r : rows) {
+    Result<model::Job> job = (*store)->GetJob(r.uid);
+    ASSERT_TRUE(job.ok()) << r.uid;
+    EXPECT_EQ(model::JobKindName(job->kind), model::JobKindName(r.want)) << r.spec_json;
+  }
   std::filesystem::remove(path);
 }
 

@@ -258,7 +258,7 @@ trainingInput:
 TEST(MlDialectTest, StoredSpecParsesToTheSameSpec) {
   for (const json& body : {json::parse(kSpecExample), PackageJob()}) {
     ParsedJob p = MustParse(body);
-    Result<JobSpec> stored = ParseStoredSpec(Dialect::kMlV1, p.spec_json);
+    Result<JobSpec> stored = ParseStoredSpec(Dialect::kMlV1, p.kind, p.spec_json);
     ASSERT_TRUE(stored.ok()) << stored.status().ToString();
     EXPECT_EQ(stored->job_id, p.spec.job_id);
     EXPECT_EQ(stored->region, p.spec.region);

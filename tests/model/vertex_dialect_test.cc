@@ -232,7 +232,7 @@ jobSpec:
 TEST(VertexDialectTest, StoredSpecParsesToTheSameSpec) {
   for (const char* text : {kSpecExample}) {
     ParsedJob p = MustParse(json::parse(text));
-    Result<JobSpec> stored = ParseStoredSpec(Dialect::kVertex, p.spec_json);
+    Result<JobSpec> stored = ParseStoredSpec(Dialect::kVertex, p.kind, p.spec_json);
     ASSERT_TRUE(stored.ok()) << stored.status().ToString();
     EXPECT_EQ(stored->display_name, p.spec.display_name);
     EXPECT_EQ(stored->labels, p.spec.labels);
@@ -255,7 +255,7 @@ TEST(VertexDialectTest, StoredSpecParsesToTheSameSpec) {
 }
 
 TEST(VertexDialectTest, StoredSpecThatIsNotJsonIsInternal) {
-  Result<JobSpec> r = ParseStoredSpec(Dialect::kVertex, "{not json");
+  Result<JobSpec> r = ParseStoredSpec(Dialect::kVertex, JobKind::kJob, "{not json");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInternal);
 }
