@@ -1,15 +1,9 @@
-// List filters: a scannerless recursive-descent parser over the filter text and an
-// evaluator over model::Job. See list_filter.h for the grammar and fields.
+// List filters: the one filter engine (filter/filter_syntax.h) parses them with the
+// table below; this file binds the tree to model::Job's fields and evaluates it. See
+// list_filter.h for the fields.
 //
 // Precedence follows AIP-160 (https://google.aip.dev/160), which binds OR tighter
 // than AND: `a AND b OR c` is `a AND (b OR c)`. Adjacent terms are joined by AND.
-//
-//   expression  = sequence { "AND" sequence }
-//   sequence    = factor { factor }                  (implicit AND)
-//   factor      = term { "OR" term }
-//   term        = [ "NOT" | "-" ] simple
-//   simple      = "(" expression ")" | restriction
-//   restriction = field comparator value
 //
 // Semantics chosen where the public docs are silent:
 //   * `:` on a string is a case-insensitive match where `*` matches any run of
@@ -32,6 +26,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "filter/filter_syntax.h"
 
 namespace ty::model {
 
@@ -190,196 +186,52 @@ namespace {
 using NodePtr = std::shared_ptr<const ListFilter::Node>;
 using Node = ListFilter::Node;
 
-class Parser {
+// The list filters' table for the one filter engine (filter/filter_syntax.h).
+const filter::FilterGrammar& ListGrammar() {
+  static const filter::FilterGrammar g = [] {
+    filter::FilterGrammar g;
+    g.operators = {"!=", "<=", ">=", "=", ":", "<", ">"};
+    g.single_quotes = true;
+    g.value_runs_to_space = true;
+    g.max_depth = 64;  // Bounds recursion on hostile input.
+    g.error_style = filter::FilterGrammar::ErrorStyle::kListFilter;
+    return g;
+  }();
+  return g;
+}
+
+Op OpOf(const std::string& spelling) {
+  static const std::pair<const char*, Op> kOps[] = {
+      {"=", Op::kEq},  {"!=", Op::kNe}, {":", Op::kHas}, {"<", Op::kLt},
+      {"<=", Op::kLe}, {">", Op::kGt},  {">=", Op::kGe}};
+  for (const auto& [s, op] : kOps) {
+    if (spelling == s) return op;
+  }
+  return Op::kEq;  // The grammar has no other operator.
+}
+
+// The engine's tree bound to a dialect's job fields.
+class Binder {
  public:
-  Parser(Dialect dialect, std::string_view text) : dialect_(dialect), s_(text) {}
+  explicit Binder(Dialect dialect) : dialect_(dialect) {}
 
-  Result<NodePtr> ParseAll() {
-    SkipSpace();
-    ASSIGN_OR_RETURN(NodePtr root, ParseExpression());
-    SkipSpace();
-    if (pos_ < s_.size()) return Unexpected();
-    return root;
-  }
-
- private:
-  static bool IsSpace(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
-  static bool IsOperatorChar(char c) {
-    return c == '=' || c == '!' || c == ':' || c == '<' || c == '>';
-  }
-
-  void SkipSpace() {
-    while (pos_ < s_.size() && IsSpace(s_[pos_])) ++pos_;
-  }
-
-  // True (and consumes it) if `word` follows as a whole word: the next character
-  // after it is a space, a parenthesis or the end.
-  bool AcceptKeyword(std::string_view word) {
-    SkipSpace();
-    if (s_.substr(pos_, word.size()) != word) return false;
-    size_t end = pos_ + word.size();
-    if (end < s_.size() && !IsSpace(s_[end]) && s_[end] != '(') return false;
-    pos_ = end;
-    return true;
-  }
-
-  bool AtKeyword(std::string_view word) {
-    size_t saved = pos_;
-    bool at = AcceptKeyword(word);
-    pos_ = saved;
-    return at;
-  }
-
-  Status Unexpected() {
-    if (pos_ >= s_.size()) return InvalidArgument("invalid filter: unexpected end of filter");
-    size_t end = pos_;
-    while (end < s_.size() && !IsSpace(s_[end])) ++end;
-    return InvalidArgument("invalid filter: unexpected \"" +
-                           std::string(s_.substr(pos_, end - pos_)) + "\" at position " +
-                           std::to_string(pos_ + 1));
-  }
-
-  static NodePtr Join(Node::Kind kind, std::vector<NodePtr> parts) {
-    if (parts.size() == 1) return parts[0];
+  Result<NodePtr> Bind(const filter::FilterExpr& e) {
+    using Kind = filter::FilterExpr::Kind;
+    if (e.kind == Kind::kCompare) return MakeRestriction(e.field, OpOf(e.op), e.value);
+    if (e.kind == Kind::kSearch)
+      return InvalidArgument("invalid filter: \"" + e.value + "\" has no operator");
     auto node = std::make_shared<Node>();
-    node->kind = kind;
-    node->children = std::move(parts);
-    return node;
-  }
-
-  Result<NodePtr> ParseExpression() {
-    std::vector<NodePtr> parts;
-    ASSIGN_OR_RETURN(NodePtr first, ParseSequence());
-    parts.push_back(std::move(first));
-    while (AcceptKeyword("AND")) {
-      ASSIGN_OR_RETURN(NodePtr next, ParseSequence());
-      parts.push_back(std::move(next));
+    node->kind = e.kind == Kind::kAnd  ? Node::Kind::kAnd
+                 : e.kind == Kind::kOr ? Node::Kind::kOr
+                                       : Node::Kind::kNot;
+    for (const filter::FilterExpr& c : e.children) {
+      ASSIGN_OR_RETURN(NodePtr child, Bind(c));
+      node->children.push_back(std::move(child));
     }
-    return Join(Node::Kind::kAnd, std::move(parts));
-  }
-
-  // Implicit AND: another factor follows unless we are at AND, `)` or the end.
-  Result<NodePtr> ParseSequence() {
-    std::vector<NodePtr> parts;
-    ASSIGN_OR_RETURN(NodePtr first, ParseFactor());
-    parts.push_back(std::move(first));
-    while (true) {
-      SkipSpace();
-      if (pos_ >= s_.size() || s_[pos_] == ')' || AtKeyword("AND")) break;
-      ASSIGN_OR_RETURN(NodePtr next, ParseFactor());
-      parts.push_back(std::move(next));
-    }
-    return Join(Node::Kind::kAnd, std::move(parts));
-  }
-
-  Result<NodePtr> ParseFactor() {
-    std::vector<NodePtr> parts;
-    ASSIGN_OR_RETURN(NodePtr first, ParseTerm());
-    parts.push_back(std::move(first));
-    while (AcceptKeyword("OR")) {
-      ASSIGN_OR_RETURN(NodePtr next, ParseTerm());
-      parts.push_back(std::move(next));
-    }
-    return Join(Node::Kind::kOr, std::move(parts));
-  }
-
-  Result<NodePtr> ParseTerm() {
-    SkipSpace();
-    bool negate = false;
-    if (AcceptKeyword("NOT")) {
-      negate = true;
-    } else if (pos_ < s_.size() && s_[pos_] == '-') {
-      ++pos_;
-      negate = true;
-    }
-    if (++depth_ > kMaxDepth) return InvalidArgument("invalid filter: nested too deeply");
-    Result<NodePtr> simple = ParseSimple();
-    --depth_;
-    if (!simple.ok() || !negate) return simple;
-    auto node = std::make_shared<Node>();
-    node->kind = Node::Kind::kNot;
-    node->children.push_back(std::move(simple).value());
     return NodePtr(node);
   }
 
-  Result<NodePtr> ParseSimple() {
-    SkipSpace();
-    if (pos_ < s_.size() && s_[pos_] == '(') {
-      ++pos_;
-      ASSIGN_OR_RETURN(NodePtr inner, ParseExpression());
-      SkipSpace();
-      if (pos_ >= s_.size() || s_[pos_] != ')') {
-        if (pos_ >= s_.size()) return InvalidArgument("invalid filter: missing \")\"");
-        return Unexpected();
-      }
-      ++pos_;
-      return inner;
-    }
-    return ParseRestriction();
-  }
-
-  Result<NodePtr> ParseRestriction() {
-    SkipSpace();
-    size_t start = pos_;
-    while (pos_ < s_.size() && !IsSpace(s_[pos_]) && !IsOperatorChar(s_[pos_]) && s_[pos_] != '(' &&
-           s_[pos_] != ')') {
-      ++pos_;
-    }
-    if (pos_ == start) return Unexpected();
-    std::string name(s_.substr(start, pos_ - start));
-    SkipSpace();
-    Result<Op> op = ParseOperator();
-    if (!op.ok()) {
-      return InvalidArgument(
-          "invalid filter: expected an operator (=, !=, :, <, <=, >, >=) after \"" + name + "\"");
-    }
-    SkipSpace();
-    ASSIGN_OR_RETURN(std::string value, ParseValue());
-    return MakeRestriction(name, *op, std::move(value));
-  }
-
-  Result<Op> ParseOperator() {
-    auto take = [&](std::string_view tok, Op op) -> std::optional<Op> {
-      if (s_.substr(pos_, tok.size()) != tok) return std::nullopt;
-      pos_ += tok.size();
-      return op;
-    };
-    // Longest first.
-    for (auto [tok, op] : {std::pair<std::string_view, Op>{"!=", Op::kNe},
-                           {"<=", Op::kLe},
-                           {">=", Op::kGe},
-                           {"=", Op::kEq},
-                           {":", Op::kHas},
-                           {"<", Op::kLt},
-                           {">", Op::kGt}}) {
-      if (auto got = take(tok, op)) return *got;
-    }
-    return InvalidArgument("no operator");
-  }
-
-  Result<std::string> ParseValue() {
-    if (pos_ >= s_.size()) return InvalidArgument("invalid filter: missing value at the end");
-    char quote = s_[pos_];
-    if (quote == '"' || quote == '\'') {
-      size_t open = pos_++;
-      std::string out;
-      while (pos_ < s_.size() && s_[pos_] != quote) {
-        if (s_[pos_] == '\\' && pos_ + 1 < s_.size()) ++pos_;
-        out += s_[pos_++];
-      }
-      if (pos_ >= s_.size()) {
-        return InvalidArgument("invalid filter: unterminated string starting at position " +
-                               std::to_string(open + 1));
-      }
-      ++pos_;
-      return out;
-    }
-    size_t start = pos_;
-    while (pos_ < s_.size() && !IsSpace(s_[pos_]) && s_[pos_] != '(' && s_[pos_] != ')') ++pos_;
-    if (pos_ == start) return Unexpected();
-    return std::string(s_.substr(start, pos_ - start));
-  }
-
+ private:
   Status Unsupported(const std::string& name) {
     return InvalidArgument("unsupported filter field \"" + name + "\" (supported: " +
                            (dialect_ == Dialect::kVertex
@@ -428,12 +280,7 @@ class Parser {
     return NodePtr(node);
   }
 
-  static constexpr int kMaxDepth = 64;  // Bounds recursion on hostile input.
-
   Dialect dialect_;
-  std::string_view s_;
-  size_t pos_ = 0;
-  int depth_ = 0;
 };
 
 bool MatchString(Op op, const std::string& pattern, const std::string& actual) {
@@ -484,11 +331,11 @@ bool Eval(const Node& n, const Job& job) {
 }  // namespace
 
 Result<ListFilter> ListFilter::Parse(Dialect dialect, std::string_view text) {
-  bool blank = true;
-  for (char c : text) blank = blank && std::isspace(static_cast<unsigned char>(c));
-  if (blank) return ListFilter(nullptr, dialect);
-  Parser parser(dialect, text);
-  ASSIGN_OR_RETURN(NodePtr root, parser.ParseAll());
+  ASSIGN_OR_RETURN(filter::FilterExpr expr, filter::ParseFilter(ListGrammar(), text));
+  if (expr.kind == filter::FilterExpr::Kind::kAnd && expr.children.empty()) {
+    return ListFilter(nullptr, dialect);  // Blank: everything.
+  }
+  ASSIGN_OR_RETURN(NodePtr root, Binder(dialect).Bind(expr));
   return ListFilter(std::move(root), dialect);
 }
 
