@@ -5,7 +5,6 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <cstring>
 #include <vector>
 
 #include "filter/filter_syntax.h"
@@ -52,8 +51,6 @@ namespace log_filter_internal {
 enum class Op { kEq, kNe, kLt, kLe, kGt, kGe, kHas, kPresent, kRegex, kNotRegex };
 }  // namespace log_filter_internal
 using log_filter_internal::Op;
-
-namespace {}  // namespace
 
 // ---- The expression --------------------------------------------------------------
 
@@ -197,11 +194,9 @@ bool Node::Matches(const json& entry) const {
 
 // ---- Parser ------------------------------------------------------------------------
 
-namespace {
+namespace {}  // namespace
 
-// The Logging query language's table for the one filter engine
-// (filter/filter_syntax.h).
-const filter::FilterGrammar& LoggingGrammar() {
+const filter::FilterGrammar& LoggingQueryGrammar() {
   static const filter::FilterGrammar g = [] {
     filter::FilterGrammar g;
     g.operators = {":*", "!=", "<=", ">=", "=~", "!~", "=", "<", ">", ":"};
@@ -217,6 +212,8 @@ const filter::FilterGrammar& LoggingGrammar() {
   }();
   return g;
 }
+
+namespace {
 
 Op OpOf(const std::string& spelling) {
   static const std::pair<const char*, Op> kOps[] = {
@@ -367,7 +364,7 @@ LogFilter::LogFilter(LogFilter&&) noexcept = default;
 LogFilter& LogFilter::operator=(LogFilter&&) noexcept = default;
 
 Result<LogFilter> LogFilter::Parse(std::string_view text) {
-  ASSIGN_OR_RETURN(filter::FilterExpr expr, filter::ParseFilter(LoggingGrammar(), text));
+  ASSIGN_OR_RETURN(filter::FilterExpr expr, filter::ParseFilter(LoggingQueryGrammar(), text));
   LogFilter f;
   if (expr.kind == filter::FilterExpr::Kind::kAnd && expr.children.empty()) return f;  // All.
   ASSIGN_OR_RETURN(f.root_, Bind(expr));

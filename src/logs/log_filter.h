@@ -32,6 +32,7 @@
 
 #include "common/status.h"
 #include "common/time.h"
+#include "filter/filter_syntax.h"
 
 namespace ty::logs {
 
@@ -61,6 +62,9 @@ class LogFilter {
  private:
   std::shared_ptr<const Node> root_;  // nullptr = match all.
 };
+
+// The query language's table for the one filter engine (filter/filter_syntax.h).
+const filter::FilterGrammar& LoggingQueryGrammar();
 
 // The Cloud Logging severity names and levels: "DEFAULT" 0 ... "EMERGENCY" 800.
 // nullopt for an unknown name (case-insensitive).

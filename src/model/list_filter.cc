@@ -186,8 +186,9 @@ namespace {
 using NodePtr = std::shared_ptr<const ListFilter::Node>;
 using Node = ListFilter::Node;
 
-// The list filters' table for the one filter engine (filter/filter_syntax.h).
-const filter::FilterGrammar& ListGrammar() {
+}  // namespace
+
+const filter::FilterGrammar& ListFilterGrammar() {
   static const filter::FilterGrammar g = [] {
     filter::FilterGrammar g;
     g.operators = {"!=", "<=", ">=", "=", ":", "<", ">"};
@@ -199,6 +200,8 @@ const filter::FilterGrammar& ListGrammar() {
   }();
   return g;
 }
+
+namespace {
 
 Op OpOf(const std::string& spelling) {
   static const std::pair<const char*, Op> kOps[] = {
@@ -331,7 +334,7 @@ bool Eval(const Node& n, const Job& job) {
 }  // namespace
 
 Result<ListFilter> ListFilter::Parse(Dialect dialect, std::string_view text) {
-  ASSIGN_OR_RETURN(filter::FilterExpr expr, filter::ParseFilter(ListGrammar(), text));
+  ASSIGN_OR_RETURN(filter::FilterExpr expr, filter::ParseFilter(ListFilterGrammar(), text));
   if (expr.kind == filter::FilterExpr::Kind::kAnd && expr.children.empty()) {
     return ListFilter(nullptr, dialect);  // Blank: everything.
   }

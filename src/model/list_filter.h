@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "common/status.h"
+#include "filter/filter_syntax.h"
 #include "model/job.h"
 
 namespace ty::model {
@@ -33,5 +34,8 @@ class ListFilter {
   std::shared_ptr<const Node> root_;  // Null = match all.
   Dialect dialect_;
 };
+
+// The list filters' table for the one filter engine (filter/filter_syntax.h).
+const filter::FilterGrammar& ListFilterGrammar();
 
 }  // namespace ty::model
