@@ -1,10 +1,10 @@
 // `GET .../{job}/details`: replicas, attempts, phase times and events of a job
-// (model/job_details.h). Our extension, beside Google's resources like `/logs`.
+// (wire/job_details.h). Our extension, beside Google's resources like `/logs`.
 #include <nlohmann/json.hpp>
 
 #include "api/endpoints.h"
 #include "api/http_status.h"
-#include "model/job_details.h"
+#include "wire/job_details.h"
 
 namespace ty::api::internal {
 
@@ -13,7 +13,7 @@ HttpResponse GetJobDetails(const Call& call, const service::JobRef& ref) {
   if (!job.ok()) return ErrorResponse(job.status());
   Result<std::vector<model::JobEvent>> events = call.service->Events(ref);
   if (!events.ok()) return ErrorResponse(events.status());
-  nlohmann::json details = model::RenderJobDetails(*job, *events);
+  nlohmann::json details = wire::RenderJobDetails(*job, *events);
   // An engine outage stalls every unfinished job: said where `describe` looks.
   executor::BackendHealth engine = call.service->backend_health();
   if (!engine.reachable && !model::IsTerminal(job->state)) {

@@ -11,8 +11,8 @@
 #include "api/handlers.h"
 #include "api/http_types.h"
 #include "common/status.h"
-#include "model/dialect.h"
 #include "service/job_service.h"
+#include "wire/dialect.h"
 
 namespace ty::api::internal {
 
@@ -20,7 +20,7 @@ namespace ty::api::internal {
 struct Call {
   service::JobService* service;
   const HttpRequest& request;
-  model::RenderOptions render;  // From `$alt=json;enum-encoding=int`.
+  wire::RenderOptions render;  // From `$alt=json;enum-encoding=int`.
 };
 
 // "" or the value of query parameter `name`.

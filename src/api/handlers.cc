@@ -83,8 +83,8 @@ std::string SplitVerb(std::vector<std::string>* segments) {
   return verb;
 }
 
-model::RenderOptions RenderOptionsOf(const HttpRequest& request) {
-  model::RenderOptions options;
+wire::RenderOptions RenderOptionsOf(const HttpRequest& request) {
+  wire::RenderOptions options;
   // `$alt=json;enum-encoding=int` (GAPIC sends it on every call but operation polls).
   for (const char* name : {"$alt", "alt"}) {
     if (internal::Param(request, name).find("enum-encoding=int") != std::string::npos) {

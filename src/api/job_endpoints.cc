@@ -77,9 +77,8 @@ nlohmann::json RenderOperation(const service::Operation& op) {
 namespace {
 
 // A training pipeline read through customJobs is its backing CustomJob.
-model::RenderOptions RenderFor(const Call& call, const service::JobRef& ref,
-                               const model::Job& job) {
-  model::RenderOptions render = call.render;
+wire::RenderOptions RenderFor(const Call& call, const service::JobRef& ref, const model::Job& job) {
+  wire::RenderOptions render = call.render;
   render.as_backing_custom_job = ref.dialect == Dialect::kVertex &&
                                  ref.collection == model::VertexCollection::kCustomJobs &&
                                  job.kind == model::JobKind::kPipeline;
@@ -91,29 +90,29 @@ model::RenderOptions RenderFor(const Call& call, const service::JobRef& ref,
 HttpResponse CreateJob(const Call& call, const service::JobRef& parent) {
   Result<nlohmann::json> body = BodyObject(call.request);
   if (!body.ok()) return ErrorResponse(body.status());
-  Result<model::ParsedJob> parsed =
-      parent.dialect == Dialect::kMlV1 ? model::ParseMlJob(*body)
+  Result<wire::ParsedJob> parsed =
+      parent.dialect == Dialect::kMlV1 ? wire::ParseMlJob(*body)
       : parent.collection == model::VertexCollection::kHyperparameterTuningJobs
-          ? model::ParseVertexHyperparameterTuningJob(*body)
+          ? wire::ParseVertexHyperparameterTuningJob(*body)
       : parent.collection == model::VertexCollection::kTrainingPipelines
-          ? model::ParseVertexTrainingPipeline(*body)
-          : model::ParseVertexCustomJob(*body);
+          ? wire::ParseVertexTrainingPipeline(*body)
+          : wire::ParseVertexCustomJob(*body);
   if (!parsed.ok()) return ErrorResponse(parsed.status());
   Result<model::Job> job = call.service->Submit(parent.dialect, parent.project, parent.location,
                                                 std::move(parsed).value());
   if (!job.ok()) return ErrorResponse(job.status());
-  return JsonResponse(model::RenderJob(*job, call.render));
+  return JsonResponse(wire::RenderJob(*job, call.render));
 }
 
 HttpResponse GetJob(const Call& call, const service::JobRef& ref) {
   Result<std::shared_ptr<const service::JobRead>> read = call.service->Read(ref);
   if (!read.ok()) return ErrorResponse(read.status());
   // A finished job renders once per encoding; every later GET sends the same text.
-  model::RenderOptions render = RenderFor(call, ref, (*read)->job());
+  wire::RenderOptions render = RenderFor(call, ref, (*read)->job());
   HttpResponse response;
   const int variant = (render.enum_as_int ? 1 : 0) + (render.as_backing_custom_job ? 2 : 0);
   response.body = (*read)->Rendered(
-      variant, [&](const model::Job& job) { return DumpJson(model::RenderJob(job, render)); });
+      variant, [&](const model::Job& job) { return DumpJson(wire::RenderJob(job, render)); });
   return response;
 }
 
@@ -139,7 +138,7 @@ HttpResponse ListJobs(const Call& call, const service::JobRef& parent) {
     nlohmann::json& items = out[vertex ? model::CollectionName(parent.collection) : "jobs"];
     items = nlohmann::json::array();
     for (const model::Job& job : listed->jobs) {
-      nlohmann::json rendered = model::RenderJob(job, RenderFor(call, parent, job));
+      nlohmann::json rendered = wire::RenderJob(job, RenderFor(call, parent, job));
       rendered.erase("trials");  // Omitted in list results (vertex-v1-jobs.md §1).
       ApplyReadMask(mask, &rendered);
       items.push_back(std::move(rendered));

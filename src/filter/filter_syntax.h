@@ -1,5 +1,5 @@
 // One filter engine for the filter languages Trainyard reads: the list filters of
-// both job APIs (AIP-160 and its ml v1 cousin: model/list_filter.h) and the Cloud
+// both job APIs (AIP-160 and its ml v1 cousin: wire/list_filter.h) and the Cloud
 // Logging query language (logs/log_filter.h). They share lexing, precedence and
 // comparison syntax; what differs is a table (FilterGrammar): the operators, quote
 // characters, comments, bare values, value groups, how far an unquoted value runs and

@@ -34,7 +34,7 @@ class JobStore {
 
   // NotFound if absent. The returned job's `spec` holds only the list fields (job_id,
   // display_name, labels, kept from CreateJob): callers rebuild the rest with
-  // model::ParseStoredSpec(job.dialect, job.kind, job.spec_json).
+  // wire::ParseStoredSpec(job.dialect, job.kind, job.spec_json).
   virtual Result<model::Job> GetJob(const std::string& uid) = 0;
 
   // ml v1 lookup by user id. NotFound if absent.

@@ -1,7 +1,5 @@
 #include "model/job.h"
 
-#include "model/dialect.h"
-
 namespace ty::model {
 
 bool IsTerminal(JobState s) {
@@ -99,6 +97,31 @@ std::string Job::ResourceName() const {
   if (dialect == Dialect::kMlV1) return "projects/" + project + "/jobs/" + spec.job_id;
   return "projects/" + project + "/locations/" + location + "/" +
          CollectionName(CollectionOf(*this)) + "/" + uid;
+}
+
+VertexCollection CollectionOf(const Job& job) {
+  switch (job.kind) {
+    case JobKind::kPipeline:
+      return VertexCollection::kTrainingPipelines;
+    case JobKind::kStudy:
+    case JobKind::kTrial:
+      return VertexCollection::kHyperparameterTuningJobs;
+    case JobKind::kJob:
+      break;
+  }
+  return VertexCollection::kCustomJobs;
+}
+
+const char* CollectionName(VertexCollection c) {
+  switch (c) {
+    case VertexCollection::kHyperparameterTuningJobs:
+      return "hyperparameterTuningJobs";
+    case VertexCollection::kTrainingPipelines:
+      return "trainingPipelines";
+    case VertexCollection::kCustomJobs:
+      break;
+  }
+  return "customJobs";
 }
 
 const char* JobKindName(JobKind k) {

@@ -196,6 +196,12 @@ struct JobEvent {
   std::string message;  // Human text: "Job is running.", "workerpool1-0 exited with 3".
 };
 
+// The Vertex collection a record belongs to (by its kind; a trial job is its study's),
+// and its URL segment.
+enum class VertexCollection { kCustomJobs, kHyperparameterTuningJobs, kTrainingPipelines };
+VertexCollection CollectionOf(const Job& job);
+const char* CollectionName(VertexCollection c);
+
 // Job uids are decimal strings; this compares them as numbers.
 bool UidLess(const std::string& a, const std::string& b);
 

@@ -1,7 +1,7 @@
 // The internal, unversioned job specification (DESIGN.md §1).
 //
 // Both wire dialects (Vertex v1 `CustomJob`, ml v1 `Job`) are parsed into this one
-// shape by model/dialect.h; nothing below api/ ever sees a wire type. Plain values,
+// shape by wire/dialect.h; model/ never sees a wire type. Plain values,
 // no behaviour, no I/O: safe to copy across threads.
 #pragma once
 

@@ -12,7 +12,7 @@
 #include <string_view>
 
 #include "common/status.h"
-#include "model/wire_json.h"
+#include "model/enum_table.h"
 
 namespace ty::model::internal {
 

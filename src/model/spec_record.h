@@ -16,11 +16,12 @@
 //    "scheduling": {"timeoutMicros", "maxWaitMicros", "restartJobOnWorkerRestart",
 //                   "disableRetries", "priority"},
 //    "baseOutputDirectory", "jobDir", "useChiefInTfConfig", "region", "scaleTier",
-//    "study": {...} (tuning jobs; model/study_json.h EncodeStudy)}
+//    "study": {...} (tuning jobs; EncodeStudy below)}
 //
 // Pure; thread-safe.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "common/status.h"
@@ -34,5 +35,10 @@ std::string EncodeSpecRecord(const JobSpec& spec);
 
 // DataLoss for text that is not a record; FailedPrecondition for a newer version.
 Result<JobSpec> DecodeSpecRecord(const std::string& text);
+
+// The study inside a record: every field, the parameter tree included; Decode never
+// validates (records are trusted).
+nlohmann::json EncodeStudy(const StudySpec& study);
+StudySpec DecodeStudy(const nlohmann::json& record);
 
 }  // namespace ty::model

@@ -50,6 +50,9 @@ struct Trial {
   int64_t skipped_lines_logged = 0;
 };
 
+// ACTIVE or STOPPING: its job may still run.
+inline bool IsTrialActive(const Trial& t) { return !IsTrialDone(t.state); }
+
 // What a study remembers beyond its trials (service/study_machine.h), stored with
 // the study's record so a restarted daemon goes on exactly where it stopped.
 struct StudyProgress {

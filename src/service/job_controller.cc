@@ -8,11 +8,11 @@
 #include <tuple>
 
 #include "common/files.h"
-#include "model/dialect.h"
 #include "model/spec_record.h"
 #include "service/job_logs.h"
 #include "service/launch_plan.h"
 #include "service/trial_jobs.h"
+#include "wire/dialect.h"
 
 namespace ty::service {
 namespace {
@@ -51,7 +51,7 @@ model::JobInput InputOf(const executor::ExecutorEvent& event) {
 
 Result<model::JobSpec> RestoreSpec(const model::Job& job) {
   Result<model::JobSpec> spec = job.spec_record.empty()
-                                    ? model::ParseStoredSpec(job.dialect, job.kind, job.spec_json)
+                                    ? wire::ParseStoredSpec(job.dialect, job.kind, job.spec_json)
                                     : model::DecodeSpecRecord(job.spec_record);
   if (spec.ok()) spec->dialect = job.dialect;
   return spec;
@@ -226,7 +226,7 @@ Status JobController::Delete(const std::string& uid) {
   AssertOnLoop();
   if (const model::Job* job = Find(uid)) {
     return FailedPrecondition("The CustomJob " + job->ResourceName() + " is in state " +
-                              model::StateWireName(job->dialect, job->state) +
+                              wire::StateWireName(job->dialect, job->state) +
                               "; only a finished job can be deleted. Cancel it first.");
   }
   Status s = store_->DeleteJob(uid, core_->clock()->Now());

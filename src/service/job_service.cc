@@ -10,11 +10,11 @@
 #include <set>
 
 #include "common/random.h"
-#include "model/list_filter.h"
 #include "model/resource_ids.h"
 #include "service/job_logs.h"
 #include "service/launch_plan.h"
 #include "service/study_controller.h"
+#include "wire/list_filter.h"
 
 namespace ty::service {
 namespace {
@@ -163,7 +163,7 @@ std::vector<std::string> JobService::problems() const {
 int JobService::RunUntilIdleForTest() { return core_->RunUntilIdle(); }
 
 Result<model::Job> JobService::Submit(model::Dialect dialect, const std::string& project,
-                                      const std::string& location, model::ParsedJob parsed) {
+                                      const std::string& location, wire::ParsedJob parsed) {
   RETURN_IF_ERROR(model::CheckProjectId(project));
   if (dialect == model::Dialect::kVertex && location.empty())
     return InvalidArgument("location is required");
@@ -270,8 +270,8 @@ Result<model::Job> JobService::Get(const JobRef& ref) {
 }
 
 Result<ListResponse> JobService::List(const ListRequest& request) {
-  ASSIGN_OR_RETURN(model::ListFilter filter,
-                   model::ListFilter::Parse(request.dialect, request.filter));
+  ASSIGN_OR_RETURN(wire::ListFilter filter,
+                   wire::ListFilter::Parse(request.dialect, request.filter));
   int page_size = request.page_size;
   if (page_size < 0) return InvalidArgument("pageSize must not be negative");
   if (page_size == 0) page_size = request.dialect == model::Dialect::kMlV1 ? 20 : 100;

@@ -23,7 +23,6 @@
 #include "executor/executor.h"
 #include "jobstore/job_store.h"
 #include "logs/log_store.h"
-#include "model/dialect.h"
 #include "model/job.h"
 #include "model/job_machine.h"
 #include "model/spec_limits.h"
@@ -31,6 +30,7 @@
 #include "service/job_controller.h"
 #include "service/job_logs.h"
 #include "service/log_entries.h"
+#include "wire/dialect.h"
 
 namespace ty::service {
 
@@ -85,7 +85,7 @@ struct JobRef {
   std::string location;  // Vertex only.
   std::string id;
   // Vertex: the collection named. customJobs also holds each training pipeline's
-  // backing CustomJob (the same record, model::RenderOptions::as_backing_custom_job).
+  // backing CustomJob (the same record, wire::RenderOptions::as_backing_custom_job).
   model::VertexCollection collection = model::VertexCollection::kCustomJobs;
 };
 
@@ -142,7 +142,7 @@ class JobService {
 
   // InvalidArgument for a bad spec; AlreadyExists for a duplicate ml v1 jobId.
   Result<model::Job> Submit(model::Dialect dialect, const std::string& project,
-                            const std::string& location, model::ParsedJob parsed);
+                            const std::string& location, wire::ParsedJob parsed);
   // NotFound; InvalidArgument for a malformed Vertex id (non-numeric).
   Result<model::Job> Get(const JobRef& ref);
   // Get without the copy: a finished job is shared with every reader, its renders

@@ -16,8 +16,6 @@ namespace ty::service {
 
 namespace {
 
-bool Active(const model::Trial& t) { return !model::IsTrialDone(t.state); }
-
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) return "";
@@ -110,7 +108,7 @@ Status StudyController::Adopt(model::Job job) {
   // The tuner relearns the study from its finished trials, in the order they were run.
   for (const model::Trial& t : job.trials) {
     uids_->Reserve(t.job_uid);
-    if (Active(t) || t.state == model::TrialState::kCancelled) continue;
+    if (model::IsTrialActive(t) || t.state == model::TrialState::kCancelled) continue;
     st.tuner->Observe({t.params, model::ObjectiveOf(t)});
   }
   st.record.job = std::move(job);
@@ -144,7 +142,7 @@ void StudyController::ObservePreviousStudy(Study& st, const model::Job& job) {
   Result<model::Job> previous = PreviousStudy(job);
   if (!previous.ok()) return;  // Checked at submit; deleted since: start afresh.
   for (const model::Trial& t : previous->trials) {
-    if (Active(t) || t.state == model::TrialState::kCancelled) continue;
+    if (model::IsTrialActive(t) || t.state == model::TrialState::kCancelled) continue;
     if (!st.tuner->space().Check(t.params).ok()) continue;
     st.tuner->Observe({t.params, model::ObjectiveOf(t)});
     ++st.prior_trials;
@@ -206,7 +204,8 @@ void StudyController::Start() {
 std::vector<StudyInput> StudyController::ReconcileTrials(Study& st) {
   std::vector<StudyInput> inputs;
   for (const model::Trial& t : st.record.job.trials) {
-    if (!Active(t) || t.job_uid.empty() || live_jobs_->Get(t.job_uid).has_value()) continue;
+    if (!model::IsTrialActive(t) || t.job_uid.empty() || live_jobs_->Get(t.job_uid).has_value())
+      continue;
     Result<model::Job> stored = store_->GetJob(t.job_uid);
     if (stored.ok() && model::IsTerminal(stored->state)) {
       inputs.push_back(TrialJobEnded(*stored, MetricsText(t)));
@@ -260,7 +259,7 @@ void StudyController::OnJobCommitted(const JobCommitted& m) {
   if (job.study_uid.empty()) return;
   Study* st = Find(job.study_uid);
   const model::Trial* t = st == nullptr ? nullptr : FindTrial(*st, job.trial_id);
-  const bool wanted = t != nullptr && Active(*t) && t->job_uid == job.uid;
+  const bool wanted = t != nullptr && model::IsTrialActive(*t) && t->job_uid == job.uid;
   if (m.before == model::JobState::kUnspecified) {
     // Created. A trial the study stopped while its job was on its way (cancelled, or
     // the study finished) must not run.

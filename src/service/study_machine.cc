@@ -12,8 +12,6 @@ namespace ty::service {
 
 namespace {
 
-bool Active(const model::Trial& t) { return !model::IsTrialDone(t.state); }
-
 std::string Num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", v);
@@ -41,7 +39,7 @@ struct Counts {
 Counts CountTrials(const model::Job& job) {
   Counts c;
   for (const model::Trial& t : job.trials) {
-    c.active += Active(t);
+    c.active += model::IsTrialActive(t);
     c.succeeded += t.state == model::TrialState::kSucceeded;
     c.failed += t.state == model::TrialState::kFailed;
   }
@@ -84,7 +82,7 @@ class Decider {
 
   model::Trial* FindActive(int64_t trial_id) {
     for (model::Trial& t : job().trials) {
-      if (t.id == trial_id) return Active(t) ? &t : nullptr;
+      if (t.id == trial_id) return model::IsTrialActive(t) ? &t : nullptr;
     }
     return nullptr;
   }
@@ -311,7 +309,8 @@ class Decider {
   void StopAll(const Counts& c) {
     const bool cancelled = job().cancel_requested;
     for (const model::Trial& t : job().trials) {
-      if (Active(t)) StopTrial(t, cancelled ? "The study was cancelled." : "The study failed.");
+      if (model::IsTrialActive(t))
+        StopTrial(t, cancelled ? "The study was cancelled." : "The study failed.");
     }
     if (c.active > 0) return;
     if (cancelled) {
@@ -332,7 +331,7 @@ class Decider {
     a.kind = StudyActionKind::kSuggest;
     a.count = room;
     for (const model::Trial& t : job().trials) {
-      if (Active(t)) a.pending.push_back(t.params);
+      if (model::IsTrialActive(t)) a.pending.push_back(t.params);
     }
     out_.actions.push_back(std::move(a));
   }

@@ -2,9 +2,9 @@
 
 namespace ty::tuning {
 
-using model::ValueFromJson;
-using model::ValueToJson;
 using nlohmann::json;
+using wire::ValueFromJson;
+using wire::ValueToJson;
 
 Result<Assignment> AssignmentFromJson(const SearchSpace& space, const json& params) {
   if (!params.is_object()) return InvalidArgument("params must be an object");

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
-#include "model/study_json.h"
 #include "tuning/search_space.h"
+#include "wire/study_json.h"
 
 namespace ty::tuning {
 

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <vector>
 
-#include "model/study_json.h"
 #include "tuning/assignment_json.h"
+#include "wire/study_json.h"
 
 namespace ty::tuning {
 
@@ -44,7 +44,7 @@ json ProtocolSession::Dispatch(const json& request) {
 
 json ProtocolSession::Create(const json& request) {
   const json study = request.value("study", json::object());
-  auto params = model::ParseMlParams(study.value("params", json()), "study.params");
+  auto params = wire::ParseMlParams(study.value("params", json()), "study.params");
   if (!params.ok()) return Error(params.status().message());
   auto space = SearchSpace::Create(std::move(*params));
   if (!space.ok()) return Error(space.status().message());

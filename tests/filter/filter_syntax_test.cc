@@ -1,6 +1,6 @@
 // The one filter engine (filter/filter_syntax.h) under its three dialects: Vertex list
 // filters (AIP-160), ml v1 list filters, and the Cloud Logging query language. The
-// dialects' own tests (tests/model/list_filter_test.cc, tests/logs/log_filter_test.cc)
+// dialects' own tests (tests/wire/list_filter_test.cc, tests/logs/log_filter_test.cc)
 // keep checking fields and types; these check what they share through the engine:
 // precedence, negation, quoting, hostile nesting and garbage.
 #include "filter/filter_syntax.h"
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "logs/log_filter.h"
-#include "model/list_filter.h"
+#include "wire/list_filter.h"
 
 namespace ty::filter {
 namespace {
@@ -27,18 +27,18 @@ std::vector<Dialect> AllDialects() {
   return {
       {"vertex list",
        [](const std::string& t) {
-         return model::ListFilter::Parse(model::Dialect::kVertex, t).status();
+         return wire::ListFilter::Parse(model::Dialect::kVertex, t).status();
        }},
       {"ml list",
        [](const std::string& t) {
-         return model::ListFilter::Parse(model::Dialect::kMlV1, t).status();
+         return wire::ListFilter::Parse(model::Dialect::kMlV1, t).status();
        }},
       {"logging", [](const std::string& t) { return logs::LogFilter::Parse(t).status(); }},
   };
 }
 
 // The dialects' own tables, as the daemon parses with them.
-const FilterGrammar& ListLike() { return model::ListFilterGrammar(); }
+const FilterGrammar& ListLike() { return wire::ListFilterGrammar(); }
 const FilterGrammar& LoggingLike() { return logs::LoggingQueryGrammar(); }
 
 // The tree as text: AND(...), OR(...), NOT(...), field op value, ?search.

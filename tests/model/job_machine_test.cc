@@ -8,7 +8,7 @@
 #include <set>
 #include <string>
 
-#include "model/dialect.h"
+#include "wire/dialect.h"
 
 namespace ty::model {
 namespace {
@@ -16,7 +16,8 @@ namespace {
 constexpr TimeMicros kNow = 1'000'000'000;
 
 Job TwoReplicaJob() {
-  auto parsed = ParseVertexCustomJob(nlohmann::json::parse(R"({"displayName": "t", "jobSpec": {
+  auto parsed =
+      wire::ParseVertexCustomJob(nlohmann::json::parse(R"({"displayName": "t", "jobSpec": {
     "workerPoolSpecs": [
       {"machineSpec": {"machineType": "n1-standard-4"}, "replicaCount": "1",
        "containerSpec": {"imageUri": "img", "command": ["train"]}},

@@ -4,13 +4,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/dialect.h"
+#include "wire/dialect.h"
 
 namespace ty::model {
 namespace {
 
 JobSpec Vertex(const std::string& pools) {
-  auto parsed = ParseVertexCustomJob(
+  auto parsed = wire::ParseVertexCustomJob(
       nlohmann::json::parse(R"({"displayName":"t","jobSpec":{"workerPoolSpecs":)" + pools + "}}"));
   EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
   return parsed->spec;
@@ -52,7 +52,7 @@ TEST(SpecLimitsTest, TensorFlowPrebuiltImagesAreRefusedAtTheirField) {
     "packageUris":["gs://b/t.tar.gz"],"pythonModule":"trainer.task"}}])");
   EXPECT_EQ(CheckSpecLimits(package, SpecLimits{}).field(),
             "jobSpec.workerPoolSpecs[0].pythonPackageSpec.executorImageUri");
-  auto ml = ParseMlJob(nlohmann::json::parse(R"({"jobId":"j","trainingInput":{"region":"r",
+  auto ml = wire::ParseMlJob(nlohmann::json::parse(R"({"jobId":"j","trainingInput":{"region":"r",
     "masterConfig":{"imageUri":"us-docker.pkg.dev/vertex-ai/training/tf-gpu.2-11.py310:latest"}}})"));
   ASSERT_TRUE(ml.ok()) << ml.status().ToString();
   EXPECT_EQ(CheckSpecLimits(ml->spec, SpecLimits{}).field(), "trainingInput.masterConfig.imageUri");
@@ -70,7 +70,8 @@ TEST(SpecLimitsTest, TensorFlowPrebuiltImagesAreRefusedAtTheirField) {
 }
 
 TEST(SpecLimitsTest, MlRolesNameTheirCountFields) {
-  auto parsed = ParseMlJob(nlohmann::json::parse(R"({"jobId":"j","trainingInput":{"region":"r",
+  auto parsed =
+      wire::ParseMlJob(nlohmann::json::parse(R"({"jobId":"j","trainingInput":{"region":"r",
     "scaleTier":"CUSTOM","masterType":"n1-standard-4","masterConfig":{"imageUri":"img"},
     "workerType":"n1-standard-4","workerCount":"3","parameterServerType":"n1-standard-4",
     "parameterServerCount":"9"}})"));

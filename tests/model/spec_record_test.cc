@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/dialect.h"
+#include "wire/dialect.h"
 
 namespace ty::model {
 namespace {
@@ -12,7 +12,7 @@ namespace {
 // Every field survives: re-encoding the decoded record gives the same text, and the
 // fields that drive a launch are checked one by one.
 TEST(SpecRecordTest, VertexAndMlSpecsRoundTrip) {
-  auto vertex = ParseVertexCustomJob(nlohmann::json::parse(R"({"displayName": "d",
+  auto vertex = wire::ParseVertexCustomJob(nlohmann::json::parse(R"({"displayName": "d",
     "labels": {"team": "a"}, "jobSpec": {"workerPoolSpecs": [
       {"machineSpec": {"machineType": "n1-standard-8", "acceleratorType": "NVIDIA_TESLA_T4",
         "acceleratorCount": 2}, "replicaCount": "1", "diskSpec": {"bootDiskSizeGb": 200},
@@ -38,7 +38,7 @@ TEST(SpecRecordTest, VertexAndMlSpecsRoundTrip) {
   EXPECT_EQ(back->base_output_directory, "gs://b/out/");
   EXPECT_EQ(back->labels.at("team"), "a");
 
-  auto ml = ParseMlJob(nlohmann::json::parse(R"({"jobId": "j1", "trainingInput": {
+  auto ml = wire::ParseMlJob(nlohmann::json::parse(R"({"jobId": "j1", "trainingInput": {
     "scaleTier": "CUSTOM", "masterType": "n1-standard-4", "region": "r", "jobDir": "gs://b/j",
     "masterConfig": {"imageUri": "img"}, "useChiefInTfConfig": true,
     "scheduling": {"maxWaitTime": "3600s"}}})"));

@@ -51,7 +51,7 @@ TEST_F(AdmissionServiceTest, TheSecondJobWaitsWithItsReasonAndRunsWhenTheFirstEn
 TEST_F(AdmissionServiceTest, AJobThatCanNeverFitIsRefusedAtSubmit) {
   nlohmann::json body = GpuBody();
   body["jobSpec"]["workerPoolSpecs"][0]["machineSpec"]["acceleratorCount"] = 4;
-  auto parsed = model::ParseVertexCustomJob(body);
+  auto parsed = wire::ParseVertexCustomJob(body);
   ASSERT_TRUE(parsed.ok());
   auto job = service_->Submit(model::Dialect::kVertex, "p", "us-central1", std::move(*parsed));
   ASSERT_FALSE(job.ok());

@@ -13,10 +13,10 @@
 
 #include "jobstore/memory_job_store.h"
 #include "logs/log_store.h"
-#include "model/dialect.h"
 #include "service/crash_harness.h"
 #include "service/job_service.h"
 #include "service/sim_executor.h"
+#include "wire/dialect.h"
 
 namespace ty::testing {
 namespace {
@@ -96,7 +96,7 @@ class CrashPointsTest : public ::testing::TestWithParam<Scenario> {
     };
     std::unique_ptr<service::JobService> svc = make_service(true);
     svc->RunUntilIdleForTest();
-    auto parsed = model::ParseVertexCustomJob(Body(s));
+    auto parsed = wire::ParseVertexCustomJob(Body(s));
     EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
     auto job = svc->Submit(model::Dialect::kVertex, "p", "l", std::move(parsed).value());
     EXPECT_TRUE(job.ok()) << job.status().ToString();

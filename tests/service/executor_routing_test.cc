@@ -113,7 +113,7 @@ TEST_F(ExecutorRoutingTest, EachExecutorAdmitsAgainstItsOwnCapacity) {
 TEST_F(ExecutorRoutingTest, ASubmitIsCheckedAgainstTheCapacityOfItsProjectsExecutor) {
   nlohmann::json big = VertexBody();
   big["jobSpec"]["workerPoolSpecs"][0]["machineSpec"]["machineType"] = "n1-standard-8";
-  auto parsed = model::ParseVertexCustomJob(big);
+  auto parsed = wire::ParseVertexCustomJob(big);
   ASSERT_TRUE(parsed.ok());
   EXPECT_TRUE(
       service_->Submit(model::Dialect::kVertex, kClusterProject, "us-central1", *parsed).ok());

@@ -286,7 +286,7 @@ TEST_F(JobServiceTest, PythonPackagesResolveUnderTheExecutorsBucketRoot) {
 }
 
 TEST_F(JobServiceTest, MlJobGetsTfConfigAndJobDirArgs) {
-  auto parsed = model::ParseMlJob(nlohmann::json::parse(R"({"jobId": "census_1",
+  auto parsed = wire::ParseMlJob(nlohmann::json::parse(R"({"jobId": "census_1",
     "trainingInput": {"scaleTier": "BASIC", "region": "us-central1", "jobDir": "gs://b/census",
       "masterConfig": {"imageUri": "img"}, "args": ["--epochs=2"]}})"));
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
@@ -303,7 +303,7 @@ TEST_F(JobServiceTest, MlJobGetsTfConfigAndJobDirArgs) {
   EXPECT_EQ(tf["cluster"]["master"][0], "ty-" + job->uid + "-master-0:2222");
   EXPECT_EQ(EnvOf(r, "CLOUD_ML_JOB_ID"), "census_1");
 
-  auto dup = model::ParseMlJob(nlohmann::json::parse(R"({"jobId": "census_1",
+  auto dup = wire::ParseMlJob(nlohmann::json::parse(R"({"jobId": "census_1",
     "trainingInput": {"region": "us-central1", "masterConfig": {"imageUri": "img"}}})"));
   ASSERT_TRUE(dup.ok());
   auto again = service_->Submit(model::Dialect::kMlV1, "p", "", dup.value());

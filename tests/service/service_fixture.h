@@ -16,8 +16,8 @@
 #include "fakes/manual_clock.h"
 #include "jobstore/memory_job_store.h"
 #include "logs/log_store.h"
-#include "model/dialect.h"
 #include "service/job_service.h"
+#include "wire/dialect.h"
 
 namespace ty::testing {
 
@@ -69,7 +69,7 @@ class ServiceFixture : public ::testing::Test {
   }
 
   model::Job SubmitVertex(const nlohmann::json& body, const std::string& project = "p") {
-    auto parsed = model::ParseVertexCustomJob(body);
+    auto parsed = wire::ParseVertexCustomJob(body);
     EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
     auto job = service_->Submit(model::Dialect::kVertex, project, "us-central1",
                                 std::move(parsed).value());

@@ -38,7 +38,7 @@ class StoredJobsTest : public ServiceFixture {
 // hostile row, or one from a build that knew more types): admission cannot queue it,
 // so it fails saying why instead of waiting for ever unexplained.
 TEST_F(StoredJobsTest, AQueuedJobNoMachineSizeFitsFailsSayingWhy) {
-  auto parsed = model::ParseVertexCustomJob(nlohmann::json::parse(Pools("1")));
+  auto parsed = wire::ParseVertexCustomJob(nlohmann::json::parse(Pools("1")));
   ASSERT_TRUE(parsed.ok());
   parsed->spec.pools[1].machine.machine_type = "team-box";
   model::Job job;
@@ -64,7 +64,7 @@ TEST_F(StoredJobsTest, AQueuedJobNoMachineSizeFitsFailsSayingWhy) {
 // A stored study that can no longer be resumed (here its record's search space has no
 // parameter left) is failed with why and reported, never left RUNNING for ever.
 TEST_F(StoredJobsTest, AStudyThatCannotBeResumedIsFailedAndReported) {
-  auto parsed = model::ParseMlJob(nlohmann::json::parse(R"({"jobId": "tuned", "trainingInput": {
+  auto parsed = wire::ParseMlJob(nlohmann::json::parse(R"({"jobId": "tuned", "trainingInput": {
     "scaleTier": "CUSTOM", "masterType": "n1-standard-4", "masterConfig": {"imageUri": "img"},
     "region": "us-central1", "hyperparameters": {"goal": "MAXIMIZE",
     "hyperparameterMetricTag": "accuracy", "maxTrials": 2, "params": [{"parameterName": "x",

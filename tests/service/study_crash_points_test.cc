@@ -13,10 +13,10 @@
 
 #include "jobstore/memory_job_store.h"
 #include "logs/log_store.h"
-#include "model/dialect.h"
 #include "service/crash_harness.h"
 #include "service/job_service.h"
 #include "service/sim_executor.h"
+#include "wire/dialect.h"
 
 namespace ty::testing {
 namespace {
@@ -83,7 +83,7 @@ class StudyCrashPointsTest : public ::testing::Test {
     };
     std::unique_ptr<service::JobService> svc = make_service(true);
     svc->RunUntilIdleForTest();
-    auto parsed = model::ParseMlJob(StudyBody());
+    auto parsed = wire::ParseMlJob(StudyBody());
     EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
     // A crash inside the submit itself fails the call, as a dead daemon's would.
     auto submitted = svc->Submit(model::Dialect::kMlV1, "p", "", std::move(parsed).value());

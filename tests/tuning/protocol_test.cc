@@ -2,9 +2,9 @@
 #include <gtest/gtest.h>
 
 #include "fakes/study_params.h"
-#include "model/study_json.h"
 #include "tuning/assignment_json.h"
 #include "tuning/protocol_session.h"
+#include "wire/study_json.h"
 
 namespace ty::tuning {
 namespace {
@@ -27,7 +27,7 @@ TEST(ProtocolSessionTest, RunsAStudyWithSuggestReportAddAndClose) {
   json reply = s.Handle(create);
   ASSERT_TRUE(reply["ok"]) << reply.dump();
   EXPECT_EQ(reply["tuner"], "trainyard");
-  auto space = SearchSpace::Create(*model::ParseMlParams(kMixedParams, "p"));
+  auto space = SearchSpace::Create(*wire::ParseMlParams(kMixedParams, "p"));
   for (int round = 0; round < 5; ++round) {
     json sug = Call(s, R"({"op":"suggest","count":2})");
     ASSERT_TRUE(sug["ok"]) << sug.dump();

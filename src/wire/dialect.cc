@@ -15,7 +15,7 @@
 //   service fills Job::queue_position on reads), omitted otherwise (proto3 default
 //   0). `enum_as_int` does not apply to
 //   ml v1 (only GAPIC asks for it, and GAPIC is Vertex-only).
-#include "model/dialect.h"
+#include "wire/dialect.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -23,11 +23,13 @@
 
 #include "common/files.h"  // Base64Encode
 #include "model/machine_types.h"
-#include "model/study_json.h"
-#include "model/study_output.h"
-#include "model/wire_json.h"
+#include "wire/study_json.h"
+#include "wire/study_output.h"
+#include "wire/wire_json.h"
 
-namespace ty::model {
+namespace ty::wire {
+
+using namespace model;  // The domain the wire dialects read and write.
 
 namespace {
 
@@ -58,14 +60,15 @@ void PoolEnumsToInt(nlohmann::json& job_spec) {
       if (!pool.is_object()) continue;
       auto machine = pool.find("machineSpec");
       if (machine == pool.end() || !machine->is_object()) continue;
-      EnumToInt(*machine, "acceleratorType", internal::VertexAcceleratorTypes());
+      EnumToInt(*machine, "acceleratorType", model::internal::VertexAcceleratorTypes());
       if (auto ra = machine->find("reservationAffinity"); ra != machine->end()) {
-        EnumToInt(*ra, "reservationAffinityType", internal::VertexReservationAffinityTypes());
+        EnumToInt(*ra, "reservationAffinityType",
+                  model::internal::VertexReservationAffinityTypes());
       }
     }
   }
   if (auto scheduling = job_spec.find("scheduling"); scheduling != job_spec.end()) {
-    EnumToInt(*scheduling, "strategy", internal::VertexSchedulingStrategies());
+    EnumToInt(*scheduling, "strategy", model::internal::VertexSchedulingStrategies());
   }
 }
 
@@ -258,4 +261,4 @@ std::optional<JobState> StateFromWireName(Dialect dialect, const std::string& na
   return std::nullopt;
 }
 
-}  // namespace ty::model
+}  // namespace ty::wire

@@ -5,9 +5,11 @@
 #include <nlohmann/json.hpp>
 
 #include "format/yaml_json.h"
-#include "model/dialect.h"
+#include "wire/dialect.h"
 
-namespace ty::model {
+namespace ty::wire {
+
+using namespace model;
 namespace {
 
 using nlohmann::json;
@@ -362,4 +364,4 @@ TEST(MlDialectTest, StateNames) {
 }
 
 }  // namespace
-}  // namespace ty::model
+}  // namespace ty::wire

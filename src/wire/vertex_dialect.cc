@@ -20,12 +20,14 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
-#include "model/dialect.h"
 #include "model/machine_types.h"
-#include "model/study_json.h"
-#include "model/wire_json.h"
+#include "wire/dialect.h"
+#include "wire/study_json.h"
+#include "wire/wire_json.h"
 
-namespace ty::model {
+namespace ty::wire {
+
+using namespace model;  // The domain the wire dialects read and write.
 
 using internal::IndexPath;
 using internal::WireObject;
@@ -135,7 +137,7 @@ Result<nlohmann::json> ParseReservationAffinity(const nlohmann::json& v, const s
   std::string type, key;
   std::vector<std::string> values;
   RETURN_IF_ERROR(
-      o.Enum("reservationAffinityType", internal::VertexReservationAffinityTypes(), &type));
+      o.Enum("reservationAffinityType", model::internal::VertexReservationAffinityTypes(), &type));
   RETURN_IF_ERROR(o.String("key", &key));
   RETURN_IF_ERROR(o.StringList("values", &values));
   return o.canonical();
@@ -148,12 +150,12 @@ Result<nlohmann::json> ParseMachineSpec(const nlohmann::json& v, const std::stri
                                     {"machineType", "acceleratorType", "acceleratorCount",
                                      "gpuPartitionSize", "tpuTopology", "reservationAffinity"}));
   RETURN_IF_ERROR(RequireString(o, "machineType", &out->machine_type));
-  if (!internal::IsVertexMachineType(out->machine_type)) {
+  if (!model::internal::IsVertexMachineType(out->machine_type)) {
     return FieldError(o.PathOf("machineType"),
                       "unknown machine type \"" + out->machine_type + "\"");
   }
   RETURN_IF_ERROR(
-      o.Enum("acceleratorType", internal::VertexAcceleratorTypes(), &out->accelerator_type));
+      o.Enum("acceleratorType", model::internal::VertexAcceleratorTypes(), &out->accelerator_type));
   if (out->accelerator_type == "ACCELERATOR_TYPE_UNSPECIFIED") out->accelerator_type.clear();
   RETURN_IF_ERROR(o.Int32("acceleratorCount", &out->accelerator_count));
   std::string partition, topology;
@@ -176,8 +178,8 @@ Result<nlohmann::json> ParseMachineSpec(const nlohmann::json& v, const std::stri
   if (!partition.empty() && out->accelerator_count != 1) {
     return FieldError(count_path, "must be 1 when gpuPartitionSize is set");
   }
-  RETURN_IF_ERROR(internal::CheckAcceleratorCount(out->machine_type, out->accelerator_type,
-                                                  out->accelerator_count, count_path));
+  RETURN_IF_ERROR(model::internal::CheckAcceleratorCount(out->machine_type, out->accelerator_type,
+                                                         out->accelerator_count, count_path));
   return o.canonical();
 }
 
@@ -301,7 +303,7 @@ Result<nlohmann::json> ParseVertexScheduling(const nlohmann::json& v, const std:
   if (timeout > 0) out->timeout = timeout;
   RETURN_IF_ERROR(o.Bool("restartJobOnWorkerRestart", &out->restart_job_on_worker_restart));
   std::string strategy;
-  RETURN_IF_ERROR(o.Enum("strategy", internal::VertexSchedulingStrategies(), &strategy));
+  RETURN_IF_ERROR(o.Enum("strategy", model::internal::VertexSchedulingStrategies(), &strategy));
   out->spot = strategy == "SPOT";
   RETURN_IF_ERROR(o.Bool("disableRetries", &out->disable_retries));
   if (out->disable_retries) out->restart_job_on_worker_restart = false;
@@ -571,29 +573,4 @@ Result<std::string> BackingCustomJobJson(const std::string& pipeline_spec_json) 
   return parsed.spec_json;
 }
 
-VertexCollection CollectionOf(const Job& job) {
-  switch (job.kind) {
-    case JobKind::kPipeline:
-      return VertexCollection::kTrainingPipelines;
-    case JobKind::kStudy:
-    case JobKind::kTrial:
-      return VertexCollection::kHyperparameterTuningJobs;
-    case JobKind::kJob:
-      break;
-  }
-  return VertexCollection::kCustomJobs;
-}
-
-const char* CollectionName(VertexCollection c) {
-  switch (c) {
-    case VertexCollection::kHyperparameterTuningJobs:
-      return "hyperparameterTuningJobs";
-    case VertexCollection::kTrainingPipelines:
-      return "trainingPipelines";
-    case VertexCollection::kCustomJobs:
-      break;
-  }
-  return "customJobs";
-}
-
-}  // namespace ty::model
+}  // namespace ty::wire

@@ -1,10 +1,12 @@
-#include "model/study_output.h"
+#include "wire/study_output.h"
 
 #include <algorithm>
 
 #include "common/time.h"
 
-namespace ty::model {
+namespace ty::wire {
+
+using namespace model;  // The domain the wire dialects read and write.
 
 namespace {
 
@@ -147,4 +149,4 @@ nlohmann::json VertexTrials(const Job& job, const nlohmann::json& rendered) {
   return out;
 }
 
-}  // namespace ty::model
+}  // namespace ty::wire

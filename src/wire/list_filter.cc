@@ -19,7 +19,7 @@
 //     zone (taken as UTC), because the ml docs show `createTime>2017-01-15T19:00`.
 //   * Backslash in a quoted value escapes the next character; there is no way to
 //     match a literal `*` with `:`.
-#include "model/list_filter.h"
+#include "wire/list_filter.h"
 
 #include <cctype>
 #include <optional>
@@ -29,7 +29,9 @@
 
 #include "filter/filter_syntax.h"
 
-namespace ty::model {
+namespace ty::wire {
+
+using namespace model;  // The domain the wire dialects read and write.
 
 // Named, not anonymous: ListFilter::Node, declared in the header, holds them (gcc
 // warns of a class with members of an anonymous namespace's types when the module
@@ -344,4 +346,4 @@ Result<ListFilter> ListFilter::Parse(Dialect dialect, std::string_view text) {
 
 bool ListFilter::Matches(const Job& job) const { return root_ == nullptr || Eval(*root_, job); }
 
-}  // namespace ty::model
+}  // namespace ty::wire

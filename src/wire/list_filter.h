@@ -17,7 +17,11 @@
 #include "filter/filter_syntax.h"
 #include "model/job.h"
 
-namespace ty::model {
+namespace ty::wire {
+
+// The domain types the wire forms stand for.
+using model::Dialect;
+using model::Job;
 
 class ListFilter {
  public:
@@ -38,4 +42,4 @@ class ListFilter {
 // The list filters' table for the one filter engine (filter/filter_syntax.h).
 const filter::FilterGrammar& ListFilterGrammar();
 
-}  // namespace ty::model
+}  // namespace ty::wire

@@ -1,14 +1,17 @@
-// Search spaces in both dialects' JSON (model/study_json.h).
-#include "model/study_json.h"
+// Search spaces in both dialects' JSON (wire/study_json.h).
+#include "wire/study_json.h"
 
 #include <gtest/gtest.h>
 
 #include <functional>
 
 #include "fakes/study_params.h"
-#include "model/dialect.h"
+#include "model/spec_record.h"
+#include "wire/dialect.h"
 
-namespace ty::model {
+namespace ty::wire {
+
+using namespace model;
 namespace {
 
 using nlohmann::json;
@@ -123,9 +126,11 @@ TEST(StudyJsonTest, ReadsVertexParametersWithConditionalChildren) {
 }
 
 }  // namespace
-}  // namespace ty::model
+}  // namespace ty::wire
 
-namespace ty::model {
+namespace ty::wire {
+
+using namespace model;
 namespace {
 
 json VertexStudyBody() {
@@ -200,4 +205,4 @@ TEST(VertexStudyTest, ABrokenHyperparameterTuningJobNamesTheField) {
 }
 
 }  // namespace
-}  // namespace ty::model
+}  // namespace ty::wire

@@ -18,7 +18,14 @@
 #include "common/status.h"
 #include "model/job.h"
 
-namespace ty::model {
+namespace ty::wire {
+
+// The domain types the wire forms stand for.
+using model::Dialect;
+using model::Job;
+using model::JobKind;
+using model::JobSpec;
+using model::JobState;
 
 struct ParsedJob {
   JobSpec spec;
@@ -41,11 +48,6 @@ Result<ParsedJob> ParseVertexTrainingPipeline(const nlohmann::json& body);
 // The canonical CustomJob JSON of a stored pipeline's backing job.
 Result<std::string> BackingCustomJobJson(const std::string& pipeline_spec_json);
 
-// The Vertex collection a record belongs to (by its kind; a trial job is its study's),
-// and its URL segment.
-enum class VertexCollection { kCustomJobs, kHyperparameterTuningJobs, kTrainingPipelines };
-VertexCollection CollectionOf(const Job& job);
-const char* CollectionName(VertexCollection c);
 // Body of `POST /v1/projects/{p}/jobs` (an ml v1 Job).
 Result<ParsedJob> ParseMlJob(const nlohmann::json& body);
 
@@ -71,4 +73,4 @@ int VertexStateNumber(JobState s);
 // Accepts a dialect's name, or (Vertex) its number as text. nullopt if unknown.
 std::optional<JobState> StateFromWireName(Dialect dialect, const std::string& name);
 
-}  // namespace ty::model
+}  // namespace ty::wire

@@ -1,12 +1,14 @@
-#include "model/study_json.h"
+#include "wire/study_json.h"
 
 #include <cmath>
 #include <cstdlib>
 #include <functional>
 
-#include "model/wire_json.h"
+#include "wire/wire_json.h"
 
-namespace ty::model {
+namespace ty::wire {
+
+using namespace model;  // The domain the wire dialects read and write.
 
 namespace {
 
@@ -354,62 +356,6 @@ bool AllDiscrete(const std::vector<ParamSpec>& params) {
   return true;
 }
 
-const char* ScaleText(Scale s) {
-  switch (s) {
-    case Scale::kLinear:
-      return "UNIT_LINEAR_SCALE";
-    case Scale::kLog:
-      return "UNIT_LOG_SCALE";
-    case Scale::kReverseLog:
-      return "UNIT_REVERSE_LOG_SCALE";
-  }
-  return "UNIT_LINEAR_SCALE";
-}
-
-json EncodeParam(const ParamSpec& p) {
-  json out = {{"name", p.name},
-              {"type", ParamTypeName(p.type)},
-              {"scale", ScaleText(p.scale)},
-              {"min", p.min},
-              {"max", p.max},
-              {"discrete", p.discrete},
-              {"categories", p.categories}};
-  json children = json::array();
-  for (const ConditionalChild& c : p.children) {
-    children.push_back({{"parentNumbers", c.parent_numbers},
-                        {"parentCategories", c.parent_categories},
-                        {"spec", EncodeParam(c.spec)}});
-  }
-  out["children"] = std::move(children);
-  return out;
-}
-
-ParamSpec DecodeParam(const json& j) {
-  ParamSpec p;
-  p.name = j.value("name", "");
-  const std::string type = j.value("type", "DOUBLE");
-  p.type = type == "INTEGER"       ? ParamType::kInteger
-           : type == "CATEGORICAL" ? ParamType::kCategorical
-           : type == "DISCRETE"    ? ParamType::kDiscrete
-                                   : ParamType::kDouble;
-  const std::string scale = j.value("scale", "");
-  p.scale = scale == "UNIT_LOG_SCALE"           ? Scale::kLog
-            : scale == "UNIT_REVERSE_LOG_SCALE" ? Scale::kReverseLog
-                                                : Scale::kLinear;
-  p.min = j.value("min", 0.0);
-  p.max = j.value("max", 0.0);
-  p.discrete = j.value("discrete", std::vector<double>{});
-  p.categories = j.value("categories", std::vector<std::string>{});
-  for (const json& c : j.value("children", json::array())) {
-    ConditionalChild child;
-    child.parent_numbers = c.value("parentNumbers", std::vector<double>{});
-    child.parent_categories = c.value("parentCategories", std::vector<std::string>{});
-    child.spec = DecodeParam(c.value("spec", json::object()));
-    p.children.push_back(std::move(child));
-  }
-  return p;
-}
-
 }  // namespace
 
 Result<json> ParseMlHyperparameters(const json& value, const std::string& path, StudySpec* out) {
@@ -555,43 +501,4 @@ void VertexStudySpecEnumsToInt(json& study_spec) {
   NameToNumber(study_spec, "measurementSelectionType", kSelection);
 }
 
-json EncodeStudy(const StudySpec& s) {
-  json params = json::array();
-  for (const ParamSpec& p : s.params) params.push_back(EncodeParam(p));
-  return {{"params", params},
-          {"goal", s.goal == Goal::kMinimize ? "MINIMIZE" : "MAXIMIZE"},
-          {"metricTag", s.metric_tag},
-          {"maxTrials", s.max_trials},
-          {"parallelTrials", s.parallel_trials},
-          {"maxFailedTrials", s.max_failed_trials},
-          {"algorithm", AlgorithmName(s.algorithm)},
-          {"stopping", s.stopping == StoppingRule::kMedian       ? "MEDIAN"
-                       : s.stopping == StoppingRule::kDecayCurve ? "DECAY_CURVE"
-                                                                 : "NONE"},
-          {"stoppingUseElapsed", s.stopping_use_elapsed},
-          {"selection", s.selection == MeasurementSelection::kBest ? "BEST" : "LAST"},
-          {"resumePreviousJobId", s.resume_previous_job_id}};
-}
-
-StudySpec DecodeStudy(const json& j) {
-  StudySpec s;
-  for (const json& p : j.value("params", json::array())) s.params.push_back(DecodeParam(p));
-  s.goal = j.value("goal", "") == "MINIMIZE" ? Goal::kMinimize : Goal::kMaximize;
-  s.metric_tag = j.value("metricTag", "");
-  s.max_trials = j.value("maxTrials", 1);
-  s.parallel_trials = j.value("parallelTrials", 1);
-  s.max_failed_trials = j.value("maxFailedTrials", 0);
-  auto algorithm = ParseAlgorithm(j.value("algorithm", ""));
-  s.algorithm = algorithm.ok() ? *algorithm : Algorithm::kBayesian;
-  const std::string stopping = j.value("stopping", "");
-  s.stopping = stopping == "MEDIAN"        ? StoppingRule::kMedian
-               : stopping == "DECAY_CURVE" ? StoppingRule::kDecayCurve
-                                           : StoppingRule::kNone;
-  s.stopping_use_elapsed = j.value("stoppingUseElapsed", false);
-  s.selection = j.value("selection", "") == "BEST" ? MeasurementSelection::kBest
-                                                   : MeasurementSelection::kLast;
-  s.resume_previous_job_id = j.value("resumePreviousJobId", "");
-  return s;
-}
-
-}  // namespace ty::model
+}  // namespace ty::wire

@@ -1,10 +1,12 @@
-#include "model/job_details.h"
+#include "wire/job_details.h"
 
 #include <nlohmann/json.hpp>
 
 #include "model/runtime_env.h"
 
-namespace ty::model {
+namespace ty::wire {
+
+using namespace model;  // The domain the wire dialects read and write.
 namespace {
 
 void PutTime(nlohmann::json& out, const char* key, TimeMicros t) {
@@ -68,4 +70,4 @@ nlohmann::json RenderJobDetails(const Job& job, const std::vector<JobEvent>& eve
   return out;
 }
 
-}  // namespace ty::model
+}  // namespace ty::wire

@@ -1,11 +1,13 @@
-#include "model/list_filter.h"
+#include "wire/list_filter.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-namespace ty::model {
+namespace ty::wire {
+
+using namespace model;
 namespace {
 
 Job VertexJob(std::string name, JobState state, const std::string& created,
@@ -196,4 +198,4 @@ TEST(ListFilterTest, DeepNestingIsRejectedNotCrashing) {
 }
 
 }  // namespace
-}  // namespace ty::model
+}  // namespace ty::wire

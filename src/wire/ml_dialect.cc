@@ -35,13 +35,15 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
-#include "model/dialect.h"
 #include "model/machine_types.h"
 #include "model/runtime_catalog.h"
-#include "model/study_json.h"
-#include "model/wire_json.h"
+#include "wire/dialect.h"
+#include "wire/study_json.h"
+#include "wire/wire_json.h"
 
-namespace ty::model {
+namespace ty::wire {
+
+using namespace model;  // The domain the wire dialects read and write.
 
 using internal::IndexPath;
 using internal::WireObject;
@@ -63,9 +65,9 @@ Category CategoryOf(const std::string& type) {
   std::string accel;
   int count = 0;
   if (type.empty()) return Category::kNone;
-  if (type == internal::kMlCloudTpu) return Category::kCloudTpu;
-  if (internal::MlLegacyType(type, &accel, &count)) return Category::kLegacy;
-  if (internal::IsMlComputeEngineType(type)) return Category::kComputeEngine;
+  if (type == model::internal::kMlCloudTpu) return Category::kCloudTpu;
+  if (model::internal::MlLegacyType(type, &accel, &count)) return Category::kLegacy;
+  if (model::internal::IsMlComputeEngineType(type)) return Category::kComputeEngine;
   return Category::kNone;
 }
 
@@ -88,7 +90,7 @@ Result<nlohmann::json> ParseAcceleratorConfig(const nlohmann::json& v, const std
   if (out->accelerator_count <= 0) return FieldError(o.PathOf("count"), "must be greater than 0");
   // Numbers as the discovery document orders them: the public v1 proto predates most
   // accelerators (uncertain; no client here sends ml v1 enums as numbers).
-  RETURN_IF_ERROR(o.Enum("type", internal::MlAcceleratorTypes(), &out->accelerator_type));
+  RETURN_IF_ERROR(o.Enum("type", model::internal::MlAcceleratorTypes(), &out->accelerator_type));
   if (out->accelerator_type.empty() || out->accelerator_type == "ACCELERATOR_TYPE_UNSPECIFIED") {
     return FieldError(o.PathOf("type"), "is required");
   }
@@ -199,12 +201,12 @@ MachineSpec MachineOf(const Role& role) {
   MachineSpec m;
   m.machine_type = role.type;
   int count = 0;
-  if (internal::MlLegacyType(role.type, &m.accelerator_type, &count)) {
+  if (model::internal::MlLegacyType(role.type, &m.accelerator_type, &count)) {
     m.accelerator_count = count;
   } else if (role.config.has_accelerator) {
     m.accelerator_type = role.config.accelerator_type;
     m.accelerator_count = static_cast<int32_t>(role.config.accelerator_count);
-  } else if (role.type == internal::kMlCloudTpu) {
+  } else if (role.type == model::internal::kMlCloudTpu) {
     m.accelerator_type = "TPU_V2";
     m.accelerator_count = 8;
   }
@@ -249,7 +251,8 @@ Status CheckAccelerator(const Role& role) {
   const ReplicaConfig& c = role.config;
   if (!c.has_accelerator) {
     if (CategoryOf(role.type) == Category::kComputeEngine) {
-      return internal::CheckAcceleratorCount(role.type, "", 0, c.path + ".acceleratorConfig.count");
+      return model::internal::CheckAcceleratorCount(role.type, "", 0,
+                                                    c.path + ".acceleratorConfig.count");
     }
     return Status::Ok();
   }
@@ -258,8 +261,8 @@ Status CheckAccelerator(const Role& role) {
   switch (CategoryOf(role.type)) {
     case Category::kComputeEngine:
       if (tpu) return FieldError(path + ".type", "TPUs need the cloud_tpu machine type");
-      return internal::CheckAcceleratorCount(role.type, c.accelerator_type, c.accelerator_count,
-                                             path + ".count");
+      return model::internal::CheckAcceleratorCount(role.type, c.accelerator_type,
+                                                    c.accelerator_count, path + ".count");
     case Category::kCloudTpu:
       if (!tpu)
         return FieldError(path + ".type", "the cloud_tpu machine type takes only TPU accelerators");
@@ -289,7 +292,7 @@ void ApplyScaleTier(const std::string& tier, Role* master, Role* worker, Role* p
     master->type = "standard_gpu";
   } else if (tier == "BASIC_TPU") {
     master->type = "standard";
-    worker->type = std::string(internal::kMlCloudTpu);
+    worker->type = std::string(model::internal::kMlCloudTpu);
     worker->count = 1;
   }
 }
@@ -550,4 +553,4 @@ Result<ParsedJob> ParseMlJob(const nlohmann::json& body) {
   return parsed;
 }
 
-}  // namespace ty::model
+}  // namespace ty::wire

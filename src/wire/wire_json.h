@@ -22,8 +22,9 @@
 
 #include "common/status.h"
 #include "common/time.h"
+#include "model/enum_table.h"
 
-namespace ty::model::internal {
+namespace ty::wire::internal {
 
 // Both dialects take at most this many Python package URIs (Google's documented limit).
 inline constexpr size_t kMaxPackageUris = 100;
@@ -36,17 +37,11 @@ std::string IndexPath(const std::string& parent, size_t index);
 // Number of Unicode code points in UTF-8 text (invalid bytes count as one each).
 size_t Utf8Length(std::string_view s);
 
-// One value of a proto enum: its JSON name and its number.
-struct EnumValue {
-  std::string_view name;
-  int number;
-};
-using EnumTable = std::span<const EnumValue>;
-
-// Name for `number` in `table`; empty if unknown.
-std::string_view EnumName(EnumTable table, int number);
-// Number for `name`; -1 if unknown.
-int EnumNumber(EnumTable table, std::string_view name);
+// Proto enums (model/enum_table.h).
+using model::internal::EnumName;
+using model::internal::EnumNumber;
+using model::internal::EnumTable;
+using model::internal::EnumValue;
 
 // proto3 field name spelling: "bootDiskSizeGb" -> "boot_disk_size_gb".
 std::string SnakeCase(std::string_view camel);
@@ -123,4 +118,4 @@ class WireObject {
 // Returns false if `v` is not one.
 bool ReadInteger(const nlohmann::json& v, int64_t* out);
 
-}  // namespace ty::model::internal
+}  // namespace ty::wire::internal

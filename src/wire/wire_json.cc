@@ -1,11 +1,13 @@
-#include "model/wire_json.h"
+#include "wire/wire_json.h"
 
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
 
-namespace ty::model::internal {
+namespace ty::wire::internal {
+
+using namespace model;  // The domain the wire dialects read and write.
 
 std::string JoinPath(const std::string& parent, std::string_view child) {
   if (parent.empty()) return std::string(child);
@@ -25,20 +27,6 @@ size_t Utf8Length(std::string_view s) {
     if ((c & 0xC0) != 0x80) ++n;  // Count every byte that is not a continuation byte.
   }
   return n;
-}
-
-std::string_view EnumName(EnumTable table, int number) {
-  for (const EnumValue& v : table) {
-    if (v.number == number) return v.name;
-  }
-  return {};
-}
-
-int EnumNumber(EnumTable table, std::string_view name) {
-  for (const EnumValue& v : table) {
-    if (v.name == name) return v.number;
-  }
-  return -1;
 }
 
 std::string SnakeCase(std::string_view camel) {
@@ -305,4 +293,4 @@ Status WireObject::OpaqueObject(std::string_view field) {
   return Status::Ok();
 }
 
-}  // namespace ty::model::internal
+}  // namespace ty::wire::internal

@@ -19,8 +19,12 @@
 
 #include "model/job.h"
 
-namespace ty::model {
+namespace ty::wire {
+
+// The domain types the wire forms stand for.
+using model::Job;
+using model::JobEvent;
 
 nlohmann::json RenderJobDetails(const Job& job, const std::vector<JobEvent>& events);
 
-}  // namespace ty::model
+}  // namespace ty::wire

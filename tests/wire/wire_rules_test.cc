@@ -5,9 +5,12 @@
 #include <nlohmann/json.hpp>
 
 #include "model/machine_types.h"
-#include "model/wire_json.h"
+#include "wire/wire_json.h"
 
-namespace ty::model::internal {
+namespace ty::wire::internal {
+
+using namespace model;
+using namespace model::internal;  // The machine-type rules the wire checks.
 namespace {
 
 using nlohmann::json;
@@ -186,4 +189,4 @@ TEST(MachineTypesTest, EnumTablesMatchClientWireNumbers) {
 }
 
 }  // namespace
-}  // namespace ty::model::internal
+}  // namespace ty::wire::internal

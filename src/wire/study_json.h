@@ -12,7 +12,12 @@
 #include "common/status.h"
 #include "model/study_spec.h"
 
-namespace ty::model {
+namespace ty::wire {
+
+// The domain types the wire forms stand for.
+using model::ParamSpec;
+using model::ParamValue;
+using model::StudySpec;
 
 // ml v1 `HyperparameterSpec.params` (also the tuner protocol's `study.params`).
 Result<std::vector<ParamSpec>> ParseMlParams(const nlohmann::json& params, const std::string& path);
@@ -48,9 +53,4 @@ Result<nlohmann::json> ParseVertexStudySpec(const nlohmann::json& value, const s
 // measurementSelectionType). Names it does not know are left as they are.
 void VertexStudySpecEnumsToInt(nlohmann::json& study_spec);
 
-// The study inside a stored spec record (model/spec_record.h): every field, the
-// parameter tree included; Decode never validates (records are trusted).
-nlohmann::json EncodeStudy(const StudySpec& study);
-StudySpec DecodeStudy(const nlohmann::json& record);
-
-}  // namespace ty::model
+}  // namespace ty::wire

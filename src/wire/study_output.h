@@ -7,7 +7,12 @@
 
 #include "model/job.h"
 
-namespace ty::model {
+namespace ty::wire {
+
+// The domain types the wire forms stand for.
+using model::Goal;
+using model::Job;
+using model::Trial;
 
 // The trials in the order users read them: succeeded trials best first (by the
 // study's goal), then the others by id.
@@ -25,4 +30,4 @@ nlohmann::json MlStudyTrainingOutput(const Job& job, const nlohmann::json& rende
 // cancelled trials are INFEASIBLE with their reason, as Vertex shows them.
 nlohmann::json VertexTrials(const Job& job, const nlohmann::json& rendered);
 
-}  // namespace ty::model
+}  // namespace ty::wire

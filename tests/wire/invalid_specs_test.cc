@@ -6,11 +6,13 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
-#include "model/dialect.h"
 #include "model/spec_record.h"
-#include "model/study_json.h"
+#include "wire/dialect.h"
+#include "wire/study_json.h"
 
-namespace ty::model {
+namespace ty::wire {
+
+using namespace model;
 namespace {
 
 using nlohmann::json;
@@ -520,4 +522,4 @@ TEST(InvalidSpecMessageTest, UnknownMachineTypeIsQuoted) {
 }
 
 }  // namespace
-}  // namespace ty::model
+}  // namespace ty::wire
