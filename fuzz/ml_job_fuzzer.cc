@@ -10,7 +10,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ty::Result<ty::wire::ParsedJob> parsed = ty::wire::ParseMlJob(body);
   if (!parsed.ok()) return 0;
   (void)ty::model::CheckSpecLimits(parsed->spec, ty::model::SpecLimits{});
-  if (!ty::wire::ParseStoredSpec(ty::model::Dialect::kMlV1, parsed->spec_json).ok()) {
+  if (!ty::wire::ParseStoredSpec(ty::model::Dialect::kMlV1, parsed->kind, parsed->spec_json).ok()) {
     __builtin_trap();
   }
   return 0;

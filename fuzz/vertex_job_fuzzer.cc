@@ -18,12 +18,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // What the store keeps must read back.
     std::string record = ty::model::EncodeSpecRecord(parsed->spec);
     if (!ty::model::DecodeSpecRecord(record).ok()) __builtin_trap();
-    if (!ty::wire::ParseStoredSpec(ty::model::Dialect::kVertex, parsed->spec_json).ok()) {
+    if (!ty::wire::ParseStoredSpec(ty::model::Dialect::kVertex, parsed->kind, parsed->spec_json)
+             .ok()) {
       __builtin_trap();
     }
     // Every rendering of what was accepted, a pipeline's backing job too.
     ty::model::Job job;
     job.dialect = ty::model::Dialect::kVertex;
+    job.kind = parsed->kind;
     job.spec_json = parsed->spec_json;
     job.spec = parsed->spec;
     (void)ty::wire::RenderJob(job, {.enum_as_int = true, .as_backing_custom_job = true});
