@@ -49,14 +49,6 @@ model::JobInput InputOf(const executor::ExecutorEvent& event) {
 
 }  // namespace
 
-Result<model::JobSpec> RestoreSpec(const model::Job& job) {
-  Result<model::JobSpec> spec = job.spec_record.empty()
-                                    ? wire::ParseStoredSpec(job.dialect, job.kind, job.spec_json)
-                                    : model::DecodeSpecRecord(job.spec_record);
-  if (spec.ok()) spec->dialect = job.dialect;
-  return spec;
-}
-
 JobController::JobController(LoopCore* core, jobstore::JobStore* store, Backends* backends,
                              logs::LogStore* logs, UidSource* uids, ControllerOptions options)
     : core_(core),
@@ -103,7 +95,7 @@ Status JobController::Load() {
   ASSIGN_OR_RETURN(std::string last_uid, store_->LastUid());
   uids_->Reserve(last_uid);
   for (auto& job : stored) {
-    Result<model::JobSpec> spec = RestoreSpec(job);
+    Result<model::JobSpec> spec = wire::RestoreSpec(job);
     if (!spec.ok()) {
       SetAsideUnrunnable(std::move(job),
                          "its spec cannot be read (" + spec.status().message() + ")");

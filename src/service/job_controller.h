@@ -35,9 +35,6 @@
 
 namespace ty::service {
 
-// What a crash-point test does after a commit (JobServiceOptions::after_commit_for_test).
-enum class AfterCommit { kContinue, kCrashBeforeActions, kCrashAfterActions };
-
 struct ControllerOptions {
   model::JobPolicy policy;
   model::SpecLimits limits;
@@ -46,11 +43,6 @@ struct ControllerOptions {
   // JobServiceOptions::project_buckets.
   std::function<std::vector<std::string>(const std::string& project)> project_buckets;
 };
-
-// The spec of a stored job: its versioned record when it has one (no validation, so
-// a rule tightened since does not make it unreadable), else its wire JSON re-parsed
-// (jobs stored before records existed).
-Result<model::JobSpec> RestoreSpec(const model::Job& job);
 
 class JobController {
  public:

@@ -204,7 +204,7 @@ Result<std::shared_ptr<const JobRead>> JobService::Lookup(const std::string& uid
   return finished_->Read(uid, [](model::Job* job) {
     // Best effort: a finished job whose spec no longer parses is still shown (the
     // store kept its list fields and its wire JSON, which is what renders).
-    Result<model::JobSpec> spec = RestoreSpec(*job);
+    Result<model::JobSpec> spec = wire::RestoreSpec(*job);
     if (spec.ok()) job->spec = std::move(spec).value();
   });
 }

@@ -40,6 +40,11 @@
 
 namespace ty::service {
 
+// What a crash-point test does after a commit (JobServiceOptions::after_commit_for_test):
+// go on, or "kill" the daemon there (LoopCore::Halt) or right after the commit's actions
+// started (LoopCore::HaltAfterQueuedBlockingWork).
+enum class AfterCommit { kContinue, kCrashBeforeActions, kCrashAfterActions };
+
 class LoopCore {
  public:
   enum class Mode { kThreaded, kManual };

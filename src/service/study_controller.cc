@@ -11,6 +11,7 @@
 #include "service/job_logs.h"
 #include "service/trial_jobs.h"
 #include "tuning/tuner.h"
+#include "wire/dialect.h"
 
 namespace ty::service {
 
@@ -127,7 +128,7 @@ Result<model::Job> StudyController::PreviousStudy(const model::Job& job) const {
   const std::string& id = job.spec.study->resume_previous_job_id;
   Result<model::Job> previous = store_->FindMlJob(job.project, id);
   if (previous.ok()) {
-    Result<model::JobSpec> spec = RestoreSpec(*previous);
+    Result<model::JobSpec> spec = wire::RestoreSpec(*previous);
     if (spec.ok() && spec->study.has_value()) return previous;
   }
   return InvalidArgument(
@@ -152,7 +153,7 @@ void StudyController::ObservePreviousStudy(Study& st, const model::Job& job) {
 Status StudyController::Load() {
   ASSIGN_OR_RETURN(std::vector<model::Job> stored, store_->ListLiveJobs());
   for (model::Job& job : stored) {
-    Result<model::JobSpec> spec = RestoreSpec(job);
+    Result<model::JobSpec> spec = wire::RestoreSpec(job);
     if (!spec.ok() || !spec->study.has_value()) continue;
     job.spec = std::move(*spec);
     model::Job kept = job;

@@ -23,7 +23,6 @@
 #include "jobstore/job_store.h"
 #include "logs/log_store.h"
 #include "model/job.h"
-#include "service/job_controller.h"
 #include "service/loop_core.h"
 #include "service/messages.h"
 #include "service/published_jobs.h"

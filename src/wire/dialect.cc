@@ -23,6 +23,7 @@
 
 #include "common/files.h"  // Base64Encode
 #include "model/machine_types.h"
+#include "model/spec_record.h"
 #include "wire/study_json.h"
 #include "wire/study_output.h"
 #include "wire/wire_json.h"
@@ -100,6 +101,14 @@ Result<JobSpec> ParseStoredSpec(Dialect dialect, JobKind kind, const std::string
   if (!parsed.ok())
     return Internal("stored job spec no longer parses: " + parsed.status().message());
   return std::move(parsed).value().spec;
+}
+
+Result<JobSpec> RestoreSpec(const Job& job) {
+  Result<JobSpec> spec = job.spec_record.empty()
+                             ? ParseStoredSpec(job.dialect, job.kind, job.spec_json)
+                             : DecodeSpecRecord(job.spec_record);
+  if (spec.ok()) spec->dialect = job.dialect;
+  return spec;
 }
 
 namespace {

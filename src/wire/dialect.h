@@ -54,6 +54,10 @@ Result<ParsedJob> ParseMlJob(const nlohmann::json& body);
 // Rebuilds the spec of a stored job from its canonical JSON (Job::spec_json), read
 // as its kind's request (a trial job holds its study's).
 Result<JobSpec> ParseStoredSpec(Dialect dialect, JobKind kind, const std::string& spec_json);
+// The spec of a stored job: its versioned record when it has one (model/spec_record.h:
+// no validation, so a rule tightened since does not make it unreadable), else its wire
+// JSON re-parsed (jobs stored before records existed).
+Result<JobSpec> RestoreSpec(const Job& job);
 
 struct RenderOptions {
   bool enum_as_int = false;  // `$alt=json;enum-encoding=int`
