@@ -22,8 +22,8 @@ bool IsSpace(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; 
 class Lexer {
  public:
   Lexer(const FilterGrammar& g, std::string_view text) : g_(g), text_(text) {
-    for (const std::string& op : g_.operators) {
-      for (char c : op) {
+    for (const FilterGrammar::Operator& op : g_.operators) {
+      for (char c : op.spelling) {
         if (c != '*') operator_chars_ += c;
       }
     }
@@ -68,10 +68,10 @@ class Lexer {
       return Token{c == '(' ? Tok::kLParen : Tok::kRParen, std::string(1, c), begin, pos_};
     }
     if (IsQuote(c)) return String(begin, c);
-    for (const std::string& op : g_.operators) {
-      if (text_.compare(pos_, op.size(), op) == 0) {
-        pos_ += op.size();
-        return Token{Tok::kOp, op, begin, pos_};
+    for (const FilterGrammar::Operator& op : g_.operators) {
+      if (text_.compare(pos_, op.spelling.size(), op.spelling) == 0) {
+        pos_ += op.spelling.size();
+        return Token{Tok::kOp, op.spelling, begin, pos_};
       }
     }
     while (pos_ < text_.size() && IsWordChar(text_[pos_])) ++pos_;
@@ -246,11 +246,13 @@ class Parser {
       return e;
     }
     const Token& op = Take();
-    if (std::find(g_.operators.begin(), g_.operators.end(), op.text) == g_.operators.end()) {
-      return Error(SyntaxError::What::kUnexpected, op);
-    }
-    e.op = op.text;
-    if (op.text == ":*") {  // Presence: no value.
+    auto known =
+        std::find_if(g_.operators.begin(), g_.operators.end(),
+                     [&](const FilterGrammar::Operator& o) { return o.spelling == op.text; });
+    if (known == g_.operators.end()) return Error(SyntaxError::What::kUnexpected, op);
+    e.op = known->op;
+    e.op_text = op.text;
+    if (e.op == Op::kPresent) {  // Presence: no value.
       e.value_at = op.begin;
       return e;
     }

@@ -30,15 +30,43 @@
 
 namespace ty::filter {
 
+// The comparison operators of all the dialects (each grammar spells the ones it has).
+enum class Op { kEq, kNe, kLt, kLe, kGt, kGe, kHas, kPresent, kRegex, kNotRegex };
+
+// `a OP b` for the ordering operators (= != < <= > >=), `:` read as equality; false for
+// the others, which each dialect gives its own meaning.
+template <typename T>
+bool Ordered(Op op, const T& a, const T& b) {
+  switch (op) {
+    case Op::kEq:
+    case Op::kHas:
+      return a == b;
+    case Op::kNe:
+      return a != b;
+    case Op::kLt:
+      return a < b;
+    case Op::kLe:
+      return a <= b;
+    case Op::kGt:
+      return a > b;
+    case Op::kGe:
+      return a >= b;
+    default:
+      return false;
+  }
+}
+
 struct FilterExpr {
   enum class Kind { kAnd, kOr, kNot, kCompare, kSearch };
   Kind kind = Kind::kAnd;
   std::vector<FilterExpr> children;  // kAnd, kOr: 2+; kNot: 1.
   // kCompare: `field` as written ("labels.team") and split into `path` (on dots,
-  // quoted parts whole: `labels."a.b"` is {"labels", "a.b"}); the operator's spelling.
+  // quoted parts whole: `labels."a.b"` is {"labels", "a.b"}); the operator, and its
+  // spelling as written.
   std::string field;
   std::vector<std::string> path;
-  std::string op;
+  Op op = Op::kEq;
+  std::string op_text;
   // kCompare: the value, unquoted and unescaped; kSearch: the bare value.
   std::string value;
   size_t field_at = 0;  // Offsets into the text, for errors naming a column.
@@ -64,8 +92,13 @@ struct SyntaxError {
 };
 
 struct FilterGrammar {
-  // Spellings, longest first where one is a prefix of another (":*" before ":").
-  std::vector<std::string> operators;
+  // The operators and their spellings, longest first where one is a prefix of another
+  // (":*" before ":"). Op::kPresent takes no value.
+  struct Operator {
+    std::string spelling;
+    Op op;
+  };
+  std::vector<Operator> operators;
   bool single_quotes = false;      // '...' strings too (AIP-160).
   bool c_escapes = false;          // \n and \t in strings (Logging); else \x is x.
   bool comments = false;           // `--` to the end of the line (Logging).

@@ -44,13 +44,7 @@ std::string Lower(std::string_view s) {
 
 }  // namespace
 
-// Named, not anonymous: LogFilter::Node, declared in the header, holds it (gcc warns
-// of a class with a member of an anonymous namespace's type when the module is
-// compiled as one unit).
-namespace log_filter_internal {
-enum class Op { kEq, kNe, kLt, kLe, kGt, kGe, kHas, kPresent, kRegex, kNotRegex };
-}  // namespace log_filter_internal
-using log_filter_internal::Op;
+using filter::Op;
 
 // ---- The expression --------------------------------------------------------------
 
@@ -69,8 +63,6 @@ struct LogFilter::Node {
   bool Matches(const json& entry) const;
   bool CompareField(const json& field) const;
   bool CompareString(const std::string& s) const;
-  template <typename T>
-  bool Ordered(const T& a, const T& b) const;
 };
 
 namespace {
@@ -121,32 +113,12 @@ std::optional<double> ReadNumber(const std::string& s) {
 
 }  // namespace
 
-template <typename T>
-bool Node::Ordered(const T& a, const T& b) const {
-  switch (op) {
-    case Op::kEq:
-      return a == b;
-    case Op::kNe:
-      return a != b;
-    case Op::kLt:
-      return a < b;
-    case Op::kLe:
-      return a <= b;
-    case Op::kGt:
-      return a > b;
-    case Op::kGe:
-      return a >= b;
-    default:
-      return false;
-  }
-}
-
 bool Node::CompareString(const std::string& s) const {
   switch (op) {
     case Op::kHas:
       return Lower(s).find(value_lower) != std::string::npos;
     default:
-      return Ordered(Lower(s), value_lower);
+      return filter::Ordered(op, Lower(s), value_lower);
   }
 }
 
@@ -159,14 +131,14 @@ bool Node::CompareField(const json& field) const {
   if (field.is_null()) return false;
   if (time && field.is_string() && op != Op::kHas) {
     Result<TimeMicros> t = ParseRfc3339(field.get_ref<const std::string&>());
-    return t.ok() && Ordered(*t, *time);
+    return t.ok() && filter::Ordered(op, *t, *time);
   }
   if (severity && field.is_string() && op != Op::kHas) {
     std::optional<int> level = SeverityLevel(field.get_ref<const std::string&>());
-    return level && Ordered(*level, *severity);
+    return level && filter::Ordered(op, *level, *severity);
   }
   if (field.is_number() && number && op != Op::kHas) {
-    return Ordered(field.get<double>(), *number);
+    return filter::Ordered(op, field.get<double>(), *number);
   }
   if (field.is_string()) return CompareString(field.get_ref<const std::string&>());
   return CompareString(field.dump());  // Numbers and booleans as they print.
@@ -199,7 +171,9 @@ namespace {}  // namespace
 const filter::FilterGrammar& LoggingQueryGrammar() {
   static const filter::FilterGrammar g = [] {
     filter::FilterGrammar g;
-    g.operators = {":*", "!=", "<=", ">=", "=~", "!~", "=", "<", ">", ":"};
+    g.operators = {{":*", Op::kPresent}, {"!=", Op::kNe},       {"<=", Op::kLe}, {">=", Op::kGe},
+                   {"=~", Op::kRegex},   {"!~", Op::kNotRegex}, {"=", Op::kEq},  {"<", Op::kLt},
+                   {">", Op::kGt},       {":", Op::kHas}};
     g.c_escapes = true;
     g.comments = true;
     g.bare_values = true;
@@ -214,17 +188,6 @@ const filter::FilterGrammar& LoggingQueryGrammar() {
 }
 
 namespace {
-
-Op OpOf(const std::string& spelling) {
-  static const std::pair<const char*, Op> kOps[] = {
-      {"=", Op::kEq},     {"!=", Op::kNe},      {"<", Op::kLt},  {"<=", Op::kLe},
-      {">", Op::kGt},     {">=", Op::kGe},      {":", Op::kHas}, {":*", Op::kPresent},
-      {"=~", Op::kRegex}, {"!~", Op::kNotRegex}};
-  for (const auto& [s, op] : kOps) {
-    if (spelling == s) return op;
-  }
-  return Op::kEq;  // The grammar has no other operator.
-}
 
 std::string Column(size_t at) { return " at column " + std::to_string(at + 1); }
 
@@ -241,7 +204,7 @@ Result<NodePtr> Compare(const filter::FilterExpr& e) {
   auto n = std::make_shared<Node>();
   n->kind = Node::Kind::kCompare;
   n->path = e.path;
-  n->op = OpOf(e.op);
+  n->op = e.op;
   n->value = e.value;
   n->value_lower = Lower(e.value);
   n->number = ReadNumber(e.value);

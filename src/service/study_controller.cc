@@ -34,7 +34,7 @@ StudyPolicy DaemonStudyPolicy() {
   return p;
 }
 
-StudyInput TrialJobEnded(const model::Job& trial_job, std::string metrics_text) {
+StudyInput EndedInput(const model::Job& trial_job, std::string metrics_text) {
   StudyInput in;
   in.kind = StudyInputKind::kTrialJobEnded;
   in.trial_id = trial_job.trial_id;
@@ -209,7 +209,7 @@ std::vector<StudyInput> StudyController::ReconcileTrials(Study& st) {
       continue;
     Result<model::Job> stored = store_->GetJob(t.job_uid);
     if (stored.ok() && model::IsTerminal(stored->state)) {
-      inputs.push_back(TrialJobEnded(*stored, MetricsText(t)));
+      inputs.push_back(EndedInput(*stored, MetricsText(t)));
     } else if (!stored.ok() && stored.status().code() == StatusCode::kNotFound) {
       inputs.push_back(TrialInput(StudyInputKind::kTrialJobMissing, t.id));
     }
@@ -271,7 +271,7 @@ void StudyController::OnJobCommitted(const JobCommitted& m) {
     return;
   }
   if (!wanted || !model::IsTerminal(job.state)) return;
-  Drive(job.study_uid, TrialJobEnded(job, MetricsText(*t))).IgnoreError();
+  Drive(job.study_uid, EndedInput(job, MetricsText(*t))).IgnoreError();
 }
 
 void StudyController::OnTrialJobRefused(const TrialJobRefused& m) {

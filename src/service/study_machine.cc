@@ -296,12 +296,12 @@ class Decider {
     const bool budget_spent =
         static_cast<int>(job().trials.size()) >= spec().max_trials || progress().exhausted;
     if (c.active > 0 || !budget_spent) return;
-    if (c.succeeded > 0) return Finish(model::JobState::kSucceeded, std::nullopt);
-    Finish(model::JobState::kFailed,
-           model::JobError{model::kErrorCodeInternal,
-                           "No trial reported the metric '" + spec().tag() +
-                               "': " + std::to_string(job().trials.size()) +
-                               " trials ended infeasible, failed or cancelled."});
+    if (c.succeeded > 0) return FinishStudy(model::JobState::kSucceeded, std::nullopt);
+    FinishStudy(model::JobState::kFailed,
+                model::JobError{model::kErrorCodeInternal,
+                                "No trial reported the metric '" + spec().tag() +
+                                    "': " + std::to_string(job().trials.size()) +
+                                    " trials ended infeasible, failed or cancelled."});
   }
 
   // Their ends come back as kTrialJobEnded (or kTrialJobMissing for a job never
@@ -314,11 +314,11 @@ class Decider {
     }
     if (c.active > 0) return;
     if (cancelled) {
-      return Finish(model::JobState::kCancelled,
-                    model::JobError{model::kErrorCodeCancelled, "Job was cancelled."});
+      return FinishStudy(model::JobState::kCancelled,
+                         model::JobError{model::kErrorCodeCancelled, "Job was cancelled."});
     }
-    Finish(model::JobState::kFailed,
-           model::JobError{model::kErrorCodeInternal, progress().failing});
+    FinishStudy(model::JobState::kFailed,
+                model::JobError{model::kErrorCodeInternal, progress().failing});
   }
 
   // Asks the tuner for the trials there is room for (one question at a time).
@@ -336,7 +336,7 @@ class Decider {
     out_.actions.push_back(std::move(a));
   }
 
-  void Finish(model::JobState state, std::optional<model::JobError> error) {
+  void FinishStudy(model::JobState state, std::optional<model::JobError> error) {
     job().state = state;
     job().error = std::move(error);
     job().end_time = now_;

@@ -37,11 +37,10 @@ using namespace model;  // The domain the wire dialects read and write.
 // warns of a class with members of an anonymous namespace's types when the module
 // is compiled as one unit).
 namespace list_filter_internal {
-enum class Op { kEq, kNe, kHas, kLt, kLe, kGt, kGe };
 enum class Field { kDisplayName, kJobId, kState, kCreateTime, kLabel, kLabelsMap };
 }  // namespace list_filter_internal
+using filter::Op;
 using list_filter_internal::Field;
-using list_filter_internal::Op;
 
 namespace {
 
@@ -76,26 +75,6 @@ bool WildcardMatch(std::string_view pattern, std::string_view text) {
   }
   while (p < pattern.size() && pattern[p] == '*') ++p;
   return p == pattern.size();
-}
-
-template <typename T>
-bool Compare(Op op, const T& a, const T& b) {
-  switch (op) {
-    case Op::kEq:
-    case Op::kHas:
-      return a == b;
-    case Op::kNe:
-      return a != b;
-    case Op::kLt:
-      return a < b;
-    case Op::kLe:
-      return a <= b;
-    case Op::kGt:
-      return a > b;
-    case Op::kGe:
-      return a >= b;
-  }
-  return false;
 }
 
 bool IsDigits(std::string_view s, size_t from, size_t n) {
@@ -193,7 +172,8 @@ using Node = ListFilter::Node;
 const filter::FilterGrammar& ListFilterGrammar() {
   static const filter::FilterGrammar g = [] {
     filter::FilterGrammar g;
-    g.operators = {"!=", "<=", ">=", "=", ":", "<", ">"};
+    g.operators = {{"!=", Op::kNe}, {"<=", Op::kLe}, {">=", Op::kGe}, {"=", Op::kEq},
+                   {":", Op::kHas}, {"<", Op::kLt},  {">", Op::kGt}};
     g.single_quotes = true;
     g.value_runs_to_space = true;
     g.max_depth = 64;  // Bounds recursion on hostile input.
@@ -205,16 +185,6 @@ const filter::FilterGrammar& ListFilterGrammar() {
 
 namespace {
 
-Op OpOf(const std::string& spelling) {
-  static const std::pair<const char*, Op> kOps[] = {
-      {"=", Op::kEq},  {"!=", Op::kNe}, {":", Op::kHas}, {"<", Op::kLt},
-      {"<=", Op::kLe}, {">", Op::kGt},  {">=", Op::kGe}};
-  for (const auto& [s, op] : kOps) {
-    if (spelling == s) return op;
-  }
-  return Op::kEq;  // The grammar has no other operator.
-}
-
 // The engine's tree bound to a dialect's job fields.
 class Binder {
  public:
@@ -222,7 +192,7 @@ class Binder {
 
   Result<NodePtr> Bind(const filter::FilterExpr& e) {
     using Kind = filter::FilterExpr::Kind;
-    if (e.kind == Kind::kCompare) return MakeRestriction(e.field, OpOf(e.op), e.value);
+    if (e.kind == Kind::kCompare) return MakeRestriction(e.field, e.op, e.value);
     if (e.kind == Kind::kSearch)
       return InvalidArgument("invalid filter: \"" + e.value + "\" has no operator");
     auto node = std::make_shared<Node>();
@@ -290,7 +260,7 @@ class Binder {
 
 bool MatchString(Op op, const std::string& pattern, const std::string& actual) {
   if (op == Op::kHas) return WildcardMatch(pattern, actual);
-  return Compare(op, actual, pattern);
+  return filter::Ordered(op, actual, pattern);
 }
 
 bool Eval(const Node& n, const Job& job) {
@@ -320,7 +290,7 @@ bool Eval(const Node& n, const Job& job) {
       return n.op == Op::kNe ? !equal : equal;
     }
     case Field::kCreateTime:
-      return Compare(n.op, job.create_time, n.time);
+      return filter::Ordered(n.op, job.create_time, n.time);
     case Field::kLabelsMap:
       return job.spec.labels.count(n.value) > 0;
     case Field::kLabel: {

@@ -45,7 +45,7 @@ const FilterGrammar& LoggingLike() { return logs::LoggingQueryGrammar(); }
 std::string Show(const FilterExpr& e) {
   switch (e.kind) {
     case FilterExpr::Kind::kCompare:
-      return e.field + e.op + e.value;
+      return e.field + e.op_text + e.value;
     case FilterExpr::Kind::kSearch:
       return "?" + e.value;
     default:
