@@ -28,12 +28,6 @@ std::string ReadFile(const std::string& path) {
 // A tuner seed of its own per study, stable across restarts.
 uint64_t SeedOf(const std::string& uid) { return std::hash<std::string>{}(uid); }
 
-StudyPolicy DaemonStudyPolicy() {
-  StudyPolicy p;
-  p.metrics_file_hint = std::string(kReplicaMetricsDir) + "/" + kTrialMetricsFile;
-  return p;
-}
-
 StudyInput EndedInput(const model::Job& trial_job, std::string metrics_text) {
   StudyInput in;
   in.kind = StudyInputKind::kTrialJobEnded;
@@ -64,8 +58,7 @@ StudyController::StudyController(LoopCore* core, jobstore::JobStore* store, logs
       uids_(uids),
       live_jobs_(live_jobs),
       trial_root_(std::move(trial_root)),
-      after_commit_for_test_(std::move(after_commit_for_test)),
-      policy_(DaemonStudyPolicy()) {
+      after_commit_for_test_(std::move(after_commit_for_test)) {
   core_->Receive<JobCommitted>([this](const JobCommitted& m) { OnJobCommitted(m); });
   core_->Receive<TrialJobRefused>([this](const TrialJobRefused& m) { OnTrialJobRefused(m); });
 }

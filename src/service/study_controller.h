@@ -127,7 +127,7 @@ class StudyController {
   const PublishedJobs* const live_jobs_;
   const std::string trial_root_;
   const std::function<AfterCommit()> after_commit_for_test_;
-  const StudyPolicy policy_;
+  const StudyPolicy policy_;  // The defaults: a replica's metrics file where containers see it.
   std::map<std::string, Study> studies_;  // Loop thread only.
   bool polling_ = false;
 

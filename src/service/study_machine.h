@@ -37,6 +37,7 @@
 #include "common/time.h"
 #include "model/job.h"
 #include "model/study_spec.h"
+#include "service/trial_jobs.h"
 
 namespace ty::service {
 
@@ -113,7 +114,7 @@ struct StudyAction {
 
 struct StudyPolicy {
   // The tag's metrics file as a replica sees it, for the infeasible reason.
-  std::string metrics_file_hint = "/tmp/hypertune/output.metrics";
+  std::string metrics_file_hint = std::string(kReplicaMetricsDir) + "/" + kTrialMetricsFile;
 };
 
 struct StudyDecision {
