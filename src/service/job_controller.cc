@@ -210,8 +210,9 @@ Status JobController::Cancel(const std::string& uid, const std::string& reason) 
   model::JobInput in;
   in.kind = model::InputKind::kCancel;
   in.message = reason;
-  Feed(uid, std::move(in));
-  return Status::Ok();
+  // The caller hears whether the cancel was recorded: one whose write failed is lost,
+  // and the client must know to send it again.
+  return Feed(uid, std::move(in));
 }
 
 Status JobController::Delete(const std::string& uid) {
@@ -254,12 +255,13 @@ void JobController::OnExecutorEvent(const executor::ExecutorEvent& event) {
   });
 }
 
-void JobController::Feed(const std::string& uid, model::JobInput input) {
+Status JobController::Feed(const std::string& uid, model::JobInput input) {
   AssertOnLoop();
   model::Job* job = Find(uid);
-  if (job == nullptr) return;
-  Apply(model::Decide(*job, input, options_.policy, core_->clock()->Now()), /*create=*/false)
-      .IgnoreError();  // Logged inside; nothing acted on.
+  if (job == nullptr) return Status::Ok();
+  // A failed write is logged inside, and nothing was acted on.
+  return Apply(model::Decide(*job, input, options_.policy, core_->clock()->Now()),
+               /*create=*/false);
 }
 
 // ---------------------------------------------------------------------------
@@ -269,10 +271,15 @@ Status JobController::Apply(model::Decision d, bool create) {
   AssertOnLoop();
   if (core_->dead()) return Unavailable("the service is shutting down");
   model::Job& job = d.job;
-  AfterCommit after = AfterCommit::kContinue;
+  AtCommit after = AtCommit::kContinue;
   if (d.changed) {
     for (auto& r : job.replicas) {
       if (r.handle.empty()) r.handle = executor::ReplicaName(job.uid, r.attempt, r.pool, r.index);
+    }
+    if (options_.at_commit_for_test) after = options_.at_commit_for_test();
+    if (after == AtCommit::kCrashBeforeWrite) {
+      core_->Halt();
+      return Aborted("the daemon died (test)");
     }
     Status s = create ? store_->CreateJob(job) : store_->UpdateJob(job);
     if (!s.ok()) {
@@ -293,18 +300,17 @@ Status JobController::Apply(model::Decision d, bool create) {
     } else {
       live_[job.uid] = job;
     }
-    if (options_.after_commit_for_test) after = options_.after_commit_for_test();
     // Delivered after this task, so after the actions below (messages.h).
-    if (after == AfterCommit::kContinue) {
+    if (after == AtCommit::kContinue) {
       core_->Send(JobCommitted{std::make_shared<const model::Job>(job), before_state});
     }
   }
-  if (after == AfterCommit::kCrashBeforeActions) {
+  if (after == AtCommit::kCrashBeforeActions) {
     core_->Halt();
     return Status::Ok();
   }
   for (const model::JobAction& a : d.actions) Perform(job, a);
-  if (after == AfterCommit::kCrashAfterActions) core_->HaltAfterQueuedBlockingWork();
+  if (after == AtCommit::kCrashAfterActions) core_->HaltAfterQueuedBlockingWork();
   return Status::Ok();
 }
 

@@ -39,7 +39,7 @@ struct ControllerOptions {
   model::JobPolicy policy;
   model::SpecLimits limits;
   DurationMicros stop_grace = 10LL * 1000000;
-  std::function<AfterCommit()> after_commit_for_test;
+  std::function<AtCommit()> at_commit_for_test;
   // JobServiceOptions::project_buckets.
   std::function<std::vector<std::string>(const std::string& project)> project_buckets;
 };
@@ -90,7 +90,7 @@ class JobController {
   std::vector<std::string> problems() const;
 
  private:
-  void Feed(const std::string& uid, model::JobInput input);
+  Status Feed(const std::string& uid, model::JobInput input);  // The commit's outcome.
   Status Apply(model::Decision decision, bool create);
   void Perform(const model::Job& job, const model::JobAction& action);
   void Launch(const model::Job& job);

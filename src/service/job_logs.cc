@@ -113,11 +113,11 @@ void WriteServiceLine(logs::LogStore* logs, TimeMicros now, const std::string& u
   logs->Append(uid, entry);
 }
 
-std::vector<std::string> ReadServiceLines(logs::LogStore* logs, const std::string& uid) {
-  std::vector<std::string> out;
+std::vector<logs::LogEntry> ReadServiceLines(logs::LogStore* logs, const std::string& uid) {
+  std::vector<logs::LogEntry> out;
   logs->Scan(uid,
              [&](const logs::LogEntry& e) {
-               if (e.stream == logs::LogStream::kService) out.push_back(e.message);
+               if (e.stream == logs::LogStream::kService) out.push_back(e);
                return true;
              })
       .IgnoreError();

@@ -43,9 +43,9 @@ Result<JobLogPage> ReadJobLogs(logs::LogStore* logs, const std::vector<LogSource
 
 // The service's own lines in a job's log (task "service"): what every controller
 // writes about a job, and reads back at start-up to tell which lines a crash kept
-// from being written. Thread-safe.
+// from being written, or wrote already. Thread-safe.
 void WriteServiceLine(logs::LogStore* logs, TimeMicros now, const std::string& uid,
                       const std::string& message, const std::string& severity);
-std::vector<std::string> ReadServiceLines(logs::LogStore* logs, const std::string& uid);
+std::vector<logs::LogEntry> ReadServiceLines(logs::LogStore* logs, const std::string& uid);
 
 }  // namespace ty::service

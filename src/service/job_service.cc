@@ -79,7 +79,7 @@ JobService::JobService(jobstore::JobStore* store, executor::Executor* executor,
   c.policy = options_.policy;
   c.limits = options_.limits;
   c.stop_grace = options_.stop_grace;
-  c.after_commit_for_test = options_.after_commit_for_test;
+  c.at_commit_for_test = options_.at_commit_for_test;
   c.project_buckets = options_.project_buckets;
   uids_ = std::make_unique<UidSource>(clock, options_.random ? options_.random : DefaultRandom());
   // The controllers on the loop core; each registers the messages it receives
@@ -105,7 +105,7 @@ JobService::JobService(jobstore::JobStore* store, executor::Executor* executor,
   jobs_->SetTrialRoot(options_.trial_root);
   studies_ =
       std::make_unique<StudyController>(core_.get(), store_, logs, uids_.get(), &jobs_->published(),
-                                        options_.trial_root, options_.after_commit_for_test);
+                                        options_.trial_root, options_.at_commit_for_test);
   if (options_.register_controllers_for_test) options_.register_controllers_for_test(core_.get());
 }
 

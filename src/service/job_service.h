@@ -47,8 +47,8 @@ struct JobServiceOptions {
   std::function<uint64_t()> random;
   // Tests: run nothing until RunUntilIdleForTest() (deterministic with a ManualClock).
   bool manual_loop_for_test = false;
-  // Crash-point tests: asked after every commit whether the "daemon" dies there.
-  std::function<AfterCommit()> after_commit_for_test;
+  // Crash-point tests: asked at every commit whether the "daemon" dies there.
+  std::function<AtCommit()> at_commit_for_test;
   // Tests: controllers of their own beside the service's, registered on its loop core
   // after the service's (service/messages.h) and before it starts.
   std::function<void(LoopCore*)> register_controllers_for_test;

@@ -40,10 +40,12 @@
 
 namespace ty::service {
 
-// What a crash-point test does after a commit (JobServiceOptions::after_commit_for_test):
-// go on, or "kill" the daemon there (LoopCore::Halt) or right after the commit's actions
-// started (LoopCore::HaltAfterQueuedBlockingWork).
-enum class AfterCommit { kContinue, kCrashBeforeActions, kCrashAfterActions };
+// What a crash-point test does at a commit (JobServiceOptions::at_commit_for_test,
+// asked before each record is written): go on, or "kill" the daemon there: before the
+// write lands (what the decision did before its commit happened, the rest never will),
+// after it and before its actions (LoopCore::Halt), or right after its actions started
+// (LoopCore::HaltAfterQueuedBlockingWork).
+enum class AtCommit { kContinue, kCrashBeforeWrite, kCrashBeforeActions, kCrashAfterActions };
 
 class LoopCore {
  public:

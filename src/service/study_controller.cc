@@ -51,14 +51,14 @@ StudyInput TrialInput(StudyInputKind kind, int64_t trial_id) {
 StudyController::StudyController(LoopCore* core, jobstore::JobStore* store, logs::LogStore* logs,
                                  UidSource* uids, const PublishedJobs* live_jobs,
                                  std::string trial_root,
-                                 std::function<AfterCommit()> after_commit_for_test)
+                                 std::function<AtCommit()> at_commit_for_test)
     : core_(core),
       store_(store),
       logs_(logs),
       uids_(uids),
       live_jobs_(live_jobs),
       trial_root_(std::move(trial_root)),
-      after_commit_for_test_(std::move(after_commit_for_test)) {
+      at_commit_for_test_(std::move(at_commit_for_test)) {
   core_->Receive<JobCommitted>([this](const JobCommitted& m) { OnJobCommitted(m); });
   core_->Receive<TrialJobRefused>([this](const TrialJobRefused& m) { OnTrialJobRefused(m); });
 }
@@ -183,7 +183,7 @@ void StudyController::Start() {
   for (const auto& [uid, st] : studies_) uids.push_back(uid);
   for (const std::string& uid : uids) {
     Study* st = Find(uid);
-    AnnounceUnannouncedStarts(*st);
+    RecallLines(*st);
     for (StudyInput& in : ReconcileTrials(*st)) {
       if (Find(uid) == nullptr) break;
       Drive(uid, std::move(in)).IgnoreError();
@@ -222,6 +222,8 @@ Result<model::Job> StudyController::Submit(model::Job job) {
   job.phases.queued = job.create_time;
   job.spec_record = model::EncodeSpecRecord(job.spec);
   if (core_->dead()) return Unavailable("the service is shutting down");
+  const AtCommit at = AskCrashPoint();
+  RETURN_IF_ERROR(CrashBeforeWrite(at));
   Status s = store_->CreateJob(job);
   if (s.code() == StatusCode::kAlreadyExists && job.dialect == model::Dialect::kMlV1) {
     return AlreadyExists("Field: job.job_id Error: A job with this id already exists.")
@@ -230,7 +232,7 @@ Result<model::Job> StudyController::Submit(model::Job job) {
   RETURN_IF_ERROR(s);
   model::Job created = job;
   RETURN_IF_ERROR(Adopt(std::move(job)));
-  RETURN_IF_ERROR(AfterWrite());
+  RETURN_IF_ERROR(CrashAfterWrite(at));
   if (Study* st = Find(created.uid); !st->record.spec.resume_previous_job_id.empty()) {
     Log(*st, "Resuming the study of job " + st->record.spec.resume_previous_job_id + ": its " +
                  std::to_string(st->prior_trials) + " finished trials inform the suggestions.");
@@ -379,7 +381,7 @@ bool StudyController::StopTrialJob(const std::string& job_uid, const std::string
   return true;
 }
 
-void StudyController::AnnounceStart(const Study& st, const model::Trial& trial) {
+void StudyController::AnnounceStart(Study& st, const model::Trial& trial) {
   Log(st, StartedLinePrefix(trial) + " (job " + trial.job_uid +
               "): " + DescribeParams(st.record.spec, trial.params) + ".");
 }
@@ -388,15 +390,25 @@ std::string StudyController::StartedLinePrefix(const model::Trial& trial) {
   return "Trial " + std::to_string(trial.id) + " started";
 }
 
+void StudyController::RecallLines(Study& st) {
+  std::vector<logs::LogEntry> lines = ReadServiceLines(logs_, st.record.job.uid);
+  // A commit stamps the record with its decision's time, which every line that
+  // decision logged (before it) carries or exceeds; earlier lines were all committed.
+  for (const logs::LogEntry& l : lines) {
+    if (l.time >= st.record.job.update_time) st.lines_since_commit.insert(l.message);
+  }
+  AnnounceUnannouncedStarts(st, lines);
+}
+
 // A crash between creating a trial's job and logging its start leaves the job without
 // its line: write the ones missing (each trial's start is announced exactly once).
-void StudyController::AnnounceUnannouncedStarts(Study& st) {
-  std::vector<std::string> lines = ReadServiceLines(logs_, st.record.job.uid);
+void StudyController::AnnounceUnannouncedStarts(Study& st,
+                                                const std::vector<logs::LogEntry>& lines) {
   for (const model::Trial& t : st.record.job.trials) {
     if (t.job_uid.empty()) continue;
     const std::string prefix = StartedLinePrefix(t) + " ";
-    bool announced = std::any_of(lines.begin(), lines.end(), [&](const std::string& l) {
-      return l.compare(0, prefix.size(), prefix) == 0;
+    bool announced = std::any_of(lines.begin(), lines.end(), [&](const logs::LogEntry& l) {
+      return l.message.compare(0, prefix.size(), prefix) == 0;
     });
     if (announced) continue;
     if (live_jobs_->Get(t.job_uid).has_value() || store_->GetJob(t.job_uid).ok()) {
@@ -438,13 +450,15 @@ void StudyController::Poll() {
 
 Status StudyController::Commit(const std::string& uid, const model::Job& record) {
   if (core_->dead()) return Unavailable("the service is shutting down");
+  const AtCommit at = AskCrashPoint();
+  RETURN_IF_ERROR(CrashBeforeWrite(at));
   Status s = store_->UpdateJob(record);
   if (!s.ok()) {
     spdlog::error("study {}: store write failed: {}", uid, s.ToString());
     return s;
   }
   Publish(record);
-  RETURN_IF_ERROR(AfterWrite());
+  RETURN_IF_ERROR(CrashAfterWrite(at));
   if (!polling_) {
     polling_ = true;
     core_->At(core_->clock()->Now() + kTrialPollInterval, [this] { Poll(); });
@@ -452,15 +466,25 @@ Status StudyController::Commit(const std::string& uid, const model::Job& record)
   return Status::Ok();
 }
 
-Status StudyController::AfterWrite() {
-  if (!after_commit_for_test_) return Status::Ok();
-  switch (after_commit_for_test_()) {
-    case AfterCommit::kContinue:
+AtCommit StudyController::AskCrashPoint() const {
+  return at_commit_for_test_ ? at_commit_for_test_() : AtCommit::kContinue;
+}
+
+Status StudyController::CrashBeforeWrite(AtCommit at) {
+  if (at != AtCommit::kCrashBeforeWrite) return Status::Ok();
+  core_->Halt();
+  return Aborted("the daemon died (test)");
+}
+
+Status StudyController::CrashAfterWrite(AtCommit at) {
+  switch (at) {
+    case AtCommit::kContinue:
+    case AtCommit::kCrashBeforeWrite:
       return Status::Ok();
-    case AfterCommit::kCrashBeforeActions:
+    case AtCommit::kCrashBeforeActions:
       core_->Halt();
       return Aborted("the daemon died (test)");
-    case AfterCommit::kCrashAfterActions:
+    case AtCommit::kCrashAfterActions:
       core_->HaltAfterQueuedBlockingWork();  // This task goes on; nothing it commits lands.
       return Status::Ok();
   }
@@ -469,8 +493,12 @@ Status StudyController::AfterWrite() {
 
 void StudyController::Publish(const model::Job& job) { published_.Put(job); }
 
-void StudyController::Log(const Study& st, const std::string& message) {
+void StudyController::Log(Study& st, const std::string& message) {
   if (core_->dead()) return;
+  if (auto seen = st.lines_since_commit.find(message); seen != st.lines_since_commit.end()) {
+    st.lines_since_commit.erase(seen);  // Written before the crash: once is enough.
+    return;
+  }
   WriteServiceLine(logs_, core_->clock()->Now(), st.record.job.uid, message, "INFO");
 }
 

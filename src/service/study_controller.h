@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,12 +44,12 @@ class StudyController {
  public:
   // `trial_root`: the host directory under which each trial job's metrics directory
   // lives (service/trial_jobs.h); "" = trials cannot report (every trial infeasible).
-  // `after_commit_for_test`: as JobServiceOptions', for the study's own commits.
+  // `at_commit_for_test`: as JobServiceOptions', for the study's own commits.
   // Registers its receivers on `core`: construct it before the loop starts.
   // `live_jobs`: the job controller's published jobs (is a trial job running?).
   StudyController(LoopCore* core, jobstore::JobStore* store, logs::LogStore* logs, UidSource* uids,
                   const PublishedJobs* live_jobs, std::string trial_root,
-                  std::function<AfterCommit()> after_commit_for_test = nullptr);
+                  std::function<AtCommit()> at_commit_for_test = nullptr);
   ~StudyController();
 
   // Before the loop runs, after JobController::Load: the stored studies not finished.
@@ -76,6 +77,13 @@ class StudyController {
     StudyRecord record;  // What the study machine decides on (service/study_machine.h).
     std::unique_ptr<tuning::Tuner> tuner;
     int prior_trials = 0;  // Finished trials of resumePreviousJobId's study observed.
+    // The machine logs a decision's lines before committing it (a crash between them
+    // must not lose a line). These are the lines a dead daemon wrote at or after the
+    // study's last stored commit: the restarted machine decides that input again and
+    // writes them again, and each is written once (erased when met). Every line the
+    // machine writes names what it is about (its trial, step, count), so a repeat is
+    // one of these and nothing else.
+    std::multiset<std::string> lines_since_commit;
   };
 
   Status Adopt(model::Job job);  // Builds the in-memory study (tuner from trials).
@@ -104,19 +112,23 @@ class StudyController {
   void CreateTrialJob(const Study& st, int64_t trial_id);
   // Asks the job controller to cancel it; false when no such job exists.
   bool StopTrialJob(const std::string& job_uid, const std::string& why);
-  void AnnounceStart(const Study& st, const model::Trial& trial);
-  void AnnounceUnannouncedStarts(Study& st);
+  void AnnounceStart(Study& st, const model::Trial& trial);
+  // Start: reads the study's lines back once, for both of these.
+  void RecallLines(Study& st);
+  void AnnounceUnannouncedStarts(Study& st, const std::vector<logs::LogEntry>& lines);
   static std::string StartedLinePrefix(const model::Trial& trial);
   // The trial's cloudml-hypertune file as written so far ("" when there is none).
   std::string MetricsText(const model::Trial& trial) const;
   void Poll();
   // Writes the study's record as a commit action carries it.
   Status Commit(const std::string& uid, const model::Job& record);
-  // After a study record is written: a crash-point test may "kill" the daemon here
-  // (Aborted: the caller must do nothing more).
-  Status AfterWrite();
+  // Before a study record is written: where a crash-point test "kills" the daemon.
+  AtCommit AskCrashPoint() const;
+  // Around the write: Aborted when the daemon "died" there (the caller does nothing more).
+  Status CrashBeforeWrite(AtCommit at);
+  Status CrashAfterWrite(AtCommit at);
   void Publish(const model::Job& job);
-  void Log(const Study& st, const std::string& message);
+  void Log(Study& st, const std::string& message);
   Study* Find(const std::string& uid);
   static const model::Trial* FindTrial(const Study& st, int64_t trial_id);
 
@@ -126,7 +138,7 @@ class StudyController {
   UidSource* const uids_;
   const PublishedJobs* const live_jobs_;
   const std::string trial_root_;
-  const std::function<AfterCommit()> after_commit_for_test_;
+  const std::function<AtCommit()> at_commit_for_test_;
   const StudyPolicy policy_;  // The defaults: a replica's metrics file where containers see it.
   std::map<std::string, Study> studies_;  // Loop thread only.
   bool polling_ = false;

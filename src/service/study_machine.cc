@@ -342,8 +342,8 @@ class Decider {
     job().end_time = now_;
     job().phases.finished = now_;
     const Counts c = CountTrials(job());
-    // Logged before the commit, as a trial's end is: a crash in between repeats the
-    // line after the restart rather than lose it.
+    // Logged before the commit, as a trial's end is: a crash in between must not lose
+    // the line (the restarted controller writes the repeat only if it is missing).
     Log(std::string("Study ") + model::JobStateName(state) + ": " + std::to_string(c.succeeded) +
         " of " + std::to_string(job().trials.size()) + " trials succeeded.");
     Commit();

@@ -1,20 +1,32 @@
 // Shared by the crash-point tests (crash_points_test.cc, study_crash_points_test.cc):
-// a JobService on a manual loop with seeded ids that "crashes" after a chosen commit.
+// a JobService on a manual loop with seeded ids that "crashes" at a chosen commit.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 
 #include "service/job_service.h"
 
 namespace ty::testing {
 
-// Where a run crashes: after commit `crash_at` (0 = never), in `mode`. The service
+// Every way a run can crash at a commit, and how a failure message says it.
+inline constexpr service::AtCommit kCrashModes[] = {service::AtCommit::kCrashBeforeWrite,
+                                                    service::AtCommit::kCrashBeforeActions,
+                                                    service::AtCommit::kCrashAfterActions};
+inline std::string CrashWhere(int k, int commits, service::AtCommit mode) {
+  const char* when = mode == service::AtCommit::kCrashBeforeWrite     ? "before its write landed"
+                     : mode == service::AtCommit::kCrashBeforeActions ? "before its actions"
+                                                                      : "after its actions";
+  return "crash at commit " + std::to_string(k) + " of " + std::to_string(commits) + ", " + when;
+}
+
+// Where a run crashes: at commit `crash_at` (0 = never), in `mode`. The service
 // counts its commits here and sets `crashed` when it reaches that one.
 struct CrashPlan {
   int crash_at = 0;
-  service::AfterCommit mode = service::AfterCommit::kContinue;
+  service::AtCommit mode = service::AtCommit::kContinue;
   int commits = 0;
   bool crashed = false;
 };
@@ -27,8 +39,8 @@ inline std::unique_ptr<service::JobService> StartCrashableService(
   uint64_t seq = 0;
   o.random = [seq]() mutable { return ++seq; };
   if (plan != nullptr) {
-    o.after_commit_for_test = [plan] {
-      if (++plan->commits != plan->crash_at) return service::AfterCommit::kContinue;
+    o.at_commit_for_test = [plan] {
+      if (++plan->commits != plan->crash_at) return service::AtCommit::kContinue;
       plan->crashed = true;
       return plan->mode;
     };

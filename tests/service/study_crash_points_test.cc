@@ -2,10 +2,11 @@
 // job): a 4-trial, 2-at-a-time ml v1 study on the SimExecutor, whose trials report
 // their objective through the hypertune file, is run once without a crash, then once
 // for every commit it makes (the study's records and its trial jobs' alike), "crashing"
-// right after that commit, before and after its actions. A new service recovers from
-// the store, the executor and the files, and the study runs to its end. Every run
-// must end like the crash-free one, with exactly its trials, no trial run more often,
-// nothing left on the executor, and each trial's start and end logged exactly once.
+// there: before the write landed (after the lines the decision logs first), and after
+// it, before and after its actions. A new service recovers from the store, the executor
+// and the files, and the study runs to its end. Every run must end like the crash-free
+// one, with exactly its trials, no trial run more often, nothing left on the executor,
+// and each trial's start, report and end logged exactly once.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -21,7 +22,7 @@
 namespace ty::testing {
 namespace {
 
-using service::AfterCommit;
+using service::AtCommit;
 
 constexpr DurationMicros kSecond = 1'000'000;
 constexpr DurationMicros kTick = 250'000;
@@ -63,7 +64,7 @@ class StudyCrashPointsTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  StudyOutcome Run(int crash_at, AfterCommit mode) {
+  StudyOutcome Run(int crash_at, AtCommit mode) {
     std::filesystem::remove_all(dir_);
     ManualClock clock;
     jobstore::MemoryJobStore store;
@@ -131,16 +132,14 @@ class StudyCrashPointsTest : public ::testing::Test {
 };
 
 TEST_F(StudyCrashPointsTest, EveryCommitOfAStudyIsACrashPoint) {
-  StudyOutcome clean = Run(0, AfterCommit::kContinue);
+  StudyOutcome clean = Run(0, AtCommit::kContinue);
   ASSERT_EQ(model::JobStateName(clean.state), model::JobStateName(model::JobState::kSucceeded));
   ASSERT_EQ(clean.trial_states, std::vector<std::string>(kTrials, "SUCCEEDED"));
   ASSERT_EQ(clean.trial_runs, kTrials);
   ASSERT_GT(clean.commits, 2 * kTrials);
-  for (AfterCommit mode : {AfterCommit::kCrashBeforeActions, AfterCommit::kCrashAfterActions}) {
+  for (AtCommit mode : kCrashModes) {
     for (int k = 1; k <= clean.commits; ++k) {
-      const std::string where =
-          "crash after commit " + std::to_string(k) + " of " + std::to_string(clean.commits) +
-          (mode == AfterCommit::kCrashBeforeActions ? " before" : " after") + " its actions";
+      const std::string where = CrashWhere(k, clean.commits, mode);
       StudyOutcome got = Run(k, mode);
       EXPECT_TRUE(got.crashed) << where;
       if (k == 1 && got.state == model::JobState::kUnspecified) continue;  // Never recorded.
@@ -151,6 +150,7 @@ TEST_F(StudyCrashPointsTest, EveryCommitOfAStudyIsACrashPoint) {
       for (int t = 1; t <= kTrials; ++t) {
         const std::string id = "Trial " + std::to_string(t);
         EXPECT_EQ(CountPrefixed(got.log, id + " started "), 1) << where << ": " << id;
+        EXPECT_EQ(CountPrefixed(got.log, id + " reported accuracy"), 1) << where << ": " << id;
         EXPECT_EQ(CountPrefixed(got.log, id + " succeeded"), 1) << where << ": " << id;
       }
       EXPECT_EQ(CountPrefixed(got.log, "Study SUCCEEDED"), 1) << where;
