@@ -2,10 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <sstream>
+#include <string_view>
 
 #include "model/spec_record.h"
 #include "service/job_logs.h"
@@ -404,13 +405,17 @@ void StudyController::RecallLines(Study& st) {
 // its line: write the ones missing (each trial's start is announced exactly once).
 void StudyController::AnnounceUnannouncedStarts(Study& st,
                                                 const std::vector<logs::LogEntry>& lines) {
+  // One pass over the lines, then one look-up per trial: a long study has many of both.
+  std::set<std::string> announced;  // "Trial N started", as StartedLinePrefix spells it.
+  constexpr std::string_view kStarted = " started ";
+  for (const logs::LogEntry& l : lines) {
+    const size_t at = l.message.find(kStarted);
+    if (l.message.rfind("Trial ", 0) == 0 && at != std::string::npos) {
+      announced.insert(l.message.substr(0, at + kStarted.size() - 1));
+    }
+  }
   for (const model::Trial& t : st.record.job.trials) {
-    if (t.job_uid.empty()) continue;
-    const std::string prefix = StartedLinePrefix(t) + " ";
-    bool announced = std::any_of(lines.begin(), lines.end(), [&](const logs::LogEntry& l) {
-      return l.message.compare(0, prefix.size(), prefix) == 0;
-    });
-    if (announced) continue;
+    if (t.job_uid.empty() || announced.count(StartedLinePrefix(t)) > 0) continue;
     if (live_jobs_->Get(t.job_uid).has_value() || store_->GetJob(t.job_uid).ok()) {
       AnnounceStart(st, t);
     }
