@@ -1,6 +1,7 @@
 // HTTP routing end to end: a request made of the input (request line, header lines,
 // a blank line, the body) through the whole router — both job dialects, tuning jobs,
-// Logging, Storage (its upload protocols, sessions, ranges, copies), page tokens and
+// Logging, Storage (its upload protocols, sessions and the bucket URL that may write each,
+// ranges, copies, buckets given to a project), page tokens and
 // filters, access tokens and roles — over a real service on a fake executor. Never a
 // crash, a sanitizer report or an escaped exception; every answer is a status from 100
 // to 599, and a JSON answer parses. Each 2,000 inputs the world starts again, so jobs
@@ -56,6 +57,9 @@ struct World {
                                              ty::SystemClock::Get())
                       .value());
     if (!objects->CreateBucket("bkt", "p").ok()) __builtin_trap();
+    // Another project's bucket and one of no project (admins only until assigned).
+    if (!objects->CreateBucket("obkt", "q").ok()) __builtin_trap();
+    if (!objects->CreateBucket("loose-bkt").ok()) __builtin_trap();
     tokens = std::move(ty::auth::TokenTable::FromConfig(Tokens()).value());
     router = std::make_unique<ty::api::Router>(service.get(), objects.get(), false,
                                                ty::api::AccessGate{&tokens, {}});

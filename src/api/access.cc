@@ -35,6 +35,10 @@ std::vector<Need> JsonApiNeeds(const HttpRequest& r, const std::vector<std::stri
     if (project == r.query.end() || project->second.empty()) return {Need{"", Role::kAdmin, ""}};
     return {Need{project->second, rw, ""}};
   }
+  // Giving a bucket to a project (PATCH ?project=, `trainyard buckets assign`).
+  if (seg.size() == at + 2 && r.method == "PATCH" && r.query.count("project") > 0) {
+    return {Need{"", Role::kAdmin, ""}};
+  }
   const bool to_other = seg.size() >= at + 7 &&
                         (seg[at + 4] == "rewriteTo" || seg[at + 4] == "copyTo") &&
                         seg[at + 5] == "b";

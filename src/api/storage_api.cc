@@ -17,6 +17,7 @@
 #include "common/files.h"
 #include "common/time.h"
 #include "gcs/hashes.h"
+#include "model/resource_ids.h"
 
 namespace ty::api::internal {
 
@@ -196,12 +197,11 @@ HttpResponse Buckets(const StorageContext& ctx, const HttpRequest& r) {
     Result<std::vector<gcs::BucketInfo>> all = ctx.store->ListBuckets();
     if (!all.ok()) return StorageError(all.status());
     // buckets.list names its project (gcloud always sends it): that project's buckets
-    // only. Unowned directories (made by hand on the host) are listed for every project.
+    // only. Buckets of no project are listed for admins, who list without a project.
     const std::string project = Param(r, "project");
     json items = json::array();
     for (const auto& b : *all) {
-      const std::string owner = ctx.store->BucketOwner(b.name);
-      if (!project.empty() && !owner.empty() && owner != project) continue;
+      if (!project.empty() && ctx.store->BucketOwner(b.name) != project) continue;
       items.push_back(BucketJson(r, b));
     }
     json out = {{"kind", "storage#buckets"}};
@@ -230,6 +230,16 @@ HttpResponse Bucket(const StorageContext& ctx, const HttpRequest& r, const std::
                          {"bucket", bucket},
                          {"location", "US"},
                          {"locationType", "multi-region"}});
+  }
+  if (r.method == "PATCH" && r.query.count("project") > 0) {
+    // An admin gives the bucket to a project (`trainyard buckets assign`); the gate
+    // asks for an admin (api/access.cc).
+    const std::string project = Param(r, "project");
+    if (Status valid = model::CheckProjectId(project); !valid.ok()) {
+      return StorageError(InvalidArgument("project: " + valid.message()));
+    }
+    if (Status s = ctx.store->AssignBucket(bucket, project); !s.ok()) return StorageError(s);
+    return JsonResponse(BucketJson(r, *b));
   }
   if (r.method == "DELETE") {
     Status s = ctx.store->DeleteBucket(bucket);
@@ -564,7 +574,13 @@ std::optional<HttpResponse> RouteStorage(const StorageContext& ctx, const HttpRe
     case StorageRoute::kUpload:
     case StorageRoute::kResumable: {
       const size_t at = route == StorageRoute::kUpload ? 4 : 5;
-      if (r.method == "PUT" || !Param(r, "upload_id").empty()) return PutToSession(ctx, r);
+      if (r.method == "PUT" || !Param(r, "upload_id").empty()) {
+        // The session URL is /upload/storage/v1/b/BUCKET/o?upload_id=...
+        if (seg.size() != at + 2 || seg[at + 1] != "o") {
+          return StorageError(NotFound("No such upload route: " + r.path));
+        }
+        return PutToSession(ctx, r, seg[at]);
+      }
       if (seg.size() == at + 2 && seg[at + 1] == "o" && r.method == "POST") {
         return UploadObject(ctx, r, seg[at]);
       }

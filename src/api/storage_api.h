@@ -53,6 +53,7 @@ Result<gcs::Preconditions> PreconditionsOf(const HttpRequest& request);
 // Uploads (storage_uploads.cc): POST to the bucket's upload URL, PUT to a session.
 HttpResponse UploadObject(const StorageContext& ctx, const HttpRequest& request,
                           const std::string& bucket);
-HttpResponse PutToSession(const StorageContext& ctx, const HttpRequest& request);
+HttpResponse PutToSession(const StorageContext& ctx, const HttpRequest& request,
+                          const std::string& bucket);
 
 }  // namespace ty::api::internal

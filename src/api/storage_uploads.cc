@@ -296,9 +296,15 @@ HttpResponse UploadObject(const StorageContext& ctx, const HttpRequest& r,
       InvalidArgument("Unknown uploadType '" + type + "': multipart, media or resumable"));
 }
 
-HttpResponse PutToSession(const StorageContext& ctx, const HttpRequest& r) {
+HttpResponse PutToSession(const StorageContext& ctx, const HttpRequest& r,
+                          const std::string& bucket) {
   const std::string id = Param(r, "upload_id");
   if (id.empty()) return StorageError(InvalidArgument("upload_id is required"));
+  // The access gate checked the caller's role on the bucket the URL names; a session
+  // of any other bucket is not there for this URL (whoever knows its id).
+  if (std::optional<std::string> of = ctx.sessions->BucketOf(id); of && *of != bucket) {
+    return StorageError(NotFound("No such upload session: " + id));
+  }
   if (r.method == "DELETE") {
     ctx.sessions->Cancel(id);
     HttpResponse gone;

@@ -194,6 +194,7 @@ std::vector<std::shared_ptr<void>> AddCommands(CLI::App& app, internal::Selectio
       internal::RegisterConfig(app, selection),
       internal::RegisterImages(app, selection),
       internal::RegisterToken(app, selection),
+      internal::RegisterBuckets(app, selection),
   };
   ListGlobalFlagsInHelp(app);
   return states;

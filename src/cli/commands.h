@@ -64,6 +64,8 @@ std::shared_ptr<void> RegisterHpTuningJobs(CLI::App& ai, Selection* selection);
 // Registers `images list|build` (the prebuilt runtimes).
 std::shared_ptr<void> RegisterImages(CLI::App& app, Selection* selection);
 std::shared_ptr<void> RegisterConfig(CLI::App& app, Selection* selection);
+// Registers `buckets assign` (an admin gives a bucket to a project).
+std::shared_ptr<void> RegisterBuckets(CLI::App& app, Selection* selection);
 // Registers `token create` on the top-level app.
 std::shared_ptr<void> RegisterToken(CLI::App& app, Selection* selection);
 

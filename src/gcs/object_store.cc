@@ -357,25 +357,75 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& root,
   return store;
 }
 
+// Why a project may not use `bucket`: another's, or no project's (an existing
+// directory nobody was given, reachable by admins only). OK when it is `project`'s or
+// does not exist yet. REQUIRES: owners_mu_ held.
+Status ObjectStore::CheckClaimLocked(const std::string& project, const std::string& bucket) const {
+  auto it = owners_.find(bucket);
+  if (it != owners_.end()) {
+    if (it->second == project) return Status::Ok();
+    return PermissionDenied("The bucket " + bucket +
+                            " belongs to another project; a job can only use buckets of "
+                            "its own project");
+  }
+  if (BucketExists(bucket)) {
+    return PermissionDenied("The bucket " + bucket +
+                            " belongs to no project: only an admin may use it until one gives it "
+                            "to a project (`trainyard buckets assign " +
+                            bucket + " PROJECT`)");
+  }
+  return Status::Ok();
+}
+
+// Records `project` as the owner of `buckets` (all checked), then makes their
+// directories: a bucket is owned before it exists, so no moment shows it unowned.
+// REQUIRES: owners_mu_ held.
+Status ObjectStore::OwnAndMakeLocked(const std::string& project,
+                                     const std::vector<std::string>& buckets) {
+  bool changed = false;
+  std::map<std::string, std::string> before = owners_;
+  for (const std::string& b : buckets) changed = owners_.emplace(b, project).second || changed;
+  if (changed) {
+    Status saved = SaveOwners();
+    if (!saved.ok()) {
+      owners_ = std::move(before);
+      return saved;
+    }
+  }
+  for (const std::string& b : buckets) {
+    if (::mkdir(BucketDir(b).c_str(), 0755) == 0) {
+      GiveToOwner(AT_FDCWD, BucketDir(b));
+    } else if (errno != EEXIST) {
+      return Internal("cannot create bucket " + b + ": " + Errno());
+    }
+  }
+  return Status::Ok();
+}
+
+bool ObjectStore::BucketExists(const std::string& bucket) const {
+  struct stat st = {};
+  return ::lstat(BucketDir(bucket).c_str(), &st) == 0;  // Anything there takes the name.
+}
+
 Status ObjectStore::ClaimBuckets(const std::string& project,
                                  const std::vector<std::string>& buckets) {
   // A job's gs:// URIs pass a looser check at parse time; an owner must be a name the
   // owners file keeps (it drops invalid ones when read back).
   for (const std::string& b : buckets) RETURN_IF_ERROR(CheckBucketName(b));
+  if (project.empty()) return InvalidArgument("a bucket's project must not be empty");
   std::lock_guard<std::mutex> lock(owners_mu_);
-  bool changed = false;
-  for (const std::string& b : buckets) {
-    auto it = owners_.find(b);
-    if (it != owners_.end() && it->second != project) {
-      return PermissionDenied("The bucket " + b +
-                              " belongs to another project; a job can only use buckets of "
-                              "its own project");
-    }
-    changed = changed || it == owners_.end();
-  }
-  if (!changed) return Status::Ok();
+  for (const std::string& b : buckets) RETURN_IF_ERROR(CheckClaimLocked(project, b));
+  return OwnAndMakeLocked(project, buckets);
+}
+
+Status ObjectStore::AssignBucket(const std::string& bucket, const std::string& project) {
+  RETURN_IF_ERROR(GetBucket(bucket).status());
+  if (project.empty()) return InvalidArgument("a bucket's project must not be empty");
+  std::lock_guard<std::mutex> lock(owners_mu_);
+  auto it = owners_.find(bucket);
+  if (it != owners_.end() && it->second == project) return Status::Ok();
   std::map<std::string, std::string> before = owners_;
-  for (const std::string& b : buckets) owners_.emplace(b, project);
+  owners_[bucket] = project;
   Status saved = SaveOwners();
   if (!saved.ok()) owners_ = std::move(before);
   return saved;
@@ -397,7 +447,7 @@ std::string ObjectStore::BucketOwner(const std::string& bucket) const {
 }
 
 Status ObjectStore::SaveOwners() const {
-  return WriteFileAtomically(state_ + "/owners.json", json(owners_).dump());
+  return WritePrivateFile(state_ + "/owners.json", json(owners_).dump());
 }
 
 std::string ObjectStore::MetaPath(const std::string& bucket, const std::string& name) const {
@@ -435,17 +485,32 @@ Result<BucketInfo> ObjectStore::GetBucket(const std::string& bucket) const {
 Result<BucketInfo> ObjectStore::CreateBucket(const std::string& bucket,
                                              const std::string& project) {
   RETURN_IF_ERROR(CheckBucketName(bucket));
-  if (!project.empty()) RETURN_IF_ERROR(ClaimBuckets(project, {bucket}));
-  if (::mkdir(BucketDir(bucket).c_str(), 0755) == 0) {
-    GiveToOwner(AT_FDCWD, BucketDir(bucket));
-  } else {
-    if (errno == EEXIST) {
-      return AlreadyExists(
-          "Your previous request to create the named bucket succeeded and you "
-          "already own it: " +
-          bucket);
+  {
+    std::lock_guard<std::mutex> lock(owners_mu_);
+    auto it = owners_.find(bucket);
+    const bool mine = it != owners_.end() && !project.empty() && it->second == project;
+    if (BucketExists(bucket)) {
+      if (mine) {
+        return AlreadyExists(
+            "Your previous request to create the named bucket succeeded and you "
+            "already own it: " +
+            bucket);
+      }
+      // Cloud Storage's answer for a name someone else holds: names are one namespace.
+      return AlreadyExists("Sorry, that name is not available. Please try a different one.");
     }
-    return Internal("cannot create bucket " + bucket + ": " + Errno());
+    if (it != owners_.end() && !mine) {
+      return AlreadyExists("Sorry, that name is not available. Please try a different one.");
+    }
+    if (project.empty()) {
+      // An admin's bucket of no project: reachable by admins until assigned.
+      if (::mkdir(BucketDir(bucket).c_str(), 0755) != 0) {
+        return Internal("cannot create bucket " + bucket + ": " + Errno());
+      }
+      GiveToOwner(AT_FDCWD, BucketDir(bucket));
+    } else {
+      RETURN_IF_ERROR(OwnAndMakeLocked(project, {bucket}));
+    }
   }
   return GetBucket(bucket);
 }

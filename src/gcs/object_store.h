@@ -13,9 +13,13 @@
 // Staging files are renamed into buckets; when the two directories are on different
 // filesystems the bytes are copied beside the object first (then renamed).
 //
-// Buckets belong to projects (<state>/owners.json): a bucket is its creator's (the
-// `project` of a buckets.insert), or the first project whose job names it; a job of
-// another project naming it is refused, and replicas see only their project's buckets.
+// Buckets belong to projects (<state>/owners.json), from the moment they exist: a
+// bucket is its creator's (the `project` of a buckets.insert), or is made for the
+// project of the first job that names it. One that exists without an owner (an
+// admin's buckets.insert without a project, a directory found on disk, a bucket older
+// than the owners file) is reachable by admins only until an admin assigns it
+// (AssignBucket). A job naming a bucket that exists and is not its project's is
+// refused, whoever owns it, and replicas see only their project's buckets.
 //
 // Decisions (where the spec leaves room):
 //  - generation = the file's modification time in microseconds. A write sets it
@@ -156,11 +160,16 @@ class ObjectStore {
   // letter or digit; InvalidArgument otherwise).
   Result<std::vector<BucketInfo>> ListBuckets() const;
   Result<BucketInfo> GetBucket(const std::string& bucket) const;  // NotFound.
-  // AlreadyExists. `project` (when set) becomes its owner.
+  // AlreadyExists (409) when the name exists or another project holds it. `project`
+  // (when set) becomes its owner; without one the bucket is no project's (admins only).
   Result<BucketInfo> CreateBucket(const std::string& bucket, const std::string& project = "");
-  // ---- Owners. PermissionDenied naming the first of `buckets` another project owns;
-  // otherwise the unowned ones become `project`'s. Nothing changes on an error.
+  // ---- Owners. PermissionDenied naming the first of `buckets` that exists and is
+  // not `project`'s (another project's, or no project's); otherwise every one of them
+  // is `project`'s and exists (those that did not are made). Nothing changes on an
+  // error.
   Status ClaimBuckets(const std::string& project, const std::vector<std::string>& buckets);
+  // An admin's act: `bucket` (which must exist: NotFound) becomes `project`'s.
+  Status AssignBucket(const std::string& bucket, const std::string& project);
   // The buckets `project` owns, sorted; "" (no owner) for BucketOwner of an unowned one.
   std::vector<std::string> BucketsOwnedBy(const std::string& project) const;
   std::string BucketOwner(const std::string& bucket) const;
@@ -231,7 +240,10 @@ class ObjectStore {
   Status CheckPreconditions(const std::optional<ObjectInfo>& live, const Preconditions& pre,
                             const std::string& what) const;
   Status WriteMeta(const ObjectInfo& info, const std::string& path);
-  Status SaveOwners() const;  // REQUIRES: owners_mu_ held.
+  Status SaveOwners() const;
+  Status CheckClaimLocked(const std::string& project, const std::string& bucket) const;
+  Status OwnAndMakeLocked(const std::string& project, const std::vector<std::string>& buckets);
+  bool BucketExists(const std::string& bucket) const;  // REQUIRES: owners_mu_ held.
   int64_t NextGeneration(int64_t previous);
   // Gives `leaf` in `dir_fd` (never through a symlink) to the object owner, if any.
   void GiveToOwner(int dir_fd, const std::string& leaf) const;

@@ -145,7 +145,7 @@ bool UploadSessions::IsSessionId(const std::string& id) {
 }
 
 void UploadSessions::Save(const std::string& id, const UploadSession& s) const {
-  (void)WriteFileAtomically(SessionFile(id), ToJson(s).dump());
+  (void)WritePrivateFile(SessionFile(id), ToJson(s).dump());
 }
 
 void UploadSessions::Forget(const std::string& id) {
@@ -228,6 +228,13 @@ Result<UploadProgress> UploadSessions::MaybeFinish(
   finished_[id] = *object;
   progress.object = *object;
   return progress;
+}
+
+std::optional<std::string> UploadSessions::BucketOf(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = sessions_.find(id); it != sessions_.end()) return it->second.bucket;
+  if (auto it = finished_.find(id); it != finished_.end()) return it->second.bucket;
+  return std::nullopt;
 }
 
 void UploadSessions::Cancel(const std::string& id) {

@@ -61,6 +61,10 @@ class UploadSessions {
                              const std::pair<std::string, std::string>* chunk_hashes = nullptr);
   // A status query (`bytes */*`, or `bytes */T` to finalize with what is held).
   Result<UploadProgress> Query(const std::string& id, std::optional<uint64_t> total);
+  // The bucket a session (live, or finished and still remembered) writes into;
+  // nullopt for an unknown id. A request to a session is authorised by the bucket in
+  // its URL, so the API answers 404 unless that bucket is this one.
+  std::optional<std::string> BucketOf(const std::string& id);
   // Drops a session and its bytes (DELETE of the session URL). OK if unknown.
   void Cancel(const std::string& id);
 

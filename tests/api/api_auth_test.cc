@@ -226,6 +226,122 @@ TEST_F(ApiAuthTest, ARefusedUploadNeverReachesTheDisk) {
   EXPECT_FALSE(std::filesystem::exists(dir_ / "buckets" / "a-data" / "big"));
 }
 
+// A Vertex job of `project`'s whose output goes to gs://BUCKET/out; returns the status.
+// (The job's buckets are claimed at submit: tests/api/api_fixture.h wires it.)
+std::string JobWritingTo(const std::string& bucket) {
+  return R"({"displayName": "out", "jobSpec": {"baseOutputDirectory": {"outputUriPrefix": "gs://)" +
+         bucket + R"(/out"}, "workerPoolSpecs": [
+      {"machineSpec": {"machineType": "n1-standard-4"}, "replicaCount": "1",
+       "containerSpec": {"imageUri": "localhost/img:1"}}]}})";
+}
+
+// Issue 30 item 1: a bucket no project owns (an admin's, or older than the owners
+// file) is taken by no job; only an admin gives it to a project. Failed on 3c2a683:
+// bob's job claimed legacy-data (200) and bob then read the file.
+TEST_F(ApiAuthTest, AJobNeverTakesABucketOfNoProject) {
+  ASSERT_EQ(As("root", "POST", "/storage/v1/b", R"({"name":"legacy-data"})").status, 200);
+  ASSERT_EQ(As("root", "POST", "/upload/storage/v1/b/legacy-data/o?uploadType=media&name=f.txt",
+               "old secret", {"Content-Type: text/plain"})
+                .status,
+            200);
+  const std::string object = "/storage/v1/b/legacy-data/o/f.txt?alt=media";
+  EXPECT_EQ(As("bob", "GET", object).status, 403);
+  // Every field of a job that names a bucket: Vertex output, ml jobDir, packages.
+  Reply vertex = As("bob", "POST", "/v1/projects/tenant-b/locations/us-central1/customJobs",
+                    JobWritingTo("legacy-data"));
+  EXPECT_EQ(vertex.status, 403) << vertex.body;
+  EXPECT_THAT(vertex.body, HasSubstr("trainyard buckets assign legacy-data"));
+  const std::string ml_dir = R"({"jobId": "j1", "trainingInput": {"region": "us-central1",
+      "jobDir": "gs://legacy-data/x", "masterConfig": {"imageUri": "localhost/img:1"}}})";
+  EXPECT_EQ(As("bob", "POST", "/v1/projects/tenant-b/jobs", ml_dir).status, 403);
+  const std::string ml_pkg = R"({"jobId": "j2", "trainingInput": {"region": "us-central1",
+      "packageUris": ["gs://legacy-data/p-0.1.tar.gz"], "pythonModule": "p.task",
+      "runtimeVersion": "2.11", "pythonVersion": "3.7"}})";
+  EXPECT_EQ(As("bob", "POST", "/v1/projects/tenant-b/jobs", ml_pkg).status, 403);
+  EXPECT_EQ(As("bob", "GET", object).status, 403) << "no submit took it";
+  EXPECT_EQ(As("bob", "DELETE", "/storage/v1/b/legacy-data/o/f.txt").status, 403);
+  // Only an admin gives it away (`trainyard buckets assign`).
+  EXPECT_EQ(As("bob", "PATCH", "/storage/v1/b/legacy-data?project=tenant-b", "{}").status, 403);
+  EXPECT_EQ(As("alice", "PATCH", "/storage/v1/b/legacy-data?project=tenant-a", "{}").status, 403);
+  EXPECT_EQ(As("root", "PATCH", "/storage/v1/b/legacy-data?project=..", "{}").status, 400);
+  ASSERT_EQ(As("root", "PATCH", "/storage/v1/b/legacy-data?project=tenant-b", "{}").status, 200);
+  Reply read = As("bob", "GET", object);
+  EXPECT_EQ(read.status, 200);
+  EXPECT_EQ(read.body, "old secret");
+  EXPECT_EQ(As("bob", "POST", "/v1/projects/tenant-b/locations/us-central1/customJobs",
+               JobWritingTo("legacy-data"))
+                .status,
+            200);
+  EXPECT_EQ(As("alice", "GET", object).status, 403);
+}
+
+// A name no one holds yet is made for the first project that names it, by a job or an
+// insert; after that it is that project's, and another project's insert is Cloud
+// Storage's 409 (names are one namespace) and its job a 403.
+TEST_F(ApiAuthTest, ABucketExistsFromItsFirstClaimAndIsThatProjectsOnly) {
+  ASSERT_EQ(As("bob", "POST", "/v1/projects/tenant-b/locations/us-central1/customJobs",
+               JobWritingTo("proj-a-models"))
+                .status,
+            200);
+  EXPECT_TRUE(std::filesystem::is_directory(dir_ / "buckets" / "proj-a-models"));
+  EXPECT_EQ(As("bob", "GET", "/storage/v1/b/proj-a-models").status, 200);
+  Reply insert =
+      As("alice", "POST", "/storage/v1/b?project=tenant-a", R"({"name":"proj-a-models"})");
+  EXPECT_EQ(insert.status, 409) << insert.body;
+  EXPECT_EQ(As("alice", "POST", "/v1/projects/tenant-a/locations/us-central1/customJobs",
+               JobWritingTo("proj-a-models"))
+                .status,
+            403);
+  Reply again = As("bob", "POST", "/storage/v1/b?project=tenant-b", R"({"name":"proj-a-models"})");
+  EXPECT_EQ(again.status, 409);
+  EXPECT_THAT(again.body, HasSubstr("already own it"));
+  // A directory found on disk is no project's, whatever its name says.
+  std::filesystem::create_directories(dir_ / "buckets" / "found-on-disk");
+  EXPECT_EQ(
+      As("alice", "POST", "/storage/v1/b?project=tenant-a", R"({"name":"found-on-disk"})").status,
+      409);
+  EXPECT_EQ(As("alice", "POST", "/v1/projects/tenant-a/locations/us-central1/customJobs",
+               JobWritingTo("found-on-disk"))
+                .status,
+            403);
+  Reply listed = As("alice", "GET", "/storage/v1/b?project=tenant-a");
+  EXPECT_THAT(listed.body, Not(HasSubstr("found-on-disk")));
+  EXPECT_THAT(As("root", "GET", "/storage/v1/b").body, HasSubstr("found-on-disk"));
+}
+
+// Issue 30 item 4: a resumable session is written only through its own bucket's URL,
+// so the gate's check of the URL's bucket is a check of the session's. Failed on
+// 3c2a683: bob (through his own bucket) and a viewer (through a bucket that does not
+// exist) both wrote alice's object.
+TEST_F(ApiAuthTest, AnUploadSessionIsWrittenOnlyThroughItsOwnBucket) {
+  ASSERT_EQ(As("alice", "POST", "/storage/v1/b?project=tenant-a", R"({"name":"a-data"})").status,
+            200);
+  ASSERT_EQ(As("bob", "POST", "/storage/v1/b?project=tenant-b", R"({"name":"b-data"})").status,
+            200);
+  Reply start =
+      As("alice", "POST", "/upload/storage/v1/b/a-data/o?uploadType=resumable&name=m", "{}");
+  ASSERT_EQ(start.status, 200) << start.body;
+  const std::string location = start.headers["location"];
+  const std::string id = location.substr(location.find("upload_id=") + 10);
+  ASSERT_FALSE(id.empty());
+  for (auto [who, bucket] : {std::pair{"bob", "b-data"}, std::pair{"val", "no-such-bucket"},
+                             std::pair{"bob", "no-such-bucket"}}) {
+    const std::string url =
+        std::string("/upload/storage/v1/b/") + bucket + "/o?uploadType=resumable&upload_id=" + id;
+    Reply put = As(who, "PUT", url, "planted", {"Content-Type: application/octet-stream"});
+    EXPECT_EQ(put.status, 404) << who << " via " << bucket << ": " << put.body;
+    EXPECT_EQ(As(who, "DELETE", url).status, 404) << who << " via " << bucket;
+  }
+  // Through its own bucket, the session is alice's to write, not the viewer's.
+  const std::string own = "/upload/storage/v1/b/a-data/o?uploadType=resumable&upload_id=" + id;
+  EXPECT_EQ(As("val", "PUT", own, "planted", {"Content-Type: application/octet-stream"}).status,
+            403);
+  ASSERT_EQ(As("alice", "PUT", own, "weights", {"Content-Type: application/octet-stream"}).status,
+            200);
+  EXPECT_EQ(As("alice", "GET", "/storage/v1/b/a-data/o/m?alt=media").body, "weights");
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "buckets" / "b-data" / "m"));
+}
+
 // The needs of each route, without a server (api/access.h).
 TEST(AccessNeedsTest, EachRouteNeedsItsProjectAndRole) {
   auto owner = [](const std::string& b) -> std::optional<std::string> {
@@ -262,6 +378,9 @@ TEST(AccessNeedsTest, EachRouteNeedsItsProjectAndRole) {
   EXPECT_EQ(needs("GET", "/download/storage/v1/b/a-data/o/x"), "tenant-a:viewer");
   EXPECT_EQ(needs("GET", "/a-data/x"), "tenant-a:viewer");
   EXPECT_EQ(needs("POST", "/storage/v1/b?project=p"), "p:editor");
+  EXPECT_EQ(needs("PATCH", "/storage/v1/b/a-data?project=p"), ":admin");
+  EXPECT_EQ(needs("PATCH", "/storage/v1/b/loose?project=p"), ":admin");
+  EXPECT_EQ(needs("PATCH", "/storage/v1/b/a-data"), "tenant-a:editor");
   EXPECT_EQ(needs("POST", "/v2/entries:list", R"({"resourceNames":["projects/p"]})"), "p:viewer");
   EXPECT_EQ(needs("POST", "/v2/entries:list", R"({"resourceNames":"projects/p"})"), ":admin");
   EXPECT_EQ(needs("POST", "/v2/entries:list", "not json"), "");  // The route answers 400.

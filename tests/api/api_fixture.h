@@ -46,17 +46,21 @@ class ApiFixture : public ::testing::Test {
            ("ty-api-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
     std::filesystem::create_directories(dir_);
     logs_ = std::move(logs::LogStore::Create((dir_ / "logs").string()).value());
+    auto objects =
+        gcs::ObjectStore::Open((dir_ / "buckets").string(), (dir_ / "storage").string(), nullptr);
+    ASSERT_TRUE(objects.ok()) << objects.status().ToString();
+    objects_ = std::move(objects).value();
     service::JobServiceOptions options;
     options.stop_grace = 1000000;
+    // As the daemon wires it (daemon/main.cc): a job's buckets are its project's.
+    options.claim_buckets = [this](const std::string& project, const std::vector<std::string>& b) {
+      return objects_->ClaimBuckets(project, b);
+    };
     auto service =
         service::JobService::Create(&store_, &executor_, logs_.get(), SystemClock::Get(), options);
     ASSERT_TRUE(service.ok()) << service.status().ToString();
     service_ = std::move(service).value();
     ASSERT_TRUE(service_->Start().ok());
-    auto objects =
-        gcs::ObjectStore::Open((dir_ / "buckets").string(), (dir_ / "storage").string(), nullptr);
-    ASSERT_TRUE(objects.ok()) << objects.status().ToString();
-    objects_ = std::move(objects).value();
     ApiServer::Options server_options;
     server_options.port = 0;
     server_options.storage = objects_.get();

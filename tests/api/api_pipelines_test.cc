@@ -23,7 +23,7 @@ json Pipeline() {
                {"replica_count", 1},
                {"container_spec", {{"image_uri", "localhost/img:1"}, {"args", {"--x"}}}},
                {"disk_spec", {{"boot_disk_type", "pd-ssd"}, {"boot_disk_size_gb", 100}}}}}},
-            {"base_output_directory", {{"output_uri_prefix", "gs://b/out"}}},
+            {"base_output_directory", {{"output_uri_prefix", "gs://bkt/out"}}},
             {"scheduling", {{"timeout", nullptr}, {"restart_job_on_worker_restart", false}}}}}};
 }
 
@@ -48,7 +48,7 @@ TEST_F(ApiPipelinesTest, APipelineRunsAsItsBackingCustomJob) {
   EXPECT_EQ(c["name"], "projects/p/locations/us-central1/customJobs/" + id);
   EXPECT_EQ(c["displayName"], "train-pipe");
   EXPECT_EQ(c["jobSpec"]["workerPoolSpecs"][0]["containerSpec"]["imageUri"], "localhost/img:1");
-  EXPECT_EQ(c["jobSpec"]["baseOutputDirectory"]["outputUriPrefix"], "gs://b/out");
+  EXPECT_EQ(c["jobSpec"]["baseOutputDirectory"]["outputUriPrefix"], "gs://bkt/out");
   EXPECT_FALSE(c.contains("trainingTaskDefinition"));
 
   FinishJob({model::Dialect::kVertex, "p", "us-central1", id}, 0);

@@ -27,12 +27,12 @@ json FullCustomJob() {
                            "args": ["--epochs=1"], "env": [{"name": "A", "value": "1"}]}},
         {"machineSpec": {"machineType": "n1-standard-4"}, "replicaCount": 2,
          "pythonPackageSpec": {"executorImageUri": "localhost/exec:1",
-                               "packageUris": ["gs://b/p.tar.gz"], "pythonModule": "trainer.task",
+                               "packageUris": ["gs://bkt/p.tar.gz"], "pythonModule": "trainer.task",
                                "args": ["--x"], "env": [{"name": "B", "value": "2"}]}}],
       "scheduling": {"timeout": "3600s", "restartJobOnWorkerRestart": false,
                      "strategy": "STANDARD", "disableRetries": true},
       "serviceAccount": "sa@p.iam.gserviceaccount.com",
-      "baseOutputDirectory": {"outputUriPrefix": "gs://b/out"},
+      "baseOutputDirectory": {"outputUriPrefix": "gs://bkt/out"},
       "enableWebAccess": false}})");
 }
 
@@ -69,7 +69,7 @@ json FullMlJob() {
       "workerType": "n1-standard-4", "workerCount": "1",
       "workerConfig": {"imageUri": "localhost/img:1"},
       "parameterServerType": "n1-standard-4", "parameterServerCount": "1",
-      "args": ["--a"], "jobDir": "gs://b/dir",
+      "args": ["--a"], "jobDir": "gs://bkt/dir",
       "scheduling": {"maxRunningTime": "3600s"},
       "hyperparameters": {"goal": "MAXIMIZE", "hyperparameterMetricTag": "acc",
         "maxTrials": 2, "maxParallelTrials": 1, "algorithm": "RANDOM_SEARCH",

@@ -217,6 +217,38 @@ TEST_F(ObjectStoreTest, Buckets) {
   EXPECT_EQ(store_->GetBucket("second").status().code(), StatusCode::kNotFound);
 }
 
+// Issue 30 item 1: a bucket is owned from the moment it exists. One that exists with
+// no owner (an admin's, a directory found on disk) is claimed by no project, only
+// assigned by an admin; a claim of a new name makes the bucket.
+TEST_F(ObjectStoreTest, ABucketOfNoProjectIsAssignedNeverClaimed) {
+  ASSERT_TRUE(store_->CreateBucket("legacy-data").ok());
+  std::filesystem::create_directories(root_ / "on-disk");
+  for (const char* b : {"legacy-data", "on-disk"}) {
+    Status claim = store_->ClaimBuckets("tenant-b", {"fresh-b", b});
+    EXPECT_EQ(claim.code(), StatusCode::kPermissionDenied) << b;
+    EXPECT_THAT(claim.message(), HasSubstr("belongs to no project")) << b;
+    EXPECT_EQ(store_->BucketOwner(b), "");
+  }
+  EXPECT_FALSE(std::filesystem::exists(root_ / "fresh-b")) << "nothing changes on an error";
+  EXPECT_EQ(store_->BucketOwner("fresh-b"), "");
+  ASSERT_TRUE(store_->ClaimBuckets("tenant-b", {"fresh-b"}).ok());
+  EXPECT_TRUE(std::filesystem::is_directory(root_ / "fresh-b")) << "made by its claim";
+  EXPECT_EQ(store_->CreateBucket("fresh-b", "tenant-a").status().code(),
+            StatusCode::kAlreadyExists);
+  EXPECT_EQ(store_->CreateBucket("on-disk", "tenant-a").status().code(),
+            StatusCode::kAlreadyExists);
+  EXPECT_EQ(store_->AssignBucket("no-such", "tenant-a").code(), StatusCode::kNotFound);
+  ASSERT_TRUE(store_->AssignBucket("legacy-data", "tenant-a").ok());
+  EXPECT_TRUE(store_->ClaimBuckets("tenant-a", {"legacy-data"}).ok());
+  EXPECT_EQ(store_->ClaimBuckets("tenant-b", {"legacy-data"}).code(),
+            StatusCode::kPermissionDenied);
+  auto reopened = ObjectStore::Open(root_.string(), state_.string(), nullptr);
+  ASSERT_TRUE(reopened.ok());
+  store_ = std::move(*reopened);
+  EXPECT_EQ(store_->BucketOwner("legacy-data"), "tenant-a");
+  EXPECT_EQ(store_->BucketOwner("on-disk"), "");
+}
+
 }  // namespace
 }  // namespace ty::gcs
 

@@ -35,6 +35,9 @@ class PythonPackageTest : public ::testing::Test {
     token_ = std::to_string(std::random_device{}());
     made_before_ = PackageImages();
     daemon_ = std::make_unique<Daemon>();
+    // A bucket is its project's from the moment it exists (issue 30): made through
+    // the API, then filled on the host as a user copying files in would.
+    ASSERT_EQ(daemon_->Post("/storage/v1/b?project=pk", R"({"name":"pk-bkt"})").status, 200);
     bucket_ = fs::path(daemon_->data_dir()) / "buckets" / "pk-bkt";
     fs::create_directories(bucket_);
   }

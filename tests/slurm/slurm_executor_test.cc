@@ -400,6 +400,7 @@ TEST_F(SlurmTest, APythonPackageJobInstallsItsPackageOnTheHostAndRuns) {
   std::ofstream(src / "trainer" / "__init__.py") << "";
   std::ofstream(src / "trainer" / "task.py")
       << "import socket, sys\nprint('package ran on', socket.gethostname(), sys.argv[1:])\n";
+  ASSERT_EQ(d->Post("/storage/v1/b?project=it", R"({"name":"pk-slurm"})").status, 200);
   std::filesystem::path bucket = std::filesystem::path(d->data_dir()) / "buckets" / "pk-slurm";
   std::filesystem::create_directories(bucket);
   ProcessRun tar = RunProcess({"tar", "czf", (bucket / "trainer-0.1.tar.gz").string(), "-C",
