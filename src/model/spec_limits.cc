@@ -1,5 +1,7 @@
 #include "model/spec_limits.h"
 
+#include <tuple>
+
 #include "model/image_reference.h"
 
 namespace ty::model {
@@ -144,6 +146,17 @@ Status ValidateSpecLimits(const SpecLimits& limits) {
   };
   for (const auto& [name, value] : values) {
     if (value <= 0) return InvalidArgument(std::string(name) + ": must be greater than 0");
+  }
+  const std::tuple<const char*, size_t, size_t> capped[] = {
+      {"max_argv_entries", limits.max_argv_entries, kMaxArgvListEntries},
+      {"max_env_entries", limits.max_env_entries, kMaxEnvEntries},
+      {"max_labels", limits.max_labels, kMaxLabelEntries},
+  };
+  for (const auto& [name, value, cap] : capped) {
+    if (value > cap) {
+      return InvalidArgument(std::string(name) + ": must be at most " + std::to_string(cap) +
+                             " (the request parser's bound)");
+    }
   }
   return Status::Ok();
 }

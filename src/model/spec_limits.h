@@ -34,12 +34,29 @@ struct SpecLimits {
   size_t max_labels = 64;
 };
 
+// How many entries each array (and map) of a job request may hold, in both dialects:
+// checked while the request is read, before an entry is copied, so no field grows
+// without bound (20 jobs of 90,000 `nfsMounts` each once took 897 MB on disk and a
+// 77 MB list page). Google publishes some (env and packageUris 100, labels 64); the
+// others are ours, far above what a training job uses. The configurable SpecLimits
+// above apply within these (ValidateSpecLimits refuses a setting past one).
+inline constexpr size_t kMaxEnvEntries = 100;         // Vertex: "maximum limit is 100".
+inline constexpr size_t kMaxPackageUris = 100;        // Vertex and ml v1.
+inline constexpr size_t kMaxArgvListEntries = 10000;  // One `command` or `args` list.
+inline constexpr size_t kMaxLabelEntries = 1000;      // max_labels (64 by default) within.
+inline constexpr size_t kMaxNfsMounts = 10;
+inline constexpr size_t kMaxLustreMounts = 10;
+inline constexpr size_t kMaxReservedIpRanges = 10;
+inline constexpr size_t kMaxModels = 100;
+inline constexpr size_t kMaxReservationValues = 100;
+
 // InvalidArgument (FieldError with the job's wire path, e.g.
 // "jobSpec.workerPoolSpecs[1].replicaCount" or "trainingInput.workerCount") for the
 // first bound `spec` exceeds; OK otherwise.
 Status CheckSpecLimits(const JobSpec& spec, const SpecLimits& limits);
 
-// InvalidArgument naming the setting when a limit is not positive.
+// InvalidArgument naming the setting when a limit is not positive, or is past the
+// bound the request parser keeps (kMaxArgvListEntries, kMaxEnvEntries, kMaxLabelEntries).
 Status ValidateSpecLimits(const SpecLimits& limits);
 
 }  // namespace ty::model

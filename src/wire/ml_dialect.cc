@@ -37,6 +37,7 @@
 
 #include "model/machine_types.h"
 #include "model/runtime_catalog.h"
+#include "model/spec_limits.h"
 #include "wire/dialect.h"
 #include "wire/study_json.h"
 #include "wire/wire_json.h"
@@ -129,8 +130,8 @@ Status ReadReplicaConfig(WireObject& ti, std::string_view field, ReplicaConfig* 
                      ParseAcceleratorConfig(*a, o.PathOf("acceleratorConfig"), out));
     o.SetCanonical("acceleratorConfig", std::move(c));
   }
-  RETURN_IF_ERROR(o.StringList("containerCommand", &out->command));
-  RETURN_IF_ERROR(o.StringList("containerArgs", &out->args));
+  RETURN_IF_ERROR(o.StringList("containerCommand", &out->command, kMaxArgvListEntries));
+  RETURN_IF_ERROR(o.StringList("containerArgs", &out->args, kMaxArgvListEntries));
   std::string tpu_tf_version;
   RETURN_IF_ERROR(o.String("tpuTfVersion", &tpu_tf_version));
   if (const nlohmann::json* d = o.Find("diskConfig")) {
@@ -397,17 +398,13 @@ Status ReadRoles(WireObject& ti, Roles* roles) {
 
 // packageUris (gs:// URIs, at most 100), pythonModule and args.
 Status ReadPackage(WireObject& ti, PackageFields* pkg) {
-  RETURN_IF_ERROR(ti.StringList("packageUris", &pkg->uris));
-  if (pkg->uris.size() > internal::kMaxPackageUris) {
-    return FieldError(ti.PathOf("packageUris"), "must have at most 100 entries");
-  }
+  RETURN_IF_ERROR(ti.StringList("packageUris", &pkg->uris, kMaxPackageUris));
   for (size_t i = 0; i < pkg->uris.size(); ++i) {
-    if (!internal::IsGcsUri(pkg->uris[i])) {
-      return FieldError(IndexPath(ti.PathOf("packageUris"), i), "must be a gs:// URI");
-    }
+    RETURN_IF_ERROR(internal::CheckGcsUri(pkg->uris[i], IndexPath(ti.PathOf("packageUris"), i),
+                                          /*object=*/true));
   }
   RETURN_IF_ERROR(ti.String("pythonModule", &pkg->module));
-  return ti.StringList("args", &pkg->args);
+  return ti.StringList("args", &pkg->args, kMaxArgvListEntries);
 }
 
 // The roles against the scale tier and each other (ml-v1-jobs.md §10, in the order
@@ -480,12 +477,12 @@ Result<nlohmann::json> ParseTrainingInput(const nlohmann::json& v, JobSpec* spec
     ASSIGN_OR_RETURN(nlohmann::json c,
                      ParseMlHyperparameters(*h, ti.PathOf("hyperparameters"), &study));
     ti.SetCanonical("hyperparameters", std::move(c));
-    spec->study = std::move(study);
+    spec->study = std::make_shared<const StudySpec>(std::move(study));
   }
   RETURN_IF_ERROR(ti.String("region", &spec->region));
   RETURN_IF_ERROR(ti.String("jobDir", &spec->job_dir));
-  if (!spec->job_dir.empty() && !internal::IsGcsUri(spec->job_dir)) {
-    return FieldError(ti.PathOf("jobDir"), "must be a gs://BUCKET/... URI");
+  if (!spec->job_dir.empty()) {
+    RETURN_IF_ERROR(internal::CheckGcsUri(spec->job_dir, ti.PathOf("jobDir"), /*object=*/false));
   }
   RETURN_IF_ERROR(ti.String("runtimeVersion", &pkg.runtime_version));
   RETURN_IF_ERROR(ti.String("pythonVersion", &python_version));
@@ -546,10 +543,10 @@ Result<ParsedJob> ParseMlJob(const nlohmann::json& body) {
   if (training == nullptr) return FieldError("trainingInput", "is required");
   ASSIGN_OR_RETURN(nlohmann::json ti, ParseTrainingInput(*training, &spec));
   o.SetCanonical("trainingInput", std::move(ti));
-  RETURN_IF_ERROR(o.StringMap("labels", &spec.labels));
+  RETURN_IF_ERROR(o.StringMap("labels", &spec.labels, kMaxLabelEntries));
   RETURN_IF_ERROR(internal::ValidateLabels("labels", spec.labels));
   parsed.spec_json = o.canonical().dump();
-  parsed.kind = spec.study.has_value() ? JobKind::kStudy : JobKind::kJob;
+  parsed.kind = spec.study ? JobKind::kStudy : JobKind::kJob;
   return parsed;
 }
 

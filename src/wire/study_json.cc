@@ -34,6 +34,20 @@ Result<double> NumberField(const json& obj, const char* key, const std::string& 
   return v;
 }
 
+// An integer parameter's bound: an int64 read exactly (a JSON integer, or a decimal
+// string as proto3 writes int64), never through a double, within +-2^53: the model
+// carries a parameter's values as doubles, and past 2^53 an integer can no longer be
+// told from its neighbour ("-9007199254740993" once passed a check made on a double).
+Result<double> IntegerField(const json& obj, const char* key, const std::string& path) {
+  constexpr int64_t kExact = int64_t{1} << 53;
+  if (!obj.contains(key)) return FieldError(path + "." + key, "is required");
+  int64_t v = 0;
+  if (!internal::ReadInteger(obj[key], &v) || v < -kExact || v > kExact) {
+    return FieldError(path + "." + key, "must be an integer between -2^53 and 2^53");
+  }
+  return static_cast<double>(v);
+}
+
 Result<std::vector<double>> NumberList(const json& list, const std::string& path) {
   if (!list.is_array()) return FieldError(path, "must be a list of numbers");
   std::vector<double> out;
@@ -171,8 +185,9 @@ Result<ParamSpec> ParseMlParam(const json& p, const std::string& path) {
   ASSIGN_OR_RETURN(const std::string type, EnumMember(p, "type", kMlParamTypes, path));
   if (type == "DOUBLE" || type == "INTEGER") {
     spec.type = type == "DOUBLE" ? ParamType::kDouble : ParamType::kInteger;
-    ASSIGN_OR_RETURN(spec.min, NumberField(p, "minValue", path));
-    ASSIGN_OR_RETURN(spec.max, NumberField(p, "maxValue", path));
+    const auto bound = spec.type == ParamType::kDouble ? NumberField : IntegerField;
+    ASSIGN_OR_RETURN(spec.min, bound(p, "minValue", path));
+    ASSIGN_OR_RETURN(spec.max, bound(p, "maxValue", path));
   } else if (type == "DISCRETE") {
     spec.type = ParamType::kDiscrete;
     if (!p.contains("discreteValues")) return FieldError(path + ".discreteValues", "is required");
@@ -234,8 +249,9 @@ Result<ParamSpec> ParseVertexParam(const json& p, const std::string& path, int d
     bool is_double = p.contains("doubleValueSpec");
     const char* key = is_double ? "doubleValueSpec" : "integerValueSpec";
     spec.type = is_double ? ParamType::kDouble : ParamType::kInteger;
-    ASSIGN_OR_RETURN(spec.min, NumberField(Member(p, key), "minValue", path + "." + key));
-    ASSIGN_OR_RETURN(spec.max, NumberField(Member(p, key), "maxValue", path + "." + key));
+    const auto bound = is_double ? NumberField : IntegerField;
+    ASSIGN_OR_RETURN(spec.min, bound(Member(p, key), "minValue", path + "." + key));
+    ASSIGN_OR_RETURN(spec.max, bound(Member(p, key), "maxValue", path + "." + key));
   } else if (p.contains("discreteValueSpec")) {
     spec.type = ParamType::kDiscrete;
     ASSIGN_OR_RETURN(spec.discrete, NumberList(Member(Member(p, "discreteValueSpec"), "values"),

@@ -21,6 +21,7 @@
 #include <tuple>
 
 #include "model/machine_types.h"
+#include "model/spec_limits.h"
 #include "wire/dialect.h"
 #include "wire/study_json.h"
 #include "wire/wire_json.h"
@@ -34,7 +35,6 @@ using internal::WireObject;
 
 namespace {
 
-constexpr size_t kMaxEnv = 100;
 constexpr size_t kMaxArgsChars = 100000;
 constexpr size_t kMaxDisplayNameChars = 128;
 constexpr int32_t kMinBootDiskGb = 100;
@@ -82,7 +82,7 @@ Status RequireString(WireObject& obj, std::string_view field, std::string* out) 
 
 Status ReadEnv(WireObject& obj, std::vector<EnvVar>* out) {
   return ReadMessageArray(
-      obj, "env", kMaxEnv,
+      obj, "env", kMaxEnvEntries,
       [out](const nlohmann::json& item, const std::string& path) -> Result<nlohmann::json> {
         ASSIGN_OR_RETURN(WireObject e, WireObject::Open(item, path, {"name", "value"}));
         EnvVar var;
@@ -101,8 +101,8 @@ Result<nlohmann::json> ParseContainerSpec(const nlohmann::json& v, const std::st
                                           ArgsBudget* budget, ContainerSpec* out) {
   ASSIGN_OR_RETURN(WireObject o, WireObject::Open(v, path, {"imageUri", "command", "args", "env"}));
   RETURN_IF_ERROR(RequireString(o, "imageUri", &out->image_uri));
-  RETURN_IF_ERROR(o.StringList("command", &out->command));
-  RETURN_IF_ERROR(o.StringList("args", &out->args));
+  RETURN_IF_ERROR(o.StringList("command", &out->command, kMaxArgvListEntries));
+  RETURN_IF_ERROR(o.StringList("args", &out->args, kMaxArgvListEntries));
   RETURN_IF_ERROR(budget->Add(out->args, o.PathOf("args")));
   RETURN_IF_ERROR(ReadEnv(o, &out->env));
   return o.canonical();
@@ -114,18 +114,14 @@ Result<nlohmann::json> ParsePythonPackageSpec(const nlohmann::json& v, const std
                                                   {"executorImageUri", "packageUris",
                                                    "pythonModule", "args", "env"}));
   RETURN_IF_ERROR(RequireString(o, "executorImageUri", &out->executor_image_uri));
-  RETURN_IF_ERROR(o.StringList("packageUris", &out->package_uris));
+  RETURN_IF_ERROR(o.StringList("packageUris", &out->package_uris, kMaxPackageUris));
   if (out->package_uris.empty()) return FieldError(o.PathOf("packageUris"), "is required");
-  if (out->package_uris.size() > internal::kMaxPackageUris) {
-    return FieldError(o.PathOf("packageUris"), "must have at most 100 entries");
-  }
   for (size_t i = 0; i < out->package_uris.size(); ++i) {
-    if (!internal::IsGcsUri(out->package_uris[i])) {
-      return FieldError(IndexPath(o.PathOf("packageUris"), i), "must be a gs:// URI");
-    }
+    RETURN_IF_ERROR(internal::CheckGcsUri(out->package_uris[i],
+                                          IndexPath(o.PathOf("packageUris"), i), /*object=*/true));
   }
   RETURN_IF_ERROR(RequireString(o, "pythonModule", &out->python_module));
-  RETURN_IF_ERROR(o.StringList("args", &out->args));
+  RETURN_IF_ERROR(o.StringList("args", &out->args, kMaxArgvListEntries));
   RETURN_IF_ERROR(budget->Add(out->args, o.PathOf("args")));
   RETURN_IF_ERROR(ReadEnv(o, &out->env));
   return o.canonical();
@@ -139,7 +135,7 @@ Result<nlohmann::json> ParseReservationAffinity(const nlohmann::json& v, const s
   RETURN_IF_ERROR(
       o.Enum("reservationAffinityType", model::internal::VertexReservationAffinityTypes(), &type));
   RETURN_IF_ERROR(o.String("key", &key));
-  RETURN_IF_ERROR(o.StringList("values", &values));
+  RETURN_IF_ERROR(o.StringList("values", &values, kMaxReservationValues));
   return o.canonical();
 }
 
@@ -286,8 +282,8 @@ Result<nlohmann::json> ParseWorkerPool(const nlohmann::json& v, size_t index,
     ASSIGN_OR_RETURN(nlohmann::json d, ParseDiskSpec(*disk, o.PathOf("diskSpec"), &out->disk));
     o.SetCanonical("diskSpec", std::move(d));
   }
-  RETURN_IF_ERROR(ReadMessageArray(o, "nfsMounts", SIZE_MAX, ParseNfsMount));
-  RETURN_IF_ERROR(ReadMessageArray(o, "lustreMounts", SIZE_MAX, ParseLustreMount));
+  RETURN_IF_ERROR(ReadMessageArray(o, "nfsMounts", kMaxNfsMounts, ParseNfsMount));
+  RETURN_IF_ERROR(ReadMessageArray(o, "lustreMounts", kMaxLustreMounts, ParseLustreMount));
   return o.canonical();
 }
 
@@ -318,9 +314,7 @@ Result<nlohmann::json> ParseOutputDirectory(const nlohmann::json& v, const std::
   ASSIGN_OR_RETURN(WireObject o, WireObject::Open(v, path, {"outputUriPrefix"}));
   std::string prefix;
   RETURN_IF_ERROR(RequireString(o, "outputUriPrefix", &prefix));
-  if (!internal::IsGcsUri(prefix)) {
-    return FieldError(o.PathOf("outputUriPrefix"), "must be a gs://BUCKET/... URI");
-  }
+  RETURN_IF_ERROR(internal::CheckGcsUri(prefix, o.PathOf("outputUriPrefix"), /*object=*/false));
   if (prefix.back() != '/') prefix += '/';
   *out = prefix;
   return o.canonical();
@@ -368,7 +362,7 @@ Result<nlohmann::json> ParseJobSpec(const nlohmann::json& v, const std::string& 
   bool flag = false;
   RETURN_IF_ERROR(o.String("serviceAccount", &text));
   RETURN_IF_ERROR(o.String("network", &text));
-  RETURN_IF_ERROR(o.StringList("reservedIpRanges", &list));
+  RETURN_IF_ERROR(o.StringList("reservedIpRanges", &list, kMaxReservedIpRanges));
   if (const nlohmann::json* out_dir = o.Find("baseOutputDirectory")) {
     ASSIGN_OR_RETURN(nlohmann::json c,
                      ParseOutputDirectory(*out_dir, o.PathOf("baseOutputDirectory"),
@@ -382,7 +376,7 @@ Result<nlohmann::json> ParseJobSpec(const nlohmann::json& v, const std::string& 
   RETURN_IF_ERROR(o.String("experimentRun", &text));
   RETURN_IF_ERROR(o.String("persistentResourceId", &text));
   RETURN_IF_ERROR(o.String("protectedArtifactLocationId", &text));
-  RETURN_IF_ERROR(o.StringList("models", &list));
+  RETURN_IF_ERROR(o.StringList("models", &list, kMaxModels));
   RETURN_IF_ERROR(o.OpaqueObject("pscInterfaceConfig"));
   return o.canonical();
 }
@@ -400,16 +394,18 @@ Status ParseDisplayName(WireObject& o, JobSpec* spec) {
   if (internal::Utf8Length(spec->display_name) > kMaxDisplayNameChars) {
     return FieldError("displayName", "must be at most 128 characters");
   }
-  // A name is shown in tables, logs and terminals: no NUL, no control characters.
-  for (unsigned char c : spec->display_name) {
-    if (c < 0x20 || c == 0x7f) return FieldError("displayName", "must not hold control characters");
+  // A name is shown in tables, logs and terminals: no NUL, no control characters, no
+  // bidirectional controls (a right-to-left override makes a name read backwards).
+  if (internal::HasDisplayControl(spec->display_name)) {
+    return FieldError("displayName",
+                      "must not hold control characters (C0, C1 or bidirectional controls)");
   }
   return Status::Ok();
 }
 
 // labels and encryptionSpec (both job kinds).
 Status ParseLabelsAndEncryption(WireObject& o, JobSpec* spec) {
-  RETURN_IF_ERROR(o.StringMap("labels", &spec->labels));
+  RETURN_IF_ERROR(o.StringMap("labels", &spec->labels, kMaxLabelEntries));
   RETURN_IF_ERROR(internal::ValidateLabels("labels", spec->labels));
   if (const nlohmann::json* enc = o.Find("encryptionSpec")) {
     ASSIGN_OR_RETURN(nlohmann::json c, ParseEncryptionSpec(*enc, "encryptionSpec"));
@@ -476,7 +472,7 @@ Result<ParsedJob> ParseVertexHyperparameterTuningJob(const nlohmann::json& body)
   ASSIGN_OR_RETURN(nlohmann::json trial_canon, ParseJobSpec(*trial_spec, "trialJobSpec", &spec));
   o.SetCanonical("trialJobSpec", std::move(trial_canon));
   RETURN_IF_ERROR(ParseLabelsAndEncryption(o, &spec));
-  spec.study = std::move(study);
+  spec.study = std::make_shared<const StudySpec>(std::move(study));
   parsed.spec_json = o.canonical().dump();
   parsed.kind = JobKind::kStudy;
   return parsed;

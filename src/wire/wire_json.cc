@@ -59,6 +59,50 @@ bool IsGcsUri(std::string_view uri) {
   return true;
 }
 
+bool HasDisplayControl(std::string_view s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const auto next = [&](size_t k) {
+      return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0;
+    };
+    if (c < 0x20 || c == 0x7f) return true;
+    if (c == 0xc2 && next(1) >= 0x80 && next(1) <= 0x9f) return true;  // C1: U+0080-U+009F.
+    if (c == 0xd8 && next(1) == 0x9c) return true;                     // U+061C.
+    if (c == 0xe2 && next(1) == 0x80) {
+      const unsigned char low = next(2);
+      if (low == 0x8e || low == 0x8f || (low >= 0xaa && low <= 0xae)) return true;
+    }
+    if (c == 0xe2 && next(1) == 0x81 && next(2) >= 0xa6 && next(2) <= 0xa9) return true;
+  }
+  return false;
+}
+
+Status CheckGcsUri(std::string_view uri, const std::string& path, bool object) {
+  const std::string shape = object ? "gs://BUCKET/OBJECT" : "gs://BUCKET/...";
+  if (!IsGcsUri(uri)) return FieldError(path, "must be a " + shape + " URI");
+  std::string_view rest = uri.substr(5);
+  const size_t slash = rest.find('/');
+  std::string_view name = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
+  if (object && (name.empty() || name.back() == '/')) {
+    return FieldError(path, "must be a " + shape + " URI naming an object (not a directory)");
+  }
+  if (!name.empty() && name.back() == '/') name.remove_suffix(1);  // A prefix's own '/'.
+  if (slash != std::string_view::npos && !object && name.empty() && rest.size() > slash + 1) {
+    return FieldError(path, "must not have an empty path segment ('//')");
+  }
+  for (size_t start = 0; !name.empty();) {
+    const size_t end = name.find('/', start);
+    std::string_view seg = name.substr(start, end == std::string_view::npos ? end : end - start);
+    if (seg.empty()) return FieldError(path, "must not have an empty path segment ('//')");
+    if (seg == "." || seg == "..") {
+      return FieldError(path, "must not have a '.' or '..' path segment");
+    }
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  return Status::Ok();
+}
+
 bool IsCIdentifier(std::string_view s) {
   if (s.empty()) return false;
   if (!std::isalpha(static_cast<unsigned char>(s[0])) && s[0] != '_') return false;
@@ -255,10 +299,14 @@ Status WireObject::Duration(std::string_view field, DurationMicros* out) {
   return Status::Ok();
 }
 
-Status WireObject::StringList(std::string_view field, std::vector<std::string>* out) {
+Status WireObject::StringList(std::string_view field, std::vector<std::string>* out,
+                              size_t max_items) {
   const nlohmann::json* v = Find(field);
   if (v == nullptr) return Status::Ok();
   if (!v->is_array()) return FieldError(PathOf(field), "must be an array of strings");
+  if (v->size() > max_items) {
+    return FieldError(PathOf(field), "must have at most " + std::to_string(max_items) + " entries");
+  }
   std::vector<std::string> items;
   for (size_t i = 0; i < v->size(); ++i) {
     const nlohmann::json& item = (*v)[i];
@@ -270,10 +318,14 @@ Status WireObject::StringList(std::string_view field, std::vector<std::string>* 
   return Status::Ok();
 }
 
-Status WireObject::StringMap(std::string_view field, std::map<std::string, std::string>* out) {
+Status WireObject::StringMap(std::string_view field, std::map<std::string, std::string>* out,
+                             size_t max_items) {
   const nlohmann::json* v = Find(field);
   if (v == nullptr) return Status::Ok();
   if (!v->is_object()) return FieldError(PathOf(field), "must be an object (map of strings)");
+  if (v->size() > max_items) {
+    return FieldError(PathOf(field), "must have at most " + std::to_string(max_items) + " entries");
+  }
   std::map<std::string, std::string> items;
   for (auto it = v->begin(); it != v->end(); ++it) {
     if (!it.value().is_string())

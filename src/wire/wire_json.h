@@ -26,9 +26,6 @@
 
 namespace ty::wire::internal {
 
-// Both dialects take at most this many Python package URIs (Google's documented limit).
-inline constexpr size_t kMaxPackageUris = 100;
-
 // "a" + "b" -> "a.b"; "" + "b" -> "b".
 std::string JoinPath(const std::string& parent, std::string_view child);
 // "a" + 3 -> "a[3]".
@@ -36,6 +33,10 @@ std::string IndexPath(const std::string& parent, size_t index);
 
 // Number of Unicode code points in UTF-8 text (invalid bytes count as one each).
 size_t Utf8Length(std::string_view s);
+// True when UTF-8 `s` holds a character that changes how text around it is shown:
+// C0 and C1 controls, DEL, and the bidirectional controls (U+061C, U+200E, U+200F,
+// U+202A-U+202E, U+2066-U+2069), with which a name can read backwards in a table.
+bool HasDisplayControl(std::string_view s);
 
 // Proto enums (model/enum_table.h).
 using model::internal::EnumName;
@@ -49,6 +50,11 @@ std::string SnakeCase(std::string_view camel);
 // True for "gs://BUCKET" or "gs://BUCKET/..." where BUCKET is a plausible bucket name
 // (lowercase letters, digits, '-', '_', '.', starting and ending alphanumeric).
 bool IsGcsUri(std::string_view uri);
+// A gs:// URI field a job names: IsGcsUri, and a path the bucket directory can hold
+// (no "." or ".." segment, no empty segment but a prefix's trailing '/'). A package
+// (`object` true) names an object: a non-empty path without a trailing '/'. OK, or
+// FieldError(path, ...) saying which rule the URI breaks.
+Status CheckGcsUri(std::string_view uri, const std::string& path, bool object);
 // True for a C identifier: [A-Za-z_][A-Za-z0-9_]*.
 bool IsCIdentifier(std::string_view s);
 
@@ -96,8 +102,10 @@ class WireObject {
   Status Enum(std::string_view field, EnumTable table, std::string* out);
   // proto3 Duration: a string such as "3600s" (objects are not accepted).
   Status Duration(std::string_view field, DurationMicros* out);
-  Status StringList(std::string_view field, std::vector<std::string>* out);
-  Status StringMap(std::string_view field, std::map<std::string, std::string>* out);
+  // At most `max_items` entries (model/spec_limits.h), checked before any is copied.
+  Status StringList(std::string_view field, std::vector<std::string>* out, size_t max_items);
+  Status StringMap(std::string_view field, std::map<std::string, std::string>* out,
+                   size_t max_items);
   // A field kept as the client sent it (after checking it is an object); for rarely
   // used messages this server does not interpret.
   Status OpaqueObject(std::string_view field);

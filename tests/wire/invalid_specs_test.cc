@@ -233,6 +233,49 @@ const std::vector<Case>& Cases() {
              json::array({{{"instanceIp", "1.2.3.4"}, {"volumeHandle", "v"}, {"filesystem", "f"}}});
        },
        "jobSpec.workerPoolSpecs[0].lustreMounts[0].mountPoint"},
+      // Issue 30 item 3: every array has a bound (90,000 nfsMounts per job were taken).
+      {"v_nfs_too_many", Dialect::kVertex, VertexBase,
+       [](json& j) {
+         json mount = {{"server", "10.0.0.2"}, {"path", "/e"}, {"mountPoint", "m"}};
+         Pool(j, 0)["nfsMounts"] = json::array();
+         for (int i = 0; i < 11; ++i) Pool(j, 0)["nfsMounts"].push_back(mount);
+       },
+       "jobSpec.workerPoolSpecs[0].nfsMounts"},
+      {"v_lustre_too_many", Dialect::kVertex, VertexBase,
+       [](json& j) {
+         json mount = {{"instanceIp", "1.2.3.4"}, {"volumeHandle", "v"}, {"filesystem", "f"},
+                       {"mountPoint", "m"}};
+         Pool(j, 1)["lustreMounts"] = json::array();
+         for (int i = 0; i < 11; ++i) Pool(j, 1)["lustreMounts"].push_back(mount);
+       },
+       "jobSpec.workerPoolSpecs[1].lustreMounts"},
+      {"v_reserved_ranges_too_many", Dialect::kVertex, VertexBase,
+       [](json& j) { j["jobSpec"]["reservedIpRanges"] = std::vector<std::string>(11, "r"); },
+       "jobSpec.reservedIpRanges"},
+      {"v_models_too_many", Dialect::kVertex, VertexBase,
+       [](json& j) { j["jobSpec"]["models"] = std::vector<std::string>(101, "m"); },
+       "jobSpec.models"},
+      {"v_command_too_many", Dialect::kVertex, VertexBase,
+       [](json& j) { Pool(j, 0)["containerSpec"]["command"] = std::vector<std::string>(10001, "x"); },
+       "jobSpec.workerPoolSpecs[0].containerSpec.command"},
+      {"v_package_uris_too_many", Dialect::kVertex, VertexBase,
+       [](json& j) {
+         Pool(j, 1)["pythonPackageSpec"]["packageUris"] =
+             std::vector<std::string>(101, "gs://b/p.tar.gz");
+       },
+       "jobSpec.workerPoolSpecs[1].pythonPackageSpec.packageUris"},
+      // Issue 30 item 6: URIs the bucket cannot hold are refused at submit.
+      {"v_package_uri_dot_dot", Dialect::kVertex, VertexBase,
+       [](json& j) { Pool(j, 1)["pythonPackageSpec"]["packageUris"] = {"gs://b/../a/x.tar.gz"}; },
+       "jobSpec.workerPoolSpecs[1].pythonPackageSpec.packageUris[0]"},
+      {"v_package_uri_directory", Dialect::kVertex, VertexBase,
+       [](json& j) { Pool(j, 1)["pythonPackageSpec"]["packageUris"] = {"gs://b/dist/"}; },
+       "jobSpec.workerPoolSpecs[1].pythonPackageSpec.packageUris[0]"},
+      {"v_output_empty_segment", Dialect::kVertex, VertexBase,
+       [](json& j) { j["jobSpec"]["baseOutputDirectory"]["outputUriPrefix"] = "gs://b/a//c/"; },
+       "jobSpec.baseOutputDirectory.outputUriPrefix"},
+      {"v_display_name_rtl_override", Dialect::kVertex, VertexBase,
+       [](json& j) { j["displayName"] = "report\u202Efdp.exe"; }, "displayName"},
       // ---- Vertex: scheduling, output, labels --------------------------------------
       {"v_bad_duration", Dialect::kVertex, VertexBase,
        [](json& j) { j["jobSpec"]["scheduling"]["timeout"] = "2h"; }, "jobSpec.scheduling.timeout"},
@@ -382,6 +425,16 @@ const std::vector<Case>& Cases() {
        "trainingInput.parameterServerConfig.acceleratorConfig.count"},
       {"m_runtime_and_image", Dialect::kMlV1, MlBase, [](json& j) { Ti(j)["runtimeVersion"] = "2.11"; },
        "trainingInput.runtimeVersion"},
+      {"m_package_uri_dot_dot", Dialect::kMlV1, MlPackageBase,
+       [](json& j) { Ti(j)["packageUris"] = {"gs://b/x.tar.gz", "gs://b/../a/x.tar.gz"}; },
+       "trainingInput.packageUris[1]"},
+      {"m_job_dir_dot", Dialect::kMlV1, MlBase, [](json& j) { Ti(j)["jobDir"] = "gs://b/./x"; },
+       "trainingInput.jobDir"},
+      {"m_labels_too_many", Dialect::kMlV1, MlBase,
+       [](json& j) {
+         for (int i = 0; i < 1001; ++i) j["labels"]["k" + std::to_string(i)] = "v";
+       },
+       "labels"},
       {"m_package_job_without_packages", Dialect::kMlV1, MlPackageBase, [](json& j) { Ti(j).erase("packageUris"); },
        "trainingInput.packageUris"},
       {"m_package_job_without_module", Dialect::kMlV1, MlPackageBase, [](json& j) { Ti(j).erase("pythonModule"); },
@@ -494,7 +547,7 @@ TEST(InvalidSpecMessageTest, HyperparametersMakeAStudyThatSurvivesTheSpecRecord)
                {"parameterName": "opt", "type": "CATEGORICAL", "categoricalValues": ["a", "b"]}]})");
   Result<ParsedJob> r = ParseMlJob(body);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  ASSERT_TRUE(r->spec.study.has_value());
+  ASSERT_TRUE(r->spec.study != nullptr);
   const StudySpec& s = *r->spec.study;
   EXPECT_EQ(s.goal, Goal::kMinimize);
   EXPECT_EQ(s.max_trials, 6);
@@ -507,7 +560,7 @@ TEST(InvalidSpecMessageTest, HyperparametersMakeAStudyThatSurvivesTheSpecRecord)
   EXPECT_EQ(s.params[0].scale, Scale::kLog);
   Result<JobSpec> back = DecodeSpecRecord(EncodeSpecRecord(r->spec));
   ASSERT_TRUE(back.ok());
-  ASSERT_TRUE(back->study.has_value());
+  ASSERT_TRUE(back->study != nullptr);
   EXPECT_EQ(EncodeStudy(*back->study), EncodeStudy(s));
   EXPECT_EQ(StudySpec().tag(), "training/hptuning/metric");
 }

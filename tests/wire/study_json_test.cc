@@ -125,6 +125,32 @@ TEST(StudyJsonTest, ReadsVertexParametersWithConditionalChildren) {
   EXPECT_EQ(bad.status().field(), "studySpec.parameters[0].conditionalParameterSpecs[0]");
 }
 
+// Issue 30 item 6: integer bounds are read exactly, never through a double; on
+// 3c2a683 "-9007199254740993" (2^53 + 1, which a double rounds) was accepted.
+TEST(StudyJsonTest, IntegerBoundsAreExactInt64WithinTwoToThe53) {
+  auto vertex = [](const json& min, const json& max) {
+    return ParseVertexParams(
+        json::array(
+            {{{"parameterId", "n"}, {"integerValueSpec", {{"minValue", min}, {"maxValue", max}}}}}),
+        "v");
+  };
+  EXPECT_TRUE(vertex("-9007199254740992", "9007199254740992").ok());
+  EXPECT_TRUE(vertex(1, 2.0).ok()) << "an integral number, as proto3 parsers accept";
+  for (const json& bad : {json("-9007199254740993"), json("9007199254740993"), json("1.5"),
+                          json(1.5), json("9223372036854775808"), json("1e3"), json("+4")}) {
+    auto parsed = vertex(bad, "10000000000000000");
+    ASSERT_FALSE(parsed.ok()) << bad.dump();
+    EXPECT_EQ(parsed.status().field(), "v[0].integerValueSpec.minValue") << bad.dump();
+  }
+  json ml = json::array({{{"parameterName", "n"},
+                          {"type", "INTEGER"},
+                          {"minValue", "-9007199254740993"},
+                          {"maxValue", 3}}});
+  EXPECT_EQ(ParseMlParams(ml, "p").status().field(), "p[0].minValue");
+  ml[0]["minValue"] = 1;
+  EXPECT_TRUE(ParseMlParams(ml, "p").ok());
+}
+
 }  // namespace
 }  // namespace ty::wire
 
@@ -158,7 +184,7 @@ json VertexStudyBody() {
 TEST(VertexStudyTest, AHyperparameterTuningJobBecomesAStudyOverItsTrialSpec) {
   Result<ParsedJob> r = ParseVertexHyperparameterTuningJob(VertexStudyBody());
   ASSERT_TRUE(r.ok()) << r.status().message();
-  ASSERT_TRUE(r->spec.study.has_value());
+  ASSERT_TRUE(r->spec.study != nullptr);
   const StudySpec& s = *r->spec.study;
   EXPECT_EQ(s.goal, Goal::kMinimize);
   EXPECT_EQ(s.tag(), "loss");
@@ -176,7 +202,7 @@ TEST(VertexStudyTest, AHyperparameterTuningJobBecomesAStudyOverItsTrialSpec) {
   // The stored form parses back to the same study (jobs stored without a record).
   Result<JobSpec> back = ParseStoredSpec(Dialect::kVertex, r->kind, r->spec_json);
   ASSERT_TRUE(back.ok()) << back.status().message();
-  ASSERT_TRUE(back->study.has_value());
+  ASSERT_TRUE(back->study != nullptr);
   EXPECT_EQ(EncodeStudy(*back->study), EncodeStudy(s));
 }
 

@@ -50,8 +50,9 @@ TEST(WireJsonTest, ReadersRecordCanonicalForms) {
   ASSERT_TRUE(o->String("name", &name).ok());
   ASSERT_TRUE(o->Enum("kind", VertexAcceleratorTypes(), &kind).ok());
   ASSERT_TRUE(o->Duration("wait", &wait).ok());
-  ASSERT_TRUE(o->StringList("listField", &list).ok());
-  ASSERT_TRUE(o->StringMap("map", &map).ok());
+  ASSERT_TRUE(o->StringList("listField", &list, 10).ok());
+  ASSERT_TRUE(o->StringMap("map", &map, 10).ok());
+  EXPECT_EQ(o->StringList("listField", &list, 0).field(), "root.listField") << "past its bound";
   ASSERT_TRUE(o->Bool("flag", &flag).ok());
   std::string untouched = "keep";
   ASSERT_TRUE(o->String("gone", &untouched).ok());  // null = unset.
@@ -97,6 +98,33 @@ TEST(WireJsonTest, GcsUrisAndIdentifiers) {
   EXPECT_FALSE(IsGcsUri("gs://Bucket/x"));
   EXPECT_FALSE(IsGcsUri("gs://-b/x"));
   EXPECT_FALSE(IsGcsUri("s3://b/x"));
+  // Issue 30 item 6: a URI a job names is a path the bucket can hold, checked at
+  // submit (gs://b/../a/x was accepted on 3c2a683 and failed only at launch).
+  for (const char* ok : {"gs://b", "gs://b/", "gs://b/dir/", "gs://b/a/b.c", "gs://b/..x/y"}) {
+    EXPECT_TRUE(CheckGcsUri(ok, "f", false).ok()) << ok;
+  }
+  for (const char* bad : {"gs://b/../a/x", "gs://b/./x", "gs://b//x", "gs://b/x/..", "gs://b//",
+                          "gs://b/a//", "gs://B/x", "gs://b/x/../"}) {
+    Status s = CheckGcsUri(bad, "f", false);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(s.message().find("Field: f Error: must"), std::string::npos) << s.message();
+  }
+  EXPECT_TRUE(CheckGcsUri("gs://b/p-0.1.tar.gz", "f", true).ok());
+  for (const char* bad : {"gs://b", "gs://b/", "gs://b/dir/", "gs://b/../p.tar.gz"}) {
+    EXPECT_FALSE(CheckGcsUri(bad, "f", true).ok()) << bad;
+  }
+  // Issue 30 item 6: names shown in tables refuse what reorders or hides text.
+  for (const char* ok : {"train-1", "héllo wörld", "日本語",
+                         "\xe2\x80\x90"
+                         "dash"}) {
+    EXPECT_FALSE(HasDisplayControl(ok)) << ok;
+  }
+  for (const char* bad : {"a\x01"
+                          "b",
+                          "a\x7f", "evil\xe2\x80\xaegnp.exe", "\xe2\x80\xaa", "\xe2\x81\xa6x",
+                          "\xe2\x81\xa9", "\xe2\x80\x8f", "\xd8\x9c", "\xc2\x85"}) {
+    EXPECT_TRUE(HasDisplayControl(bad)) << bad;
+  }
   EXPECT_TRUE(IsCIdentifier("_A1"));
   EXPECT_FALSE(IsCIdentifier("1A"));
   EXPECT_FALSE(IsCIdentifier("A-B"));
