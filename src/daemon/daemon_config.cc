@@ -1,5 +1,7 @@
 #include "daemon/daemon_config.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <tuple>
@@ -134,10 +136,12 @@ static Status ApplyNonStringKeys(const nlohmann::json& doc, DaemonConfig& cfg,
     }
     cfg.replica_uid_base = v.get<int64_t>();
   }
-  for (auto [key, flag, out] : {std::tuple{"max_replicas_per_pool", "--max-replicas-per-pool",
-                                           &cfg.limits.max_replicas_per_pool},
-                                std::tuple{"max_replicas_per_job", "--max-replicas-per-job",
-                                           &cfg.limits.max_replicas_per_job}}) {
+  for (auto [key, flag, out] :
+       {std::tuple{"max_replicas_per_pool", "--max-replicas-per-pool",
+                   &cfg.limits.max_replicas_per_pool},
+        std::tuple{"max_replicas_per_job", "--max-replicas-per-job",
+                   &cfg.limits.max_replicas_per_job},
+        std::tuple{"max_daemon_memory", "--max-daemon-memory", &cfg.max_daemon_memory_mb}}) {
     if (!doc.contains(key) || app.count(flag) > 0) continue;
     if (!doc[key].is_number_integer() || doc[key].get<int64_t>() < 1) {
       return InvalidArgument(std::string("config: ") + key + " must be an integer of at least 1");
@@ -225,6 +229,10 @@ void AddFlags(CLI::App& app, DaemonConfig& cfg, std::string* config_path) {
   app.add_option("--max-replicas-per-job", cfg.limits.max_replicas_per_job,
                  "Largest total replica count of a job (default 1024)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--max-daemon-memory", cfg.max_daemon_memory_mb,
+                 "MiB of memory unfinished jobs and studies may hold; a submit past it is "
+                 "refused (429) (default: an eighth of the machine's, 256 MiB to 4 GiB)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--replica-listen", cfg.replica_listen,
                  "HOST:PORT where containers reach the Cloud Storage API (STORAGE_EMULATOR_HOST "
                  "in replicas; only container networks may connect); \"\" = off");
@@ -242,12 +250,22 @@ void AddFlags(CLI::App& app, DaemonConfig& cfg, std::string* config_path) {
       "--config", *config_path,
       "YAML file with the same keys (listen, data_dir, executor, engine_socket, bucket_root, "
       "port_file, stop_grace_seconds, warm_pool, max_replicas_per_pool, max_replicas_per_job, "
+      "max_daemon_memory, "
       "replica_listen, tls_cert_file, tls_key_file, registry, registry_serve, slurm_dir, "
       "slurm_launcher, slurm_partition, slurm_qos, slurm_spot_partition, slurm_spot_qos, "
       "slurm_daemon_host, project_executors), and capacity, "
       "overcommit, strict, quotas, "
       "machine_types, tokens "
       "(README)");
+}
+
+size_t MaxWorkBytes(const DaemonConfig& cfg) {
+  constexpr size_t kMiB = size_t{1} << 20;
+  if (cfg.max_daemon_memory_mb > 0) return static_cast<size_t>(cfg.max_daemon_memory_mb) * kMiB;
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  const size_t machine = pages > 0 && page > 0 ? static_cast<size_t>(pages) * page : 2048 * kMiB;
+  return std::clamp(machine / 8, 256 * kMiB, 4096 * kMiB);
 }
 
 std::set<std::string> ExecutorKinds(const DaemonConfig& cfg) {

@@ -33,6 +33,9 @@ struct DaemonConfig {
   // subordinate ids useradd hands out (from 100000) and any real user.
   int64_t replica_uid_base = 2000000000;
   model::SpecLimits limits;  // Bounds on accepted specs (model/spec_limits.h).
+  // MiB of memory unfinished work may hold (model/work_memory.h): a submit past it is
+  // refused. 0 = an eighth of the machine's memory, between 256 MiB and 4 GiB.
+  int64_t max_daemon_memory_mb = 0;
   // Where containers reach the Cloud Storage API (container executor): every
   // address, so each engine network's gateway (host.containers.internal) answers,
   // but only peers in the engine's address pools are served. "" = off.
@@ -73,6 +76,9 @@ std::string DefaultDataDir();
 Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI::App& app);
 // Every flag, each also a key of the --config file (ApplyConfigFile).
 void AddFlags(CLI::App& app, DaemonConfig& cfg, std::string* config_path);
+// The memory budget of unfinished work in bytes: max_daemon_memory_mb, or its default
+// from the machine's memory.
+size_t MaxWorkBytes(const DaemonConfig& cfg);
 // Every executor the daemon runs: `executor` and those projects are routed to.
 std::set<std::string> ExecutorKinds(const DaemonConfig& cfg);
 

@@ -59,6 +59,9 @@ class JobStore {
     bool any_location = false;  // Vertex: every location of the project (log queries).
     std::string before_uid;     // Decimal; "" = from the newest.
     size_t limit = 100;
+    // Stop once the records read hold this many bytes (model::ApproxRecordBytes),
+    // after at least one; 0 = no bound. Rows are up to a request's size each.
+    size_t max_bytes = 0;
   };
   virtual Result<std::vector<model::Job>> ListJobsPage(const PageQuery& query) = 0;
 

@@ -97,9 +97,12 @@ Result<std::vector<model::Job>> MemoryJobStore::ListJobsPage(const PageQuery& qu
     return model::UidLess(b->uid, a->uid);
   });
   std::vector<model::Job> out;
+  size_t bytes = 0;
   for (size_t i = 0; i < in_scope.size() && i < query.limit; ++i) {
+    if (query.max_bytes != 0 && bytes >= query.max_bytes) break;
     out.push_back(*in_scope[i]);
     out.back().replicas.clear();
+    bytes += model::ApproxRecordBytes(out.back());
   }
   return out;
 }

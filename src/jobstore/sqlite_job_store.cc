@@ -1,6 +1,8 @@
 #include "jobstore/sqlite_job_store.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <map>
 #include <optional>
@@ -272,6 +274,12 @@ SqliteJobStore::~SqliteJobStore() {
 
 Result<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(const std::string& path) {
   sqlite3* db = nullptr;
+  // Jobs' records hold their environment (secrets included): the file is made private
+  // before SQLite creates it, and SQLite gives its WAL and shared memory the same mode.
+  if (path != ":memory:" && !path.empty()) {
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0) ::close(fd);
+  }
   // NOMUTEX: our own mutex serialises the connection, SQLite's would be redundant.
   int rc = sqlite3_open_v2(
       path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
@@ -720,10 +728,12 @@ Result<std::vector<model::Job>> SqliteJobStore::ListJobsPage(const PageQuery& qu
     int next = 3;
     if (!any_location) st.Bind(next++, location);
     st.Bind(next, before).Bind(next + 1, static_cast<int64_t>(query.limit));
-    while (true) {
+    size_t bytes = 0;
+    while (query.max_bytes == 0 || bytes < query.max_bytes) {
       ASSIGN_OR_RETURN(bool row, st.Step("list a page of jobs"));
       if (!row) break;
       ASSIGN_OR_RETURN(model::Job job, ReadJobRow(st));
+      bytes += model::ApproxRecordBytes(job);
       jobs.push_back(std::move(job));
     }
   }

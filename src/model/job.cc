@@ -93,6 +93,17 @@ bool UidLess(const std::string& a, const std::string& b) {
   return a < b;
 }
 
+size_t ApproxRecordBytes(const Job& job) {
+  size_t trials = 0;
+  for (const Trial& t : job.trials) {
+    trials += sizeof(Trial) + 64 + 48 * t.measurements.size();
+    for (const auto& [name, value] : t.params) trials += 96 + name.size() + value.category.size();
+  }
+  return sizeof(Job) + job.spec_json.size() + job.spec_record.size() +
+         (job.error ? job.error->message.size() : 0) + 512 * job.replicas.size() +
+         128 * job.grants.size() + trials + 1024;
+}
+
 std::string Job::ResourceName() const {
   if (dialect == Dialect::kMlV1) return "projects/" + project + "/jobs/" + spec.job_id;
   return "projects/" + project + "/locations/" + location + "/" +

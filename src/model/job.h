@@ -189,6 +189,11 @@ struct Job {
   std::string ResourceName() const;
 };
 
+// A generous estimate of what a record holds on the heap: the stored spec (JSON and
+// record), the error text, and a fixed share per replica, grant and trial (their ids,
+// names, parameters and metrics). What caches, list pages and the memory budget count.
+size_t ApproxRecordBytes(const Job& job);
+
 // A line in a job's history (store table `events`), shown by describe and logs.
 struct JobEvent {
   TimeMicros time = 0;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -99,7 +100,10 @@ struct JobSpec {
 
   // A tuning job: the pools above are the spec of every trial (ml v1
   // `trainingInput.hyperparameters`; Vertex `HyperparameterTuningJob`).
-  std::optional<StudySpec> study;
+  // Immutable once parsed and shared by every copy of the record (a study's search
+  // space can hold 100,000 category names; each copy of a study's record, and each
+  // decision about it, once copied them all).
+  std::shared_ptr<const StudySpec> study;
 };
 
 }  // namespace ty::model

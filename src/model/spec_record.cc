@@ -195,7 +195,8 @@ JobSpec DecodeRecord(const json& j) {
   spec.use_chief_in_tf_config = Get<bool>(j, "useChiefInTfConfig", false);
   spec.region = Get<std::string>(j, "region", "");
   spec.scale_tier = Get<std::string>(j, "scaleTier", "");
-  if (auto st = j.find("study"); st != j.end() && st->is_object()) spec.study = DecodeStudy(*st);
+  if (auto st = j.find("study"); st != j.end() && st->is_object())
+    spec.study = std::make_shared<const StudySpec>(DecodeStudy(*st));
   return spec;
 }
 
@@ -222,7 +223,7 @@ std::string EncodeSpecRecord(const JobSpec& spec) {
               {"useChiefInTfConfig", spec.use_chief_in_tf_config},
               {"region", spec.region},
               {"scaleTier", spec.scale_tier}};
-  if (spec.study.has_value()) out["study"] = EncodeStudy(*spec.study);
+  if (spec.study) out["study"] = EncodeStudy(*spec.study);
   return out.dump();
 }
 

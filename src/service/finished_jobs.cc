@@ -6,15 +6,6 @@ namespace ty::service {
 
 namespace {
 
-// A generous estimate of a record's heap: the stored spec (JSON and record), the
-// error text, and a fixed share per replica, grant and trial (their ids, names,
-// parameters and metrics).
-size_t RecordBytes(const model::Job& job) {
-  return sizeof(model::Job) + job.spec_json.size() + job.spec_record.size() +
-         (job.error ? job.error->message.size() : 0) + 512 * job.replicas.size() +
-         128 * job.grants.size() + 1024 * job.trials.size() + 1024;
-}
-
 std::string MlKey(const std::string& project, const std::string& job_id) {
   return project + '\0' + job_id;
 }
@@ -27,7 +18,7 @@ const std::string& JobRead::Rendered(
   return rendered_[variant];
 }
 
-size_t JobRead::Bytes() const { return 3 * RecordBytes(job_); }
+size_t JobRead::Bytes() const { return 3 * model::ApproxRecordBytes(job_); }
 
 FinishedJobs::FinishedJobs(jobstore::JobStore* inner, size_t max_bytes)
     : inner_(inner), max_bytes_(max_bytes) {}

@@ -102,7 +102,7 @@ Status JobController::Load() {
       continue;
     }
     job.spec = std::move(spec).value();
-    if (job.spec.study.has_value()) continue;  // A study: the study controller's.
+    if (job.spec.study) continue;  // A study: the study controller's.
     Status limits = model::CheckSpecLimits(job.spec, options_.limits);
     if (!limits.ok()) {
       SetAsideUnrunnable(std::move(job),

@@ -11,6 +11,7 @@
 
 #include "common/random.h"
 #include "model/resource_ids.h"
+#include "model/work_memory.h"
 #include "service/job_logs.h"
 #include "service/launch_plan.h"
 #include "service/study_controller.h"
@@ -178,12 +179,13 @@ Result<model::Job> JobService::Submit(model::Dialect dialect, const std::string&
   job.spec_json = std::move(parsed.spec_json);
   job.kind = parsed.kind;
   RETURN_IF_ERROR(backends_.For(project).admission->CheckSubmittable(job));
+  RETURN_IF_ERROR(CheckMemoryBudget(job));
   // Last check before the job is stored: a claim is not undone if storing fails,
   // which leaves the bucket with the project that asked for it (harmless).
   if (options_.claim_buckets) {
     RETURN_IF_ERROR(options_.claim_buckets(job.project, BucketsOf(job.spec)));
   }
-  if (job.spec.study.has_value()) {
+  if (job.spec.study) {
     job.create_time = core_->clock()->Now();
     job.update_time = job.create_time;
     return core_->Call<Result<model::Job>>(
@@ -191,6 +193,34 @@ Result<model::Job> JobService::Submit(model::Dialect dialect, const std::string&
   }
   return core_->Call<Result<model::Job>>(
       [this, job = std::move(job)]() mutable { return jobs_->Submit(std::move(job)); });
+}
+
+Status JobService::CheckMemoryBudget(const model::Job& job) const {
+  const size_t budget = options_.max_work_bytes;
+  if (budget == 0) return Status::Ok();
+  // The stored record (spec_record) is made at commit; it is about the request's size.
+  const size_t adds = model::WorkBytes(job) + model::kLiveRecordCopies * job.spec_json.size();
+  const auto mb = [](size_t bytes) { return std::to_string((bytes + (1 << 20) - 1) >> 20); };
+  const std::string what = job.spec.study ? "This tuning job (its record at its last trial and "
+                                            "its parallel trial jobs)"
+                                          : "This job";
+  if (adds > budget) {
+    return InvalidArgument(what + " would hold about " + mb(adds) +
+                           " MB of the daemon's memory, more than its whole budget "
+                           "(max_daemon_memory, " +
+                           mb(budget) + " MB)" +
+                           (job.spec.study ? ": ask for fewer trials or parallel trials, or "
+                                             "fewer or smaller parameter values"
+                                           : ""));
+  }
+  const size_t held = jobs_->published().WorkBytes() + studies_->published().WorkBytes();
+  if (held + adds > budget) {
+    return Status(StatusCode::kResourceExhausted,
+                  what + " would hold about " + mb(adds) + " MB of the daemon's memory; " +
+                      "unfinished work holds " + mb(held) + " MB of its " + mb(budget) +
+                      " MB budget (max_daemon_memory). Try again as work finishes.");
+  }
+  return Status::Ok();
 }
 
 Result<std::shared_ptr<const JobRead>> JobService::Lookup(const std::string& uid) const {
@@ -249,7 +279,8 @@ Result<std::shared_ptr<const JobRead>> JobService::Read(const JobRef& ref) const
     RETURN_IF_ERROR(CheckVertexId(ref.id));
     Result<std::shared_ptr<const JobRead>> read = Lookup(ref.id);
     if (read.ok() && InScope((*read)->job(), ref.dialect, ref.project, ref.location) &&
-        InCollection((*read)->job(), ref.collection)) {
+        InCollection((*read)->job(), ref.collection) &&
+        (*read)->job().kind != model::JobKind::kTrial) {
       return read;
     }
     if (!read.ok() && read.status().code() != StatusCode::kNotFound) return read.status();
@@ -258,7 +289,9 @@ Result<std::shared_ptr<const JobRead>> JobService::Read(const JobRef& ref) const
   }
   ASSIGN_OR_RETURN(std::string uid, ResolveMlUid(ref));
   Result<std::shared_ptr<const JobRead>> read = Lookup(uid);
-  if (!read.ok() && read.status().code() == StatusCode::kNotFound) {
+  // A trial's job is its study's part, read through the study.
+  if ((!read.ok() && read.status().code() == StatusCode::kNotFound) ||
+      (read.ok() && (*read)->job().kind == model::JobKind::kTrial)) {
     return NotFound("job " + ref.id + " does not exist.");
   }
   return read;
@@ -292,22 +325,35 @@ Result<ListResponse> JobService::List(const ListRequest& request) {
   query.location = request.location;
   query.before_uid = token;
   query.limit = std::max<size_t>(256, static_cast<size_t>(page_size) + 1);
+  query.max_bytes = request.max_bytes;
+  size_t page_bytes = 0;
   for (;;) {
     ASSIGN_OR_RETURN(std::vector<model::Job> batch, store_->ListJobsPage(query));
+    // Taken before the loop moves records out (a moved record's uid is empty).
+    const std::string last_uid = batch.empty() ? "" : batch.back().uid;
+    size_t batch_bytes = 0;
     for (model::Job& job : batch) {
+      batch_bytes += model::ApproxRecordBytes(job);
       if (request.dialect == model::Dialect::kVertex && !InCollection(job, request.collection)) {
         continue;  // Another Vertex collection.
       }
       if (!filter.Matches(job)) continue;
-      WithQueueView(&job);
-      if (static_cast<int>(response.jobs.size()) == page_size) {
+      const size_t bytes = model::ApproxRecordBytes(job);
+      const bool full = static_cast<int>(response.jobs.size()) == page_size ||
+                        (request.max_bytes != 0 && !response.jobs.empty() &&
+                         page_bytes + bytes > request.max_bytes);
+      if (full) {
         response.next_page_token = response.jobs.back().uid;
         return response;
       }
+      WithQueueView(&job);
+      page_bytes += bytes;
       response.jobs.push_back(std::move(job));
     }
-    if (batch.size() < query.limit) return response;
-    query.before_uid = batch.back().uid;
+    // A short batch ends the scope, unless the store stopped it for its bytes.
+    const bool cut_for_bytes = query.max_bytes != 0 && batch_bytes >= query.max_bytes;
+    if (batch.empty() || (batch.size() < query.limit && !cut_for_bytes)) return response;
+    query.before_uid = last_uid;
   }
 }
 

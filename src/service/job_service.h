@@ -75,6 +75,10 @@ struct JobServiceOptions {
   };
   std::vector<OtherExecutor> other_executors;
   std::string executor_name = "default";  // Create's executor, as health details name it.
+  // The memory budget of unfinished work (model/work_memory.h): a submit whose work
+  // would take the sum past it is refused (429 while other work holds it, 400 when
+  // it alone is larger). 0 = no budget. The daemon sets it (max_daemon_memory).
+  size_t max_work_bytes = 0;
 };
 
 // How a request names a job: ml v1 by (project, jobId); Vertex by
@@ -97,6 +101,11 @@ struct ListRequest {
   model::VertexCollection collection = model::VertexCollection::kCustomJobs;  // Vertex.
   int page_size = 0;  // 0 = default (ml v1: 20; Vertex: 100). Capped at 1000.
   std::string page_token;
+  // A page also stops once its records hold this many bytes (model::ApproxRecordBytes,
+  // after at least one record), with a nextPageToken as when it is full: an answer's
+  // size and what building it holds are bounded whatever the records' sizes.
+  size_t max_bytes = kListPageBytes;
+  static constexpr size_t kListPageBytes = 2 << 20;
 };
 
 struct ListResponse {
@@ -197,6 +206,9 @@ class JobService {
   Result<std::string> ResolveMlUid(const JobRef& ref) const;
   // A live job from memory, else the stored record (NotFound if neither).
   Result<std::shared_ptr<const JobRead>> Lookup(const std::string& uid) const;
+  // ResourceExhausted (429) when `job`'s work would take the unfinished work's memory
+  // past options_.max_work_bytes, InvalidArgument when it alone is past it.
+  Status CheckMemoryBudget(const model::Job& job) const;
   // Fills a queued job's position and reason from admission.
   void WithQueueView(model::Job* job) const;
 

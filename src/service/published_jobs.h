@@ -8,6 +8,7 @@
 #include <string>
 
 #include "model/job.h"
+#include "model/work_memory.h"
 
 namespace ty::service {
 
@@ -17,15 +18,22 @@ class PublishedJobs {
   // find it in the store, which already has its final record).
   void Put(const model::Job& job) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (model::IsTerminal(job.state)) {
-      jobs_.erase(job.uid);
-    } else {
+    ForgetLocked(job.uid);
+    if (!model::IsTerminal(job.state)) {
       jobs_[job.uid] = job;
+      const size_t bytes = model::WorkBytes(job);
+      work_[job.uid] = bytes;
+      work_bytes_ += bytes;
     }
   }
   void Drop(const std::string& uid) {
     std::lock_guard<std::mutex> lock(mu_);
-    jobs_.erase(uid);
+    ForgetLocked(uid);
+  }
+  // What the jobs held here cost the memory budget (model::WorkBytes, summed).
+  size_t WorkBytes() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return work_bytes_;
   }
   std::optional<model::Job> Get(const std::string& uid) const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -46,8 +54,18 @@ class PublishedJobs {
   }
 
  private:
+  void ForgetLocked(const std::string& uid) {
+    jobs_.erase(uid);
+    auto it = work_.find(uid);
+    if (it == work_.end()) return;
+    work_bytes_ -= it->second;
+    work_.erase(it);
+  }
+
   mutable std::mutex mu_;
   std::map<std::string, model::Job> jobs_;  // By uid. Guarded by mu_.
+  std::map<std::string, size_t> work_;      // model::WorkBytes by uid. Guarded by mu_.
+  size_t work_bytes_ = 0;                   // Their sum. Guarded by mu_.
 };
 
 }  // namespace ty::service

@@ -84,10 +84,10 @@ bool StudyController::IsLive(const std::string& uid) const { return studies_.cou
 // Start-up
 
 Status StudyController::Adopt(model::Job job) {
-  if (!job.spec.study.has_value()) return InvalidArgument("job " + job.uid + " is not a study");
+  if (!job.spec.study) return InvalidArgument("job " + job.uid + " is not a study");
   Study st;
-  st.record.spec = *job.spec.study;
-  const model::StudySpec& spec = st.record.spec;
+  st.record.spec = job.spec.study;
+  const model::StudySpec& spec = *st.record.spec;
   auto space = tuning::SearchSpace::Create(spec.params);
   if (!space.ok()) return space.status();
   tuning::StudyOptions options;
@@ -123,7 +123,7 @@ Result<model::Job> StudyController::PreviousStudy(const model::Job& job) const {
   Result<model::Job> previous = store_->FindMlJob(job.project, id);
   if (previous.ok()) {
     Result<model::JobSpec> spec = wire::RestoreSpec(*previous);
-    if (spec.ok() && spec->study.has_value()) return previous;
+    if (spec.ok() && spec->study) return previous;
   }
   return InvalidArgument(
              "Field: trainingInput.hyperparameters.resumePreviousJobId Error: "
@@ -133,7 +133,7 @@ Result<model::Job> StudyController::PreviousStudy(const model::Job& job) const {
 }
 
 void StudyController::ObservePreviousStudy(Study& st, const model::Job& job) {
-  if (st.record.spec.resume_previous_job_id.empty()) return;
+  if (st.record.spec->resume_previous_job_id.empty()) return;
   Result<model::Job> previous = PreviousStudy(job);
   if (!previous.ok()) return;  // Checked at submit; deleted since: start afresh.
   for (const model::Trial& t : previous->trials) {
@@ -148,7 +148,7 @@ Status StudyController::Load() {
   ASSIGN_OR_RETURN(std::vector<model::Job> stored, store_->ListLiveJobs());
   for (model::Job& job : stored) {
     Result<model::JobSpec> spec = wire::RestoreSpec(job);
-    if (!spec.ok() || !spec->study.has_value()) continue;
+    if (!spec.ok() || !spec->study) continue;
     job.spec = std::move(*spec);
     model::Job kept = job;
     Status s = Adopt(std::move(job));
@@ -199,8 +199,14 @@ void StudyController::Start() {
 std::vector<StudyInput> StudyController::ReconcileTrials(Study& st) {
   std::vector<StudyInput> inputs;
   for (const model::Trial& t : st.record.job.trials) {
-    if (!model::IsTrialActive(t) || t.job_uid.empty() || live_jobs_->Get(t.job_uid).has_value())
+    if (!model::IsTrialActive(t) || t.job_uid.empty()) continue;
+    if (live_jobs_->Get(t.job_uid).has_value()) {
+      // Its stop was decided and committed; the daemon may have died before sending it.
+      if (t.state == model::TrialState::kStopping) {
+        StopTrialJob(t.job_uid, t.stopped_early ? "Stopped early." : "The study stopped it.");
+      }
       continue;
+    }
     Result<model::Job> stored = store_->GetJob(t.job_uid);
     if (stored.ok() && model::IsTerminal(stored->state)) {
       inputs.push_back(EndedInput(*stored, MetricsText(t)));
@@ -234,8 +240,8 @@ Result<model::Job> StudyController::Submit(model::Job job) {
   model::Job created = job;
   RETURN_IF_ERROR(Adopt(std::move(job)));
   RETURN_IF_ERROR(CrashAfterWrite(at));
-  if (Study* st = Find(created.uid); !st->record.spec.resume_previous_job_id.empty()) {
-    Log(*st, "Resuming the study of job " + st->record.spec.resume_previous_job_id + ": its " +
+  if (Study* st = Find(created.uid); !st->record.spec->resume_previous_job_id.empty()) {
+    Log(*st, "Resuming the study of job " + st->record.spec->resume_previous_job_id + ": its " +
                  std::to_string(st->prior_trials) + " finished trials inform the suggestions.");
   }
   core_->Post([this, uid = created.uid] {
@@ -267,7 +273,52 @@ void StudyController::OnJobCommitted(const JobCommitted& m) {
     return;
   }
   if (!wanted || !model::IsTerminal(job.state)) return;
-  Drive(job.study_uid, EndedInput(job, MetricsText(*t))).IgnoreError();
+  QueueTrialEnd(job.study_uid, EndedInput(job, MetricsText(*t)));
+}
+
+void StudyController::QueueTrialEnd(const std::string& study_uid, StudyInput input) {
+  std::vector<StudyInput>& waiting = ended_[study_uid];
+  waiting.push_back(std::move(input));
+  if (waiting.size() == 1) core_->Post([this, study_uid] { DriveEnds(study_uid); });
+}
+
+void StudyController::DriveEnds(const std::string& uid) {
+  auto it = ended_.find(uid);
+  if (it == ended_.end()) return;
+  std::vector<StudyInput> inputs = std::move(it->second);
+  ended_.erase(it);
+  if (inputs.size() == 1) {
+    Drive(uid, std::move(inputs[0])).IgnoreError();
+    return;
+  }
+  // Only the last commit's record is kept (each decision's is the whole study: keeping
+  // them all held a thousand copies at once).
+  std::vector<StudyAction> after;
+  std::optional<model::Job> to_commit;
+  for (const StudyInput& in : inputs) {
+    Study* st = Find(uid);
+    if (st == nullptr || core_->dead()) return;
+    StudyDecision d = DecideStudy(std::move(st->record), in, policy_, core_->clock()->Now());
+    st->record = std::move(d.record);
+    for (StudyAction& a : d.actions) {
+      if (a.kind == StudyActionKind::kCommit) {
+        to_commit = std::move(a.record);
+      } else if (a.kind == StudyActionKind::kLog) {
+        Log(*st, a.message);
+      } else {
+        after.push_back(std::move(a));
+      }
+    }
+  }
+  Study* st = Find(uid);
+  if (st == nullptr) return;
+  if (to_commit && !Commit(uid, *to_commit).ok()) return;
+  std::vector<StudyInput> follow_ups;
+  if (!Perform(*st, after, &follow_ups).ok()) return;
+  for (StudyInput& f : follow_ups) {
+    if (Find(uid) == nullptr) break;
+    Drive(uid, std::move(f)).IgnoreError();
+  }
 }
 
 void StudyController::OnTrialJobRefused(const TrialJobRefused& m) {
@@ -287,7 +338,7 @@ Status StudyController::Drive(const std::string& uid, StudyInput input) {
   for (size_t i = 0; i < inbox.size(); ++i) {
     Study* st = Find(uid);
     if (st == nullptr || core_->dead()) break;
-    StudyDecision d = DecideStudy(st->record, inbox[i], policy_, core_->clock()->Now());
+    StudyDecision d = DecideStudy(std::move(st->record), inbox[i], policy_, core_->clock()->Now());
     st->record = std::move(d.record);
     std::vector<StudyInput> follow_ups;
     Status s = Perform(*st, d.actions, &follow_ups);
@@ -360,11 +411,14 @@ void StudyController::Suggest(const Study& st, int count, std::vector<model::Ass
 void StudyController::CreateTrialJob(const Study& st, int64_t trial_id) {
   const model::Trial* trial = FindTrial(st, trial_id);
   if (trial == nullptr) return;
-  model::Job trial_job = TrialJob(st.record.job, st.record.spec, trial->id, trial->params);
+  model::Job trial_job = TrialJob(st.record.job, *st.record.spec, trial->id, trial->params);
   trial_job.uid = trial->job_uid;
   trial_job.create_time = core_->clock()->Now();
   trial_job.update_time = trial_job.create_time;
-  trial_job.spec_json = st.record.job.spec_json;
+  // A trial job holds its own spec (its record: the trial spec with its parameters) and
+  // a reference to its study (study_uid), never a copy of the study's request: that
+  // copy made every trial of a 0.9 MB study cost 0.8 MB on disk and 3.5 MB in memory.
+  // A trial job is read through its study (API reads of its uid are 404s).
   // Its creation comes back as a JobCommitted (announced then) or a TrialJobRefused.
   core_->Send(service::SubmitTrialJob{std::move(trial_job)});
 }
@@ -384,7 +438,7 @@ bool StudyController::StopTrialJob(const std::string& job_uid, const std::string
 
 void StudyController::AnnounceStart(Study& st, const model::Trial& trial) {
   Log(st, StartedLinePrefix(trial) + " (job " + trial.job_uid +
-              "): " + DescribeParams(st.record.spec, trial.params) + ".");
+              "): " + DescribeParams(*st.record.spec, trial.params) + ".");
 }
 
 std::string StudyController::StartedLinePrefix(const model::Trial& trial) {

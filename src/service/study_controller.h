@@ -42,6 +42,8 @@ inline constexpr DurationMicros kTrialPollInterval = 2 * 1000000;
 
 class StudyController {
  public:
+  // Live studies as API threads read them (and the memory budget counts them).
+  const PublishedJobs& published() const { return published_; }
   // `trial_root`: the host directory under which each trial job's metrics directory
   // lives (service/trial_jobs.h); "" = trials cannot report (every trial infeasible).
   // `at_commit_for_test`: as JobServiceOptions', for the study's own commits.
@@ -99,6 +101,13 @@ class StudyController {
   // be created or is gone) are decided next. Returns the first decision's outcome
   // (a failed commit), for Cancel.
   Status Drive(const std::string& uid, StudyInput input);
+  // Trial jobs that end together (a cancelled study's, a burst) are decided as one
+  // batch with one commit: the record holds each of their decisions, their lines are
+  // logged as decided (before the commit, as always) and every other action follows the
+  // commit, in order. One commit per trial end wrote the whole study (every trial's
+  // parameters) again each time: 1,000 trials took minutes to cancel.
+  void QueueTrialEnd(const std::string& study_uid, StudyInput input);
+  void DriveEnds(const std::string& uid);
   Status Perform(Study& st, const std::vector<StudyAction>& actions,
                  std::vector<StudyInput>* follow_ups);
   // Asks the tuner on a worker: a suggestion may take seconds (bench/tuner_latency
@@ -141,6 +150,8 @@ class StudyController {
   const std::function<AtCommit()> at_commit_for_test_;
   const StudyPolicy policy_;  // The defaults: a replica's metrics file where containers see it.
   std::map<std::string, Study> studies_;  // Loop thread only.
+  // Trial ends waiting for their study's batch (QueueTrialEnd). Loop thread only.
+  std::map<std::string, std::vector<StudyInput>> ended_;
   bool polling_ = false;
 
   PublishedJobs published_;  // Live studies, for API threads.

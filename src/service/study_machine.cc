@@ -49,8 +49,8 @@ Counts CountTrials(const model::Job& job) {
 // One decision: the record being changed and the actions so far.
 class Decider {
  public:
-  Decider(const StudyRecord& record, const StudyPolicy& policy, TimeMicros now)
-      : out_{record, {}}, policy_(policy), now_(now) {}
+  Decider(StudyRecord record, const StudyPolicy& policy, TimeMicros now)
+      : out_{std::move(record), {}}, policy_(policy), now_(now) {}
 
   StudyDecision Take() { return std::move(out_); }
 
@@ -76,7 +76,7 @@ class Decider {
 
  private:
   model::Job& job() { return out_.record.job; }
-  const model::StudySpec& spec() const { return out_.record.spec; }
+  const model::StudySpec& spec() const { return *out_.record.spec; }
   model::StudyProgress& progress() { return out_.record.job.study_progress; }
   bool Stopping() { return job().cancel_requested || !progress().failing.empty(); }
 
@@ -173,10 +173,12 @@ class Decider {
 
   void MetricsRead(const StudyInput& in) {
     model::Trial* t = FindActive(in.trial_id);
-    if (t == nullptr || t->state != model::TrialState::kActive) return;
+    if (t == nullptr || t->stopped_early) return;
     const int64_t skipped_before = t->skipped_lines_logged;
     const bool added = MergeMetrics(*t, in.metrics_text);
-    std::optional<std::string> stop = added ? StopReason(*t) : std::nullopt;
+    // A trial the study is stopping still reports; it is not stopped early again.
+    const bool active = t->state == model::TrialState::kActive;
+    std::optional<std::string> stop = added && active ? StopReason(*t) : std::nullopt;
     if (stop) {
       t->state = model::TrialState::kStopping;
       t->stopped_early = true;
@@ -305,12 +307,21 @@ class Decider {
   }
 
   // Their ends come back as kTrialJobEnded (or kTrialJobMissing for a job never
-  // created); the study ends once none is active.
+  // created); the study ends once none is active. Each trial is stopped once: it is
+  // STOPPING from then on, committed before its stop (a restarted daemon stops the
+  // jobs of STOPPING trials again). Stopping every active trial again at every trial's
+  // end sent a cancelled 1,000-trial study's jobs half a million cancels.
   void StopAll(const Counts& c) {
     const bool cancelled = job().cancel_requested;
-    for (const model::Trial& t : job().trials) {
-      if (model::IsTrialActive(t))
-        StopTrial(t, cancelled ? "The study was cancelled." : "The study failed.");
+    std::vector<const model::Trial*> stopping;
+    for (model::Trial& t : job().trials) {
+      if (t.state != model::TrialState::kActive) continue;
+      t.state = model::TrialState::kStopping;
+      stopping.push_back(&t);
+    }
+    if (!stopping.empty()) Commit();
+    for (const model::Trial* t : stopping) {
+      StopTrial(*t, cancelled ? "The study was cancelled." : "The study failed.");
     }
     if (c.active > 0) return;
     if (cancelled) {
@@ -414,9 +425,9 @@ const char* StudyInputKindName(StudyInputKind kind) {
   return nullptr;
 }
 
-StudyDecision DecideStudy(const StudyRecord& record, const StudyInput& input,
-                          const StudyPolicy& policy, TimeMicros now) {
-  Decider d(record, policy, now);
+StudyDecision DecideStudy(StudyRecord record, const StudyInput& input, const StudyPolicy& policy,
+                          TimeMicros now) {
+  Decider d(std::move(record), policy, now);
   d.Run(input);
   return d.Take();
 }

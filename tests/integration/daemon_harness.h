@@ -230,6 +230,14 @@ class Daemon {
     pid_ = -1;
   }
   bool Alive() const { return pid_ > 0 && waitpid(pid_, nullptr, WNOHANG) == 0; }
+  // The daemon's resident memory now (VmRSS), in KiB; 0 when it does not run.
+  long RssKb() const {
+    std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
+    for (std::string line; pid_ > 0 && std::getline(status, line);) {
+      if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+    }
+    return 0;
+  }
 
   std::string Log() const {
     std::ifstream in(dir_ / "daemon.log");

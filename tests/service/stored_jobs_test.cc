@@ -70,7 +70,9 @@ TEST_F(StoredJobsTest, AStudyThatCannotBeResumedIsFailedAndReported) {
     "hyperparameterMetricTag": "accuracy", "maxTrials": 2, "params": [{"parameterName": "x",
     "type": "DOUBLE", "minValue": 0, "maxValue": 1}]}}})"));
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
-  parsed->spec.study->params.clear();
+  model::StudySpec emptied = *parsed->spec.study;
+  emptied.params.clear();
+  parsed->spec.study = std::make_shared<const model::StudySpec>(std::move(emptied));
   model::Job study;
   study.uid = "1000000000000000005";
   study.dialect = model::Dialect::kMlV1;
