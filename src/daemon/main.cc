@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <spdlog/fmt/ranges.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -22,6 +23,7 @@
 #include "common/files.h"
 #include "common/random.h"
 #include "daemon/daemon_config.h"
+#include "daemon/data_dir.h"
 #include "executor/container/container_executor.h"
 #include "executor/container/local_registry.h"
 #include "executor/process_executor.h"
@@ -78,7 +80,7 @@ ty::Result<std::string> InstanceId(const std::string& data_dir) {
     if (in >> id && !id.empty()) return id;
   }
   const std::string id = ty::RandomHex(*ty::SystemRandom::Get(), 16);
-  RETURN_IF_ERROR(ty::WriteFileAtomically(path, id + "\n"));
+  RETURN_IF_ERROR(ty::WritePrivateFile(path, id + "\n"));
   return id;
 }
 
@@ -246,8 +248,7 @@ ty::Result<std::unique_ptr<ty::api::ApiServer>> StartReplicaApi(const DaemonConf
     bound = server->Start();
   }
   ASSIGN_OR_RETURN(int port, std::move(bound));
-  if (where.second == 0)
-    RETURN_IF_ERROR(ty::WriteFileAtomically(port_record, std::to_string(port)));
+  if (where.second == 0) RETURN_IF_ERROR(ty::WritePrivateFile(port_record, std::to_string(port)));
   service->SetReplicaStoragePort(port);
   spdlog::info("replicas reach the storage API on port {} ({})", port,
                slurm ? "Slurm's with their job's credential" : "from container networks");
@@ -315,6 +316,9 @@ ty::Result<ty::service::JobServiceOptions> ServiceOptionsFor(
   ty::service::JobServiceOptions so;
   so.stop_grace = static_cast<ty::DurationMicros>(cfg.stop_grace_seconds * 1e6);
   so.limits = cfg.limits;
+  so.max_work_bytes = ty::daemon::MaxWorkBytes(cfg);
+  spdlog::info("memory budget of unfinished work: {} MiB (max_daemon_memory)",
+               so.max_work_bytes >> 20);
   // Each trial job's cloudml-hypertune file (service/trial_jobs.h).
   so.trial_root = cfg.data_dir + "/trials";
   so.executor_name = cfg.executor;
@@ -431,9 +435,14 @@ int main(int argc, char** argv) {
   }
 
   std::error_code ec;
-  std::filesystem::create_directories(cfg.data_dir, ec);
+  // Private from its first moment (daemon/data_dir.h); an older, wider one is
+  // narrowed below.
+  std::filesystem::create_directories(
+      std::filesystem::absolute(cfg.data_dir, ec).lexically_normal().parent_path(), ec);
+  ::mkdir(cfg.data_dir.c_str(), 0700);
   std::filesystem::create_directories(cfg.bucket_root, ec);
   if (ec) return Fail(ty::Internal("cannot create " + cfg.bucket_root + ": " + ec.message()));
+  if (ty::Status s = ty::daemon::SecureDataDir(cfg.data_dir); !s.ok()) return Fail(s);
   // Absolute, because the engine reads a relative bind-mount source as a volume name
   // ("data/buckets" failed every replica) and the process executor changes directory.
   cfg.data_dir = std::filesystem::absolute(cfg.data_dir).lexically_normal().string();

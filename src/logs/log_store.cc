@@ -202,7 +202,7 @@ int LogStore::Impl::AppendFd(const std::string& uid, JobLog& job) {
   }
   const std::string path = PathOf(uid);
   // O_RDWR, not O_WRONLY: the repair check below reads the last byte.
-  int fd = open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  int fd = open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);  // The daemon's.
   if (fd < 0) {
     spdlog::warn("logs: cannot open {}: {}", path, ErrnoText());
     return -1;

@@ -476,5 +476,43 @@ TEST_F(DaemonTest, RootInAReplicaIsAnUnprivilegedUidOnTheHost) {
   EXPECT_EQ(daemon_->Get("/storage/v1/b/ns-data/o/out%2Fnew.txt?alt=media").body, "new\n");
 }
 
+// Issue 30 item 6: the data directory holds jobs' env (secrets) and logs; on 3c2a683 it
+// was 0755 and trainyard.db 0644, readable by any local user. A fresh one is private,
+// and one an older daemon left wider is narrowed at start, said once in the log.
+mode_t ModeOf(const std::string& path) {
+  struct stat st = {};
+  return ::stat(path.c_str(), &st) == 0 ? (st.st_mode & 07777) : 07777;
+}
+
+TEST_F(DaemonTest, TheDataDirectoryIsPrivateAndAnOlderWiderOneIsNarrowed) {
+  const std::string dir = daemon_->data_dir();
+  std::string id = IdOf(Create(VertexJob("echo secret-out")));
+  ASSERT_EQ(WaitDone(id)["state"], "JOB_STATE_SUCCEEDED");
+  EXPECT_EQ(ModeOf(dir), 0700u);
+  for (const char* f : {"/trainyard.db", "/trainyard.db-wal", "/instance-id"}) {
+    EXPECT_EQ(ModeOf(dir + f) & 077, 0u) << f << ": " << std::oct << ModeOf(dir + f);
+  }
+  std::vector<std::string> logs;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/logs")) {
+    if (e.is_regular_file()) logs.push_back(e.path().string());
+  }
+  ASSERT_FALSE(logs.empty());
+  for (const std::string& log : logs) EXPECT_EQ(ModeOf(log) & 077, 0u) << log;
+  daemon_->Stop();
+  ASSERT_EQ(::chmod(dir.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod((dir + "/trainyard.db").c_str(), 0644), 0);
+  ASSERT_EQ(::chmod(logs[0].c_str(), 0644), 0);
+  daemon_->Start();
+  EXPECT_EQ(ModeOf(dir), 0700u);
+  EXPECT_EQ(ModeOf(dir + "/trainyard.db"), 0600u);
+  EXPECT_EQ(ModeOf(logs[0]), 0600u);
+  const std::string log = daemon_->Log();
+  const size_t said = log.find("was mode 0755; now 0700");
+  EXPECT_NE(said, std::string::npos) << log;
+  EXPECT_EQ(log.find("was mode", said + 1), std::string::npos) << "once, at the restart: " << log;
+  EXPECT_NE(log.find("now 0600"), std::string::npos) << log;
+  EXPECT_EQ(daemon_->Get(std::string(kVertexBase) + "/" + id).status, 200);
+}
+
 }  // namespace
 }  // namespace ty::testing
