@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
 
 #include "fakes/fake_engine.h"
 
@@ -31,12 +34,56 @@ class PackageImagesTest : public ::testing::Test {
     PackageImages::Options options;
     options.bucket_root = root_.string();
     PackageImages images(&engine_, options);
-    return images.Prepare("img:1", uris, [] { return false; });
+    return images.Prepare("img:1", uris, InstallLimits{}, [] { return false; });
   }
 
   fs::path root_;
   testing::FakeEngine engine_;
 };
+
+// Issue 30 item 5: pip and a package's setup.py run within the pool's admitted share
+// (its CPUs, memory and a pids bound); an install killed for memory fails the launch
+// saying so, and pip's lines reach the job's log. On 3c2a683 the install container had
+// no limit at all, outside admission, for up to 15 minutes.
+TEST_F(PackageImagesTest, AnInstallRunsWithinThePoolsShareAndSaysWhenItRanOutOfMemory) {
+  PackageImages::Options options;
+  options.bucket_root = root_.string();
+  PackageImages images(&engine_, options);
+  InstallLimits limits;
+  limits.cpus = 2;
+  limits.memory_bytes = int64_t{1} << 30;
+  std::vector<std::string> said;
+  Result<std::string> result = Status::Ok();
+  std::thread install([&] {
+    result = images.Prepare(
+        "img:1", {"gs://b/dir/p.tar.gz"}, limits, [] { return false; },
+        [&](const std::string& line) { said.push_back(line); });
+  });
+  std::string name;
+  for (int i = 0; i < 500 && name.empty(); ++i) {
+    for (const std::string& n : engine_.ContainerNames()) {
+      if (n.rfind("ty-pkg-", 0) == 0 && engine_.IsRunning(n)) name = n;
+    }
+    if (name.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_FALSE(name.empty()) << "no install container ran";
+  const nlohmann::json host = engine_.CreateBody(name)["HostConfig"];
+  EXPECT_EQ(host["NanoCpus"], 2000000000);
+  EXPECT_EQ(host["Memory"], int64_t{1} << 30);
+  EXPECT_EQ(host["MemorySwap"], int64_t{1} << 30);
+  EXPECT_EQ(host["PidsLimit"], 4096);
+  engine_.Print(name, "Processing /packages/0/p.tar.gz");
+  engine_.Exit(name, 137, /*oom_killed=*/true);
+  install.join();
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(result.status().message().find("ran out of memory"), std::string::npos)
+      << result.status().message();
+  EXPECT_NE(result.status().message().find("1.00 GB"), std::string::npos)
+      << result.status().message();
+  EXPECT_NE(std::find(said.begin(), said.end(), "pip: Processing /packages/0/p.tar.gz"), said.end())
+      << ::testing::PrintToString(said);
+}
 
 TEST_F(PackageImagesTest, NoPackagesMeansTheImageItself) {
   Result<std::string> image = Prepare({});

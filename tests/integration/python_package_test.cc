@@ -60,14 +60,15 @@ class PythonPackageTest : public ::testing::Test {
     return out;
   }
 
-  // An sdist gs://pk-bkt/NAME-0.1.tar.gz of package NAME with `files` and `requires`.
+  // An sdist gs://pk-bkt/NAME-0.1.tar.gz of package NAME with `files` and `requires`;
+  // `setup_code` runs in its setup.py before setup().
   std::string Sdist(const std::string& name, const std::map<std::string, std::string>& files,
-                    const std::string& requirements = "") {
+                    const std::string& requirements = "", const std::string& setup_code = "") {
     fs::path root = fs::temp_directory_path() / ("ty-sdist-" + token_) / (name + "-0.1");
     fs::create_directories(root / name);
-    std::ofstream(root / "setup.py")
-        << "from setuptools import setup\nsetup(name='" << name << "', version='0.1', packages=['"
-        << name << "'], install_requires=[" << requirements << "])\n";
+    std::ofstream(root / "setup.py") << setup_code << "from setuptools import setup\nsetup(name='"
+                                     << name << "', version='0.1', packages=['" << name
+                                     << "'], install_requires=[" << requirements << "])\n";
     std::ofstream(root / name / "__init__.py") << "TOKEN = '" << token_ << "'\n";
     for (const auto& [file, text] : files) {
       std::ofstream(root / name / file, std::ios::app) << text;  // __init__.py: after TOKEN.
@@ -160,6 +161,22 @@ TEST_F(PythonPackageTest, AMissingRequirementFailsTheJobWithPipsMessage) {
   const std::string message = done["error"].value("message", "");
   EXPECT_NE(message.find("no-such-dependency-" + token_), std::string::npos) << message;
   EXPECT_NE(message.find("pip exited"), std::string::npos) << message;
+}
+
+// Issue 30 item 5: the install runs within the first pool's machine type (n1-highcpu-2:
+// 1.8 GB); a setup.py that takes 3 GB is killed and the job fails saying why, with
+// pip's lines in its log. On 3c2a683 the install had no memory limit at all.
+TEST_F(PythonPackageTest, AnInstallPastItsPoolsMemoryIsKilledAndTheJobSaysWhy) {
+  std::string trainer = Sdist("trainer", {{"task.py", kTask}}, "",
+                              "big = bytearray(3 << 30)\nprint('allocated', len(big))\n");
+  nlohmann::json pool = PackagePool(1, {trainer});
+  pool["machineSpec"]["machineType"] = "n1-highcpu-2";
+  nlohmann::json done = Run({pool});
+  ASSERT_EQ(done["state"], "JOB_STATE_FAILED") << done.dump();
+  const std::string message = done["error"].value("message", "");
+  EXPECT_NE(message.find("ran out of memory"), std::string::npos) << message;
+  EXPECT_NE(message.find("1.80 GB"), std::string::npos) << message;
+  EXPECT_NE(Logs().find("pip: "), std::string::npos) << Logs();
 }
 
 TEST_F(PythonPackageTest, APackageJobOfThreeReplicasInstallsOnce) {

@@ -89,6 +89,7 @@ std::string RenderContainerBody(const ContainerBody& b) {
     host["Memory"] = b.memory_bytes;
     host["MemorySwap"] = b.memory_bytes;
   }
+  if (b.pids_limit > 0) host["PidsLimit"] = b.pids_limit;
   if (!b.network.empty()) {
     host["NetworkMode"] = b.network;
     json endpoint = json::object();
@@ -171,6 +172,7 @@ std::string RenderLibpodBody(const ContainerBody& b, const std::string& name,
   if (b.memory_bytes > 0) {
     limits["memory"] = {{"limit", b.memory_bytes}, {"swap", b.memory_bytes}};
   }
+  if (b.pids_limit > 0) limits["pids"] = {{"limit", b.pids_limit}};
   if (!limits.empty()) body["resource_limits"] = limits;
   if (!b.netns_container.empty()) {
     body["netns"] = {{"nsmode", "container"}, {"value", b.netns_container}};

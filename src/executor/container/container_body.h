@@ -26,6 +26,7 @@ struct ContainerBody {
   std::vector<int> gpu_indices;    // DeviceRequests by device id (wins over nvidia_gpus).
   double cpu_limit = 0;            // NanoCpus; 0 = none.
   int64_t memory_bytes = 0;        // Memory (and MemorySwap: no swap beyond it); 0 = none.
+  int64_t pids_limit = 0;          // PidsLimit: processes and threads at once; 0 = the engine's.
   std::string network;             // "" = the default network.
   // Join this container's network namespace instead (a network slot's holder,
   // network_slots.h); "" = none. Excludes `network`.

@@ -358,8 +358,12 @@ Status ContainerExecutor::InstallPackages(AttemptSpec* attempt) {
       AttemptSpec one;
       one.replicas.push_back(r);
       RETURN_IF_ERROR(EnsureImages(one));  // The executor image, before pip runs in it.
+      // Within the pool's admitted share (its replica's grant), as its replicas run.
+      internal::InstallLimits limits;
+      limits.cpus = r.cpu_limit;
+      limits.memory_bytes = static_cast<int64_t>(r.memory_limit_gb * (1 << 30));
       Result<std::string> image = packages_->Prepare(
-          r.image, r.python_packages, [this] { return work_.shutting_down(); },
+          r.image, r.python_packages, limits, [this] { return work_.shutting_down(); },
           [&](const std::string& message) { SayLaunchWaits(*attempt, message); });
       if (!image.ok()) return image.status();
       it = prepared.emplace(key, *image).first;

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "executor/container/container_body.h"
@@ -36,6 +37,9 @@ constexpr int64_t kMaxPackageBytes = 2LL * 1024 * 1024 * 1024;
 // PIP_BREAK_SYSTEM_PACKAGES: Debian's Python refuses pip installs outside a venv
 // (PEP 668); in an image of its own that is what is wanted. Environment variables,
 // not flags, so an older pip in a user's image ignores what it does not know.
+// What the install script prints when its memory cgroup killed a process.
+constexpr char kOutOfMemoryLine[] = "trainyard: the install ran out of memory";
+
 std::string InstallScript(size_t count) {
   std::string find_links, targets;
   for (size_t i = 0; i < count; ++i) {
@@ -43,9 +47,17 @@ std::string InstallScript(size_t count) {
     find_links += " --find-links " + dir;
     targets += " " + dir + "/*";
   }
-  return "cd /tmp && exec python3 -m pip install --no-index --no-cache-dir "
+  // pip runs a package's build in a child: the kernel's OOM killer takes that child,
+  // pip exits 1 and the engine reports no OOM of the container. The container's own
+  // memory cgroup counts the kill (cgroup v2 memory.events, v1 memory.oom_control), so
+  // the script says so and exits 137 (plain sh, no grep: any executor image).
+  return "cd /tmp && python3 -m pip install --no-index --no-cache-dir "
          "--disable-pip-version-check --no-build-isolation" +
-         find_links + targets + " 2>&1";
+         find_links + targets +
+         " 2>&1; rc=$?; for f in /sys/fs/cgroup/memory.events "
+         "/sys/fs/cgroup/memory/memory.oom_control; do [ -r \"$f\" ] || continue; "
+         "while read -r k v; do if [ \"$k\" = oom_kill ] && [ \"$v\" != 0 ]; then echo \"" +
+         std::string(kOutOfMemoryLine) + "\"; exit 137; fi; done < \"$f\"; done; exit $rc";
 }
 
 std::string HexSha256(EVP_MD_CTX* ctx) {
@@ -192,6 +204,7 @@ Result<std::string> PackageImages::KeyFor(const std::string& image_id,
 
 Result<std::string> PackageImages::Prepare(const std::string& image,
                                            const std::vector<std::string>& packages,
+                                           const InstallLimits& limits,
                                            const std::function<bool()>& stop,
                                            const std::function<void(const std::string&)>& say) {
   if (packages.empty()) return image;
@@ -207,7 +220,7 @@ Result<std::string> PackageImages::Prepare(const std::string& image,
       " (pip, offline); replicas, trials and jobs with the same packages start from the result "
       "without installing.");
   const auto started = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(std::string pip_said, Install(image, staged.paths(), tag, stop));
+  ASSIGN_OR_RETURN(std::string pip_said, Install(image, staged.paths(), tag, limits, stop, say));
   char took[32];
   std::snprintf(took, sizeof took, "%.1f",
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
@@ -243,9 +256,14 @@ void PackageImages::Prune(const std::string& just_made) {
 
 Result<std::string> PackageImages::Install(const std::string& image,
                                            const std::vector<std::string>& host_paths,
-                                           const std::string& tag,
-                                           const std::function<bool()>& stop) {
+                                           const std::string& tag, const InstallLimits& limits,
+                                           const std::function<bool()>& stop,
+                                           const std::function<void(const std::string&)>& say) {
   ContainerBody body;
+  // Inside the job's admitted share: a setup.py runs whatever it likes.
+  body.cpu_limit = limits.cpus;
+  body.memory_bytes = limits.memory_bytes;
+  body.pids_limit = limits.pids;
   body.image = image;
   body.entrypoint = std::vector<std::string>{"/bin/sh", "-c"};
   body.cmd = std::vector<std::string>{InstallScript(host_paths.size())};
@@ -270,7 +288,23 @@ Result<std::string> PackageImages::Install(const std::string& image,
   Status done = engine_->StartContainer(*id);
   Result<int> exit_code = done.ok() ? RunToEnd(*id, stop) : Result<int>(done);
   std::string pip_said;
-  if (exit_code.ok() && *exit_code == 0) {
+  if (exit_code.ok()) {
+    std::istringstream lines(LastLines(*id, kSaidLines));
+    for (std::string line; std::getline(lines, line);) say("pip: " + line);
+  }
+  Result<ContainerState> ended =
+      exit_code.ok() ? engine_->InspectContainer(*id) : Result<ContainerState>(exit_code.status());
+  const bool oom = exit_code.ok() && *exit_code != 0 &&
+                   ((ended.ok() && ended->oom_killed) ||
+                    LastLines(*id, 1).find(kOutOfMemoryLine) != std::string::npos);
+  if (oom) {
+    char gb[32];
+    std::snprintf(gb, sizeof gb, "%.2f", static_cast<double>(limits.memory_bytes) / (1 << 30));
+    done = FailedPrecondition(
+        "installing the Python packages ran out of memory: the install runs within the first "
+        "pool's machine type, " +
+        std::string(gb) + " GB here (pip or a package's setup.py used more)");
+  } else if (exit_code.ok() && *exit_code == 0) {
     pip_said = LastLines(*id, 1);
     done = engine_->CommitContainer(*id, kPackageImageRepo, tag);
   } else if (exit_code.ok()) {

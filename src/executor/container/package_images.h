@@ -31,6 +31,14 @@ namespace ty::executor::internal {
 
 inline constexpr char kPackageImageRepo[] = "localhost/trainyard/packages";
 
+// What one install may use: the pool's admitted share (its first replica's grant), so
+// pip and a package's setup.py run inside the resources admission gave the job.
+struct InstallLimits {
+  double cpus = 0;           // 0 = no CPU limit.
+  int64_t memory_bytes = 0;  // 0 = no memory limit.
+  int64_t pids = 4096;       // Processes and threads at once (a fork bomb in setup.py).
+};
+
 class PackageImages {
  public:
   struct Options {
@@ -38,7 +46,9 @@ class PackageImages {
     uint32_t userns_base = 0;  // The replicas' user namespace (0 = host ids).
     bool native_create = false;
     std::map<std::string, std::string> labels;  // On the install container.
-    int64_t timeout_ms = 15LL * 60 * 1000;      // An install that runs longer fails.
+    // An install that runs longer fails (DeadlineExceeded naming it). Documented in the
+    // README: 15 minutes, far past a pip install of wheels and sdists without network.
+    int64_t timeout_ms = 15LL * 60 * 1000;
     // Installed images kept: after each new install the oldest beyond this many are
     // removed (never one a container uses), so distinct packages cannot fill the disk.
     size_t keep_images = 32;
@@ -52,10 +62,13 @@ class PackageImages {
   // runs (the daemon stopping); true abandons the install.
   // `say` gets what the job's log should tell: that pip runs (not when the image exists
   // already), then pip's last line ("Successfully installed trainer-0.1") and how long.
+  // `limits`: the pool's grant; an install killed for memory fails saying so. pip's
+  // output goes to `say` too, each line as "pip: ...", at most kSaidLines of them.
   Result<std::string> Prepare(
       const std::string& image, const std::vector<std::string>& packages,
-      const std::function<bool()>& stop,
+      const InstallLimits& limits, const std::function<bool()>& stop,
       const std::function<void(const std::string&)>& say = [](const std::string&) {});
+  static constexpr size_t kSaidLines = 200;
 
   // The tag Prepare uses for these inputs: a hash of the image id and of each
   // package's URI and contents. Exposed for tests.
@@ -70,7 +83,9 @@ class PackageImages {
  private:
   // pip's last line on success.
   Result<std::string> Install(const std::string& image, const std::vector<std::string>& host_paths,
-                              const std::string& tag, const std::function<bool()>& stop);
+                              const std::string& tag, const InstallLimits& limits,
+                              const std::function<bool()>& stop,
+                              const std::function<void(const std::string&)>& say);
   Result<int> RunToEnd(const std::string& id, const std::function<bool()>& stop);
   std::string LastLines(const std::string& id, size_t n);
 
