@@ -1,6 +1,8 @@
 // Router::Handle: path matching and the helpers shared by the endpoint files.
 #include "api/handlers.h"
 
+#include <spdlog/spdlog.h>
+
 #include <exception>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -271,7 +273,11 @@ Router::Router(service::JobService* service, gcs::ObjectStore* storage, bool sto
       storage_(storage),
       storage_only_(storage_only),
       gate_(std::move(gate)),
-      sessions_(storage != nullptr ? std::make_unique<gcs::UploadSessions>(storage) : nullptr) {}
+      sessions_(storage != nullptr ? std::make_unique<gcs::UploadSessions>(storage) : nullptr) {
+  if (sessions_) {
+    for (const std::string& why : sessions_->set_aside()) spdlog::warn("storage: {}", why);
+  }
+}
 Router::~Router() = default;
 
 std::optional<std::string> Router::SpoolFileFor(const HttpRequest& head) const {

@@ -19,6 +19,11 @@ Status WritePrivateFile(const std::string& path, const std::string& data);
 // The whole file. NotFound when it does not exist, Internal on other failures.
 Result<std::string> ReadFile(const std::string& path);
 
+// A file of the daemon's own state read back as untrusted: only a regular file (never
+// through a link, never a FIFO, which would block the reader for ever), at most
+// `max_bytes` (DataLoss past it, read no further). NotFound when it does not exist.
+Result<std::string> ReadStateFile(const std::string& path, size_t max_bytes);
+
 // Percent-encodes everything but RFC 3986 unreserved characters, for one path
 // segment or query value.
 std::string UrlEncode(std::string_view value);

@@ -275,6 +275,7 @@ ty::Result<std::unique_ptr<ty::gcs::ObjectStore>> OpenObjectStore(
   ASSIGN_OR_RETURN(auto objects,
                    ty::gcs::ObjectStore::Open(cfg.bucket_root, cfg.data_dir + "/storage",
                                               ty::SystemClock::Get()));
+  for (const std::string& why : objects->set_aside()) spdlog::error("storage: {}", why);
   if (uint32_t base = executor->ReplicaUidBase(); base > 0) {
     RETURN_IF_ERROR(objects->SetObjectOwner(base));
     spdlog::info("replicas run in user namespaces: their root is uid {} on the host", base);

@@ -155,8 +155,11 @@ bool FromMeta(const json& m, const struct stat& st, ObjectInfo* info) {
   return (!info->md5_b64.empty() || info->component_count > 0) && !info->crc32c_b64.empty();
 }
 
+// The daemon's own JSON files (owners, sidecars), read back as untrusted: a regular
+// file of a bounded size, else nothing (null).
 json ReadJsonFile(const std::string& path) {
-  Result<std::string> text = ReadFile(path);
+  constexpr size_t kMaxStateJson = 64 << 20;  // owners.json of a million buckets.
+  Result<std::string> text = ReadStateFile(path, kMaxStateJson);
   return text.ok() ? json::parse(*text, nullptr, /*allow_exceptions=*/false) : json();
 }
 
@@ -345,8 +348,21 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& root,
   std::unique_ptr<ObjectStore> store(
       new ObjectStore(root, state_dir, clock != nullptr ? clock : SystemClock::Get()));
   // Owners: a map of valid bucket names to project ids; anything else in the file is
-  // dropped (it is the daemon's own file, but read back as untrusted all the same).
-  json owners = ReadJsonFile(state_dir + "/owners.json");
+  // dropped (it is the daemon's own file, but read back as untrusted all the same). A
+  // file that is no such map is set aside with why, never overwritten: every bucket is
+  // then no project's (admins only) until an admin assigns it, which fails closed.
+  const std::string owners_path = state_dir + "/owners.json";
+  Result<std::string> text = ReadStateFile(owners_path, 64 << 20);
+  json owners = text.ok() ? json::parse(*text, nullptr, /*allow_exceptions=*/false) : json();
+  if ((!text.ok() && text.status().code() != StatusCode::kNotFound) ||
+      (text.ok() && !owners.is_object())) {
+    const std::string why = text.ok() ? "not a JSON object" : text.status().message();
+    const std::string aside = owners_path + ".set-aside";
+    std::filesystem::rename(owners_path, aside, ec);
+    store->set_aside_.push_back(owners_path + " set aside (" + why + ") as " + aside +
+                                ": every bucket is no project's until an admin assigns it "
+                                "(trainyard buckets assign BUCKET PROJECT)");
+  }
   if (owners.is_object()) {
     for (const auto& [bucket, project] : owners.items()) {
       if (project.is_string() && CheckBucketName(bucket).ok()) {

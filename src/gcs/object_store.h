@@ -170,6 +170,9 @@ class ObjectStore {
   Status ClaimBuckets(const std::string& project, const std::vector<std::string>& buckets);
   // An admin's act: `bucket` (which must exist: NotFound) becomes `project`'s.
   Status AssignBucket(const std::string& bucket, const std::string& project);
+  // What Open found damaged and set aside (the owners file), each with why; the daemon
+  // logs them.
+  const std::vector<std::string>& set_aside() const { return set_aside_; }
   // The buckets `project` owns, sorted; "" (no owner) for BucketOwner of an unowned one.
   std::vector<std::string> BucketsOwnedBy(const std::string& project) const;
   std::string BucketOwner(const std::string& bucket) const;
@@ -261,6 +264,7 @@ class ObjectStore {
   int64_t last_generation_ = 0;
   mutable std::mutex owners_mu_;
   std::map<std::string, std::string> owners_;  // bucket -> project; owners.json.
+  std::vector<std::string> set_aside_;         // Written by Open only.
   std::unique_ptr<HashQueue> hashes_;          // Last: its worker calls into the members above.
 };
 

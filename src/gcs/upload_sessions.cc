@@ -108,11 +108,16 @@ UploadSessions::UploadSessions(ObjectStore* store, Random* random)
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     // The bytes' path is derived from the id, never read from the file.
     const std::string id = entry.path().stem().string();
-    Result<std::string> text = ReadFile(entry.path().string());
+    // A session file is a few hundred bytes; anything else (a FIFO would block the
+    // start for ever, a link, a huge file) is no session and goes.
+    Result<std::string> text = ReadStateFile(entry.path().string(), 1 << 20);
     std::optional<UploadSession> s = FromJson(
         nlohmann::json::parse(text.ok() ? *text : "", nullptr, /*allow_exceptions=*/false));
     if (!s || !IsSessionId(id) || entry.path().extension() != ".json" ||
         !std::filesystem::is_regular_file(StagedFile(id), ec)) {
+      set_aside_.push_back(entry.path().string() + " is no upload session (" +
+                           (text.ok() ? std::string("not one") : text.status().message()) +
+                           "): removed");
       std::filesystem::remove(entry.path(), ec);
       continue;
     }

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/random.h"
 #include "gcs/object_store.h"
@@ -65,6 +66,8 @@ class UploadSessions {
   // nullopt for an unknown id. A request to a session is authorised by the bucket in
   // its URL, so the API answers 404 unless that bucket is this one.
   std::optional<std::string> BucketOf(const std::string& id);
+  // Session files the constructor found to be no session and removed, each with why.
+  const std::vector<std::string>& set_aside() const { return set_aside_; }
   // Drops a session and its bytes (DELETE of the session URL). OK if unknown.
   void Cancel(const std::string& id);
 
@@ -82,6 +85,7 @@ class UploadSessions {
   std::mutex mu_;
   std::map<std::string, UploadSession> sessions_;
   std::map<std::string, ObjectInfo> finished_;  // A repeated final PUT answers again.
+  std::vector<std::string> set_aside_;          // Written by the constructor only.
 };
 
 }  // namespace ty::gcs

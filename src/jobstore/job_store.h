@@ -93,6 +93,12 @@ class JobStore {
   virtual Status AppendEvent(const std::string& uid, const model::JobEvent& event) = 0;
   // Oldest first.
   virtual Result<std::vector<model::JobEvent>> ListEvents(const std::string& uid) = 0;
+
+  // Rows lists and loads skipped because they could not be read back (a damaged or
+  // hostile row: an unknown state or kind, trials that do not decode, a value larger
+  // than any request makes), each "job UID: why"; the daemon serves on without them
+  // and /healthz lists them. Empty for stores that cannot hold such rows.
+  virtual std::vector<std::string> SetAsideRows() const { return {}; }
 };
 
 }  // namespace ty::jobstore

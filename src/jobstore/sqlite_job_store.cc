@@ -1,6 +1,7 @@
 #include "jobstore/sqlite_job_store.h"
 
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -224,6 +225,7 @@ class SqliteJobStore::Statement {
   std::optional<int64_t> OptInt(int col) const {
     return IsNull(col) ? std::nullopt : std::optional<int64_t>(Int(col));
   }
+  int Bytes(int col) const { return sqlite3_column_bytes(stmt_, col); }
   std::string Text(int col) const {
     const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, col));
     return p ? std::string(p, sqlite3_column_bytes(stmt_, col)) : std::string();
@@ -415,11 +417,27 @@ void BindMutableColumns(Stmt& st, int first, const model::Job& job) {
   }
 }
 
-// Reads a row selected with kJobColumns. DataLoss for values this code cannot name.
+// The most a column a request fills may hold when read back: a request body is a few
+// MiB; a study's trials (10,000 of 100 parameters) some hundreds. A row past them was
+// not written by the daemon and is not read into memory.
+constexpr int kMaxSpecColumnBytes = 64 << 20;
+constexpr int kMaxTrialsColumnBytes = 512 << 20;
+
+// Reads a row selected with kJobColumns. DataLoss for values this code cannot name, or
+// out of range, or larger than the bounds above.
 template <typename Stmt>
 Result<model::Job> ReadJobRow(const Stmt& st) {
   model::Job job;
   job.uid = st.Text(0);
+  for (auto [col, max] : {std::pair{5, kMaxSpecColumnBytes}, std::pair{26, kMaxSpecColumnBytes},
+                          std::pair{25, kMaxSpecColumnBytes}, std::pair{27, kMaxSpecColumnBytes},
+                          std::pair{29, kMaxTrialsColumnBytes}}) {
+    if (st.Bytes(col) > max) {
+      return Status(StatusCode::kDataLoss, "job " + job.uid + ": column " + std::to_string(col) +
+                                               " holds " + std::to_string(st.Bytes(col)) +
+                                               " bytes, more than any request makes");
+    }
+  }
   std::optional<model::Dialect> dialect = internal::DialectFromName(st.Text(1));
   std::optional<model::JobState> state = model::JobStateFromName(st.Text(6));
   if (!dialect || !state) {
@@ -465,6 +483,11 @@ Result<model::Job> ReadJobRow(const Stmt& st) {
   }
   job.study_uid = st.Text(30);
   job.trial_id = st.Int(31);
+  if (st.Int(18) < 0 || st.Int(18) > (1 << 20) || st.Int(28) < 0 || st.Int(28) > (1 << 20) ||
+      job.trial_id < 0) {
+    return Status(StatusCode::kDataLoss,
+                  "job " + job.uid + ": its attempt, preemptions or trial id is out of range");
+  }
   Result<model::StudyProgress> progress = model::DecodeStudyProgress(st.Text(32));
   if (!progress.ok()) return progress.status().WithContext("job " + job.uid);
   job.study_progress = std::move(*progress);
@@ -495,6 +518,14 @@ Result<model::ReplicaRecord> ReadReplicaRow(const Stmt& st, int c, const std::st
   r.restarts = static_cast<int>(st.Int(c + 8));
   r.start_time = st.Int(c + 9);
   r.end_time = st.Int(c + 10);
+  // Indexes the service takes into a spec and its attempts: in range, or no replica.
+  if (st.Int(c + 0) < 0 || st.Int(c + 0) >= model::kMaxPools || st.Int(c + 1) < 0 ||
+      st.Int(c + 1) > (1 << 20) || st.Int(c + 2) < 0 || st.Int(c + 2) > (1 << 20) ||
+      st.Int(c + 8) < 0 || st.Int(c + 8) > (1 << 20)) {
+    return Status(StatusCode::kDataLoss, "job " + uid +
+                                             ": a replica's pool, index, attempt or "
+                                             "restarts is out of range");
+  }
   return r;
 }
 
@@ -693,12 +724,25 @@ Result<std::vector<model::Job>> SqliteJobStore::ListWhere(const std::string& whe
     while (true) {
       ASSIGN_OR_RETURN(bool row, st.Step("list jobs"));
       if (!row) break;
-      ASSIGN_OR_RETURN(model::Job job, ReadJobRow(st));
-      jobs.push_back(std::move(job));
+      Result<model::Job> job = ReadJobRow(st);
+      if (!job.ok()) {
+        SetAside(st.Text(0), job.status());
+        continue;
+      }
+      jobs.push_back(std::move(job).value());
     }
   }
   if (replicas) {
-    for (model::Job& job : jobs) RETURN_IF_ERROR(LoadReplicas(job));
+    for (auto it = jobs.begin(); it != jobs.end();) {
+      Status loaded = LoadReplicas(*it);
+      if (loaded.code() != StatusCode::kDataLoss) RETURN_IF_ERROR(loaded);
+      if (loaded.ok()) {
+        ++it;
+        continue;
+      }
+      SetAside(it->uid, loaded);
+      it = jobs.erase(it);
+    }
   }
   RETURN_IF_ERROR(txn.Commit());
   return jobs;
@@ -732,13 +776,32 @@ Result<std::vector<model::Job>> SqliteJobStore::ListJobsPage(const PageQuery& qu
     while (query.max_bytes == 0 || bytes < query.max_bytes) {
       ASSIGN_OR_RETURN(bool row, st.Step("list a page of jobs"));
       if (!row) break;
-      ASSIGN_OR_RETURN(model::Job job, ReadJobRow(st));
-      bytes += model::ApproxRecordBytes(job);
-      jobs.push_back(std::move(job));
+      Result<model::Job> job = ReadJobRow(st);
+      if (!job.ok()) {
+        SetAside(st.Text(0), job.status());
+        continue;
+      }
+      bytes += model::ApproxRecordBytes(*job);
+      jobs.push_back(std::move(job).value());
     }
   }
   RETURN_IF_ERROR(txn.Commit());
   return jobs;
+}
+
+void SqliteJobStore::SetAside(const std::string& uid, const Status& why) {
+  constexpr size_t kKept = 1000;  // Each is logged; beyond this many only logged.
+  if (set_aside_.count(uid) > 0) return;
+  spdlog::error("store: the row of job {} cannot be read back and is set aside: {}", uid,
+                why.message());
+  if (set_aside_.size() < kKept) set_aside_[uid] = why.message();
+}
+
+std::vector<std::string> SqliteJobStore::SetAsideRows() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& [uid, why] : set_aside_) out.push_back("job " + uid + ": " + why);
+  return out;
 }
 
 Result<std::string> SqliteJobStore::LastUid() {

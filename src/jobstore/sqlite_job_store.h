@@ -29,6 +29,7 @@
 // (writes take BEGIN IMMEDIATE; busy_timeout waits for other writers).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -74,6 +75,7 @@ class SqliteJobStore : public JobStore {
   Result<Deletion> GetDeletion(const std::string& uid) override;
   Status AppendEvent(const std::string& uid, const model::JobEvent& event) override;
   Result<std::vector<model::JobEvent>> ListEvents(const std::string& uid) override;
+  std::vector<std::string> SetAsideRows() const override;
 
  private:
   class Statement;
@@ -94,8 +96,12 @@ class SqliteJobStore : public JobStore {
   Status LoadReplicas(model::Job& job);
   Result<std::vector<model::Job>> ListWhere(const std::string& where_and_order, bool replicas);
   Status WriteReplicas(const model::Job& job);
+  // Records (once, logged) that the row of `uid` is set aside for `why`.
+  // REQUIRES: mu_ held.
+  void SetAside(const std::string& uid, const Status& why);
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
+  std::map<std::string, std::string> set_aside_;          // uid -> why. GUARDED_BY(mu_).
   sqlite3* db_;                                           // GUARDED_BY(mu_); owned.
   std::unordered_map<std::string, sqlite3_stmt*> stmts_;  // GUARDED_BY(mu_); owned.
 };

@@ -90,6 +90,7 @@ class FinishedJobs : public jobstore::JobStore {
   Status AppendEvent(const std::string& uid, const model::JobEvent& event) override {
     return inner_->AppendEvent(uid, event);
   }
+  std::vector<std::string> SetAsideRows() const override { return inner_->SetAsideRows(); }
   Result<std::vector<model::JobEvent>> ListEvents(const std::string& uid) override {
     return inner_->ListEvents(uid);
   }

@@ -158,6 +158,7 @@ void JobService::Shutdown() {
 std::vector<std::string> JobService::problems() const {
   std::vector<std::string> all = jobs_->problems();
   for (std::string& p : studies_->problems()) all.push_back(std::move(p));
+  for (std::string& p : store_->SetAsideRows()) all.push_back("set aside: " + std::move(p));
   return all;
 }
 

@@ -275,6 +275,37 @@ TEST_F(ObjectStoreTest, SessionIdsComeFromTheInjectedRandomSource) {
 
 // gcloud keeps a session URL across runs (its tracker files) and fails a copy whose
 // session the server forgot: sessions outlive the daemon.
+// Issue 30 item 7: the store's own files read back as untrusted. A damaged owners
+// file is set aside with why (every bucket then no project's, admins only: fail
+// closed), never overwritten; session files that are FIFOs, links, huge or garbage are
+// no sessions, and none of them blocks or bloats the start.
+TEST_F(ObjectStoreTest, PoisonedOwnersAndSessionFilesAreSetAside) {
+  ASSERT_TRUE(store_->CreateBucket("a-data", "tenant-a").ok());
+  const std::filesystem::path owners = state_ / "owners.json";
+  std::ofstream(owners, std::ios::trunc) << "[\"not\", \"a map\"";
+  const std::filesystem::path sessions = state_ / "sessions";
+  std::filesystem::create_directories(sessions);
+  ASSERT_EQ(::mkfifo((sessions / "0123456789abcdef0123456789abcdef.json").c_str(), 0600), 0);
+  std::ofstream(sessions / "00000000000000000000000000000001.json") << std::string(2 << 20, '{');
+  std::filesystem::create_symlink("/etc/passwd",
+                                  sessions / "00000000000000000000000000000002.json");
+  std::ofstream(sessions / "garbage.json") << "{\"bucket\":";
+  auto reopened = ObjectStore::Open(root_.string(), state_.string(), nullptr);
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  store_ = std::move(*reopened);
+  EXPECT_EQ(store_->BucketOwner("a-data"), "");
+  EXPECT_TRUE(std::filesystem::exists(state_ / "owners.json.set-aside"));
+  EXPECT_EQ(store_->set_aside().size(), 1u);
+  UploadSessions loaded(store_.get());  // Returns: nothing blocked on the FIFO.
+  EXPECT_EQ(loaded.set_aside().size(), 4u) << ::testing::PrintToString(loaded.set_aside());
+  EXPECT_TRUE(std::filesystem::is_empty(sessions));
+  // An owners file that is a FIFO does not block the start either.
+  ASSERT_EQ(::mkfifo(owners.c_str(), 0600), 0);
+  ASSERT_TRUE(ObjectStore::Open(root_.string(), state_.string(), nullptr).ok());
+  ASSERT_TRUE(store_->AssignBucket("a-data", "tenant-a").ok());
+  EXPECT_EQ(store_->BucketOwner("a-data"), "tenant-a");
+}
+
 TEST_F(ObjectStoreTest, ResumableSessionsSurviveARestart) {
   std::string id;
   std::string chunk = root_.string() + "-chunk";
