@@ -407,6 +407,11 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
   int sig = 0;
   sigwait(&stop_signals, &sig);
   spdlog::info("signal {}: shutting down (running replicas keep running)", sig);
+  // Nothing starts once the shutdown has begun: no launch (a launch in flight is
+  // finished or never started; the API may still be draining requests), and no
+  // registry started again after the signal that began it ended the registry too.
+  (*service)->BeginShutdown();
+  if (registry) registry->Stop();
   (*api)->Stop();
   if (*replica_api) (*replica_api)->Stop();
   (*service)->Shutdown();

@@ -122,6 +122,9 @@ struct ExecutorEvent {
   int exit_code = 0;                // kReplicaExited.
   std::optional<int> signal;        // kReplicaExited: the process died of this signal.
   bool oom_killed = false;          // kReplicaExited.
+  // kReplicaExited: when the backend says the replica ended (0 = unknown: now). An
+  // exit the executor learns of late (an engine outage, the daemon frozen) ends then.
+  TimeMicros finished_at = 0;
   // kLaunchFailed: why, e.g. "image pull failed: ...". kAttemptStarted: how, when
   // worth saying (e.g. "started from warm sandboxes"). kLaunchWaiting: for what.
   std::string message;

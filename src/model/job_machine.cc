@@ -323,7 +323,8 @@ void Machine::ReplicaExited(const JobInput& in) {
   rec->signal = in.signal;
   // An exit replayed at recovery happened while no daemon watched: its time is the
   // backend's, and the job ends then if this exit ends it (not at the restart).
-  rec->end_time = in.exit_time > 0 && in.exit_time <= now_ ? in.exit_time : now_;
+  rec->end_time =
+      in.exit_time > 0 && in.exit_time <= now_ ? std::max(in.exit_time, rec->start_time) : now_;
   end_time_ = std::max(end_time_, rec->end_time);
   const bool stopping = job().ending.has_value();
   if (in.exit_code == 0) {

@@ -85,10 +85,12 @@ struct JobInput {
   int attempt = 0;  // Executor inputs: the attempt they concern.
   int pool = -1;    // Replica inputs.
   int index = -1;
-  int exit_code = 0;                      // kReplicaExited.
-  std::optional<int> signal;              // kReplicaExited: died of this signal.
-  bool oom_killed = false;                // kReplicaExited.
-  TimeMicros exit_time = 0;               // kReplicaExited: when, if not now (recovery).
+  int exit_code = 0;          // kReplicaExited.
+  std::optional<int> signal;  // kReplicaExited: died of this signal.
+  bool oom_killed = false;    // kReplicaExited.
+  // kReplicaExited: when the backend says it ended, if not now (recovery, an exit
+  // learnt late); never before the replica's start.
+  TimeMicros exit_time = 0;
   TimeMicros image_ready_time = 0;        // kAttemptStarted.
   std::string message;                    // Launch/restart failure, how it started, cancel reason.
   std::vector<std::string> log_tail;      // kReplicaExited: the replica's last log lines.

@@ -42,6 +42,7 @@ model::JobInput InputOf(const executor::ExecutorEvent& event) {
       in.exit_code = event.exit_code;
       in.signal = event.signal;
       in.oom_killed = event.oom_killed;
+      in.exit_time = event.finished_at;
       break;
   }
   return in;

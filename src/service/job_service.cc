@@ -148,10 +148,14 @@ Status JobService::Start() {
   return Status::Ok();
 }
 
+void JobService::BeginShutdown() {
+  for (const auto& b : backends_.all()) b->executor->BeginShutdown();
+}
+
 void JobService::Shutdown() {
   // First, so that a blocking executor call in the worker pool (a launch waiting for
   // the engine, a removal riding out a busy mount) ends before the pool is joined.
-  for (const auto& b : backends_.all()) b->executor->BeginShutdown();
+  BeginShutdown();
   if (core_) core_->Shutdown();
 }
 

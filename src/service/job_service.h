@@ -145,8 +145,11 @@ class JobService {
   executor::BackendHealth backend_health() const { return backends_.Health(); }
   // Manual loop only: runs everything due; returns how many tasks ran.
   int RunUntilIdleForTest();
+  // The shutdown's first step: no executor starts anything from now on (a launch in
+  // flight is finished or never started); the loop still runs. Idempotent.
+  void BeginShutdown();
   // Stops the loop and the worker pool. Running replicas are left running: a
-  // restarted daemon re-attaches to them (DESIGN.md §3).
+  // restarted daemon re-attaches to them.
   void Shutdown();
 
   // InvalidArgument for a bad spec; AlreadyExists for a duplicate ml v1 jobId.

@@ -279,13 +279,15 @@ class Daemon {
     return last;
   }
 
- private:
+  // The daemon's instance id (its containers' trainyard.instance label).
   std::string Instance() const {
     std::ifstream id_file(data_dir_ + "/instance-id");
     std::string instance;
     id_file >> instance;
     return instance;
   }
+
+ private:
   // Sandbox containers of this daemon whose claim.json contains `needle`; "" =
   // those without a claim.
   std::vector<std::string> Sandboxes(const std::string& needle) {

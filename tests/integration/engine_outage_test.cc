@@ -3,8 +3,11 @@
 // it would have. The daemon reaches the engine through a symlink the test removes.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
+#include "common/time.h"
 #include "integration/daemon_harness.h"
 
 namespace ty::testing {
@@ -92,6 +95,35 @@ TEST_F(EngineOutageTest, HealthAndMetricsSayTheEngineIsGoneAndTheJobStillSucceed
   nlohmann::json done = daemon_->WaitForField(
       path, "state", {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED"}, 60);
   EXPECT_EQ(done["state"], "JOB_STATE_SUCCEEDED") << done.dump();
+}
+
+// Issue 30 item 6: a replica that exits while the engine does not answer ends the job
+// at the engine's own finish time, not when the engine came back (11.7 s late on
+// 3c2a683).
+TEST_F(EngineOutageTest, AnExitDuringTheOutageKeepsTheEnginesFinishTime) {
+  nlohmann::json body = {
+      {"displayName", "outage-exit"},
+      {"jobSpec",
+       {{"workerPoolSpecs",
+         {{{"machineSpec", {{"machineType", "n1-standard-4"}}},
+           {"replicaCount", "1"},
+           {"containerSpec",
+            {{"imageUri", kTestImage}, {"command", {"sh", "-c", "sleep 1; echo done"}}}}}}}}}};
+  HttpReply created = daemon_->Post(kBase, body.dump());
+  ASSERT_EQ(created.status, 200) << created.body;
+  const std::string path = std::string(kBase) + "/" + IdOf(created.Json());
+  daemon_->WaitForField(path, "state", {"JOB_STATE_RUNNING"});
+  std::filesystem::remove(link_);
+  std::this_thread::sleep_for(std::chrono::seconds(6));  // The replica exits meanwhile.
+  const TimeMicros restored = SystemClock::Get()->Now();
+  Restore();
+  nlohmann::json done = daemon_->WaitForField(
+      path, "state", {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED"}, 60);
+  ASSERT_EQ(done["state"], "JOB_STATE_SUCCEEDED") << done.dump();
+  Result<TimeMicros> end = ParseRfc3339(done.value("endTime", ""));
+  ASSERT_TRUE(end.ok()) << done.dump();
+  EXPECT_LT(*end, restored - 2000000) << "endTime " << done["endTime"] << " is when the engine "
+                                      << "came back, not when the replica exited";
 }
 
 }  // namespace

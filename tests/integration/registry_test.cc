@@ -166,6 +166,36 @@ TEST_F(RegistryTest, ImagesPushedByGoogleNamesRunByThoseNamesAfterTheLocalCopyIs
   EXPECT_EQ(pulled.rc, 0) << pulled.out << pulled.err;
 }
 
+// Issue 30 item 2 (its first part): a tag pushed again runs on the next launch. On
+// 3c2a683 a launch pulled only when the engine lacked the name, so the first image the
+// engine got under a name ran for ever, whatever was pushed after.
+TEST_F(RegistryTest, ATagPushedAgainRunsOnTheNextJob) {
+  const std::string gcr = "gcr.io/rp/retag-" + suffix_ + ":v1";
+  const std::string mirror = address_ + "/rp/retag-" + suffix_ + ":v1";
+  const std::string second = "localhost/retag-second-" + suffix_ + ":1";
+  made_ = {gcr, mirror, second};
+  auto image_saying = [&](const std::string& word, const std::string& tag) {
+    std::ofstream(dir_ / "Dockerfile", std::ios::trunc)
+        << "FROM " << kTestImage << "\nENTRYPOINT [\"echo\", \"" << word << "\"]\n";
+    return RunProcess({"podman", "build", "-q", "-t", tag, dir_.string()});
+  };
+  ASSERT_EQ(image_saying("first-build", gcr).rc, 0);
+  ProcessRun pushed = AsConfiguredMachine("podman push -q " + gcr + "\npodman rmi " + gcr);
+  ASSERT_EQ(pushed.rc, 0) << pushed.out << pushed.err;
+  ASSERT_EQ(RunJob({gcr}).value("state", ""), "JOB_STATE_SUCCEEDED");
+  EXPECT_THAT(daemon_->Get(path_ + "/logs").body, HasSubstr("first-build"));
+  ASSERT_TRUE(EngineHasImage(gcr));  // The engine keeps the first image under the name.
+  // Another machine pushes a new image under the same tag.
+  ASSERT_EQ(image_saying("second-build", second).rc, 0);
+  ProcessRun repushed =
+      RunProcess({"podman", "push", "-q", "--tls-verify=false", second, "docker://" + mirror});
+  ASSERT_EQ(repushed.rc, 0) << repushed.err;
+  ASSERT_EQ(RunJob({gcr}).value("state", ""), "JOB_STATE_SUCCEEDED");
+  const std::string logs = daemon_->Get(path_ + "/logs").body;
+  EXPECT_THAT(logs, HasSubstr("second-build"));
+  EXPECT_THAT(logs, HasSubstr("Image " + gcr + " is "));
+}
+
 TEST_F(RegistryTest, AnImageNobodyPushedFailsTheJobFastNamingIt) {
   const std::string missing = "europe-west4-docker.pkg.dev/rp/none/absent-" + suffix_ + ":1";
   const auto start = std::chrono::steady_clock::now();

@@ -44,6 +44,20 @@ nlohmann::json Study(const std::string& id, int trials, int parallel) {
   return job;
 }
 
+// The widest search space the documented bounds allow: 100 CATEGORICAL parameters of
+// 1,000 values each (a 0.9 MB request).
+nlohmann::json WidestParams() {
+  nlohmann::json params = nlohmann::json::array();
+  for (int p = 0; p < 100; ++p) {
+    nlohmann::json values = nlohmann::json::array();
+    for (int v = 0; v < 1000; ++v) values.push_back("v" + std::to_string(100000 + v));
+    params.push_back({{"parameterName", "p" + std::to_string(p)},
+                      {"type", "CATEGORICAL"},
+                      {"categoricalValues", values}});
+  }
+  return params;
+}
+
 class TuningTest : public ::testing::Test {
  protected:
   TuningTest() : daemon_(std::make_unique<Daemon>()) {}
@@ -109,14 +123,7 @@ TEST_F(TuningTest, SixTrialsTwoAtATimeSucceedBestFirst) {
 // On 3c2a683 every trial job carried a copy of the study's request: the daemon went
 // from 26 MB to 3.5 GB in 23 s. Now a trial holds its parameters and its study's uid.
 TEST_F(TuningTest, AThousandParallelTrialsOfTheWidestStudyStayWithinTheMemoryBudget) {
-  nlohmann::json params = nlohmann::json::array();
-  for (int p = 0; p < 100; ++p) {
-    nlohmann::json values = nlohmann::json::array();
-    for (int v = 0; v < 1000; ++v) values.push_back("v" + std::to_string(100000 + v));
-    params.push_back({{"parameterName", "p" + std::to_string(p)},
-                      {"type", "CATEGORICAL"},
-                      {"categoricalValues", values}});
-  }
+  const nlohmann::json params = WidestParams();
   nlohmann::json body = Study("wide", 10000, 1000);
   body["trainingInput"]["hyperparameters"]["params"] = params;
   body["trainingInput"]["args"] = {"sh", "-c", "sleep 300", "t"};
@@ -153,14 +160,7 @@ TEST_F(TuningTest, AThousandParallelTrialsOfTheWidestStudyStayWithinTheMemoryBud
 // budget; one that fits now but not beside other unfinished work is a 429.
 TEST(TuningBudgetTest, AStudyPastTheMemoryBudgetIsRefusedSayingSo) {
   Daemon daemon({"--max-daemon-memory", "64"});
-  nlohmann::json params = nlohmann::json::array();
-  for (int p = 0; p < 100; ++p) {
-    nlohmann::json values = nlohmann::json::array();
-    for (int v = 0; v < 1000; ++v) values.push_back("v" + std::to_string(100000 + v));
-    params.push_back({{"parameterName", "p" + std::to_string(p)},
-                      {"type", "CATEGORICAL"},
-                      {"categoricalValues", values}});
-  }
+  const nlohmann::json params = WidestParams();
   nlohmann::json wide = Study("wide", 10000, 1000);
   wide["trainingInput"]["hyperparameters"]["params"] = params;
   HttpReply refused = daemon.Post(kMlBase, wide.dump());

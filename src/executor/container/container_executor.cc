@@ -303,6 +303,9 @@ void ContainerExecutor::RunWatcher(const Watched& w) {
   addresses_.Forget(w.job_uid);
   ExecutorEvent e =
       internal::ReplicaExitedEvent(w.job_uid, w.attempt, w.pool, w.index, exit_code, Now());
+  // The engine's own finish time: the exit may have happened long before the daemon
+  // could tell (an engine outage, the daemon frozen), and endTime is when it ended.
+  if (!gone && last_state) e.finished_at = last_state->finished_at;
   e.oom_killed = oom_killed;
   if (!work_.shutting_down()) work_.Emit(e);
 }

@@ -308,8 +308,23 @@ Status ContainerExecutor::EnsureImages(const AttemptSpec& attempt) {
     if (!exists.ok()) {
       results[i] =
           Unavailable("image inspect failed for " + image + ": " + exists.status().message());
+    } else if (model::GoogleRegistryHostOf(image) && !options_.google_registry.empty()) {
+      // A gcr.io / pkg.dev name is pulled from the daemon's registry at every launch (a
+      // loopback manifest check when nothing changed): a tag pushed again after the
+      // engine first got the name runs on the next attempt, not the first image for ever.
+      results[i] = PullMissingImage(attempt, image);
+      if (!results[i].ok() && *exists) {
+        SayLaunchWaits(attempt, "The registry did not give " + image + " (" + results[i].message() +
+                                    "); running the engine's copy.");
+        results[i] = Status::Ok();
+      }
     } else if (!*exists) {
       results[i] = PullMissingImage(attempt, image);
+    }
+    if (results[i].ok() && model::GoogleRegistryHostOf(image)) {
+      if (Result<ImageConfig> config = engine_->InspectImage(image); config.ok()) {
+        SayLaunchWaits(attempt, "Image " + image + " is " + config->id + ".");
+      }
     }
     return results[i].ok();
   });
@@ -593,6 +608,9 @@ Status ContainerExecutor::CreateAndStart(const AttemptSpec& attempt,
   // unless all of them could be created.
   std::vector<std::string> created;
   Status s = CreateGang(attempt, addresses, holders, &created);
+  // A shutdown that began while the gang was created starts none of it: a launch is
+  // either started (and its outcome recorded) or never started.
+  if (s.ok() && work_.shutting_down()) s = Cancelled("launch: executor is shutting down");
   if (s.ok()) {
     std::vector<Status> results(n);
     ForEachConcurrently(n, [&](size_t i) {
