@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -184,6 +186,15 @@ ReplicaIdentity(ty::service::JobService* service, ty::gcs::ObjectStore* objects,
   };
 }
 
+// The port a replica-port record holds ("45123\n"); 0 when it holds anything else.
+static int PortIn(const std::string& text) {
+  int port = 0;
+  const char* end = text.data() + text.size();
+  while (end > text.data() && std::isspace(static_cast<unsigned char>(end[-1]))) --end;
+  auto [at, ec] = std::from_chars(text.data(), end, port);
+  return ec == std::errc() && at == end && port > 0 && port <= 65535 ? port : 0;
+}
+
 // The listener replicas use for the Cloud Storage API (see --replica-listen), and
 // the endpoint the service puts in their environment. Local processes use the main
 // listener. Null when there is none.
@@ -210,8 +221,10 @@ ty::Result<std::unique_ptr<ty::api::ApiServer>> StartReplicaApi(const DaemonConf
   const std::string port_record = cfg.data_dir + "/replica-port";
   int previous = 0;
   if (o.port == 0) {
-    std::ifstream in(port_record);
-    if (!(in >> previous) || previous <= 0 || previous > 65535) previous = 0;
+    // Read back as untrusted: a regular file of a few bytes (a FIFO would block the
+    // start), else no previous port.
+    ty::Result<std::string> text = ty::ReadStateFile(port_record, 16);
+    previous = text.ok() ? PortIn(*text) : 0;
     o.port = previous;
   }
   o.storage = objects;

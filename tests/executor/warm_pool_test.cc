@@ -2,6 +2,13 @@
 #include "executor/container/warm_pool.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "fakes/fake_engine.h"
 
 namespace ty::executor {
 namespace {
@@ -43,6 +50,34 @@ TEST(WarmPoolShapeTest, GpusAndEmptyAttemptsAreNeverWarm) {
   gpu.replicas[1].accelerator_count = 1;
   EXPECT_EQ(WarmPool::ShapeKey(gpu), "");
   EXPECT_EQ(WarmPool::ShapeKey(AttemptSpec{}), "");
+}
+
+// Issue 30 item 7: a sandbox's claim record is read back as untrusted (the sandbox
+// directory is shared with a replica): a FIFO never blocks recovery, a field of
+// another type is a malformed claim, never an exception.
+TEST(WarmPoolClaimTest, AClaimRecordIsReadBackAsUntrusted) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("ty-claim-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "sb1");
+  testing::FakeEngine engine;
+  WarmPoolOptions options;
+  options.dir = dir.string();
+  WarmPool pool(&engine, options);
+  ContainerSummary c;
+  c.labels[kLabelSandbox] = "sb1";
+  EXPECT_EQ(pool.ReadClaim(c).status().code(), StatusCode::kNotFound);
+  std::ofstream(dir / "sb1" / "claim.json") << R"({"replica": 5, "task": "t"})";
+  EXPECT_EQ(pool.ReadClaim(c).status().code(), StatusCode::kInternal);
+  std::filesystem::remove(dir / "sb1" / "claim.json");
+  ASSERT_EQ(::mkfifo((dir / "sb1" / "claim.json").c_str(), 0600), 0);
+  EXPECT_EQ(pool.ReadClaim(c).status().code(), StatusCode::kInternal);
+  std::filesystem::remove(dir / "sb1" / "claim.json");
+  std::ofstream(dir / "sb1" / "claim.json") << R"({"replica": "r-0", "task": "workerpool0-0"})";
+  Result<SandboxClaim> claim = pool.ReadClaim(c);
+  ASSERT_TRUE(claim.ok()) << claim.status().ToString();
+  EXPECT_EQ(claim->replica, "r-0");
+  EXPECT_EQ(claim->task, "workerpool0-0");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ReplicaNameTest, ParsesWhatReplicaNameMakes) {

@@ -516,6 +516,13 @@ TEST_F(DaemonTest, TheDataDirectoryIsPrivateAndAnOlderWiderOneIsNarrowed) {
   EXPECT_EQ(log.find("was mode", said + 1), std::string::npos) << "once, at the restart: " << log;
   EXPECT_NE(log.find("now 0600"), std::string::npos) << log;
   EXPECT_EQ(daemon_->Get(std::string(kVertexBase) + "/" + id).status, 200);
+  // Issue 30 item 7: its records are read back as untrusted; a FIFO where the replica
+  // port record was (its reader would block for ever) is no record, and the daemon starts.
+  daemon_->Stop();
+  std::filesystem::remove(dir + "/replica-port");
+  ASSERT_EQ(::mkfifo((dir + "/replica-port").c_str(), 0600), 0);
+  daemon_->Start();
+  EXPECT_EQ(daemon_->Get("/healthz").status, 200);
 }
 
 // Issue 30 item 6: once SIGTERM arrives nothing starts: no replica is created after it

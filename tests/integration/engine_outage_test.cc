@@ -15,6 +15,17 @@ namespace {
 
 const char kBase[] = "/v1/projects/it/locations/local/customJobs";
 
+// A one-replica job of the test image running `script`.
+nlohmann::json ShellJob(const std::string& script) {
+  return {
+      {"displayName", "outage"},
+      {"jobSpec",
+       {{"workerPoolSpecs",
+         {{{"machineSpec", {{"machineType", "n1-standard-4"}}},
+           {"replicaCount", "1"},
+           {"containerSpec", {{"imageUri", kTestImage}, {"command", {"sh", "-c", script}}}}}}}}}};
+}
+
 class EngineOutageTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -62,15 +73,7 @@ class EngineOutageTest : public ::testing::Test {
 TEST_F(EngineOutageTest, HealthAndMetricsSayTheEngineIsGoneAndTheJobStillSucceeds) {
   EXPECT_EQ(HealthWhen([](const nlohmann::json& h) { return h["status"] == "ok"; })["status"],
             "ok");
-  nlohmann::json body = {
-      {"displayName", "outage"},
-      {"jobSpec",
-       {{"workerPoolSpecs",
-         {{{"machineSpec", {{"machineType", "n1-standard-4"}}},
-           {"replicaCount", "1"},
-           {"containerSpec",
-            {{"imageUri", kTestImage}, {"command", {"sh", "-c", "sleep 8; echo done"}}}}}}}}}};
-  HttpReply created = daemon_->Post(kBase, body.dump());
+  HttpReply created = daemon_->Post(kBase, ShellJob("sleep 8; echo done").dump());
   ASSERT_EQ(created.status, 200) << created.body;
   const std::string path = std::string(kBase) + "/" + IdOf(created.Json());
   daemon_->WaitForField(path, "state", {"JOB_STATE_RUNNING"});
@@ -101,15 +104,7 @@ TEST_F(EngineOutageTest, HealthAndMetricsSayTheEngineIsGoneAndTheJobStillSucceed
 // at the engine's own finish time, not when the engine came back (11.7 s late on
 // 3c2a683).
 TEST_F(EngineOutageTest, AnExitDuringTheOutageKeepsTheEnginesFinishTime) {
-  nlohmann::json body = {
-      {"displayName", "outage-exit"},
-      {"jobSpec",
-       {{"workerPoolSpecs",
-         {{{"machineSpec", {{"machineType", "n1-standard-4"}}},
-           {"replicaCount", "1"},
-           {"containerSpec",
-            {{"imageUri", kTestImage}, {"command", {"sh", "-c", "sleep 1; echo done"}}}}}}}}}};
-  HttpReply created = daemon_->Post(kBase, body.dump());
+  HttpReply created = daemon_->Post(kBase, ShellJob("sleep 1; echo done").dump());
   ASSERT_EQ(created.status, 200) << created.body;
   const std::string path = std::string(kBase) + "/" + IdOf(created.Json());
   daemon_->WaitForField(path, "state", {"JOB_STATE_RUNNING"});

@@ -434,14 +434,23 @@ Result<SandboxClaim> WarmPool::ReadClaim(const ContainerSummary& container) cons
   if (name.empty()) return NotFound("not a warm sandbox");
   SandboxClaim claim;
   claim.dir = options_.dir + "/" + name;
-  std::ifstream in(claim.dir + "/claim.json");
-  if (!in) return NotFound("sandbox " + name + " holds no claim");
-  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  // Read back as untrusted: a regular file (a FIFO would block recovery), bounded,
+  // each field a string or nothing.
+  Result<std::string> text = ReadStateFile(claim.dir + "/claim.json", 64 << 10);
+  if (!text.ok() && text.status().code() == StatusCode::kNotFound) {
+    return NotFound("sandbox " + name + " holds no claim");
+  }
+  if (!text.ok()) return Internal("sandbox " + name + ": " + text.status().message());
+  json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return Internal("sandbox " + name + ": malformed claim.json");
-  claim.replica = j.value("replica", "");
-  claim.task = j.value("task", "");
-  claim.hostname = j.value("hostname", "");
-  claim.network = j.value("network", "");
+  for (auto [key, out] :
+       {std::pair{"replica", &claim.replica}, std::pair{"task", &claim.task},
+        std::pair{"hostname", &claim.hostname}, std::pair{"network", &claim.network}}) {
+    auto it = j.find(key);
+    if (it == j.end()) continue;
+    if (!it->is_string()) return Internal("sandbox " + name + ": malformed claim.json");
+    *out = it->get<std::string>();
+  }
   return claim;
 }
 
