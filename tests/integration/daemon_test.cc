@@ -549,12 +549,14 @@ TEST_F(DaemonTest, ASigtermWithLaunchesInFlightCreatesNothingAfterIt) {
             .Json();
     Result<TimeMicros> created = ParseRfc3339(inspect.value("Created", ""));
     ASSERT_TRUE(created.ok()) << inspect.dump().substr(0, 300);
-    // 50 ms: the engine's clock and ours are the host's; a call already on its way.
-    EXPECT_LT(*created, signalled + 50000) << id << " was created after the signal";
+    // A second: a create or start already on its way when the signal came may end after
+    // it (podman takes some 100s of ms under load); the shutdown that once let launches
+    // go on took 1.5-3 s.
+    EXPECT_LT(*created, signalled + 1000000) << id << " was created after the signal";
     const std::string started_at = inspect["State"].value("StartedAt", "");
     Result<TimeMicros> started = ParseRfc3339(started_at);
     if (started.ok() && *started > 0) {
-      EXPECT_LT(*started, signalled + 50000) << id << " was started after the signal";
+      EXPECT_LT(*started, signalled + 1000000) << id << " was started after the signal";
     }
   }
 }
