@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "api/registry_token.h"
 #include "auth/tokens.h"
 #include "common/status.h"
 
@@ -64,6 +65,9 @@ class ApiServer {
     // With them the listener speaks only HTTPS (TLS 1.2 and later).
     std::string tls_cert_file;
     std::string tls_key_file;
+    // GET /registry/token for the daemon's registry (api/registry_token.h); no issuer:
+    // not served (a daemon without tokens runs its registry without authentication).
+    RegistryTokenService registry_tokens;
   };
 
   // InvalidArgument for bad options (threads < 1, port outside 0..65535, a TLS

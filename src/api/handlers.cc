@@ -268,11 +268,12 @@ Dispatch Route(service::JobService* service, const HttpRequest& request, bool he
 }  // namespace
 
 Router::Router(service::JobService* service, gcs::ObjectStore* storage, bool storage_only,
-               AccessGate gate)
+               AccessGate gate, RegistryTokenService registry_tokens)
     : service_(service),
       storage_(storage),
       storage_only_(storage_only),
       gate_(std::move(gate)),
+      registry_tokens_(std::move(registry_tokens)),
       sessions_(storage != nullptr ? std::make_unique<gcs::UploadSessions>(storage) : nullptr) {
   if (sessions_) {
     for (const std::string& why : sessions_->set_aside()) spdlog::warn("storage: {}", why);
@@ -314,6 +315,12 @@ Dispatch Router::Handle(const HttpRequest& request) const {
   // the network code (STYLE.md §4: no exceptions across modules).
   try {
     const bool health = request.method == "GET" && request.path == "/healthz";
+    // The registry's clients speak Docker's token protocol, with credentials of their
+    // own kind: that route authenticates its callers itself.
+    if (registry_tokens_.issuer != nullptr && !storage_only_ && request.method == "GET" &&
+        request.path == kRegistryTokenPath) {
+      return Respond(IssueRegistryToken(registry_tokens_, request));
+    }
     // What the replica listener does not serve is a 404 for everyone, as before: it
     // serves Cloud Storage and a replica's own job's Logging entries.
     const bool logging = IsLoggingList(request);

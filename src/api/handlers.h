@@ -7,6 +7,8 @@
 // tries the Cloud Storage routes first (storage_api.h), then the rest (handlers.cc):
 //   GET    /healthz                                    {"status":"ok"} (+ problems)
 //   GET    /metrics                                    Prometheus text
+//   GET    /registry/token                             the registry's token service
+//                                                      (registry_token.h; own auth)
 //   POST   /v2/entries:list  (GET with a query too)    Cloud Logging v2
 //   POST   /v1/projects/{p}/jobs                       ml v1 create (a tuning job when
 //                                                      trainingInput.hyperparameters)
@@ -45,6 +47,7 @@
 
 #include "api/access.h"
 #include "api/http_types.h"
+#include "api/registry_token.h"
 #include "gcs/hashes.h"
 #include "gcs/object_store.h"
 #include "gcs/upload_sessions.h"
@@ -78,8 +81,10 @@ class Router {
   // `storage` (optional, not owned): serves the Cloud Storage JSON API over it.
   // `storage_only`: everything but the Cloud Storage API and /healthz is a 404.
   // `gate`: who may ask what (api/access.h); every request passes it first.
+  // `registry_tokens`: GET /registry/token (api/registry_token.h), before the gate.
   explicit Router(service::JobService* service, gcs::ObjectStore* storage = nullptr,
-                  bool storage_only = false, AccessGate gate = {});
+                  bool storage_only = false, AccessGate gate = {},
+                  RegistryTokenService registry_tokens = {});
   ~Router();
 
   Dispatch Handle(const HttpRequest& request) const;
@@ -102,6 +107,7 @@ class Router {
   gcs::ObjectStore* storage_;     // Not owned; may be null.
   const bool storage_only_;
   const AccessGate gate_;
+  const RegistryTokenService registry_tokens_;
   std::unique_ptr<gcs::UploadSessions> sessions_;
   // Hashers following spooled upload bodies, by file (SpoolFileFor .. Handle).
   mutable std::mutex spool_mu_;

@@ -107,6 +107,7 @@ struct RegistryState {
   std::string conf_file = "/etc/containers/registries.conf.d/50-trainyard-registry.conf";
   std::string auth_file;  // "" = $XDG_CONFIG_HOME or ~/.config, /containers/auth.json.
   bool remove = false;
+  bool credential_helper = false;  // Leave the hosts to gcloud's credential helper.
 };
 
 constexpr char kRegistryCommand[] = "trainyard.config.registry";
@@ -149,9 +150,10 @@ Result<std::string> AuthFilePath(Runtime& rt, const RegistryState& st) {
 }
 
 // Our entries into (or out of) the auth file, other entries kept.
-Status UpdateAuthFile(const std::string& path, const std::vector<std::string>& hosts, bool remove) {
+Status UpdateAuthFile(const std::string& path, const std::vector<std::string>& hosts,
+                      AuthEntries mode, const std::string& token) {
   Result<std::string> text = ReadFile(path);
-  ASSIGN_OR_RETURN(std::string merged, MergeAuthFile(text.ok() ? *text : "", hosts, remove));
+  ASSIGN_OR_RETURN(std::string merged, MergeAuthFile(text.ok() ? *text : "", hosts, mode, token));
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   return WritePrivateFile(path, merged);
@@ -176,7 +178,12 @@ int RunRegistry(Runtime& rt, const RegistryState& st) {
   if (!hosts_text.ok()) return ReportError(rt, kRegistryCommand, hosts_text.status());
   Result<std::string> auth_file = AuthFilePath(rt, st);
   if (!auth_file.ok()) return ReportError(rt, kRegistryCommand, auth_file.status());
-  Status s = UpdateAuthFile(*auth_file, hosts, st.remove);
+  Result<std::string> token = AccessToken(rt);
+  if (!token.ok()) return ReportError(rt, kRegistryCommand, token.status());
+  const AuthEntries mode = st.remove || st.credential_helper ? AuthEntries::kRemove
+                           : token->empty()                  ? AuthEntries::kPlaceholder
+                                                             : AuthEntries::kToken;
+  Status s = UpdateAuthFile(*auth_file, hosts, mode, *token);
   if (!s.ok()) return ReportError(rt, kRegistryCommand, s);
   s = OverwriteFile(st.hosts_file, MergeHostsBlock(*hosts_text, ip, hosts));
   if (!s.ok()) return ReportError(rt, kRegistryCommand, s);
@@ -192,8 +199,15 @@ int RunRegistry(Runtime& rt, const RegistryState& st) {
   if (!s.ok()) return ReportError(rt, kRegistryCommand, s);
   *rt.out << "Mapped " << hosts.size() << " registry names (gcr.io, us-central1-docker.pkg.dev, "
           << "...) to " << ip << " in " << st.hosts_file << " and marked them plain HTTP in "
-          << st.conf_file << "; " << *auth_file << " keeps `gcloud auth configure-docker`'s "
-          << "credential helper from running for them.\n"
+          << st.conf_file << "; " << *auth_file
+          << (mode == AuthEntries::kToken ? " gives them your token (pushes and pulls as its "
+                                            "grant).\n"
+              : mode == AuthEntries::kRemove
+                  ? " leaves them to `gcloud auth configure-docker`'s credential helper "
+                    "(gcloud's access token).\n"
+                  : " keeps `gcloud auth configure-docker`'s credential helper from running "
+                    "for them (no token: a daemon with tokens lets them pull only the shared "
+                    "runtimes; give --access-token-file or $TRAINYARD_TOKEN).\n")
           << "`docker push gcr.io/PROJECT/IMAGE:TAG` now stores in trainyardd's registry at "
           << st.address << ", and jobs pull by that name. Undo with `trainyard config registry "
           << "--remove`.\n";
@@ -227,7 +241,9 @@ void AddRegistryCommand(CLI::App* config, const std::shared_ptr<RegistryState>& 
       "Make gcr.io, *.gcr.io and *-docker.pkg.dev image names reach trainyardd's registry for "
       "podman and docker (push and pull): maps them to its address in /etc/hosts (a marked "
       "block; the real registries are then out of reach from this machine) and marks them "
-      "plain HTTP in a registries.conf.d drop-in. Needs root.");
+      "plain HTTP in a registries.conf.d drop-in. With --access-token-file or "
+      "$TRAINYARD_TOKEN, podman and docker send that token to a registry that takes tokens. "
+      "Needs root.");
   registry->add_option("--address", reg->address,
                        "IP:80 of trainyardd's registry (its --registry; default 127.77.0.1:80). "
                        "Other machines of a cluster give the registry host's IP.");
@@ -241,6 +257,10 @@ void AddRegistryCommand(CLI::App* config, const std::shared_ptr<RegistryState>& 
                        "containers-auth.json to add entries to (default "
                        "~/.config/containers/auth.json, read by podman before ~/.docker).");
   registry->add_flag("--remove", reg->remove, "Undo: remove the block and the drop-in.");
+  registry->add_flag("--credential-helper", reg->credential_helper,
+                     "Leave the registry names' credentials to `gcloud auth configure-docker`'s "
+                     "helper (gcloud's access token: the daemon's token once `trainyard config "
+                     "gcloud` set it up with one) instead of entries in the auth file.");
   registry->callback([reg, selection] {
     selection->command_path = kRegistryCommand;
     selection->run = [reg](Runtime& rt) { return RunRegistry(rt, *reg); };

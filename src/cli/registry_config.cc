@@ -4,6 +4,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "auth/replica_credentials.h"
+#include "common/files.h"
+
 namespace ty::cli {
 
 std::string MergeHostsBlock(const std::string& hosts_file, const std::string& ip,
@@ -39,20 +42,42 @@ std::string RegistriesConfDropIn(const std::vector<std::string>& hosts) {
   return out;
 }
 
+namespace {
+
+// Whether an auths entry is one of ours (user "trainyard").
+bool IsOurs(const nlohmann::json& entry) {
+  if (!entry.is_object() || !entry.contains("auth") || !entry["auth"].is_string()) return false;
+  const std::string userinfo = auth::BasicUserinfo("Basic " + entry["auth"].get<std::string>());
+  return userinfo.rfind(std::string(kRegistryAuthUser) + ":", 0) == 0;
+}
+
+}  // namespace
+
 Result<std::string> MergeAuthFile(const std::string& auth_json,
-                                  const std::vector<std::string>& hosts, bool remove) {
+                                  const std::vector<std::string>& hosts, AuthEntries mode,
+                                  const std::string& token) {
   nlohmann::json doc = auth_json.empty() ? nlohmann::json::object()
                                          : nlohmann::json::parse(auth_json, nullptr, false);
   if (!doc.is_object()) return InvalidArgument("the auth file is not a JSON object");
   if (!doc.contains("auths")) doc["auths"] = nlohmann::json::object();
   nlohmann::json& auths = doc["auths"];
   if (!auths.is_object()) return InvalidArgument("the auth file's \"auths\" is not an object");
-  const nlohmann::json ours = {{"auth", kRegistryAuth}};
+  const nlohmann::json placeholder = {{"auth", kRegistryAuth}};
+  const nlohmann::json with_token = {
+      {"auth", Base64Encode(std::string(kRegistryAuthUser) + ":" + token)}};
   for (const std::string& host : hosts) {
-    if (remove) {
-      if (auths.contains(host) && auths[host] == ours) auths.erase(host);
-    } else if (!auths.contains(host)) {
-      auths[host] = ours;
+    const bool present = auths.contains(host);
+    const bool ours = present && IsOurs(auths[host]);
+    switch (mode) {
+      case AuthEntries::kRemove:
+        if (ours) auths.erase(host);
+        break;
+      case AuthEntries::kPlaceholder:
+        if (!present) auths[host] = placeholder;
+        break;
+      case AuthEntries::kToken:
+        if (!present || ours) auths[host] = with_token;
+        break;
     }
   }
   return doc.dump(2) + "\n";

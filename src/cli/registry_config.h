@@ -29,17 +29,30 @@ std::string MergeHostsBlock(const std::string& hosts_file, const std::string& ip
 std::string RegistriesConfDropIn(const std::vector<std::string>& hosts);
 
 // `gcloud auth configure-docker` names `docker-credential-gcloud` as the credential
-// helper of Google's hosts in ~/.docker/config.json, which podman reads too, and that
-// helper fails without a Google account: every push failed. An auth file podman reads
-// first (containers-auth.json: ~/.config/containers/auth.json comes before the docker
-// config) with an entry per host wins. The registry asks for no credentials, so they
-// are never sent; the entry only stops the helper from running.
+// helper of Google's hosts in ~/.docker/config.json, which podman reads too. That
+// helper hands gcloud's access token, which is the daemon's token where gcloud is set
+// up for it (`trainyard config gcloud` with a token: auth/access_token_file), and
+// fails without a Google account otherwise: every push failed. An auth file podman
+// reads first (containers-auth.json: ~/.config/containers/auth.json comes before the
+// docker config) with an entry per host wins over the helper. Our entries are those of
+// user "trainyard":
+//   kPlaceholder  "trainyard:local" where a host has no entry: a daemon without tokens
+//                 asks for none; one with tokens takes it as no credential (the shared
+//                 runtimes' pulls only). It keeps a failing helper from running.
+//   kToken        "trainyard:TOKEN" for each host (ours replaced, others' kept): pushes
+//                 as that token's grant, as `podman login -u trainyard` would.
+//   kRemove       ours removed (`--remove`, and `--credential-helper`: gcloud's helper
+//                 then answers for those hosts).
 inline constexpr char kRegistryAuth[] = "dHJhaW55YXJkOmxvY2Fs";  // base64 "trainyard:local"
+inline constexpr char kRegistryAuthUser[] = "trainyard";
 
-// `auth_json` (containers-auth.json text, "" = none) with our entry for each host
-// that has none, or (remove) without our entries. InvalidArgument when it is not a
-// JSON object, so a file we cannot read is never overwritten.
+enum class AuthEntries { kPlaceholder, kToken, kRemove };
+
+// `auth_json` (containers-auth.json text, "" = none) with our entries as `mode` says
+// (`token` for kToken). InvalidArgument when it is not a JSON object, so a file we
+// cannot read is never overwritten.
 Result<std::string> MergeAuthFile(const std::string& auth_json,
-                                  const std::vector<std::string>& hosts, bool remove);
+                                  const std::vector<std::string>& hosts, AuthEntries mode,
+                                  const std::string& token = "");
 
 }  // namespace ty::cli

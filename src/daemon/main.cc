@@ -26,6 +26,7 @@
 #include "common/random.h"
 #include "daemon/daemon_config.h"
 #include "daemon/data_dir.h"
+#include "daemon/registry_auth.h"
 #include "executor/container/container_executor.h"
 #include "executor/container/local_registry.h"
 #include "executor/process_executor.h"
@@ -33,6 +34,7 @@
 #include "gcs/object_store.h"
 #include "jobstore/sqlite_job_store.h"
 #include "logs/log_store.h"
+#include "model/registry_names.h"
 #include "service/capacity_config.h"
 #include "service/job_service.h"
 
@@ -94,9 +96,10 @@ std::string ExecutableDir() {
 }
 
 // The executor `kind` names, over this daemon's data dir and buckets.
-ty::Result<std::unique_ptr<ty::executor::Executor>> MakeExecutor(const DaemonConfig& cfg,
-                                                                 const std::string& kind,
-                                                                 ty::logs::LogSink* sink) {
+// `registry_credential`: set where the registry takes tokens (daemon/registry_auth.h).
+ty::Result<std::unique_ptr<ty::executor::Executor>> MakeExecutor(
+    const DaemonConfig& cfg, const std::string& kind, ty::logs::LogSink* sink,
+    const std::function<std::string(const std::string&)>& registry_credential) {
   if (kind == "container") {
     ty::executor::ContainerExecutor::Options o;
     o.engine_socket = cfg.engine_socket;
@@ -113,6 +116,7 @@ ty::Result<std::unique_ptr<ty::executor::Executor>> MakeExecutor(const DaemonCon
     o.bucket_root = cfg.bucket_root;
     o.replica_userns_base = static_cast<uint32_t>(cfg.replica_uid_base);
     o.google_registry = cfg.registry;
+    o.registry_credential = registry_credential;
     ASSIGN_OR_RETURN(auto e, ty::executor::ContainerExecutor::Create(o));
     return std::unique_ptr<ty::executor::Executor>(std::move(e));
   }
@@ -130,6 +134,7 @@ ty::Result<std::unique_ptr<ty::executor::Executor>> MakeExecutor(const DaemonCon
     o.spot_qos = cfg.slurm_spot_qos;
     o.userns_base = static_cast<uint32_t>(cfg.replica_uid_base);
     o.stop_grace_s = static_cast<int>(std::ceil(cfg.stop_grace_seconds));
+    o.registry_credential = registry_credential;
     ASSIGN_OR_RETURN(auto e, ty::executor::SlurmExecutor::Create(o));
     return std::unique_ptr<ty::executor::Executor>(std::move(e));
   }
@@ -198,10 +203,9 @@ static int PortIn(const std::string& text) {
 // The listener replicas use for the Cloud Storage API (see --replica-listen), and
 // the endpoint the service puts in their environment. Local processes use the main
 // listener. Null when there is none.
-ty::Result<std::unique_ptr<ty::api::ApiServer>> StartReplicaApi(const DaemonConfig& cfg,
-                                                                ty::service::JobService* service,
-                                                                ty::gcs::ObjectStore* objects,
-                                                                int main_port) {
+ty::Result<std::unique_ptr<ty::api::ApiServer>> StartReplicaApi(
+    const DaemonConfig& cfg, ty::service::JobService* service, ty::gcs::ObjectStore* objects,
+    int main_port, std::shared_ptr<const ty::auth::ReplicaCredentials> shared) {
   if (cfg.executor == "process" || cfg.replica_listen.empty()) {
     // Process replicas use the main listener; over HTTPS their Storage clients
     // (plain http:// to an emulator host) could not.
@@ -229,11 +233,6 @@ ty::Result<std::unique_ptr<ty::api::ApiServer>> StartReplicaApi(const DaemonConf
   }
   o.storage = objects;
   o.storage_only = true;  // Replicas get Cloud Storage, never the jobs API.
-  // The daemon's secret outlives restarts, and so do the credentials of replicas
-  // that run on meanwhile.
-  ASSIGN_OR_RETURN(ty::auth::ReplicaCredentials credentials,
-                   ty::auth::ReplicaCredentials::Open(cfg.data_dir + "/replica-secret"));
-  auto shared = std::make_shared<const ty::auth::ReplicaCredentials>(std::move(credentials));
   const bool slurm = ty::daemon::ExecutorKinds(cfg).count("slurm") > 0;
   if (slurm) {
     // Slurm replicas connect from their hosts' addresses, which every job on a host
@@ -367,26 +366,36 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
   auto logs = ty::logs::LogStore::Create(cfg.data_dir + "/logs");
   if (!logs.ok()) return Fail(logs.status());
 
+  // The daemon's secret outlives restarts, and so do the credentials of replicas
+  // that run on meanwhile; a job's credential also pulls its images where the
+  // registry takes tokens.
+  auto credentials = ty::auth::ReplicaCredentials::Open(cfg.data_dir + "/replica-secret");
+  if (!credentials.ok()) return Fail(credentials.status());
+  auto shared = std::make_shared<const ty::auth::ReplicaCredentials>(std::move(*credentials));
+  auto registry_issuer = ty::daemon::OpenRegistryIssuer(cfg, tokens);
+  if (!registry_issuer.ok()) return Fail(registry_issuer.status());
+  if (*registry_issuer && !(*registry_issuer)->replaced().empty()) {
+    spdlog::warn("registry tokens: a new signing key, because {}", (*registry_issuer)->replaced());
+  }
+  std::function<std::string(const std::string&)> registry_credential;
+  if (*registry_issuer) {
+    registry_credential = [shared](const std::string& uid) { return shared->TokenFor(uid); };
+  }
+
   std::map<std::string, std::unique_ptr<ty::executor::Executor>> executors;
   for (const std::string& kind : ty::daemon::ExecutorKinds(cfg)) {
-    auto made = MakeExecutor(cfg, kind, logs->get());
+    auto made = MakeExecutor(cfg, kind, logs->get(), registry_credential);
     if (!made.ok()) return Fail(made.status().WithContext(kind + " executor"));
     executors[kind] = std::move(made).value();
   }
   ty::executor::Executor* executor = executors.at(cfg.executor).get();
-  std::unique_ptr<ty::executor::LocalRegistry> registry;
-  if (cfg.executor != "process" && !cfg.registry.empty() && cfg.registry_serve) {
-    registry = std::make_unique<ty::executor::LocalRegistry>(ty::executor::LocalRegistry::Options{
-        .address = cfg.registry, .storage_dir = cfg.data_dir + "/registry/storage"});
-    if (ty::Status s = registry->Start(); !s.ok()) return Fail(s);
-  }
-
   // The container and Slurm executors, the only ones that share a daemon, give
   // replicas the same user-namespace root (--replica-uid-base).
   auto objects = OpenObjectStore(cfg, executor);
   if (!objects.ok()) return Fail(objects.status());
   auto so = ServiceOptionsFor(cfg, objects->get(), executors);
   if (!so.ok()) return Fail(so.status());
+  so->images_scoped_to_projects = *registry_issuer != nullptr;
   auto service = ty::service::JobService::Create(store->get(), executor, logs->get(),
                                                  ty::SystemClock::Get(), *so);
   if (!service.ok()) return Fail(service.status());
@@ -400,11 +409,41 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
   ao.tokens = &tokens;
   ao.tls_cert_file = cfg.tls_cert_file;
   ao.tls_key_file = cfg.tls_key_file;
+  if (*registry_issuer) {
+    ty::service::JobService* jobs = service->get();
+    ty::gcs::ObjectStore* buckets = objects->get();
+    auto identity = ReplicaIdentity(jobs, buckets, shared);
+    ao.registry_tokens = {
+        .issuer = registry_issuer->get(),
+        .tokens = &tokens,
+        .job = [identity](const std::string& credential) { return identity("", credential); },
+        .shared_projects = ty::model::SharedImageProjects(),
+        .service = ty::daemon::kRegistryService,
+        .issuer_name = ty::daemon::kRegistryIssuer,
+        .now_s = [] { return ty::SystemClock::Get()->Now() / 1000000; }};
+  }
   auto api = ty::api::ApiServer::Create(service->get(), ao);
   if (!api.ok()) return Fail(api.status());
   auto bound = (*api)->Start();
   if (!bound.ok()) return Fail(bound.status());
-  auto replica_api = StartReplicaApi(cfg, service->get(), objects->get(), *bound);
+  // After the bind: the registry's config names the token service's port.
+  std::unique_ptr<ty::executor::LocalRegistry> registry;
+  if (cfg.executor != "process" && !cfg.registry.empty() && cfg.registry_serve) {
+    ty::executor::LocalRegistry::Options ro;
+    ro.address = cfg.registry;
+    ro.storage_dir = cfg.data_dir + "/registry/storage";
+    if (*registry_issuer) {
+      ro.token_auth = {.realm = ty::daemon::RegistryRealm(cfg, host, *bound),
+                       .service = ty::daemon::kRegistryService,
+                       .issuer = ty::daemon::kRegistryIssuer,
+                       .cert_path = (*registry_issuer)->cert_path()};
+      spdlog::info("registry: pushes and pulls need a token (token service {})",
+                   ro.token_auth.realm);
+    }
+    registry = std::make_unique<ty::executor::LocalRegistry>(std::move(ro));
+    if (ty::Status s = registry->Start(); !s.ok()) return Fail(s);
+  }
+  auto replica_api = StartReplicaApi(cfg, service->get(), objects->get(), *bound, shared);
   if (!replica_api.ok()) return Fail(replica_api.status());
   if (ty::Status s = (*service)->Start(); !s.ok()) return Fail(s);
   if (!cfg.port_file.empty()) {
@@ -449,6 +488,7 @@ int main(int argc, char** argv) {
   auto tokens = ty::auth::TokenTable::FromConfig(cfg.tokens_doc);
   if (!tokens.ok()) return Fail(tokens.status());
   if (ty::Status s = CheckListenHost(listen->first, *tokens); !s.ok()) return Fail(s);
+  if (ty::Status s = ty::daemon::CheckRegistryAddress(cfg, *tokens); !s.ok()) return Fail(s);
   if (!tokens->empty()) {
     spdlog::info("access tokens: {} (every request but /healthz needs one)", tokens->size());
   }

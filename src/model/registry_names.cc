@@ -1,6 +1,8 @@
 // Google registry names and the local registry that serves them; see registry_names.h.
 #include "model/registry_names.h"
 
+#include <algorithm>
+
 namespace ty::model {
 namespace {
 
@@ -66,6 +68,46 @@ std::optional<std::string> MirrorReference(std::string_view image, std::string_v
   std::optional<std::string> host = GoogleRegistryHostOf(image);
   if (!host || image.size() <= host->size() + 1 || address.empty()) return std::nullopt;
   return std::string(address) + std::string(image.substr(host->size()));
+}
+
+const std::vector<std::string>& SharedImageProjects() {
+  static const std::vector<std::string> kShared = {"deeplearning-platform-release", "vertex-ai",
+                                                   "vertex-ai-restricted", "cloud-aiplatform"};
+  return kShared;
+}
+
+std::optional<std::string> GoogleImageProject(std::string_view image) {
+  std::optional<std::string> host = GoogleRegistryHostOf(image);
+  if (!host) return std::nullopt;
+  std::string_view rest = image.substr(host->size() + 1);
+  const size_t end = rest.find_first_of("/:@");
+  return std::string(rest.substr(0, end));
+}
+
+Status CheckImageProjects(const std::string& project, const JobSpec& spec) {
+  for (size_t i = 0; i < spec.pools.size(); ++i) {
+    const WorkerPool& pool = spec.pools[i];
+    std::string image, field;
+    if (pool.container) {
+      image = pool.container->image_uri;
+      field = "containerSpec.imageUri";
+    } else if (pool.python_package) {
+      image = pool.python_package->executor_image_uri;
+      field = "pythonPackageSpec.executorImageUri";
+    }
+    std::optional<std::string> owner = GoogleImageProject(image);
+    if (!owner || *owner == project) continue;
+    const auto& shared = SharedImageProjects();
+    if (std::find(shared.begin(), shared.end(), *owner) != shared.end()) continue;
+    const std::string path = "workerPoolSpecs[" + std::to_string(i) + "]." + field;
+    return PermissionDenied(path + ": " + image + " is an image of project " + *owner +
+                            "; a job of project " + project +
+                            " pulls only its own project's images (gcr.io/" + project +
+                            "/..., REGION-docker.pkg.dev/" + project +
+                            "/...) and the shared "
+                            "runtimes'");
+  }
+  return Status::Ok();
 }
 
 std::vector<std::string> GoogleRegistryHosts() {

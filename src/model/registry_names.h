@@ -14,6 +14,9 @@
 #include <string_view>
 #include <vector>
 
+#include "common/status.h"
+#include "model/job_spec.h"
+
 namespace ty::model {
 
 // Where trainyardd serves its registry unless told otherwise, and where `trainyard
@@ -33,6 +36,19 @@ std::optional<std::string> GoogleRegistryHostOf(std::string_view image);
 // replaced ("gcr.io/p/i:t" -> "127.77.0.1:80/p/i:t"). nullopt when the name is not
 // a Google registry's or has nothing after its host.
 std::optional<std::string> MirrorReference(std::string_view image, std::string_view address);
+
+// The projects every job may pull images of, whose names the prebuilt runtimes use
+// (runtime_catalog.h); with tokens only an admin of every project pushes there.
+const std::vector<std::string>& SharedImageProjects();
+
+// The project a Google registry name belongs to, its first path component after the
+// host ("gcr.io/p/img:t", "us-docker.pkg.dev/p/repo/img" -> "p"); nullopt for other
+// names. The registry sees the same component first (one registry, every host).
+std::optional<std::string> GoogleImageProject(std::string_view image);
+
+// With tokens, a job pulls only its own project's images and the shared ones:
+// PermissionDenied naming the field, the image's project and the rule otherwise.
+Status CheckImageProjects(const std::string& project, const JobSpec& spec);
 
 // The host names `trainyard config registry` points at the local registry: gcr.io's
 // four, and docker.pkg.dev for the multi-regions and every region Vertex runs in

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "common/random.h"
+#include "model/registry_names.h"
 #include "model/resource_ids.h"
 #include "model/work_memory.h"
 #include "service/job_logs.h"
@@ -183,6 +184,9 @@ Result<model::Job> JobService::Submit(model::Dialect dialect, const std::string&
   job.spec = std::move(parsed.spec);
   job.spec_json = std::move(parsed.spec_json);
   job.kind = parsed.kind;
+  if (options_.images_scoped_to_projects) {
+    RETURN_IF_ERROR(model::CheckImageProjects(job.project, job.spec));
+  }
   RETURN_IF_ERROR(backends_.For(project).admission->CheckSubmittable(job));
   RETURN_IF_ERROR(CheckMemoryBudget(job));
   // Last check before the job is stored: a claim is not undone if storing fails,

@@ -79,6 +79,10 @@ struct JobServiceOptions {
   // would take the sum past it is refused (429 while other work holds it, 400 when
   // it alone is larger). 0 = no budget. The daemon sets it (max_daemon_memory).
   size_t max_work_bytes = 0;
+  // The registry scopes images to projects (a daemon with tokens): a job naming
+  // another project's gcr.io / pkg.dev image is a 403 at submit
+  // (model::CheckImageProjects), before the registry would refuse its pull.
+  bool images_scoped_to_projects = false;
 };
 
 // How a request names a job: ml v1 by (project, jobId); Vertex by

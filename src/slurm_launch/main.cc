@@ -271,8 +271,15 @@ int RunReplica(const std::string& dir) {
   if (ty::Status s = ty::WritePrivateFile(env_file, split.env_file_text); !s.ok()) {
     return Fail(s.message());
   }
-  std::vector<std::string> argv = ty::executor::PodmanRunArgs(
-      *context, *mine, env_file, split, GetEnv("SLURM_JOB_ID").value_or(""), TaskGpus(*mine));
+  // The job's registry credential, as private as its environment.
+  std::string auth_file;
+  if (std::string auth = ty::executor::RegistryAuthFile(*context, *mine); !auth.empty()) {
+    auth_file = prefix + ".auth.json";
+    if (ty::Status s = ty::WritePrivateFile(auth_file, auth); !s.ok()) return Fail(s.message());
+  }
+  std::vector<std::string> argv =
+      ty::executor::PodmanRunArgs(*context, *mine, env_file, auth_file, split,
+                                  GetEnv("SLURM_JOB_ID").value_or(""), TaskGpus(*mine));
 
   // The epilog's marker (scripts/ty-slurm-epilog): it removes the container.
   const std::string marker_dir = "/run/trainyard-slurm/" + GetEnv("SLURM_JOB_ID").value_or("0");

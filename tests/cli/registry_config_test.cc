@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/files.h"
+
 namespace ty::cli {
 namespace {
 
@@ -31,7 +33,7 @@ TEST(RegistryConfigTest, TheDropInMarksEachHostPlainHttp) {
 TEST(RegistryConfigTest, AuthEntriesAreAddedBesideOthersAndRemovedOnlyIfOurs) {
   Result<std::string> added = MergeAuthFile(
       R"({"auths":{"gcr.io":{"auth":"bWluZQ=="},"quay.io":{"auth":"eA=="}},"credHelpers":{}})",
-      {"gcr.io", "eu.gcr.io"}, false);
+      {"gcr.io", "eu.gcr.io"}, AuthEntries::kPlaceholder);
   ASSERT_TRUE(added.ok()) << added.status().ToString();
   nlohmann::json doc = nlohmann::json::parse(*added);
   EXPECT_EQ(doc["auths"]["gcr.io"]["auth"], "bWluZQ==");  // The user's own stays.
@@ -39,12 +41,36 @@ TEST(RegistryConfigTest, AuthEntriesAreAddedBesideOthersAndRemovedOnlyIfOurs) {
   EXPECT_EQ(doc["auths"]["quay.io"]["auth"], "eA==");
   EXPECT_TRUE(doc.contains("credHelpers"));
   nlohmann::json removed =
-      nlohmann::json::parse(*MergeAuthFile(*added, {"gcr.io", "eu.gcr.io"}, true));
+      nlohmann::json::parse(*MergeAuthFile(*added, {"gcr.io", "eu.gcr.io"}, AuthEntries::kRemove));
   EXPECT_EQ(removed["auths"].size(), 2u);
   EXPECT_FALSE(removed["auths"].contains("eu.gcr.io"));
-  EXPECT_TRUE(MergeAuthFile("", {"gcr.io"}, false).ok());
-  EXPECT_FALSE(MergeAuthFile("[1]", {"gcr.io"}, false).ok());
-  EXPECT_FALSE(MergeAuthFile("not json", {"gcr.io"}, false).ok());
+  EXPECT_TRUE(MergeAuthFile("", {"gcr.io"}, AuthEntries::kPlaceholder).ok());
+  EXPECT_FALSE(MergeAuthFile("[1]", {"gcr.io"}, AuthEntries::kPlaceholder).ok());
+  EXPECT_FALSE(MergeAuthFile("not json", {"gcr.io"}, AuthEntries::kPlaceholder).ok());
+}
+
+// With a token our entries carry it ("trainyard:TOKEN"), replacing our placeholder
+// and an older token of ours, never a login of the user's own.
+TEST(RegistryConfigTest, ATokenReplacesOurEntriesOnlyAndRemoveTakesThemOut) {
+  Result<std::string> placeholder =
+      MergeAuthFile(R"({"auths":{"gcr.io":{"auth":"bWluZTpzZWNyZXQ="}}})",
+                    {"gcr.io", "eu.gcr.io", "us.gcr.io"}, AuthEntries::kPlaceholder);
+  ASSERT_TRUE(placeholder.ok());
+  Result<std::string> old =
+      MergeAuthFile(*placeholder, {"us.gcr.io"}, AuthEntries::kToken, "ty_old");
+  ASSERT_TRUE(old.ok());
+  Result<std::string> with_token =
+      MergeAuthFile(*old, {"gcr.io", "eu.gcr.io", "us.gcr.io"}, AuthEntries::kToken, "ty_new");
+  ASSERT_TRUE(with_token.ok()) << with_token.status().ToString();
+  nlohmann::json doc = nlohmann::json::parse(*with_token);
+  const std::string ours = Base64Encode("trainyard:ty_new");
+  EXPECT_EQ(doc["auths"]["gcr.io"]["auth"], "bWluZTpzZWNyZXQ=");  // "mine:secret" stays.
+  EXPECT_EQ(doc["auths"]["eu.gcr.io"]["auth"], ours);             // Placeholder replaced.
+  EXPECT_EQ(doc["auths"]["us.gcr.io"]["auth"], ours);             // Old token replaced.
+  nlohmann::json removed = nlohmann::json::parse(
+      *MergeAuthFile(*with_token, {"gcr.io", "eu.gcr.io", "us.gcr.io"}, AuthEntries::kRemove));
+  EXPECT_EQ(removed["auths"].size(), 1u);
+  EXPECT_TRUE(removed["auths"].contains("gcr.io"));
 }
 
 }  // namespace

@@ -328,6 +328,22 @@ TEST_F(ContainerExecutorLogicTest, AGoogleRegistryNameIsPulledFromTheLocalRegist
   EXPECT_THAT(sink_.Messages(uid_), IsEmpty());  // Said through the service, not the replicas.
 }
 
+// A registry with tokens: the daemon pulls a job's image with that job's credential,
+// which the token service turns into pulls of its project's images (api/registry_token.h).
+TEST_F(ContainerExecutorLogicTest, ARegistryWithTokensIsAskedWithTheJobsCredential) {
+  auto ex = NewExecutor("reg", [](ContainerExecutor::Options* o) {
+    o->google_registry = "127.77.0.1:80";
+    o->registry_credential = [](const std::string& uid) { return "credential-of-" + uid; };
+  });
+  engine_->AddRegistryImage("127.77.0.1:80/p/app:1");
+  AttemptSpec a = Attempt(1);
+  a.replicas[0].image = "gcr.io/p/app:1";
+  ASSERT_EQ(LaunchAndWait(a, ex.get()).kind, ExecutorEventKind::kAttemptStarted);
+  ASSERT_EQ(engine_->pull_logins().size(), 1u);
+  EXPECT_EQ(engine_->pull_logins()[0].username, "trainyard-job");
+  EXPECT_EQ(engine_->pull_logins()[0].password, "credential-of-" + a.job_uid);
+}
+
 TEST_F(ContainerExecutorLogicTest, AGoogleNameMissingFromTheRegistryFailsNamingIt) {
   auto ex = NewExecutor(
       "reg", [](ContainerExecutor::Options* o) { o->google_registry = "127.77.0.1:80"; });

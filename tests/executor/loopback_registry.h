@@ -180,8 +180,11 @@ class LoopbackRegistry {
     dir_ = tmpl;
     port_ = internal::FreeLoopbackPort();
     if (port_ == 0) return Internal("no free port on 127.0.0.1");
-    registry_ = std::make_unique<executor::LocalRegistry>(executor::LocalRegistry::Options{
-        .binary = kRegistryBinary, .address = host(), .storage_dir = dir_ + "/storage"});
+    registry_ = std::make_unique<executor::LocalRegistry>(
+        executor::LocalRegistry::Options{.binary = kRegistryBinary,
+                                         .address = host(),
+                                         .storage_dir = dir_ + "/storage",
+                                         .token_auth = {}});
     RETURN_IF_ERROR(registry_->Start());
     for (int i = 0; i < 150; ++i) {
       if (executor::LocalRegistry::Answers(host(), 1000)) return Status::Ok();

@@ -6,6 +6,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
+#include "common/files.h"
 #include "executor/slurm/slurm_submit.h"
 #include "model/runtime_env.h"
 
@@ -98,7 +101,7 @@ TEST(SlurmContextTest, PodmanRunsTheReplicaOnTheHostNetworkHardenedWithItsMounts
   r.args = {"--epochs", "3"};
   r.mounts = {{"/shared/buckets/b", "/gcs/b", false}};
   std::vector<std::string> a =
-      PodmanRunArgs(c, r, "/shared/42-1/workerpool0-0.env",
+      PodmanRunArgs(c, r, "/shared/42-1/workerpool0-0.env", "",
                     SplitEnvironment({{"A", "x y"}, {"B", "1\n2"}}), "17", {1, 3});
   EXPECT_THAT(a, Contains("host"));
   EXPECT_THAT(a, Contains("trainyard.slurm_job=17"));
@@ -113,6 +116,33 @@ TEST(SlurmContextTest, PodmanRunsTheReplicaOnTheHostNetworkHardenedWithItsMounts
   ASSERT_GE(a.size(), 3u);
   EXPECT_EQ(a[a.size() - 3], "img");  // Then the args, as given.
   EXPECT_EQ(a.back(), "3");
+}
+
+// With registry tokens the hosts pull a Google name at every start, with the job's
+// credential for that name's host in an auth file (never on the command line).
+TEST(SlurmContextTest, ARegistryWithTokensPullsGoogleNamesAlwaysWithTheJobsCredential) {
+  SlurmContext c;
+  c.job_uid = "42";
+  ReplicaLaunch r = Replicas(ChiefWorkersPs())[0];
+  r.image = "us-central1-docker.pkg.dev/p/repo/img:1";
+  EXPECT_EQ(RegistryAuthFile(c, r), "");  // No tokens: nothing to give.
+  c.registry_password = "42.secret";
+  nlohmann::json auth = nlohmann::json::parse(RegistryAuthFile(c, r));
+  EXPECT_EQ(auth["auths"]["us-central1-docker.pkg.dev"]["auth"],
+            Base64Encode("trainyard-job:42.secret"));
+  std::vector<std::string> a =
+      PodmanRunArgs(c, r, "", "/shared/42-1/w.auth.json", SplitEnvironment({}), "17", {});
+  EXPECT_THAT(a, Contains("/shared/42-1/w.auth.json"));
+  EXPECT_THAT(a, Contains("always"));
+  EXPECT_THAT(a, ::testing::Not(Contains(::testing::HasSubstr("42.secret"))));
+  r.image = "localhost/mine:1";
+  EXPECT_EQ(RegistryAuthFile(c, r), "");  // Not the registry's name.
+  EXPECT_THAT(PodmanRunArgs(c, r, "", "", SplitEnvironment({}), "17", {}), Contains("missing"));
+  // The context carries it to the hosts.
+  c.replicas = {r};
+  Result<SlurmContext> back = SlurmContextFromJson(SlurmContextToJson(c));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->registry_password, "42.secret");
 }
 
 TEST(SlurmContextTest, TheEnvironmentFileHoldsEveryValueWithoutALineBreakVerbatim) {

@@ -34,7 +34,19 @@ class FakeEngine : public executor::EngineClient {
   Result<bool> ImageExists(const std::string& image) override;
   Result<executor::ImageConfig> InspectImage(const std::string& image) override;
   Status PullImage(const std::string& image) override;
-  Status PullImagePlainHttp(const std::string& image) override { return PullImage(image); }
+  Status PullImagePlainHttp(const std::string& image,
+                            const executor::RegistryLogin& login) override {
+    {
+      std::lock_guard<std::mutex> lock(login_mu_);
+      pull_logins_.push_back(login);
+    }
+    return PullImage(image);
+  }
+  // The logins of PullImagePlainHttp, in order.
+  std::vector<executor::RegistryLogin> pull_logins() const {
+    std::lock_guard<std::mutex> lock(login_mu_);
+    return pull_logins_;
+  }
   Status TagImage(const std::string& source, const std::string& target) override;
   Result<std::vector<executor::ImageSummary>> ListImages(const std::string& reference) override;
   Status RemoveImage(const std::string& name) override;
@@ -147,6 +159,10 @@ class FakeEngine : public executor::EngineClient {
   std::map<std::string, int> starts_;             // By name, kept after removal.
   int next_id_ = 0;
   int64_t log_clock_us_ = 1'700'000'000'000'000;
+
+ private:
+  mutable std::mutex login_mu_;
+  std::vector<executor::RegistryLogin> pull_logins_;
 };
 
 }  // namespace ty::testing

@@ -31,6 +31,31 @@ TEST(RegistryNamesTest, TheMirrorReferenceDropsTheHostAndKeepsTagAndDigest) {
   EXPECT_EQ(GoogleRegistryHostOf("eu.gcr.io/p/img:1"), "eu.gcr.io");
 }
 
+TEST(RegistryNamesTest, AnImagesProjectIsItsFirstComponentAfterTheHost) {
+  EXPECT_EQ(GoogleImageProject("gcr.io/p/img:t"), "p");
+  EXPECT_EQ(GoogleImageProject("us-docker.pkg.dev/p/repo/img@sha256:00"), "p");
+  EXPECT_EQ(GoogleImageProject("gcr.io/p:t"), "p");
+  EXPECT_EQ(GoogleImageProject("localhost/p/img"), std::nullopt);
+}
+
+// With tokens a job names only its own project's images and the shared runtimes'.
+TEST(RegistryNamesTest, AJobNamesOnlyItsProjectsImagesAndTheSharedOnes) {
+  JobSpec spec;
+  spec.pools.resize(2);
+  spec.pools[0].container = ContainerSpec{.image_uri = "gcr.io/mine/img:1"};
+  spec.pools[1].python_package =
+      PythonPackageSpec{.executor_image_uri = "us-docker.pkg.dev/vertex-ai/training/x:1"};
+  EXPECT_TRUE(CheckImageProjects("mine", spec).ok());
+  spec.pools[1].container = ContainerSpec{.image_uri = "localhost/anything:1"};
+  spec.pools[1].python_package.reset();
+  EXPECT_TRUE(CheckImageProjects("mine", spec).ok());
+  spec.pools[1].container->image_uri = "europe-west4-docker.pkg.dev/theirs/r/img:1";
+  Status s = CheckImageProjects("mine", spec);
+  EXPECT_EQ(s.code(), StatusCode::kPermissionDenied);
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("workerPoolSpecs[1].containerSpec.imageUri"));
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("is an image of project theirs"));
+}
+
 TEST(RegistryNamesTest, TheHostListCoversTheGuidesNamesAndOnlyGoogleHosts) {
   std::vector<std::string> hosts = GoogleRegistryHosts();
   EXPECT_THAT(hosts, Contains("gcr.io"));

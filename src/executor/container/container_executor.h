@@ -54,6 +54,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -106,6 +107,10 @@ class ContainerExecutor : public Executor {
     // (registry_names.h): such names are pulled from it, never from the internet.
     // "" = none here, and such a name the engine lacks fails its job at once.
     std::string google_registry;
+    // The credential the daemon pulls a job's images from that registry with when it
+    // takes tokens (auth/replica_credentials.h: the job's own, which the token service
+    // turns into pulls of its project's images); unset = a registry without tokens.
+    std::function<std::string(const std::string& job_uid)> registry_credential;
     // Attempts being launched (pull, create, start) at once. Each launch is a burst
     // of engine calls; with a few hundred at once podman's answers passed
     // request_timeout_ms and jobs failed (bench/scheduler). Later launches wait

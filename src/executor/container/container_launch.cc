@@ -350,7 +350,12 @@ Status ContainerExecutor::PullMissingImage(const AttemptSpec& attempt, const std
   // job of two pools, gcr.io and pkg.dev names of one image, found "image not known").
   // Loopback pulls are quick.
   std::lock_guard<std::mutex> one_pull(mirror_pull_mu_);
-  Status pulled = engine_->PullImagePlainHttp(*mirror);
+  RegistryLogin login;
+  if (options_.registry_credential) {
+    login.username = "trainyard-job";
+    login.password = options_.registry_credential(attempt.job_uid);
+  }
+  Status pulled = engine_->PullImagePlainHttp(*mirror, login);
   if (!pulled.ok()) {
     return FailedPrecondition("image pull failed for " + image + ": the registry at " +
                               options_.google_registry + " does not have it (" + pulled.message() +

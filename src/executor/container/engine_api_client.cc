@@ -8,6 +8,8 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "common/files.h"
+
 namespace ty::executor {
 namespace {
 
@@ -142,7 +144,7 @@ EngineApiClient::EngineApiClient(std::string socket_path, int request_timeout_ms
 Result<EngineApiClient::Response> EngineApiClient::Call(
     const std::string& method, const std::string& path, const std::string* body_json,
     long timeout_ms, const std::function<void(std::string_view)>* on_data,
-    const std::atomic<bool>* cancel) {
+    const std::atomic<bool>* cancel, const std::vector<std::string>& extra_headers) {
   CURL* curl = curl_easy_init();
   if (curl == nullptr) return Internal("curl_easy_init failed");
   Response response;
@@ -151,6 +153,7 @@ Result<EngineApiClient::Response> EngineApiClient::Call(
   std::string url = std::string("http://engine") +
                     (path.rfind("/libpod/", 0) == 0 ? "/v4.0.0" : kApiPrefix) + path;
   curl_slist* headers = nullptr;
+  for (const std::string& h : extra_headers) headers = curl_slist_append(headers, h.c_str());
   curl_easy_setopt(curl, CURLOPT_UNIX_SOCKET_PATH, socket_path_.c_str());
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
@@ -282,8 +285,8 @@ Status EngineApiClient::PullImage(const std::string& image) {
   return Status::Ok();
 }
 
-Status EngineApiClient::PullImagePlainHttp(const std::string& image) {
-  return PullInsecureLoopback(image, "pull " + image + " over plain HTTP");
+Status EngineApiClient::PullImagePlainHttp(const std::string& image, const RegistryLogin& login) {
+  return PullInsecureLoopback(image, "pull " + image + " over plain HTTP", login);
 }
 
 Status EngineApiClient::TagImage(const std::string& source, const std::string& target) {
@@ -344,9 +347,19 @@ bool EngineApiClient::IsLoopbackRegistry(const std::string& repo) {
 // PullImage falls back to it for loopback registries only (a remote registry without
 // TLS stays an error there); PullImagePlainHttp uses it for the daemon's own registry.
 Status EngineApiClient::PullInsecureLoopback(const std::string& image,
-                                             const std::string& first_error) {
+                                             const std::string& first_error,
+                                             const RegistryLogin& login) {
   std::string path = "/libpod/images/pull?quiet=true&tlsVerify=false&reference=" + UrlEncode(image);
-  Result<Response> r = Call("POST", path, nullptr, 30L * 60 * 1000, nullptr, nullptr);
+  std::vector<std::string> headers;
+  if (!login.username.empty()) {
+    // Docker's X-Registry-Auth: base64url of {"username","password"}; podman reads it on
+    // its native pull too and answers the registry's token challenge with it.
+    std::string b64 =
+        Base64Encode(json{{"username", login.username}, {"password", login.password}}.dump());
+    for (char& c : b64) c = c == '+' ? '-' : c == '/' ? '_' : c;
+    headers.push_back("X-Registry-Auth: " + b64);
+  }
+  Result<Response> r = Call("POST", path, nullptr, 30L * 60 * 1000, nullptr, nullptr, headers);
   if (!r.ok()) return Unavailable(first_error);  // Not podman: keep the engine's answer.
   if (r->status != 200) return Unavailable(first_error + "; " + EngineMessage(r->body));
   json j = json::parse(r->body, nullptr, false);

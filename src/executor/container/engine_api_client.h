@@ -33,7 +33,7 @@ class EngineApiClient final : public EngineClient {
   Result<bool> ImageExists(const std::string& image) override;
   Result<ImageConfig> InspectImage(const std::string& image) override;
   Status PullImage(const std::string& image) override;
-  Status PullImagePlainHttp(const std::string& image) override;
+  Status PullImagePlainHttp(const std::string& image, const RegistryLogin& login) override;
   Status TagImage(const std::string& source, const std::string& target) override;
   Result<std::vector<ImageSummary>> ListImages(const std::string& reference) override;
   Status RemoveImage(const std::string& name) override;
@@ -72,9 +72,11 @@ class EngineApiClient final : public EngineClient {
   Result<Response> Call(const std::string& method, const std::string& path,
                         const std::string* body_json, long timeout_ms,
                         const std::function<void(std::string_view)>* on_data,
-                        const std::atomic<bool>* cancel);
+                        const std::atomic<bool>* cancel,
+                        const std::vector<std::string>& extra_headers = {});
   static bool IsLoopbackRegistry(const std::string& repo);
-  Status PullInsecureLoopback(const std::string& image, const std::string& first_error);
+  Status PullInsecureLoopback(const std::string& image, const std::string& first_error,
+                              const RegistryLogin& login = {});
   // Maps a non-2xx answer to a Status naming `what`.
   static Status ErrorFrom(const Response& r, const std::string& what);
   // POST `body_json` to a create endpoint; the new container's id.

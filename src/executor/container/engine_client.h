@@ -112,6 +112,12 @@ struct ContainerState {
 // (engine_api_client.h); tests of executor logic use a fake (tests/fakes) so that
 // failures at each call can be provoked without podman. Implementations are
 // thread-safe: the executor calls them from launch, watcher and API threads at once.
+// A registry credential for a pull (Docker's X-Registry-Auth); no username = none.
+struct RegistryLogin {
+  std::string username;
+  std::string password;
+};
+
 class EngineClient {
  public:
   virtual ~EngineClient() = default;
@@ -127,8 +133,9 @@ class EngineClient {
   // becomes the Status message.
   virtual Status PullImage(const std::string& image) = 0;
   // Pulls `image` from a registry known to speak plain HTTP (the daemon's own, at any
-  // address: on a cluster it is not on loopback).
-  virtual Status PullImagePlainHttp(const std::string& image) = 0;
+  // address: on a cluster it is not on loopback), with `login` when it has a username
+  // (the engine then asks the registry's token service with it).
+  virtual Status PullImagePlainHttp(const std::string& image, const RegistryLogin& login) = 0;
   // Gives the local image `source` the further name `target` ("repo:tag").
   virtual Status TagImage(const std::string& source, const std::string& target) = 0;
   // The local images named `reference` (a repository: "localhost/trainyard/packages").

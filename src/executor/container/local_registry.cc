@@ -32,9 +32,9 @@ LocalRegistry::LocalRegistry(Options options) : options_(std::move(options)) {
 
 LocalRegistry::~LocalRegistry() { Stop(); }
 
-bool LocalRegistry::Answers(const std::string& address, long timeout_ms) {
+long LocalRegistry::Probe(const std::string& address, long timeout_ms) {
   CURL* curl = curl_easy_init();
-  if (curl == nullptr) return false;
+  if (curl == nullptr) return 0;
   const std::string url = "http://" + address + "/v2/";
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
@@ -42,11 +42,17 @@ bool LocalRegistry::Answers(const std::string& address, long timeout_ms) {
   curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");  // Loopback: never through a proxy.
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &DiscardBody);
   long status = 0;
-  const bool ok = curl_easy_perform(curl) == CURLE_OK &&
-                  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK &&
-                  status == 200;
+  if (curl_easy_perform(curl) != CURLE_OK ||
+      curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK) {
+    status = 0;
+  }
   curl_easy_cleanup(curl);
-  return ok;
+  return status;
+}
+
+bool LocalRegistry::Answers(const std::string& address, long timeout_ms) {
+  const long status = Probe(address, timeout_ms);
+  return status == 200 || status == 401;
 }
 
 Status LocalRegistry::Start() {
@@ -79,6 +85,15 @@ Status LocalRegistry::WriteConfig() const {
       << "storage:\n  filesystem:\n    rootdirectory: " << options_.storage_dir << "\n"
       << "  delete:\n    enabled: true\n"
       << "http:\n  addr: " << options_.address << "\n";
+  const Options::TokenAuth& auth = options_.token_auth;
+  if (!auth.realm.empty()) {
+    // Quoted: the values are the daemon's own (a URL, fixed names, a data-dir path).
+    out << "auth:\n  token:\n"
+        << "    realm: \"" << auth.realm << "\"\n"
+        << "    service: \"" << auth.service << "\"\n"
+        << "    issuer: \"" << auth.issuer << "\"\n"
+        << "    rootcertbundle: \"" << auth.cert_path << "\"\n";
+  }
   if (!out.flush()) return Internal("cannot write " + config_path_);
   return Status::Ok();
 }
@@ -117,9 +132,16 @@ void LocalRegistry::Supervise() {
   int wait_ms = 1000;
   bool said_shared = false;
   while (true) {
-    if (Answers(options_.address, 1000)) {  // Someone else's: use it while it answers.
+    const long found = Probe(options_.address, 1000);
+    if (found == 200 || found == 401) {  // Someone else's: use it while it answers.
       if (!said_shared) {
         spdlog::info("registry: using the one answering at {}", options_.address);
+        if (found == 200 && !options_.token_auth.realm.empty()) {
+          spdlog::warn(
+              "registry: the one at {} takes no tokens: anyone reaching it pushes and pulls "
+              "any project's images (stop it, and this daemon starts its own with tokens)",
+              options_.address);
+        }
         said_shared = true;
       }
       if (!SleepUnlessStopping(5000)) return;

@@ -1,9 +1,11 @@
 // LocalRegistry: the daemon's own OCI registry (Debian's docker-registry, the CNCF
 // distribution registry), standing in for gcr.io and *.pkg.dev (registry_names.h).
-// Plain HTTP, no auth, on a loopback address; images are stored under the daemon's
-// data directory. A supervising thread starts it, and starts it again should it exit;
-// where something already answers the registry API at the address (another daemon's
-// registry, or one the operator runs), that one is used and nothing is started.
+// Plain HTTP on a loopback address by default; with the daemon's tokens configured it
+// takes only tokens of the daemon's token service (auth/registry_tokens.h) and may
+// listen beyond loopback. Images are stored under the daemon's data directory. A supervising thread
+// starts it, and starts it again should it exit; where something already answers the registry API
+// at the address (another daemon's registry, or one the operator runs), that one is used and
+// nothing is started.
 #pragma once
 
 #include <sys/types.h>
@@ -24,6 +26,14 @@ class LocalRegistry {
     std::string binary = "/usr/bin/docker-registry";
     std::string address;      // "HOST:PORT" to listen on (HOST a literal address).
     std::string storage_dir;  // Images; its parent gets the generated config and log.
+    // docker-registry's `auth: token:` settings; no realm = no authentication.
+    struct TokenAuth {
+      std::string realm;      // "http://127.0.0.1:8080/registry/token"
+      std::string service;    // The token's audience.
+      std::string issuer;     // The token's issuer.
+      std::string cert_path;  // PEM certificate of the signing key.
+    };
+    TokenAuth token_auth;
   };
   explicit LocalRegistry(Options options);
   LocalRegistry(const LocalRegistry&) = delete;
@@ -36,8 +46,11 @@ class LocalRegistry {
   // Stops the registry it started (not one it found) and the supervisor.
   void Stop();
 
-  // Waits up to `timeout_ms` for `GET /v2/` to answer 200 at the address.
+  // Waits up to `timeout_ms` for `GET /v2/` to answer at the address: 200, or the 401
+  // of a registry that wants a token.
   static bool Answers(const std::string& address, long timeout_ms);
+  // The HTTP status of `GET /v2/` there; 0 when nothing answers.
+  static long Probe(const std::string& address, long timeout_ms);
 
  private:
   void Supervise();

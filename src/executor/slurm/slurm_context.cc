@@ -2,7 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/files.h"
 #include "executor/container/container_body.h"
+#include "model/registry_names.h"
 #include "model/runtime_env.h"
 
 namespace ty::executor {
@@ -71,9 +73,13 @@ void ReplaceStrings(OrderedJson* doc, const std::map<std::string, std::string>& 
 std::string SlurmContextToJson(const SlurmContext& c) {
   json replicas = json::array();
   for (const ReplicaLaunch& r : c.replicas) replicas.push_back(ReplicaToJson(r));
-  return json{
-      {"job_uid", c.job_uid},         {"attempt", c.attempt},           {"labels", c.labels},
-      {"userns_base", c.userns_base}, {"stop_grace_s", c.stop_grace_s}, {"replicas", replicas}}
+  return json{{"job_uid", c.job_uid},
+              {"attempt", c.attempt},
+              {"labels", c.labels},
+              {"userns_base", c.userns_base},
+              {"stop_grace_s", c.stop_grace_s},
+              {"replicas", replicas},
+              {"registry_password", c.registry_password}}
       .dump();
 }
 
@@ -88,6 +94,8 @@ Result<SlurmContext> SlurmContextFromJson(const std::string& text) {
     c.userns_base = j.at("userns_base").get<uint32_t>();
     c.stop_grace_s = j.at("stop_grace_s").get<int>();
     for (const json& r : j.at("replicas")) c.replicas.push_back(ReplicaFromJson(r));
+    // Absent in the contexts of attempts launched before registry tokens.
+    c.registry_password = j.value("registry_password", "");
   } catch (const json::exception& e) {
     return InvalidArgument(std::string("slurm context: ") + e.what());
   }
@@ -142,8 +150,16 @@ PodmanEnvironment SplitEnvironment(const std::vector<model::EnvVar>& env) {
   return out;
 }
 
+std::string RegistryAuthFile(const SlurmContext& c, const ReplicaLaunch& r) {
+  std::optional<std::string> host = model::GoogleRegistryHostOf(r.image);
+  if (c.registry_password.empty() || !host) return "";
+  const std::string userinfo = "trainyard-job:" + c.registry_password;
+  return json{{"auths", {{*host, {{"auth", Base64Encode(userinfo)}}}}}}.dump();
+}
+
 std::vector<std::string> PodmanRunArgs(const SlurmContext& c, const ReplicaLaunch& r,
-                                       const std::string& env_file, const PodmanEnvironment& env,
+                                       const std::string& env_file, const std::string& auth_file,
+                                       const PodmanEnvironment& env,
                                        const std::string& slurm_job_id,
                                        const std::vector<int>& gpu_indices) {
   // No --rm: the launcher keeps the container for a restart in place and removes it
@@ -152,9 +168,11 @@ std::vector<std::string> PodmanRunArgs(const SlurmContext& c, const ReplicaLaunc
   // No signal proxy: Slurm signals every process of the job (SIGCONT with a
   // preemption), and the client's forwarding then failed into the replica's stderr;
   // the launcher stops the container itself on TERM.
-  std::vector<std::string> a = {"podman",    "run",          "--name",      r.name,
-                                "--network", "host",         "--pull",      "missing",
-                                "--quiet",   "--log-driver", "passthrough", "--sig-proxy=false"};
+  std::vector<std::string> a = {
+      "podman",    "run",          "--name",      r.name,
+      "--network", "host",         "--pull",      auth_file.empty() ? "missing" : "always",
+      "--quiet",   "--log-driver", "passthrough", "--sig-proxy=false"};
+  if (!auth_file.empty()) a.insert(a.end(), {"--authfile", auth_file});
   std::map<std::string, std::string> labels = c.labels;
   labels[kLabelPool] = std::to_string(r.pool);
   labels[kLabelIndex] = std::to_string(r.index);

@@ -43,7 +43,16 @@ struct SlurmContext {
   // The replicas, with `mounts` complete (buckets included, as host paths on the
   // shared filesystem).
   std::vector<ReplicaLaunch> replicas;
+  // The job's credential for the daemon's registry when it takes tokens ("" = it
+  // does not): gcr.io / pkg.dev images are then pulled at every start with it
+  // (RegistryAuthFile), never taken from the host's copy.
+  std::string registry_password;
 };
+
+// The containers-auth.json `podman run --authfile` reads for replica `r`: the job's
+// credential for the Google registry host of its image; "" when there is none to give
+// (no registry_password, or not such a name).
+std::string RegistryAuthFile(const SlurmContext& context, const ReplicaLaunch& r);
 
 std::string SlurmContextToJson(const SlurmContext& context);
 // InvalidArgument naming what is wrong when `text` is not a context.
@@ -74,9 +83,11 @@ PodmanEnvironment SplitEnvironment(const std::vector<model::EnvVar>& env);
 // hardening as the container executor, its mounts, its environment (`env_file`,
 // "" = none, then `env.on_command_line`), and Docker's entrypoint/command semantics.
 // `gpu_indices`: the host's GPUs Slurm gave the task (CUDA_VISIBLE_DEVICES), passed
-// as CDI devices.
+// as CDI devices. `auth_file` ("" = none): RegistryAuthFile's text in a file of the
+// launcher's own; with it the image is pulled at every start.
 std::vector<std::string> PodmanRunArgs(const SlurmContext& context, const ReplicaLaunch& r,
-                                       const std::string& env_file, const PodmanEnvironment& env,
+                                       const std::string& env_file, const std::string& auth_file,
+                                       const PodmanEnvironment& env,
                                        const std::string& slurm_job_id,
                                        const std::vector<int>& gpu_indices);
 

@@ -161,6 +161,7 @@ class SlurmExecutor::Impl {
     context.userns_base = o_.userns_base;
     context.stop_grace_s = o_.stop_grace_s;
     context.replicas = attempt.replicas;
+    if (o_.registry_credential) context.registry_password = o_.registry_credential(attempt.job_uid);
     RETURN_IF_ERROR(WriteFileAtomically(dir + "/context.json", SlurmContextToJson(context)));
     RETURN_IF_ERROR(WriteFileAtomically(dir + "/batch.sh", shape.script));
     chmod((dir + "/batch.sh").c_str(), 0700);

@@ -35,6 +35,7 @@
 // Thread-safety: every method may be called from any thread (executor.h).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -70,6 +71,9 @@ class SlurmExecutor : public Executor {
     // Replicas' user namespace root on the hosts (0 = the host's ids).
     uint32_t userns_base = 0;
     int stop_grace_s = 10;
+    // The job credential the hosts pull gcr.io / pkg.dev images with when the daemon's
+    // registry takes tokens (ContainerExecutor::Options::registry_credential); unset = not.
+    std::function<std::string(const std::string& job_uid)> registry_credential;
     DurationMicros poll_interval = 200 * 1000;
     // How long a launch waits for a Slurm controller that does not answer (restarting,
     // failing over) before it fails, and how often it tries again meanwhile.

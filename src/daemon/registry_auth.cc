@@ -1,0 +1,47 @@
+#include "daemon/registry_auth.h"
+
+namespace ty::daemon {
+namespace {
+
+std::string HostOf(const std::string& address) {
+  if (!address.empty() && address.front() == '[') return address.substr(0, address.find(']') + 1);
+  return address.substr(0, address.rfind(':'));
+}
+
+bool IsLoopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+}
+
+bool ServesRegistry(const DaemonConfig& cfg) {
+  return cfg.executor != "process" && !cfg.registry.empty();
+}
+
+}  // namespace
+
+Status CheckRegistryAddress(const DaemonConfig& cfg, const auth::TokenTable& tokens) {
+  if (!ServesRegistry(cfg) || !cfg.registry_serve || !tokens.empty()) return Status::Ok();
+  if (IsLoopback(HostOf(cfg.registry))) return Status::Ok();
+  return InvalidArgument(
+      "--registry " + cfg.registry +
+      ": without access tokens the registry serves only loopback addresses, because it "
+      "could not tell one project's pushes from another's; add `tokens:` to the config "
+      "(then pushes and pulls need a token), or give a 127.x.y.z address");
+}
+
+Result<std::unique_ptr<auth::RegistryTokenIssuer>> OpenRegistryIssuer(
+    const DaemonConfig& cfg, const auth::TokenTable& tokens) {
+  if (!ServesRegistry(cfg) || tokens.empty()) return std::unique_ptr<auth::RegistryTokenIssuer>();
+  return auth::RegistryTokenIssuer::Open(cfg.data_dir + "/registry");
+}
+
+std::string RegistryRealm(const DaemonConfig& cfg, const std::string& listen_host, int port) {
+  std::string host = listen_host;
+  if (host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]") {
+    host = HostOf(cfg.registry);
+  }
+  if (host.find(':') != std::string::npos && host.front() != '[') host = "[" + host + "]";
+  const char* scheme = cfg.tls_cert_file.empty() ? "http" : "https";
+  return std::string(scheme) + "://" + host + ":" + std::to_string(port) + "/registry/token";
+}
+
+}  // namespace ty::daemon

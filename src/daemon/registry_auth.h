@@ -1,0 +1,34 @@
+// The daemon's registry with tokens (auth/registry_tokens.h): a daemon with `tokens:`
+// runs its registry with docker-registry's token auth, itself the token service at
+// GET /registry/token of its main listener; a daemon without keeps it open, and then
+// on loopback only.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "auth/registry_tokens.h"
+#include "auth/tokens.h"
+#include "common/status.h"
+#include "daemon/daemon_config.h"
+
+namespace ty::daemon {
+
+inline constexpr char kRegistryService[] = "trainyard-registry";
+inline constexpr char kRegistryIssuer[] = "trainyardd";
+
+// InvalidArgument when the registry's address is beyond loopback on a daemon without
+// tokens (anyone reaching it would push and pull every project's images).
+Status CheckRegistryAddress(const DaemonConfig& cfg, const auth::TokenTable& tokens);
+
+// The issuer of registry tokens when this daemon serves a registry and has tokens
+// (its key in <data-dir>/registry); null otherwise.
+Result<std::unique_ptr<auth::RegistryTokenIssuer>> OpenRegistryIssuer(
+    const DaemonConfig& cfg, const auth::TokenTable& tokens);
+
+// The token service's URL as registry clients reach it: the main listener's host, or,
+// where it listens on every address, the registry's own host (which every client of
+// the registry reaches), at the bound port; https with TLS.
+std::string RegistryRealm(const DaemonConfig& cfg, const std::string& listen_host, int port);
+
+}  // namespace ty::daemon
