@@ -23,8 +23,8 @@ Status CheckRegistryAddress(const DaemonConfig& cfg, const auth::TokenTable& tok
   if (IsLoopback(HostOf(cfg.registry))) return Status::Ok();
   return InvalidArgument(
       "--registry " + cfg.registry +
-      ": without access tokens the registry serves only loopback addresses, because it "
-      "could not tell one project's pushes from another's; add `tokens:` to the config "
+      ": without access tokens the registry takes no credential, so anyone who reaches "
+      "this address pushes and pulls every project's images; add `tokens:` to the config "
       "(then pushes and pulls need a token), or give a 127.x.y.z address");
 }
 
