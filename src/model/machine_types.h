@@ -1,5 +1,6 @@
-// Machine types and accelerators both dialects accept, and the GPU-count rules the
-// specs state (shared/spec/vertex-v1-jobs.md §9, ml-v1-jobs.md §9).
+// Machine types and accelerators both dialects accept, and the GPU-count rules of
+// Google's machine-type and accelerator tables (Vertex `machineSpec`, ml v1
+// `masterType` / `acceleratorConfig`).
 //
 // Machines are symbolic in Trainyard (a replica gets whatever the executor gives it),
 // but clients written for Google send these names, and a typo must fail at submit

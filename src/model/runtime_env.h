@@ -1,4 +1,4 @@
-// What each replica receives (shared/spec/runtime-contract.md §1-§6): environment
+// What each replica receives (README "Distributed training"): environment
 // variables (TF_CONFIG, CLUSTER_SPEC, PyTorch variables, CLOUD_ML_*, AIP_*), the
 // process's command line, and the host names of its peers.
 //

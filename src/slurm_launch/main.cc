@@ -11,7 +11,7 @@
 // DIR/<replica>.exit; and exits with it (after a failure it first waits for a restart
 // request, executor.h). The epilog removes the container once the task is gone. On SIGTERM
 // (scancel, a time limit) it stops the container itself, with the job's grace period: the podman
-// client Slurm would signal does not stop a container (shared/notes/slurm-here.md §3.4). The epilog
+// client Slurm would signal does not stop a container (measured with podman 4.3). The epilog
 // (scripts/ty-slurm-epilog) removes what a launcher killed with SIGKILL left.
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 // The two wire dialects <-> the internal model (DESIGN.md §1).
 //
-// Parsing validates everything the spec (shared/spec/*.md) says a server must check
+// Parsing validates everything Google's REST references say a server checks
 // and returns InvalidArgument via FieldError(path, rule) naming the first offending
 // field by its wire path ("jobSpec.workerPoolSpecs[0].replicaCount",
 // "trainingInput.workerCount"). Unknown fields are rejected, as Google does.

@@ -1,4 +1,4 @@
-// AI Platform Training (ml v1) `Job` -> JobSpec (shared/spec/ml-v1-jobs.md §3-4, §8-10).
+// AI Platform Training (ml v1) `Job` -> JobSpec (its REST reference: Job, TrainingInput).
 //
 // Decisions where the spec leaves room (each enforced and tested):
 // - `jobId`: letters, digits and underscores, starting with a letter, at most 128

@@ -1,4 +1,4 @@
-// Vertex AI v1 `CustomJob` -> JobSpec (shared/spec/vertex-v1-jobs.md §3-4, §9).
+// Vertex AI v1 `CustomJob` -> JobSpec (its REST reference: CustomJob, CustomJobSpec).
 //
 // Decisions where the spec leaves room (each enforced and tested):
 // - A worker pool is a placeholder when every field it carries has its default value

@@ -3,7 +3,7 @@
 // (executor/container/local_registry.h), on a free 127.0.0.1 port with a temporary storage
 // directory, so image pulls are tested end
 // to end without any outside registry. Plain HTTP and no auth, as the project's
-// "Artifact Registry" stand-in (shared/notes/containers-here.md). The packaged
+// "Artifact Registry" stand-in (local_registry.h). The packaged
 // service (port 5000, htpasswd auth) is not used.
 //
 // Also the engine calls a test needs to put an image there (tag, push, untag), made

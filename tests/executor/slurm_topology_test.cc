@@ -1,6 +1,6 @@
 // The launcher's arithmetic: Slurm's host lists, task counts and reserved ports, and
 // each task's pool, index and peers from a task environment like the ones Slurm 22.05
-// gives (shared/notes/slurm-here.md §4).
+// gives.
 #include "executor/slurm/slurm_topology.h"
 
 #include <gmock/gmock.h>

@@ -1,5 +1,5 @@
 // Valid ml v1 Job bodies: what they parse to, their canonical form and how jobs
-// render back (shared/spec/ml-v1-jobs.md §2-4, §7-10).
+// render back (the ml v1 REST reference: Job, TrainingInput, TrainingOutput).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>

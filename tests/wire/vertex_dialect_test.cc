@@ -1,5 +1,5 @@
 // Valid Vertex CustomJob bodies: what they parse to, their canonical form and how
-// jobs render back (shared/spec/vertex-v1-jobs.md §3-4, §10; client-wire.md §4-5, §8).
+// jobs render back (the Vertex REST reference: CustomJob, CustomJobSpec, JobState).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>

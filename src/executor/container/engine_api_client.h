@@ -1,5 +1,5 @@
 // EngineApiClient: the Docker Engine API (v1.41) over a unix socket, as served
-// by Docker and by `podman system service` (shared/notes/containers-here.md).
+// by Docker and by `podman system service` (podman 4.3 here; scripts/setup starts it).
 //
 // Each call uses its own libcurl easy handle, so one client may be used from any
 // number of threads at once; non-streaming calls carry a timeout, streaming calls

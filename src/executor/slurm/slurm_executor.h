@@ -1,5 +1,5 @@
-// SlurmExecutor: places each attempt's replicas on a Slurm cluster (issue 21;
-// shared/notes/slurm-here.md §4), behind the same contract as the container executor
+// SlurmExecutor: places each attempt's replicas on a Slurm cluster (issue 21; README
+// "On a Slurm cluster"), behind the same contract as the container executor
 // (executor.h). Trainyard grows no node agents: Slurm places, a launcher runs.
 //
 // Launch writes the attempt's directory on the shared filesystem (slurm_context.h)

@@ -1,7 +1,6 @@
 // Where every replica of a job on Slurm runs and listens, computed by each replica's
-// launcher from its own Slurm environment alone (issue 21; shared/notes/slurm-here.md
-// §4), so no replica waits for another to learn its peers. Pure: the environment comes
-// in as a lookup function.
+// launcher from its own Slurm environment alone (issue 21), so no replica waits for another to
+// learn its peers. Pure: the environment comes in as a lookup function.
 //
 // The batch script runs one step over every task with `srun --resv-ports=<tasks>`;
 // Slurm gives global ranks 0..N-1 in component order (SLURM_PROCID) and the same
