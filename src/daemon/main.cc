@@ -357,6 +357,58 @@ ty::Result<ty::service::JobServiceOptions> ServiceOptionsFor(
   return so;
 }
 
+// The executors of every kind this daemon runs, by kind.
+ty::Result<std::map<std::string, std::unique_ptr<ty::executor::Executor>>> MakeExecutors(
+    const DaemonConfig& cfg, ty::logs::LogSink* sink,
+    const std::function<std::string(const std::string&)>& registry_credential) {
+  std::map<std::string, std::unique_ptr<ty::executor::Executor>> executors;
+  for (const std::string& kind : ty::daemon::ExecutorKinds(cfg)) {
+    auto made = MakeExecutor(cfg, kind, sink, registry_credential);
+    if (!made.ok()) return made.status().WithContext(kind + " executor");
+    executors[kind] = std::move(made).value();
+  }
+  return executors;
+}
+
+// GET /registry/token's settings: the daemon's tokens, and a live job's credential
+// for the daemon's own pulls on its behalf.
+ty::api::RegistryTokenService RegistryTokensFor(
+    const ty::auth::RegistryTokenIssuer* issuer, const ty::auth::TokenTable* tokens,
+    ty::service::JobService* service, ty::gcs::ObjectStore* objects,
+    std::shared_ptr<const ty::auth::ReplicaCredentials> credentials) {
+  auto identity = ReplicaIdentity(service, objects, std::move(credentials));
+  return {.issuer = issuer,
+          .tokens = tokens,
+          .job = [identity](const std::string& credential) { return identity("", credential); },
+          .shared_projects = ty::model::SharedImageProjects(),
+          .service = ty::daemon::kRegistryService,
+          .issuer_name = ty::daemon::kRegistryIssuer,
+          .now_s = [] { return ty::SystemClock::Get()->Now() / 1000000; }};
+}
+
+// The servers and the service, running until a stop signal.
+struct Running {
+  std::unique_ptr<ty::service::JobService>& service;
+  std::unique_ptr<ty::executor::LocalRegistry>& registry;
+  std::unique_ptr<ty::api::ApiServer>& api;
+  std::unique_ptr<ty::api::ApiServer>& replica_api;
+};
+
+// Waits for a stop signal, then stops in the order that lets nothing start anew: no
+// launch (a launch in flight is finished or never started; the API may still be
+// draining requests), and no registry started again after the signal that began the
+// shutdown ended the registry too.
+void RunUntilStopped(sigset_t stop_signals, Running r) {
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  spdlog::info("signal {}: shutting down (running replicas keep running)", sig);
+  r.service->BeginShutdown();
+  if (r.registry) r.registry->Stop();
+  r.api->Stop();
+  if (r.replica_api) r.replica_api->Stop();
+  r.service->Shutdown();
+}
+
 // Opens the backends, starts the servers and the service, and runs until a stop
 // signal arrives.
 int Serve(const DaemonConfig& cfg, const std::string& host, int port,
@@ -372,30 +424,22 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
   auto credentials = ty::auth::ReplicaCredentials::Open(cfg.data_dir + "/replica-secret");
   if (!credentials.ok()) return Fail(credentials.status());
   auto shared = std::make_shared<const ty::auth::ReplicaCredentials>(std::move(*credentials));
-  auto registry_issuer = ty::daemon::OpenRegistryIssuer(cfg, tokens);
-  if (!registry_issuer.ok()) return Fail(registry_issuer.status());
-  if (*registry_issuer && !(*registry_issuer)->replaced().empty()) {
-    spdlog::warn("registry tokens: a new signing key, because {}", (*registry_issuer)->replaced());
-  }
+  auto issuer = ty::daemon::OpenRegistryIssuer(cfg, tokens);
+  if (!issuer.ok()) return Fail(issuer.status());
   std::function<std::string(const std::string&)> registry_credential;
-  if (*registry_issuer) {
+  if (*issuer)
     registry_credential = [shared](const std::string& uid) { return shared->TokenFor(uid); };
-  }
 
-  std::map<std::string, std::unique_ptr<ty::executor::Executor>> executors;
-  for (const std::string& kind : ty::daemon::ExecutorKinds(cfg)) {
-    auto made = MakeExecutor(cfg, kind, logs->get(), registry_credential);
-    if (!made.ok()) return Fail(made.status().WithContext(kind + " executor"));
-    executors[kind] = std::move(made).value();
-  }
-  ty::executor::Executor* executor = executors.at(cfg.executor).get();
+  auto executors = MakeExecutors(cfg, logs->get(), registry_credential);
+  if (!executors.ok()) return Fail(executors.status());
+  ty::executor::Executor* executor = executors->at(cfg.executor).get();
   // The container and Slurm executors, the only ones that share a daemon, give
   // replicas the same user-namespace root (--replica-uid-base).
   auto objects = OpenObjectStore(cfg, executor);
   if (!objects.ok()) return Fail(objects.status());
-  auto so = ServiceOptionsFor(cfg, objects->get(), executors);
+  auto so = ServiceOptionsFor(cfg, objects->get(), *executors);
   if (!so.ok()) return Fail(so.status());
-  so->images_scoped_to_projects = *registry_issuer != nullptr;
+  so->images_scoped_to_projects = *issuer != nullptr;
   auto service = ty::service::JobService::Create(store->get(), executor, logs->get(),
                                                  ty::SystemClock::Get(), *so);
   if (!service.ok()) return Fail(service.status());
@@ -409,40 +453,17 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
   ao.tokens = &tokens;
   ao.tls_cert_file = cfg.tls_cert_file;
   ao.tls_key_file = cfg.tls_key_file;
-  if (*registry_issuer) {
-    ty::service::JobService* jobs = service->get();
-    ty::gcs::ObjectStore* buckets = objects->get();
-    auto identity = ReplicaIdentity(jobs, buckets, shared);
-    ao.registry_tokens = {
-        .issuer = registry_issuer->get(),
-        .tokens = &tokens,
-        .job = [identity](const std::string& credential) { return identity("", credential); },
-        .shared_projects = ty::model::SharedImageProjects(),
-        .service = ty::daemon::kRegistryService,
-        .issuer_name = ty::daemon::kRegistryIssuer,
-        .now_s = [] { return ty::SystemClock::Get()->Now() / 1000000; }};
+  if (*issuer) {
+    ao.registry_tokens =
+        RegistryTokensFor(issuer->get(), &tokens, service->get(), objects->get(), shared);
   }
   auto api = ty::api::ApiServer::Create(service->get(), ao);
   if (!api.ok()) return Fail(api.status());
   auto bound = (*api)->Start();
   if (!bound.ok()) return Fail(bound.status());
   // After the bind: the registry's config names the token service's port.
-  std::unique_ptr<ty::executor::LocalRegistry> registry;
-  if (cfg.executor != "process" && !cfg.registry.empty() && cfg.registry_serve) {
-    ty::executor::LocalRegistry::Options ro;
-    ro.address = cfg.registry;
-    ro.storage_dir = cfg.data_dir + "/registry/storage";
-    if (*registry_issuer) {
-      ro.token_auth = {.realm = ty::daemon::RegistryRealm(cfg, host, *bound),
-                       .service = ty::daemon::kRegistryService,
-                       .issuer = ty::daemon::kRegistryIssuer,
-                       .cert_path = (*registry_issuer)->cert_path()};
-      spdlog::info("registry: pushes and pulls need a token (token service {})",
-                   ro.token_auth.realm);
-    }
-    registry = std::make_unique<ty::executor::LocalRegistry>(std::move(ro));
-    if (ty::Status s = registry->Start(); !s.ok()) return Fail(s);
-  }
+  auto registry = ty::daemon::StartRegistry(cfg, host, *bound, issuer->get());
+  if (!registry.ok()) return Fail(registry.status());
   auto replica_api = StartReplicaApi(cfg, service->get(), objects->get(), *bound, shared);
   if (!replica_api.ok()) return Fail(replica_api.status());
   if (ty::Status s = (*service)->Start(); !s.ok()) return Fail(s);
@@ -455,18 +476,7 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
   spdlog::info("trainyardd listening on {}://{}:{} (data {}, executor {})",
                cfg.tls_cert_file.empty() ? "http" : "https", host, *bound, cfg.data_dir,
                fmt::join(ty::daemon::ExecutorKinds(cfg), " and "));
-
-  int sig = 0;
-  sigwait(&stop_signals, &sig);
-  spdlog::info("signal {}: shutting down (running replicas keep running)", sig);
-  // Nothing starts once the shutdown has begun: no launch (a launch in flight is
-  // finished or never started; the API may still be draining requests), and no
-  // registry started again after the signal that began it ended the registry too.
-  (*service)->BeginShutdown();
-  if (registry) registry->Stop();
-  (*api)->Stop();
-  if (*replica_api) (*replica_api)->Stop();
-  (*service)->Shutdown();
+  RunUntilStopped(stop_signals, {*service, *registry, *api, *replica_api});
   return 0;
 }
 

@@ -1,5 +1,7 @@
 #include "daemon/registry_auth.h"
 
+#include <spdlog/spdlog.h>
+
 namespace ty::daemon {
 namespace {
 
@@ -31,7 +33,11 @@ Status CheckRegistryAddress(const DaemonConfig& cfg, const auth::TokenTable& tok
 Result<std::unique_ptr<auth::RegistryTokenIssuer>> OpenRegistryIssuer(
     const DaemonConfig& cfg, const auth::TokenTable& tokens) {
   if (!ServesRegistry(cfg) || tokens.empty()) return std::unique_ptr<auth::RegistryTokenIssuer>();
-  return auth::RegistryTokenIssuer::Open(cfg.data_dir + "/registry");
+  ASSIGN_OR_RETURN(auto issuer, auth::RegistryTokenIssuer::Open(cfg.data_dir + "/registry"));
+  if (!issuer->replaced().empty()) {
+    spdlog::warn("registry tokens: a new signing key, because {}", issuer->replaced());
+  }
+  return issuer;
 }
 
 std::string RegistryRealm(const DaemonConfig& cfg, const std::string& listen_host, int port) {
@@ -42,6 +48,27 @@ std::string RegistryRealm(const DaemonConfig& cfg, const std::string& listen_hos
   if (host.find(':') != std::string::npos && host.front() != '[') host = "[" + host + "]";
   const char* scheme = cfg.tls_cert_file.empty() ? "http" : "https";
   return std::string(scheme) + "://" + host + ":" + std::to_string(port) + "/registry/token";
+}
+
+Result<std::unique_ptr<executor::LocalRegistry>> StartRegistry(
+    const DaemonConfig& cfg, const std::string& listen_host, int port,
+    const auth::RegistryTokenIssuer* issuer) {
+  if (!ServesRegistry(cfg) || !cfg.registry_serve) {
+    return std::unique_ptr<executor::LocalRegistry>();
+  }
+  executor::LocalRegistry::Options ro;
+  ro.address = cfg.registry;
+  ro.storage_dir = cfg.data_dir + "/registry/storage";
+  if (issuer != nullptr) {
+    ro.token_auth = {.realm = RegistryRealm(cfg, listen_host, port),
+                     .service = kRegistryService,
+                     .issuer = kRegistryIssuer,
+                     .cert_path = issuer->cert_path()};
+    spdlog::info("registry: pushes and pulls need a token (token service {})", ro.token_auth.realm);
+  }
+  auto registry = std::make_unique<executor::LocalRegistry>(std::move(ro));
+  RETURN_IF_ERROR(registry->Start());
+  return registry;
 }
 
 }  // namespace ty::daemon

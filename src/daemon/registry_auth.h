@@ -11,6 +11,7 @@
 #include "auth/tokens.h"
 #include "common/status.h"
 #include "daemon/daemon_config.h"
+#include "executor/container/local_registry.h"
 
 namespace ty::daemon {
 
@@ -24,7 +25,7 @@ inline constexpr char kRegistryIssuer[] = "trainyardd";
 Status CheckRegistryAddress(const DaemonConfig& cfg, const auth::TokenTable& tokens);
 
 // The issuer of registry tokens when this daemon serves a registry and has tokens
-// (its key in <data-dir>/registry); null otherwise.
+// (its key in <data-dir>/registry, a replaced one said in the log); null otherwise.
 Result<std::unique_ptr<auth::RegistryTokenIssuer>> OpenRegistryIssuer(
     const DaemonConfig& cfg, const auth::TokenTable& tokens);
 
@@ -32,5 +33,12 @@ Result<std::unique_ptr<auth::RegistryTokenIssuer>> OpenRegistryIssuer(
 // where it listens on every address, the registry's own host (which every client of
 // the registry reaches), at the bound port; https with TLS.
 std::string RegistryRealm(const DaemonConfig& cfg, const std::string& listen_host, int port);
+
+// Starts supervising the daemon's registry where it serves one (null otherwise),
+// taking `issuer`'s tokens when there is one (null: no authentication). `port`: the
+// main listener's bound port, where the token service answers.
+Result<std::unique_ptr<executor::LocalRegistry>> StartRegistry(
+    const DaemonConfig& cfg, const std::string& listen_host, int port,
+    const auth::RegistryTokenIssuer* issuer);
 
 }  // namespace ty::daemon
