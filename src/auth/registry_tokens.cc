@@ -117,18 +117,6 @@ std::vector<std::string> GrantedActions(const Principal* who, const RegistryScop
   return granted;
 }
 
-std::string Base64Url(std::string_view bytes) {
-  std::string b64 = Base64Encode(std::string(bytes));
-  while (!b64.empty() && b64.back() == '=') b64.pop_back();
-  for (char& c : b64) {
-    if (c == '+')
-      c = '-';
-    else if (c == '/')
-      c = '_';
-  }
-  return b64;
-}
-
 // ---- Keys ----
 
 struct RegistryTokenIssuer::Keys {
@@ -276,12 +264,12 @@ std::string RegistryTokenIssuer::Issue(const std::string& issuer, const std::str
       {"exp", now_s + ttl_s},
       {"nbf", now_s - 1},
       {"iat", now_s},
-      {"jti", Base64Url(std::string_view(reinterpret_cast<const char*>(jti), sizeof jti))},
+      {"jti", Base64UrlEncode(std::string(reinterpret_cast<const char*>(jti), sizeof jti), false)},
       {"access", access}};
   // dump() escapes nothing a JWT needs escaped; invalid UTF-8 in a subject is replaced.
   const std::string signing_input =
-      Base64Url(header.dump()) + "." +
-      Base64Url(claims.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      Base64UrlEncode(header.dump(), false) + "." +
+      Base64UrlEncode(claims.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), false);
   // ES256: ECDSA over SHA-256, the signature as raw r || s (32 bytes each), not DER.
   EVP_MD_CTX* ctx = EVP_MD_CTX_new();
   size_t der_len = 0;
@@ -307,7 +295,7 @@ std::string RegistryTokenIssuer::Issue(const std::string& issuer, const std::str
     BN_bn2binpad(ECDSA_SIG_get0_s(sig), reinterpret_cast<unsigned char*>(raw.data()) + 32, 32);
     ECDSA_SIG_free(sig);
   }
-  return signing_input + "." + Base64Url(raw);
+  return signing_input + "." + Base64UrlEncode(raw, false);
 }
 
 }  // namespace ty::auth

@@ -94,7 +94,4 @@ class RegistryTokenIssuer {
   std::string replaced_;
 };
 
-// Unpadded base64url (JWT's encoding).
-std::string Base64Url(std::string_view bytes);
-
 }  // namespace ty::auth

@@ -131,4 +131,18 @@ std::string Base64Encode(const std::string& bytes) {
   return out;
 }
 
+std::string Base64UrlEncode(const std::string& bytes, bool padded) {
+  std::string out = Base64Encode(bytes);
+  if (!padded) {
+    while (!out.empty() && out.back() == '=') out.pop_back();
+  }
+  for (char& c : out) {
+    if (c == '+')
+      c = '-';
+    else if (c == '/')
+      c = '_';
+  }
+  return out;
+}
+
 }  // namespace ty

@@ -35,5 +35,8 @@ std::string WithUserinfo(const std::string& url, const std::string& user,
 
 // Standard base64 (RFC 4648 §4, with padding) of `bytes`.
 std::string Base64Encode(const std::string& bytes);
+// The URL-safe alphabet ('-' and '_'), with or without the '=' padding (JWTs have none;
+// Docker's X-Registry-Auth has it).
+std::string Base64UrlEncode(const std::string& bytes, bool padded);
 
 }  // namespace ty

@@ -354,10 +354,9 @@ Status EngineApiClient::PullInsecureLoopback(const std::string& image,
   if (!login.username.empty()) {
     // Docker's X-Registry-Auth: base64url of {"username","password"}; podman reads it on
     // its native pull too and answers the registry's token challenge with it.
-    std::string b64 =
-        Base64Encode(json{{"username", login.username}, {"password", login.password}}.dump());
-    for (char& c : b64) c = c == '+' ? '-' : c == '/' ? '_' : c;
-    headers.push_back("X-Registry-Auth: " + b64);
+    const std::string userinfo =
+        json{{"username", login.username}, {"password", login.password}}.dump();
+    headers.push_back("X-Registry-Auth: " + Base64UrlEncode(userinfo, /*padded=*/true));
   }
   Result<Response> r = Call("POST", path, nullptr, 30L * 60 * 1000, nullptr, nullptr, headers);
   if (!r.ok()) return Unavailable(first_error);  // Not podman: keep the engine's answer.
