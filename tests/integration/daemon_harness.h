@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -86,6 +87,22 @@ inline bool EngineAnswers() {
 inline bool EngineHasImage(const std::string& image) {
   return Http("GET", "http://d/v1.41/images/" + image + "/json", "", true, EngineSocket(), 10)
              .status == 200;
+}
+
+// What the registry tests need and this machine lacks ("" = nothing): the engine,
+// the test image and docker-registry.
+inline std::string MissingForRegistryTests() {
+  if (!EngineAnswers() || !EngineHasImage(kTestImage))
+    return "engine or " + std::string(kTestImage);
+  if (!std::filesystem::exists("/usr/bin/docker-registry")) return "docker-registry";
+  return "";
+}
+
+// An address of the test's own for a daemon's registry: 127.77.X.Y on port 80 (a
+// name without a port is reached on port 80).
+inline std::string RandomRegistryAddress(std::mt19937& rng) {
+  return "127.77." + std::to_string(1 + rng() % 254) + "." + std::to_string(1 + rng() % 254) +
+         ":80";
 }
 
 // The engine's list of containers (all states) carrying every label filter

@@ -30,15 +30,12 @@ constexpr char kAdmin[] = "ty_registry_admin_of_everything";
 class RegistryAuthTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const bool required = std::getenv("TRAINYARD_REQUIRE_ENGINE") != nullptr;
-    if (!EngineAnswers() || !EngineHasImage(kTestImage) ||
-        !fs::exists("/usr/bin/docker-registry")) {
-      if (required) FAIL() << "engine, " << kTestImage << " or docker-registry missing";
-      GTEST_SKIP() << "engine, test image or docker-registry unavailable";
+    if (std::string missing = MissingForRegistryTests(); !missing.empty()) {
+      if (std::getenv("TRAINYARD_REQUIRE_ENGINE") != nullptr) FAIL() << missing << " missing";
+      GTEST_SKIP() << missing << " unavailable";
     }
     std::mt19937 rng{std::random_device{}()};
-    address_ =
-        "127.77." + std::to_string(1 + rng() % 254) + "." + std::to_string(1 + rng() % 254) + ":80";
+    address_ = RandomRegistryAddress(rng);
     suffix_ = std::to_string(rng() % 1000000);
     dir_ = fs::temp_directory_path() / ("ty-regauth-" + std::to_string(::getpid()) + "-" + suffix_);
     fs::create_directories(dir_ / "home");

@@ -26,16 +26,12 @@ constexpr char kJobs[] = "/v1/projects/rp/locations/us-central1/customJobs";
 class RegistryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    bool required = std::getenv("TRAINYARD_REQUIRE_ENGINE") != nullptr;
-    if (!EngineAnswers() || !EngineHasImage(kTestImage) ||
-        !fs::exists("/usr/bin/docker-registry")) {
-      if (required) FAIL() << "engine, " << kTestImage << " or docker-registry missing";
-      GTEST_SKIP() << "engine, test image or docker-registry unavailable";
+    if (std::string missing = MissingForRegistryTests(); !missing.empty()) {
+      if (std::getenv("TRAINYARD_REQUIRE_ENGINE") != nullptr) FAIL() << missing << " missing";
+      GTEST_SKIP() << missing << " unavailable";
     }
     std::mt19937 rng{std::random_device{}()};
-    // An address no other test's registry uses: 127.77.X.Y on port 80.
-    address_ =
-        "127.77." + std::to_string(1 + rng() % 254) + "." + std::to_string(1 + rng() % 254) + ":80";
+    address_ = RandomRegistryAddress(rng);
     suffix_ = std::to_string(rng() % 1000000);
     daemon_ = std::make_unique<Daemon>(std::vector<std::string>{"--registry", address_});
     dir_ = fs::path(daemon_->data_dir()).parent_path() / "client";
