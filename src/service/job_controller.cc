@@ -58,7 +58,7 @@ JobController::JobController(LoopCore* core, jobstore::JobStore* store, Backends
       logs_(logs),
       uids_(uids),
       options_(std::move(options)) {
-  core_->Receive<JobInputMessage>([this](const JobInputMessage& m) { Feed(m.uid, m.input); });
+  core_->Receive<JobInputMessage>([this](const JobInputMessage& m) { Deliver(m.uid, m.input); });
   core_->Receive<SubmitTrialJob>([this](const SubmitTrialJob& m) {
     Result<model::Job> created = Submit(m.job);
     if (created.ok() || core_->dead()) return;
@@ -131,7 +131,7 @@ void JobController::Recover(const std::vector<executor::ObservedReplica>& observ
     model::JobInput in;
     in.kind = model::InputKind::kUnrunnable;
     in.message = why;
-    Feed(uid, std::move(in));
+    Deliver(uid, std::move(in));
     live_.erase(uid);  // Never run, even if its failure could not be recorded.
   }
   unrunnable_.clear();
@@ -173,7 +173,7 @@ void JobController::Recover(const std::vector<executor::ObservedReplica>& observ
     in.kind = model::InputKind::kRecovered;
     in.attempt = job->attempt;
     in.observed = by_attempt[{uid, job->attempt}];
-    Feed(uid, std::move(in));
+    Deliver(uid, std::move(in));
   }
 }
 
@@ -252,7 +252,7 @@ void JobController::OnExecutorEvent(const executor::ExecutorEvent& event) {
         }
       }
     }
-    Feed(event.job_uid, std::move(in));
+    Deliver(event.job_uid, std::move(in));
   });
 }
 
@@ -263,6 +263,10 @@ Status JobController::Feed(const std::string& uid, model::JobInput input) {
   // A failed write is logged inside, and nothing was acted on.
   return Apply(model::Decide(*job, input, options_.policy, core_->clock()->Now()),
                /*create=*/false);
+}
+
+void JobController::Deliver(const std::string& uid, model::JobInput input) {
+  Feed(uid, std::move(input)).IgnoreError();
 }
 
 // ---------------------------------------------------------------------------
@@ -330,7 +334,7 @@ void JobController::Perform(const model::Job& job, const model::JobAction& a) {
         model::JobInput in;
         in.kind = model::InputKind::kTimerFired;
         in.timer = timer;
-        Feed(uid, std::move(in));
+        Deliver(uid, std::move(in));
       });
     case model::ActionKind::kLaunch:
       return Launch(job);
@@ -354,7 +358,7 @@ void JobController::Perform(const model::Job& job, const model::JobAction& a) {
         in.pool = pool;
         in.index = index;
         in.message = s.message();
-        core_->Post([this, uid, in] { Feed(uid, in); });
+        core_->Post([this, uid, in] { Deliver(uid, in); });
       });
   }
 }
@@ -382,7 +386,7 @@ void JobController::Launch(const model::Job& job) {
     in.kind = model::InputKind::kLaunchFailed;
     in.attempt = spec.attempt;
     in.message = s.message();
-    core_->Post([this, uid = spec.job_uid, in] { Feed(uid, in); });
+    core_->Post([this, uid = spec.job_uid, in] { Deliver(uid, in); });
   });
 }
 

@@ -91,6 +91,10 @@ class JobController {
 
  private:
   Status Feed(const std::string& uid, model::JobInput input);  // The commit's outcome.
+  // Feed, for inputs nobody waits on (executor events, timers, recovery): a failed
+  // commit was logged by Apply and nothing was acted on; the input is not kept (issue
+  // 31 makes such inputs committed again).
+  void Deliver(const std::string& uid, model::JobInput input);
   Status Apply(model::Decision decision, bool create);
   void Perform(const model::Job& job, const model::JobAction& action);
   void Launch(const model::Job& job);

@@ -154,7 +154,9 @@ TEST(FilterSyntaxTest, GarbageIsAnErrorOrAFilterInEveryDialectNeverACrash) {
   for (const Dialect& d : AllDialects()) {
     for (const std::string& g : garbage) {
       Status s = d.parse(g);
-      if (!s.ok()) EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << d.name << ": " << g;
+      if (!s.ok()) {
+        EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << d.name << ": " << g;
+      }
     }
     // Some of them are certainly not filters.
     for (const char* bad : {"(((", ")))", "a=1 AND", "OR a=1", "()"}) {

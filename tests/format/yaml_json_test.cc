@@ -229,11 +229,11 @@ namespace {
 // string that is not UTF-8 parsed, and every later dump() of it threw (the CLI's
 // request body, its YAML output). Such text is refused up front.
 TEST(ParseYamlOrJsonTest, TextThatIsNotUtf8IsRefused) {
-  for (const std::string bad : {std::string("name: a\xff"
-                                            "b\n"),
-                                std::string("x: \xe0\xe0\n"),
-                                std::string("k: \xed\xa0\x80\n"),  // A surrogate.
-                                std::string("k: \xc0\xaf\n")}) {   // Overlong '/'.
+  for (const std::string& bad : {std::string("name: a\xff"
+                                             "b\n"),
+                                 std::string("x: \xe0\xe0\n"),
+                                 std::string("k: \xed\xa0\x80\n"),  // A surrogate.
+                                 std::string("k: \xc0\xaf\n")}) {   // Overlong '/'.
     Result<nlohmann::json> r = ParseYamlOrJson(bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_NE(r.status().message().find("not valid UTF-8"), std::string::npos);

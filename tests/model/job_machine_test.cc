@@ -304,12 +304,16 @@ TEST(JobMachineTableTest, EveryStateAgainstEveryInput) {
                         std::to_string(row.input.pool) + ")";
     EXPECT_EQ(JobStateName(d.job.state), std::string(JobStateName(row.want_state))) << where;
     EXPECT_EQ(d.job.ending.has_value(), row.want_ending.has_value()) << where;
-    if (d.job.ending && row.want_ending) EXPECT_EQ(d.job.ending->kind, *row.want_ending) << where;
+    if (d.job.ending && row.want_ending) {
+      EXPECT_EQ(d.job.ending->kind, *row.want_ending) << where;
+    }
     EXPECT_EQ(Kinds(d), row.want_actions) << where;
     // A decision that acts on the world has changed the record first.
     if (!row.want_actions.empty() && row.want_actions != std::vector<A>{A::kArmTimer}) {
       bool only_recovery = row.input.kind == InputKind::kRecovered;
-      if (!only_recovery) EXPECT_TRUE(d.changed) << where;
+      if (!only_recovery) {
+        EXPECT_TRUE(d.changed) << where;
+      }
     }
   }
 }
