@@ -36,6 +36,7 @@
 
 #include "common/status.h"
 #include "common/time.h"
+#include "model/job.h"
 #include "model/job_spec.h"
 
 namespace ty::executor {
@@ -118,10 +119,11 @@ struct ExecutorEvent {
   int pool = -1;   // kReplicaExited only.
   int index = -1;  // kReplicaExited only.
   TimeMicros time = 0;
-  TimeMicros image_ready_time = 0;  // kAttemptStarted: when every image was present.
-  int exit_code = 0;                // kReplicaExited.
-  std::optional<int> signal;        // kReplicaExited: the process died of this signal.
-  bool oom_killed = false;          // kReplicaExited.
+  TimeMicros image_ready_time = 0;      // kAttemptStarted: when every image was present.
+  std::vector<model::ImageRan> images;  // kAttemptStarted: what each image name stood for.
+  int exit_code = 0;                    // kReplicaExited.
+  std::optional<int> signal;            // kReplicaExited: the process died of this signal.
+  bool oom_killed = false;              // kReplicaExited.
   // kReplicaExited: when the backend says the replica ended (0 = unknown: now). An
   // exit the executor learns of late (an engine outage, the daemon frozen) ends then.
   TimeMicros finished_at = 0;

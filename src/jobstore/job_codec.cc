@@ -83,6 +83,32 @@ std::map<std::string, std::string> LabelsFromJson(const std::string& text) {
   return out;
 }
 
+std::string ImagesToJson(const std::vector<model::ImageRan>& images) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const model::ImageRan& i : images) {
+    out.push_back({{"image", i.image}, {"digest", i.digest}, {"id", i.id}});
+  }
+  return out.dump();
+}
+
+std::vector<model::ImageRan> ImagesFromJson(const std::string& text) {
+  std::vector<model::ImageRan> out;
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_array()) return out;
+  for (const nlohmann::json& i : j) {
+    if (!i.is_object()) return {};
+    model::ImageRan ran;
+    for (auto [key, field] : {std::pair{"image", &ran.image}, std::pair{"digest", &ran.digest},
+                              std::pair{"id", &ran.id}}) {
+      auto it = i.find(key);
+      if (it == i.end() || !it->is_string()) return {};
+      *field = it->get<std::string>();
+    }
+    out.push_back(std::move(ran));
+  }
+  return out;
+}
+
 int64_t UidNumber(const std::string& uid) {
   if (uid.empty() || uid.size() > 18 + 1) return 0;
   int64_t n = 0;

@@ -37,6 +37,11 @@ std::map<std::string, std::string> LabelsFromJson(const std::string& text);
 std::string GrantsToJson(const std::vector<model::ReplicaGrant>& grants);
 std::vector<model::ReplicaGrant> GrantsFromJson(const std::string& text);
 
+// What the current attempt's image names stood for, as stored (a JSON array) and back.
+// An unreadable text reads as none: it only informs describe.
+std::string ImagesToJson(const std::vector<model::ImageRan>& images);
+std::vector<model::ImageRan> ImagesFromJson(const std::string& text);
+
 // Numeric value of a decimal uid (0 when it is not one); uids fit in int64.
 int64_t UidNumber(const std::string& uid);
 

@@ -140,6 +140,10 @@ UPDATE jobs SET kind = CASE
   WHEN dialect = 'ML_V1' AND instr(spec_json, '"hyperparameters":') > 0 THEN 'STUDY'
   ELSE 'JOB' END;
 )sql"},
+    // What the current attempt's image names stood for (model::Job::images).
+    {10, R"sql(
+ALTER TABLE jobs ADD COLUMN images_json TEXT NOT NULL DEFAULT '[]';
+)sql"},
 };
 
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == SqliteJobStore::kSchemaVersion,
@@ -177,7 +181,7 @@ constexpr char kJobColumns[] =
     "end_time, update_time, queued_time, admitted_time, image_ready_time, all_running_time, "
     "finished_time, error_code, error_message, attempt, cancel_requested, ending_kind, "
     "ending_code, ending_message, uid_num, display_name, labels_json, spec_record, grants_json, "
-    "preemptions, trials_json, study_uid, trial_id, study_json, kind";
+    "preemptions, trials_json, study_uid, trial_id, study_json, kind, images_json";
 
 }  // namespace
 
@@ -429,9 +433,10 @@ template <typename Stmt>
 Result<model::Job> ReadJobRow(const Stmt& st) {
   model::Job job;
   job.uid = st.Text(0);
-  for (auto [col, max] : {std::pair{5, kMaxSpecColumnBytes}, std::pair{26, kMaxSpecColumnBytes},
-                          std::pair{25, kMaxSpecColumnBytes}, std::pair{27, kMaxSpecColumnBytes},
-                          std::pair{29, kMaxTrialsColumnBytes}}) {
+  for (auto [col, max] :
+       {std::pair{5, kMaxSpecColumnBytes}, std::pair{26, kMaxSpecColumnBytes},
+        std::pair{25, kMaxSpecColumnBytes}, std::pair{27, kMaxSpecColumnBytes},
+        std::pair{29, kMaxTrialsColumnBytes}, std::pair{34, kMaxSpecColumnBytes}}) {
     if (st.Bytes(col) > max) {
       return Status(StatusCode::kDataLoss, "job " + job.uid + ": column " + std::to_string(col) +
                                                " holds " + std::to_string(st.Bytes(col)) +
@@ -494,6 +499,7 @@ Result<model::Job> ReadJobRow(const Stmt& st) {
   std::optional<model::JobKind> kind = model::JobKindFromName(st.Text(33));
   if (!kind) return Status(StatusCode::kDataLoss, "job " + job.uid + ": unknown kind in store");
   job.kind = *kind;
+  job.images = internal::ImagesFromJson(st.Text(34));
   return job;
 }
 
@@ -612,7 +618,7 @@ Status SqliteJobStore::CreateJob(const model::Job& job) {
   {
     static const std::string kInsert =
         std::string("INSERT INTO jobs (") + kJobColumns +
-        ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+        ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     ASSIGN_OR_RETURN(Statement st, Prepare(kInsert.c_str()));
     st.Bind(1, job.uid)
         .Bind(2, internal::DialectName(job.dialect))
@@ -630,7 +636,8 @@ Status SqliteJobStore::CreateJob(const model::Job& job) {
         .Bind(31, job.study_uid)
         .Bind(32, job.trial_id)
         .Bind(33, model::EncodeStudyProgress(job.study_progress))
-        .Bind(34, model::JobKindName(job.kind));
+        .Bind(34, model::JobKindName(job.kind))
+        .Bind(35, internal::ImagesToJson(job.images));
     RETURN_IF_ERROR(st.Run("insert job " + job.uid));
   }
   RETURN_IF_ERROR(WriteReplicas(job));
@@ -660,13 +667,14 @@ Status SqliteJobStore::UpdateJob(const model::Job& job) {
                 "image_ready_time = ?, all_running_time = ?, finished_time = ?, error_code = ?, "
                 "error_message = ?, attempt = ?, cancel_requested = ?, ending_kind = ?, "
                 "ending_code = ?, ending_message = ?, grants_json = ?, preemptions = ?, "
-                "trials_json = ?, study_json = ? WHERE uid = ?"));
+                "trials_json = ?, study_json = ?, images_json = ? WHERE uid = ?"));
     BindMutableColumns(st, 1, job);
     st.Bind(19, internal::GrantsToJson(job.grants))
         .Bind(20, static_cast<int64_t>(job.preemptions))
         .Bind(21, model::EncodeTrials(job.trials))
         .Bind(22, model::EncodeStudyProgress(job.study_progress))
-        .Bind(23, job.uid);
+        .Bind(23, internal::ImagesToJson(job.images))
+        .Bind(24, job.uid);
     RETURN_IF_ERROR(st.Run("update job " + job.uid));
   }
   RETURN_IF_ERROR(WriteReplicas(job));

@@ -101,7 +101,7 @@ size_t ApproxRecordBytes(const Job& job) {
   }
   return sizeof(Job) + job.spec_json.size() + job.spec_record.size() +
          (job.error ? job.error->message.size() : 0) + 512 * job.replicas.size() +
-         128 * job.grants.size() + trials + 1024;
+         128 * job.grants.size() + 256 * job.images.size() + trials + 1024;
 }
 
 std::string Job::ResourceName() const {

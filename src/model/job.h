@@ -124,6 +124,19 @@ struct ReplicaGrant {
   }
 };
 
+// What one image name of an attempt stood for when it launched. Tags are resolved at
+// every launch (a tag pushed again after submit runs on the next attempt), so the record
+// says which image the current attempt runs.
+struct ImageRan {
+  std::string image;   // As the spec names it (after runtime mapping).
+  std::string digest;  // The manifest digest it was pulled by ("sha256:..."); "" for an
+                       // image only built on this machine.
+  std::string id;      // The engine's image id (its config's digest).
+  bool operator==(const ImageRan& o) const {
+    return image == o.image && digest == o.digest && id == o.id;
+  }
+};
+
 struct Ending {
   EndingKind kind = EndingKind::kFail;
   std::optional<JobError> error;  // The job's error if it ends this way.
@@ -167,6 +180,9 @@ struct Job {
   // Admission's grant while the job holds resources (PREPARING .. the end of its last
   // attempt); empty while queued.
   std::vector<ReplicaGrant> grants;
+  // What the current attempt's image names stood for at its launch (empty before its
+  // start, and where the backend resolves them on its hosts, as Slurm does).
+  std::vector<ImageRan> images;
   // Times a spot attempt was preempted; they do not count against the retry limit.
   int preemptions = 0;
 

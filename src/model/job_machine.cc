@@ -246,6 +246,7 @@ void Machine::Preempt(const std::string& why) {
 void Machine::StartAttempt(int attempt) {
   job().attempt = attempt;
   job().replicas = NewReplicaRecords(job(), attempt);
+  job().images.clear();  // What the new attempt runs is known once it starts.
   job().ending.reset();
   stop_requested_ = false;  // Stops named the previous attempt.
   Changed("attempt", "Attempt " + std::to_string(attempt) + " is starting.");
@@ -261,6 +262,7 @@ void Machine::AttemptStarted(const JobInput& in) {
     r.start_time = now_;
   }
   job().phases.image_ready = in.image_ready_time ? in.image_ready_time : now_;
+  job().images = in.images;
   job().phases.all_running = now_;
   if (job().ending) {
     // Cancelled while the launch was in flight: stop what just started.

@@ -92,6 +92,7 @@ struct JobInput {
   // learnt late); never before the replica's start.
   TimeMicros exit_time = 0;
   TimeMicros image_ready_time = 0;        // kAttemptStarted.
+  std::vector<ImageRan> images;           // kAttemptStarted: what its image names stood for.
   std::string message;                    // Launch/restart failure, how it started, cancel reason.
   std::vector<std::string> log_tail;      // kReplicaExited: the replica's last log lines.
   TimerKind timer = TimerKind::kTimeout;  // kTimerFired.

@@ -29,6 +29,7 @@ model::JobInput InputOf(const executor::ExecutorEvent& event) {
     case executor::ExecutorEventKind::kAttemptStarted:
       in.kind = model::InputKind::kAttemptStarted;
       in.image_ready_time = event.image_ready_time;
+      in.images = event.images;
       break;
     case executor::ExecutorEventKind::kLaunchFailed:
     case executor::ExecutorEventKind::kLaunchWaiting:  // Not fed (OnExecutorEvent).

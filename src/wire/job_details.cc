@@ -45,6 +45,15 @@ nlohmann::json RenderJobDetails(const Job& job, const std::vector<JobEvent>& eve
     grants.push_back(gj);
   }
   if (!grants.empty()) out["grants"] = grants;
+  // What the current attempt's image names stood for when it launched (tags are
+  // resolved at every launch): the digest to pull or pin, and the engine's image id.
+  nlohmann::json images = nlohmann::json::array();
+  for (const ImageRan& i : job.images) {
+    nlohmann::json ij = {{"imageUri", i.image}, {"imageId", i.id}};
+    if (!i.digest.empty()) ij["digest"] = i.digest;
+    images.push_back(ij);
+  }
+  if (!images.empty()) out["images"] = images;
   nlohmann::json replicas = nlohmann::json::array();
   for (const ReplicaRecord& r : job.replicas) {
     nlohmann::json rj = nlohmann::json::object();

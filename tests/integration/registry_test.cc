@@ -100,6 +100,16 @@ class RegistryTest : public ::testing::Test {
     return daemon_->WaitForField(path_, "state", {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED"}, 120);
   }
 
+  // The manifest digest `image` stood for in the last job's record (its `/details`).
+  std::string RanDigest(const std::string& image) {
+    nlohmann::json details = daemon_->Get(path_ + "/details").Json();
+    for (const nlohmann::json& ran : details.value("images", nlohmann::json::array())) {
+      if (ran.value("imageUri", "") == image) return ran.value("digest", "");
+    }
+    ADD_FAILURE() << image << " is not among the images ran: " << details.dump();
+    return "";
+  }
+
   // The real gcloud as `trainyard config gcloud` sets it up, in this test's own config.
   ProcessRun Gcloud(std::vector<std::string> args) {
     const std::map<std::string, std::string> env = {{"CLOUDSDK_CONFIG", (dir_ / "gcloud").string()},
@@ -180,16 +190,23 @@ TEST_F(RegistryTest, ATagPushedAgainRunsOnTheNextJob) {
   ASSERT_EQ(pushed.rc, 0) << pushed.out << pushed.err;
   ASSERT_EQ(RunJob({gcr}).value("state", ""), "JOB_STATE_SUCCEEDED");
   EXPECT_THAT(daemon_->Get(path_ + "/logs").body, HasSubstr("first-build"));
+  const std::string first_digest = RanDigest(gcr);
   ASSERT_TRUE(EngineHasImage(gcr));  // The engine keeps the first image under the name.
   // Another machine pushes a new image under the same tag.
   ASSERT_EQ(image_saying("second-build", second).rc, 0);
-  ProcessRun repushed =
-      RunProcess({"podman", "push", "-q", "--tls-verify=false", second, "docker://" + mirror});
+  const fs::path digest_file = dir_ / "pushed-digest";
+  ProcessRun repushed = RunProcess({"podman", "push", "-q", "--tls-verify=false", "--digestfile",
+                                    digest_file.string(), second, "docker://" + mirror});
   ASSERT_EQ(repushed.rc, 0) << repushed.err;
   ASSERT_EQ(RunJob({gcr}).value("state", ""), "JOB_STATE_SUCCEEDED");
   const std::string logs = daemon_->Get(path_ + "/logs").body;
   EXPECT_THAT(logs, HasSubstr("second-build"));
-  EXPECT_THAT(logs, HasSubstr("Image " + gcr + " is "));
+  EXPECT_THAT(logs, HasSubstr("Image " + gcr + " is sha256:"));
+  // The record says which image each job ran: the digest the second push made.
+  std::string pushed_digest;
+  std::ifstream(digest_file) >> pushed_digest;
+  EXPECT_EQ(RanDigest(gcr), pushed_digest);
+  EXPECT_NE(first_digest, pushed_digest);
 }
 
 TEST_F(RegistryTest, AnImageNobodyPushedFailsTheJobFastNamingIt) {

@@ -37,6 +37,9 @@ inline model::Job FullJob(const std::string& uid, model::Dialect dialect = model
   job.grants = {
       model::ReplicaGrant{0, 0, 1, "gpu-box", 2.5, 7.5, 4, 15, "NVIDIA_TESLA_T4", {1, 3}}};
   job.preemptions = 2;
+  job.images = {{"gcr.io/proj/trainer:v1", "sha256:" + std::string(64, 'a'),
+                 "sha256:" + std::string(64, 'b')},
+                {"localhost/built:1", "", "sha256:" + std::string(64, 'c')}};
   model::ReplicaRecord r0;
   r0.pool = 0;
   r0.index = 0;
@@ -113,6 +116,7 @@ inline void ExpectStoredJob(const model::Job& want, const model::Job& got) {
   EXPECT_EQ(got.ending == want.ending, true);
   EXPECT_EQ(got.grants == want.grants, true);
   EXPECT_EQ(got.preemptions, want.preemptions);
+  EXPECT_EQ(got.images == want.images, true);
   EXPECT_EQ(model::EncodeTrials(got.trials), model::EncodeTrials(want.trials));
   EXPECT_EQ(got.study_progress == want.study_progress, true);
   EXPECT_EQ(model::JobKindName(got.kind), model::JobKindName(want.kind));

@@ -150,7 +150,8 @@ TEST_F(SqliteJobStoreTest, PoisonedRowsAreSetAsideAndTheRestServed) {
            "UPDATE jobs SET spec_json = CAST(zeroblob(70000000) AS TEXT) WHERE uid = '5'",
            "UPDATE replicas SET pool = 99 WHERE uid = '6'",
            "UPDATE jobs SET attempt = 1000000000000 WHERE uid = '7'",
-           "UPDATE replicas SET state = 'ZOMBIE' WHERE uid = '8'"}) {
+           "UPDATE replicas SET state = 'ZOMBIE' WHERE uid = '8'",
+           R"(UPDATE jobs SET images_json = '[{"image":5}]' WHERE uid = '9')"}) {
     RawQuery(poison);
   }
   auto store = OpenOrDie();
@@ -172,6 +173,9 @@ TEST_F(SqliteJobStoreTest, PoisonedRowsAreSetAsideAndTheRestServed) {
   EXPECT_NE(aside[3].find("more than any request makes"), std::string::npos) << aside[3];
   EXPECT_EQ(store->GetJob("2").status().code(), StatusCode::kDataLoss);
   EXPECT_TRUE(store->GetJob("1").ok());
+  Result<model::Job> nine = store->GetJob("9");
+  ASSERT_TRUE(nine.ok()) << "an unreadable image record only informs describe";
+  EXPECT_TRUE(nine->images.empty());
 }
 
 TEST_F(SqliteJobStoreTest, DeleteCascadesOnDisk) {
@@ -287,7 +291,7 @@ TEST(SqliteMigrationTest, Version3BackfillsListFieldsFromTheStoredSpec) {
           "ALTER TABLE jobs DROP COLUMN trials_json", "ALTER TABLE jobs DROP COLUMN study_uid",
           "ALTER TABLE jobs DROP COLUMN trial_id", "DROP TABLE deletions",
           "ALTER TABLE jobs DROP COLUMN study_json", "ALTER TABLE jobs DROP COLUMN kind",
-          "PRAGMA user_version = 2"}) {
+          "ALTER TABLE jobs DROP COLUMN images_json", "PRAGMA user_version = 2"}) {
       ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
     }
     sqlite3_close(db);
@@ -356,7 +360,9 @@ TEST(SqliteMigrationTest, Version9StoresEachRecordsKind) {
   {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    for (const char* sql : {"ALTER TABLE jobs DROP COLUMN kind", "PRAGMA user_version = 8"}) {
+    for (const char* sql :
+         {"ALTER TABLE jobs DROP COLUMN kind", "ALTER TABLE jobs DROP COLUMN images_json",
+          "PRAGMA user_version = 8"}) {
       ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
     }
     sqlite3_close(db);

@@ -395,6 +395,27 @@ TEST(JobMachineTest, RetryEndingStartsTheNextAttemptOnceAllAreDown) {
   EXPECT_EQ(next.actions.front().attempt, 1);  // Cleanup names the attempt that ended.
 }
 
+// Issue 30 item 2: the record says what the current attempt's image names stood for;
+// the next attempt says nothing until its own launch resolved them again.
+TEST(JobMachineTest, EachAttemptRecordsTheImagesItsLaunchResolved) {
+  Job job = JobIn(Setup::kPreparing);
+  JobInput started = Input(InputKind::kAttemptStarted);
+  started.images = {{"gcr.io/p/t:v1", "sha256:first", "sha256:id1"}};
+  job = Step(job, started).job;
+  ASSERT_EQ(job.images.size(), 1u);
+  EXPECT_EQ(job.images[0].digest, "sha256:first");
+  job.spec.scheduling.restart_job_on_worker_restart = true;
+  job = Step(job, Exit(1, 137, 9)).job;
+  job = Step(job, Exit(0, 143, 15)).job;
+  ASSERT_EQ(job.attempt, 2);
+  EXPECT_TRUE(job.images.empty()) << "attempt 2 has not launched yet";
+  started.attempt = 2;
+  started.images = {{"gcr.io/p/t:v1", "sha256:second", "sha256:id2"}};
+  job = Step(job, started).job;
+  ASSERT_EQ(job.images.size(), 1u);
+  EXPECT_EQ(job.images[0].digest, "sha256:second");
+}
+
 // Slurm preempting a job (the executor's kAttemptPreempted): the replicas' deaths that
 // follow are the preemption's, not failures or restarts; once all are down the job is
 // queued again as after an admission preemption, its retries untouched.

@@ -252,19 +252,24 @@ class ContainerExecutor : public Executor {
   // before `deadline` (the launch should be tried again); false when the engine
   // answers at once (the failure is the launch's own) or not in time.
   bool EngineCameBack(const AttemptSpec& attempt, TimeMicros deadline);
-  // Does the launch; on failure has removed what it created and returns why.
-  // `containers[i]`: what the engine calls replica i; `warm`: a warm gang ran them.
   // Creates one replica's container, replacing a leftover of this very attempt.
   // `holder`: the network slot it joins ("" = none).
   Result<std::string> CreateReplica(const AttemptSpec& attempt, const ReplicaLaunch& replica,
                                     const std::vector<std::string>& addresses,
                                     const std::string& holder);
-  Status LaunchReplicas(const AttemptSpec& attempt, TimeMicros* image_ready_time,
-                        std::vector<std::string>* containers, bool* warm);
+  // What a launch try did: for its kAttemptStarted event and for what a retry replaces.
+  struct LaunchRecord {
+    TimeMicros image_ready = 0;           // When every image was present.
+    std::vector<std::string> containers;  // What the engine calls replica i.
+    bool warm = false;                    // A warm gang ran them.
+    std::vector<model::ImageRan> images;  // What each distinct image name stood for.
+  };
+  // Does the launch; on failure has removed what it created and returns why.
+  Status LaunchReplicas(const AttemptSpec& attempt, LaunchRecord* record);
   // Hands a warm gang to the attempt. Aborted: the gang was given up before any
   // replica ran (an image changed, a claim could not be written), so a cold
   // launch may follow.
-  Status LaunchWarm(const AttemptSpec& attempt, const WarmGang& gang, TimeMicros* image_ready_time);
+  Status LaunchWarm(const AttemptSpec& attempt, const WarmGang& gang, LaunchRecord* record);
   // A replica found on the engine, started cold or from a warm gang.
   struct FoundReplica {
     ContainerSummary container;  // `name`: the replica's name (ReplicaName); `id` to address.
@@ -286,8 +291,12 @@ class ContainerExecutor : public Executor {
   Result<ContainerState> StateForRecovery(const ContainerSummary& c);
   // Every running replica's addresses, for addresses_.
   Result<std::vector<ReplicaAddressBook::Entry>> RunningReplicaAddresses();
-  // Makes every image of the attempt present (inspect, pull if missing).
-  Status EnsureImages(const AttemptSpec& attempt);
+  // Makes every image of the attempt present (inspect, pull if missing); `ran`, when
+  // given, gets what each distinct name stands for now.
+  Status EnsureImages(const AttemptSpec& attempt, std::vector<model::ImageRan>* ran);
+  // One image present: pulled when the engine lacks it, and a Google name from the
+  // daemon's registry at every launch.
+  Status EnsureImage(const AttemptSpec& attempt, const std::string& image);
   // What the launch waits for, into the job's log (a kLaunchWaiting event).
   void SayLaunchWaits(const AttemptSpec& attempt, const std::string& message);
   // One image the engine lacks: from the local registry for a Google name (then

@@ -15,6 +15,7 @@
 
 #include "executor/container/container_body.h"
 #include "executor/container/container_executor.h"
+#include "model/image_reference.h"
 #include "model/registry_names.h"
 
 namespace ty::executor {
@@ -48,6 +49,25 @@ bool IsLeftoverOf(const AttemptSpec& a, const std::string& name, EngineClient* e
     if (c.name == name) return true;
   }
   return false;
+}
+
+// What `image` stands for, from the engine's inspect: the manifest digest it was pulled
+// by under its own repository (a name pushed to two registries has one per registry),
+// else any it has; an image only built here has none.
+model::ImageRan RanOf(const std::string& image, const ImageConfig& config) {
+  model::ImageRan ran{.image = image, .digest = "", .id = config.id};
+  std::string repository = image;
+  if (Result<model::ImageReference> ref = model::ParseImageReference(image); ref.ok()) {
+    repository = ref->domain.empty() ? ref->path : ref->domain + "/" + ref->path;
+  }
+  for (const std::string& entry : config.repo_digests) {
+    const size_t at = entry.rfind('@');
+    if (at == std::string::npos) continue;
+    const bool own = entry.compare(0, at, repository) == 0;
+    if (own || ran.digest.empty()) ran.digest = entry.substr(at + 1);
+    if (own) break;
+  }
+  return ran;
 }
 
 bool ParseIpv4(const std::string& text, uint32_t* out) {
@@ -227,13 +247,11 @@ void ContainerExecutor::RunLaunchInSlot(AttemptSpec attempt) {
       return;
     }
   }
-  TimeMicros image_ready = 0;
-  std::vector<std::string> containers;
-  bool warm = false;
+  LaunchRecord record;
   // Packages first (done once: a later try finds them installed), then the replicas.
   auto launch = [&] {
     Status installed = InstallPackages(&attempt);
-    return installed.ok() ? LaunchReplicas(attempt, &image_ready, &containers, &warm) : installed;
+    return installed.ok() ? LaunchReplicas(attempt, &record) : installed;
   };
   Status s = launch();
   const TimeMicros deadline =
@@ -241,13 +259,13 @@ void ContainerExecutor::RunLaunchInSlot(AttemptSpec attempt) {
   // What an interrupted try left (its network, created replicas) is taken over or
   // replaced by the next, as after a daemon killed mid-launch.
   while (!s.ok() && !work_.shutting_down() && EngineCameBack(attempt, deadline)) {
-    containers.clear();
-    warm = false;
+    record = LaunchRecord();
     s = launch();
   }
   if (work_.shutting_down()) return;
-  ExecutorEvent outcome = internal::LaunchOutcomeEvent(attempt, s, image_ready, Now());
-  if (s.ok() && warm) outcome.message = "started from warm sandboxes";
+  ExecutorEvent outcome = internal::LaunchOutcomeEvent(attempt, s, record.image_ready, Now());
+  if (s.ok()) outcome.images = record.images;
+  if (s.ok() && record.warm) outcome.message = "started from warm sandboxes";
   work_.Emit(outcome);
   // Watchers attach after the event so that no kReplicaExited can overtake
   // kAttemptStarted; the engine keeps every line from the start, so none is lost.
@@ -262,7 +280,7 @@ void ContainerExecutor::RunLaunchInSlot(AttemptSpec attempt) {
                   .pool = r.pool,
                   .index = r.index,
                   .name = r.name,
-                  .container = containers[i],
+                  .container = record.containers[i],
                   .task = r.task_name,
                   .skip_until = 0,
                   .run_end = std::nullopt});
@@ -297,38 +315,54 @@ void ContainerExecutor::SayLaunchWaits(const AttemptSpec& attempt, const std::st
   work_.Emit(waiting);
 }
 
-Status ContainerExecutor::EnsureImages(const AttemptSpec& attempt) {
+Status ContainerExecutor::EnsureImages(const AttemptSpec& attempt,
+                                       std::vector<model::ImageRan>* ran) {
   std::set<std::string> distinct;
   for (const ReplicaLaunch& r : attempt.replicas) distinct.insert(r.image);
   std::vector<std::string> images(distinct.begin(), distinct.end());
   std::vector<Status> results(images.size());
+  std::vector<model::ImageRan> resolved(images.size());
   ForEachConcurrently(images.size(), [&](size_t i) {
     const std::string& image = images[i];
-    Result<bool> exists = engine_->ImageExists(image);
-    if (!exists.ok()) {
+    results[i] = EnsureImage(attempt, image);
+    if (!results[i].ok()) return false;
+    Result<ImageConfig> config = engine_->InspectImage(image);
+    if (!config.ok()) {
       results[i] =
-          Unavailable("image inspect failed for " + image + ": " + exists.status().message());
-    } else if (model::GoogleRegistryHostOf(image) && !options_.google_registry.empty()) {
-      // A gcr.io / pkg.dev name is pulled from the daemon's registry at every launch (a
-      // loopback manifest check when nothing changed): a tag pushed again after the
-      // engine first got the name runs on the next attempt, not the first image for ever.
-      results[i] = PullMissingImage(attempt, image);
-      if (!results[i].ok() && *exists) {
-        SayLaunchWaits(attempt, "The registry did not give " + image + " (" + results[i].message() +
-                                    "); running the engine's copy.");
-        results[i] = Status::Ok();
-      }
-    } else if (!*exists) {
-      results[i] = PullMissingImage(attempt, image);
+          Unavailable("image inspect failed for " + image + ": " + config.status().message());
+      return false;
     }
-    if (results[i].ok() && model::GoogleRegistryHostOf(image)) {
-      if (Result<ImageConfig> config = engine_->InspectImage(image); config.ok()) {
-        SayLaunchWaits(attempt, "Image " + image + " is " + config->id + ".");
-      }
+    resolved[i] = RanOf(image, *config);
+    if (model::GoogleRegistryHostOf(image)) {
+      SayLaunchWaits(attempt,
+                     "Image " + image + " is " +
+                         (resolved[i].digest.empty() ? resolved[i].id : resolved[i].digest) + ".");
     }
-    return results[i].ok();
+    return true;
   });
-  return FirstError(results);
+  RETURN_IF_ERROR(FirstError(results));
+  if (ran != nullptr) *ran = std::move(resolved);
+  return Status::Ok();
+}
+
+Status ContainerExecutor::EnsureImage(const AttemptSpec& attempt, const std::string& image) {
+  Result<bool> exists = engine_->ImageExists(image);
+  if (!exists.ok()) {
+    return Unavailable("image inspect failed for " + image + ": " + exists.status().message());
+  }
+  if (model::GoogleRegistryHostOf(image) && !options_.google_registry.empty()) {
+    // A gcr.io / pkg.dev name is pulled from the daemon's registry at every launch (a
+    // loopback manifest check when nothing changed): a tag pushed again after the
+    // engine first got the name runs on the next attempt, not the first image for ever.
+    Status pulled = PullMissingImage(attempt, image);
+    if (!pulled.ok() && *exists) {
+      SayLaunchWaits(attempt, "The registry did not give " + image + " (" + pulled.message() +
+                                  "); running the engine's copy.");
+      return Status::Ok();
+    }
+    return pulled;
+  }
+  return *exists ? Status::Ok() : PullMissingImage(attempt, image);
 }
 
 Status ContainerExecutor::PullMissingImage(const AttemptSpec& attempt, const std::string& image) {
@@ -377,7 +411,7 @@ Status ContainerExecutor::InstallPackages(AttemptSpec* attempt) {
     if (it == prepared.end()) {
       AttemptSpec one;
       one.replicas.push_back(r);
-      RETURN_IF_ERROR(EnsureImages(one));  // The executor image, before pip runs in it.
+      RETURN_IF_ERROR(EnsureImages(one, nullptr));  // The executor image, before pip runs in it.
       // Within the pool's admitted share (its replica's grant), as its replicas run.
       internal::InstallLimits limits;
       limits.cpus = r.cpu_limit;
@@ -426,7 +460,7 @@ Status ContainerExecutor::CreateNetwork(const AttemptSpec& attempt, std::string*
 }
 
 Status ContainerExecutor::LaunchWarm(const AttemptSpec& attempt, const WarmGang& gang,
-                                     TimeMicros* image_ready) {
+                                     LaunchRecord* record) {
   const size_t n = attempt.replicas.size();
   auto give_up = [&](Status why) {
     warm_->Discard(gang);
@@ -441,7 +475,14 @@ Status ContainerExecutor::LaunchWarm(const AttemptSpec& attempt, const WarmGang&
   std::map<std::string, std::future<Result<ImageConfig>>> inspected;
   for (const std::string& image : distinct) {
     inspected[image] =
-        std::async(std::launch::async, [this, image] { return engine_->InspectImage(image); });
+        std::async(std::launch::async, [this, &attempt, image]() -> Result<ImageConfig> {
+          // A Google name's tag may have moved in the registry since the gang was made:
+          // resolved first (a loopback manifest check), so a moved tag discards the gang.
+          if (model::GoogleRegistryHostOf(image) && !options_.google_registry.empty()) {
+            RETURN_IF_ERROR(EnsureImage(attempt, image));
+          }
+          return engine_->InspectImage(image);
+        });
   }
   std::vector<std::pair<const ReplicaLaunch*, const Sandbox*>> peers;
   for (size_t i = 0; i < n; ++i) peers.emplace_back(&attempt.replicas[i], &gang.sandboxes[i]);
@@ -469,8 +510,10 @@ Status ContainerExecutor::LaunchWarm(const AttemptSpec& attempt, const WarmGang&
           Aborted("warm gang: " + attempt.replicas[i].image + " changed since the gang was made"));
     }
   }
-  *image_ready = Now();
+  record->image_ready = Now();
   if (Status s = FirstError(results); !s.ok()) return give_up(Aborted("warm gang: " + s.message()));
+  record->images.clear();
+  for (const auto& [image, config] : configs) record->images.push_back(RanOf(image, config));
   // What the engine would run (Docker semantics, executor.h): the command
   // replaces the image's ENTRYPOINT and drops its CMD; args replace CMD.
   std::vector<std::vector<std::string>> argv(n);
@@ -525,14 +568,13 @@ Result<std::string> ContainerExecutor::CreateReplica(const AttemptSpec& attempt,
   return id;
 }
 
-Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, TimeMicros* image_ready,
-                                         std::vector<std::string>* containers, bool* warm) {
+Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, LaunchRecord* record) {
   const size_t n = attempt.replicas.size();
   if (std::optional<WarmGang> gang = warm_->Take(attempt)) {
-    Status launched = LaunchWarm(attempt, *gang, image_ready);
+    Status launched = LaunchWarm(attempt, *gang, record);
     if (launched.code() != StatusCode::kAborted) {
-      for (const Sandbox& box : gang->sandboxes) containers->push_back(box.id);
-      *warm = launched.ok();
+      for (const Sandbox& box : gang->sandboxes) record->containers.push_back(box.id);
+      record->warm = launched.ok();
       return launched;
     }
     spdlog::info("executor: {}; launching {}/{} cold", launched.message(), attempt.job_uid,
@@ -547,15 +589,15 @@ Status ContainerExecutor::LaunchReplicas(const AttemptSpec& attempt, TimeMicros*
     network_ready = std::async(std::launch::async,
                                [&] { return CreateNetwork(attempt, &network, &addresses); });
   }
-  Status images = EnsureImages(attempt);
-  *image_ready = Now();
+  Status images = EnsureImages(attempt, &record->images);
+  record->image_ready = Now();
   Status net = network_ready.valid() ? network_ready.get() : Status::Ok();
   if (!images.ok() || !net.ok()) {
     RemoveAll({}, network);
     return images.ok() ? net : images;
   }
 
-  for (const ReplicaLaunch& r : attempt.replicas) containers->push_back(r.name);
+  for (const ReplicaLaunch& r : attempt.replicas) record->containers.push_back(r.name);
   std::vector<std::string> holders = AcquireSlots(attempt);
   Status s = CreateAndStart(attempt, addresses, holders);
   if (const std::string* bad = s.ok() ? nullptr : FailedHolder(holders, s)) {

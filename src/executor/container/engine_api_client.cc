@@ -255,6 +255,7 @@ Result<ImageConfig> EngineApiClient::InspectImage(const std::string& image) {
     if (c.contains("Entrypoint")) out.entrypoint = strings(c["Entrypoint"]);
     if (c.contains("Cmd")) out.cmd = strings(c["Cmd"]);
   }
+  if (j.contains("RepoDigests")) out.repo_digests = strings(j["RepoDigests"]);
   return out;
 }
 

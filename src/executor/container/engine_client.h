@@ -96,6 +96,9 @@ struct ImageConfig {
   std::string id;                       // Content id ("sha256:..." or bare hex).
   std::vector<std::string> entrypoint;  // Config.Entrypoint; empty when none.
   std::vector<std::string> cmd;         // Config.Cmd; empty when none.
+  // RepoDigests: "repository@sha256:..." for each registry manifest it was pulled by or
+  // pushed as; empty for an image only built here.
+  std::vector<std::string> repo_digests;
 };
 
 struct ContainerState {
