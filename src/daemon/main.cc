@@ -498,10 +498,7 @@ int main(int argc, char** argv) {
   auto tokens = ty::auth::TokenTable::FromConfig(cfg.tokens_doc);
   if (!tokens.ok()) return Fail(tokens.status());
   if (ty::Status s = CheckListenHost(listen->first, *tokens); !s.ok()) return Fail(s);
-  // Said, not refused: Slurm clusters run an open registry on a cluster address today.
-  if (ty::Status s = ty::daemon::CheckRegistryAddress(cfg, *tokens); !s.ok()) {
-    spdlog::warn("{}", s.message());
-  }
+  if (ty::Status s = ty::daemon::CheckRegistryAddress(cfg, *tokens); !s.ok()) return Fail(s);
   if (!tokens->empty()) {
     spdlog::info("access tokens: {} (every request but /healthz needs one)", tokens->size());
   }

@@ -21,8 +21,20 @@ bool ServesRegistry(const DaemonConfig& cfg) {
 }  // namespace
 
 Status CheckRegistryAddress(const DaemonConfig& cfg, const auth::TokenTable& tokens) {
-  if (!ServesRegistry(cfg) || !cfg.registry_serve || !tokens.empty()) return Status::Ok();
-  if (IsLoopback(HostOf(cfg.registry))) return Status::Ok();
+  if (!ServesRegistry(cfg) || !cfg.registry_serve || IsLoopback(HostOf(cfg.registry))) {
+    return Status::Ok();
+  }
+  if (!tokens.empty()) {
+    if (IsLoopback(HostOf(cfg.listen))) {
+      // Not refused: this host's own pushes and pulls work; other hosts' do not.
+      spdlog::warn(
+          "--registry {}: its token service is on --listen {}, which only this host "
+          "reaches; other hosts get no token (listen on an address they reach, e.g. "
+          "0.0.0.0:PORT)",
+          cfg.registry, cfg.listen);
+    }
+    return Status::Ok();
+  }
   return InvalidArgument(
       "--registry " + cfg.registry +
       ": without access tokens the registry takes no credential, so anyone who reaches "

@@ -19,9 +19,9 @@ inline constexpr char kRegistryService[] = "trainyard-registry";
 inline constexpr char kRegistryIssuer[] = "trainyardd";
 
 // InvalidArgument when the registry's address is beyond loopback on a daemon without
-// tokens (anyone reaching it pushes and pulls every project's images). The daemon says
-// it at start and serves on: clusters run such a registry today (refusing it is left
-// until their tests and guides move to tokens).
+// tokens (anyone reaching it would push and pull every project's images); the daemon
+// refuses to start. With tokens it is fine; said in the log when the token service
+// (the main listener) is on loopback, where other hosts cannot reach it.
 Status CheckRegistryAddress(const DaemonConfig& cfg, const auth::TokenTable& tokens);
 
 // The issuer of registry tokens when this daemon serves a registry and has tokens

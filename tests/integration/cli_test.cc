@@ -135,6 +135,22 @@ TEST(DaemonListenTest, ANonLoopbackAddressIsRefusedWithTheReason) {
   std::filesystem::remove_all(data);
 }
 
+// Issue 30 item 2: the registry takes no credential without tokens, so beyond loopback
+// anyone reaching it would push and pull every project's images. On e6a55ab such a
+// daemon started with a warning.
+TEST(DaemonListenTest, AnOpenRegistryBeyondLoopbackIsRefusedWithTheReason) {
+  const std::string data =
+      std::filesystem::temp_directory_path() / ("ty-open-registry-" + std::to_string(::getpid()));
+  ProcessRun r = RunProcess({BinaryDir() + "/bin/trainyardd", "--listen", "127.0.0.1:0",
+                             "--data-dir", data, "--registry", "192.0.2.1:80"},
+                            {}, 30);
+  EXPECT_NE(r.rc, 0) << r.err;
+  const std::string said = r.out + r.err;
+  EXPECT_NE(said.find("--registry 192.0.2.1:80: without access tokens"), std::string::npos) << said;
+  EXPECT_NE(said.find("add `tokens:`"), std::string::npos) << said;
+  std::filesystem::remove_all(data);
+}
+
 TEST(CliNoDaemonTest, ConnectionRefusedIsExplained) {
   CliRun r = RunTrainyard("http://127.0.0.1:1", {"ai-platform", "jobs", "list"});
   EXPECT_EQ(r.rc, 1);

@@ -36,7 +36,8 @@ struct HttpReply {
 // One request; `unix_socket` non-empty talks to the engine.
 inline HttpReply Http(const std::string& method, const std::string& url,
                       const std::string& body = "", bool send_body = true,
-                      const std::string& unix_socket = "", long timeout_s = 60) {
+                      const std::string& unix_socket = "", long timeout_s = 60,
+                      const std::string& bearer = "") {
   HttpReply reply;
   CURL* curl = curl_easy_init();
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
@@ -44,6 +45,8 @@ inline HttpReply Http(const std::string& method, const std::string& url,
   curl_easy_setopt(curl, CURLOPT_TIMEOUT, timeout_s);
   if (!unix_socket.empty()) curl_easy_setopt(curl, CURLOPT_UNIX_SOCKET_PATH, unix_socket.c_str());
   struct curl_slist* headers = nullptr;
+  if (!bearer.empty())
+    headers = curl_slist_append(headers, ("Authorization: Bearer " + bearer).c_str());
   if (method == "POST" || method == "PATCH") {
     if (send_body) {
       headers = curl_slist_append(headers, "Content-Type: application/json");
@@ -166,14 +169,16 @@ class Daemon {
     std::string port_file = (dir_ / "port").string();
     std::filesystem::remove(port_file);
     std::vector<std::string> args = {BinaryDir() + "/bin/trainyardd",
-                                     "--listen",
-                                     "127.0.0.1:0",
                                      "--port-file",
                                      port_file,
                                      "--data-dir",
                                      data_dir_arg_ == DataDirArg::kRelative ? "data" : data_dir_,
                                      "--engine-socket",
                                      EngineSocket()};
+    // Loopback unless a test listens wider (it needs tokens then); 127.0.0.1 reaches both.
+    if (std::find(extra_args.begin(), extra_args.end(), "--listen") == extra_args.end()) {
+      args.insert(args.end(), {"--listen", "127.0.0.1:0"});
+    }
     // A short grace keeps tests fast unless a test asks for its own.
     if (std::find(extra_args.begin(), extra_args.end(), "--stop-grace") == extra_args.end()) {
       args.insert(args.end(), {"--stop-grace", "2"});
@@ -273,11 +278,17 @@ class Daemon {
   size_t WarmReplicasOf(const std::string& uid) { return Sandboxes("ty-" + uid + "-").size(); }
   const std::string& data_dir() const { return data_dir_; }
 
-  HttpReply Get(const std::string& path) { return Http("GET", base_ + path); }
-  HttpReply Post(const std::string& path, const std::string& body) {
-    return Http("POST", base_ + path, body);
+  // Every later request of Get/Post/Delete carries `token` (a daemon with `tokens:`).
+  void set_token(std::string token) { token_ = std::move(token); }
+  HttpReply Get(const std::string& path) {
+    return Http("GET", base_ + path, "", true, "", 60, token_);
   }
-  HttpReply Delete(const std::string& path) { return Http("DELETE", base_ + path); }
+  HttpReply Post(const std::string& path, const std::string& body) {
+    return Http("POST", base_ + path, body, true, "", 60, token_);
+  }
+  HttpReply Delete(const std::string& path) {
+    return Http("DELETE", base_ + path, "", true, "", 60, token_);
+  }
 
   // Polls GET `path` until `state` holds or `timeout_s` passes; returns the last body.
   nlohmann::json WaitForField(const std::string& path, const std::string& field,
@@ -325,6 +336,7 @@ class Daemon {
   std::string data_dir_;
   DataDirArg data_dir_arg_ = DataDirArg::kAbsolute;
   std::string base_;
+  std::string token_;  // Sent as a bearer token when set (set_token).
   pid_t pid_ = -1;
   static inline int counter_ = 0;
 };

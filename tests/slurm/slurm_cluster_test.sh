@@ -4,7 +4,8 @@
 # chief/worker/ps job needs: Slurm starts no het job on a single node); a job's exit
 # code comes back; every task of a 1 chief + 2 workers + 1 ps job works out the same
 # placement with ty-slurm-launch (given as $1), its own on its own host; an image in
-# trainyardd's registry on the controller's address pulls on a host by its gcr.io name;
+# trainyardd's registry on the controller's address, behind tokens, pulls on a host by
+# its gcr.io name with a token and not without;
 # `down` leaves no daemon, namespace or bridge behind.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -59,23 +60,44 @@ for host, t in tasks:  # Its own address is on its own host, at its port.
     assert cluster[t["pool"]][t["index"]] == "%s:%d" % (host, t["port"]), (host, t)
 CHECK
 
-# The registry from every host: trainyardd serving it on the controller's address,
-# an image pushed there, then read and pulled on the hosts by its gcr.io name.
+# The registry from every host: trainyardd serving it on the controller's address
+# with tokens (an open one beyond loopback is refused), listening where the hosts reach
+# its token service; an image pushed with an editor's token, then read and pulled on
+# the hosts by its gcr.io name with a token, and refused without one.
 bin=$(dirname "$launch")
-"$bin/trainyardd" --listen 127.0.0.1:0 --port-file "$work/port" --data-dir "$work/data" \
-  --registry 10.201.0.1:80 >"$work/daemon.log" 2>&1 &
+token=slurm-cluster-editor-token-0123456789
+cat >"$work/config.yaml" <<CONFIG
+tokens:
+  - name: editor
+    sha256: $(printf %s "$token" | sha256sum | cut -d' ' -f1)
+    role: editor
+    projects: [slurmtest]
+CONFIG
+"$bin/trainyardd" --listen 0.0.0.0:0 --port-file "$work/port" --data-dir "$work/data" \
+  --config "$work/config.yaml" --registry 10.201.0.1:80 >"$work/daemon.log" 2>&1 &
 daemon=$!
-for _ in $(seq 100); do curl -sf --noproxy '*' http://10.201.0.1/v2/ >/dev/null && break; sleep 0.1; done
+for _ in $(seq 100); do
+  code=$(curl -s -o /dev/null -w '%{http_code}' --noproxy '*' http://10.201.0.1/v2/ || true)
+  [ "$code" = 401 ] && break
+  sleep 0.1
+done
+[ "$code" = 401 ] || fail "the registry does not ask for a token: $code $(cat "$work/daemon.log")"
 image=localhost/trainyard/busybox:latest
 podman tag "$image" 10.201.0.1:80/slurmtest/bb:1
-podman push -q --tls-verify=false 10.201.0.1:80/slurmtest/bb:1 ||
+podman push -q --tls-verify=false 10.201.0.1:80/slurmtest/bb:1 >/dev/null 2>&1 &&
+  fail "a push without a token went through"
+podman push -q --tls-verify=false --creds "oauth2accesstoken:$token" \
+  10.201.0.1:80/slurmtest/bb:1 ||
   fail "push: $(cat "$work/daemon.log" "$work/data/registry/registry.log")"
 podman rmi 10.201.0.1:80/slurmtest/bb:1 >/dev/null
-tags=$(srun -w n3 curl -sf --noproxy '*' http://gcr.io/v2/slurmtest/bb/tags/list) ||
-  fail "n3 does not reach gcr.io's stand-in"
-[ "$tags" = '{"name":"slurmtest/bb","tags":["1"]}' ] || fail "tags on n3: $tags"
+code=$(srun -w n3 curl -s -o /dev/null -w '%{http_code}' --noproxy '*' \
+  http://gcr.io/v2/slurmtest/bb/tags/list) || fail "n3 does not reach gcr.io's stand-in"
+[ "$code" = 401 ] || fail "tags on n3 without a token: $code"
 srun -w n2 podman --root "$work/store" --runroot "$work/run" pull -q gcr.io/slurmtest/bb:1 \
-  >/dev/null || fail "n2 cannot pull gcr.io/slurmtest/bb:1"
+  >/dev/null 2>&1 && fail "n2 pulled without a token"
+srun -w n2 podman --root "$work/store" --runroot "$work/run" pull -q \
+  --creds "oauth2accesstoken:$token" gcr.io/slurmtest/bb:1 >/dev/null ||
+  fail "n2 cannot pull gcr.io/slurmtest/bb:1 with a token"
 
 set +e
 sbatch -W -o /dev/null -J ty-exit --wrap 'exit 3' >/dev/null
@@ -88,4 +110,4 @@ pgrep -r R,S,D -x slurmd >/dev/null && fail "a slurmd outlived down"
 pgrep -r R,S,D -x slurmctld >/dev/null && fail "slurmctld outlived down"
 ip netns list | grep -q '^ty-slurm-n' && fail "namespaces left: $(ip netns list)"
 ip link show tyslurm0 >/dev/null 2>&1 && fail "the bridge is left"
-echo "slurm-cluster: 3 hosts up, a het job one component per host, every task the same placement, the registry by gcr.io names on the hosts, exit codes, down clean: ok"
+echo "slurm-cluster: 3 hosts up, a het job one component per host, every task the same placement, the registry by gcr.io names on the hosts with tokens only, exit codes, down clean: ok"

@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "auth/tokens.h"
 #include "integration/daemon_harness.h"
 #include "integration/hypertune_trainer.h"
 #include "integration/subprocess.h"
@@ -346,19 +347,35 @@ TEST_F(SlurmTest, ARequestSlurmRefusesFailsTheJobWithSlurmsReason) {
       << job.dump();
 }
 
+// The registry on the cluster's address takes tokens (issue 30 item 2): the host Slurm
+// chose pulls with the job's own credential (an auth file beside its env file), from
+// the token service on the daemon's address; nobody pulls or pushes without one.
 TEST_F(SlurmTest, AnImagePushedByItsGcrNameIsPulledOnTheHostSlurmChose) {
-  auto d = StartDaemon({"--registry", "10.201.0.1:80"});
-  const std::string pushed = "10.201.0.1:80/slurm-it/bb:1";
+  constexpr char kEditor[] = "slurm-it-editor-token-0123456789";
+  const std::filesystem::path config =
+      std::filesystem::temp_directory_path() / ("ty-slurm-tokens-" + std::to_string(getpid()));
+  std::ofstream(config) << "tokens:\n  - name: editor\n    sha256: " << auth::Sha256Hex(kEditor)
+                        << "\n    role: editor\n    projects: [it]\n";
+  // Beyond loopback, as a cluster's daemon listens (tokens allow it): the token service
+  // is then on the registry's address, which the hosts reach.
+  auto d = StartDaemon(
+      {"--config", config.string(), "--listen", "0.0.0.0:0", "--registry", "10.201.0.1:80"});
+  std::filesystem::remove(config);
+  d->set_token(kEditor);
+  const std::string pushed = "10.201.0.1:80/it/slurm-bb:1";
   ASSERT_EQ(RunProcess({"podman", "tag", "localhost/trainyard/busybox:latest", pushed}).rc, 0);
-  ProcessRun push = RunProcess({"podman", "push", "-q", "--tls-verify=false", pushed});
+  ProcessRun anonymous = RunProcess({"podman", "push", "-q", "--tls-verify=false", pushed});
+  EXPECT_NE(anonymous.rc, 0) << "a push without a token: " << d->Log();
+  ProcessRun push = RunProcess({"podman", "push", "-q", "--tls-verify=false", "--creds",
+                                std::string("oauth2accesstoken:") + kEditor, pushed});
   ASSERT_EQ(push.rc, 0) << push.err << d->Log();
-  RunProcess({"podman", "rmi", pushed, "gcr.io/slurm-it/bb:1"});
-  std::string id = Submit(*d, {Pool(1, "gcr.io/slurm-it/bb:1", Sh("echo pulled on $(hostname)"))});
+  RunProcess({"podman", "rmi", pushed, "gcr.io/it/slurm-bb:1"});
+  std::string id = Submit(*d, {Pool(1, "gcr.io/it/slurm-bb:1", Sh("echo pulled on $(hostname)"))});
   nlohmann::json job = WaitEnd(*d, id);
   std::string logs = Logs(*d, id);
-  EXPECT_EQ(job.value("state", ""), "JOB_STATE_SUCCEEDED") << job.dump() << logs;
+  EXPECT_EQ(job.value("state", ""), "JOB_STATE_SUCCEEDED") << job.dump() << logs << d->Log();
   EXPECT_TRUE(std::regex_search(logs, std::regex("pulled on n\\d"))) << logs;
-  RunProcess({"podman", "rmi", "gcr.io/slurm-it/bb:1"});
+  RunProcess({"podman", "rmi", "gcr.io/it/slurm-bb:1"});
 }
 
 TEST_F(SlurmTest, AFourTrialStudyRunsItsTrialsOnSlurm) {
