@@ -146,6 +146,10 @@ struct ObservedReplica {
   std::optional<int> signal;  // When !running.
   bool oom_killed = false;
   TimeMicros finished_at = 0;  // When !running: the engine's finish time (0 = unknown).
+  TimeMicros started_at = 0;   // When !running: the engine's start time (0 = unknown).
+  // A replica created and never started (the daemon stopped between a gang's create
+  // and start) says so with running = false and exit_code = kNeverStarted.
+  static constexpr int kNeverStarted = -1;
 };
 
 // Whether the backend (the container engine) answers, as last probed.

@@ -463,7 +463,7 @@ Result<std::vector<ObservedReplica>> ProcessExecutor::Recover() {
       if (ReadFile(PathOf(r.name, ".exit"), &text) && !text.empty()) {
         o.exit_code = std::atoi(text.c_str());
       } else {
-        o.exit_code = r.pid > 0 ? 128 + SIGKILL : -1;
+        o.exit_code = r.pid > 0 ? 128 + SIGKILL : ObservedReplica::kNeverStarted;
       }
       o.signal = SignalOf(o.exit_code);
       // Reap it if this process happens to be its parent (executor re-created).

@@ -162,6 +162,10 @@ class Machine {
   void TimerFired(TimerKind timer);
   void Recovered(const std::vector<ObservedReplicaState>& observed);
   void RecoverPendingLaunch(const std::vector<ObservedReplicaState>& observed);
+  // A launch found partly or wholly started: RUNNING with what the backend holds.
+  void AdoptInterruptedLaunch(const std::vector<ObservedReplicaState>& observed, size_t started);
+  // Each live replica's fate while no daemon watched: exits replayed, restarts redone.
+  void ReplayObserved(const std::vector<ObservedReplicaState>& observed);
 
   void RestartInPlace(ReplicaRecord& rec);
   void RetryOrFail(JobError error);
@@ -548,6 +552,10 @@ void Machine::Recovered(const std::vector<ObservedReplicaState>& observed) {
   ArmTimers();
   if (AnyPending()) return RecoverPendingLaunch(observed);
   Log("Trainyard restarted; re-attached to the running job.");
+  ReplayObserved(observed);
+}
+
+void Machine::ReplayObserved(const std::vector<ObservedReplicaState>& observed) {
   // Replay what happened to each replica while no daemon watched.
   for (size_t i = 0; i < job().replicas.size(); ++i) {
     ReplicaRecord r = job().replicas[i];
@@ -589,18 +597,15 @@ void Machine::Recovered(const std::vector<ObservedReplicaState>& observed) {
 }
 
 void Machine::RecoverPendingLaunch(const std::vector<ObservedReplicaState>& observed) {
-  const auto& replicas = job().replicas;
-  bool all_running = !replicas.empty();
-  for (const auto& r : replicas) {
+  // A gang start creates every replica, then starts them: one found started (running,
+  // or exited with its own code) means the program ran, so the attempt is taken over
+  // as it is, never launched again over it (the training would run twice).
+  size_t started = 0;
+  for (const auto& r : job().replicas) {
     const ObservedReplicaState* o = FindObserved(observed, r);
-    all_running = all_running && o != nullptr && o->running;
+    if (o != nullptr && !o->never_started()) ++started;
   }
-  if (all_running) {
-    JobInput started;
-    started.kind = InputKind::kAttemptStarted;
-    started.attempt = job().attempt;
-    return AttemptStarted(started);
-  }
+  if (started > 0) return AdoptInterruptedLaunch(observed, started);
   if (job().ending) {
     // Cancelled while launching and the launch never completed: nothing to stop.
     if (!observed.empty()) Act(ActionKind::kCleanup);
@@ -616,12 +621,43 @@ void Machine::RecoverPendingLaunch(const std::vector<ObservedReplicaState>& obse
         " was interrupted by a restart; launching it.");
     return Act(ActionKind::kLaunch);
   }
-  // Partly created: remove it and start afresh under a new attempt (new names).
+  // Created, none started: remove it and start afresh under a new attempt (new names).
   Log("The launch of attempt " + std::to_string(job().attempt) +
-      " was interrupted by a restart; relaunching.");
+      " was interrupted by a restart before any replica started; relaunching.");
   Act(ActionKind::kStop);
   Act(ActionKind::kCleanup);
   StartAttempt(job().attempt + 1);
+}
+
+void Machine::AdoptInterruptedLaunch(const std::vector<ObservedReplicaState>& observed,
+                                     size_t started) {
+  const size_t total = job().replicas.size();
+  bool all_running = started == total;
+  for (const auto& r : job().replicas) {
+    const ObservedReplicaState* o = FindObserved(observed, r);
+    all_running = all_running && o != nullptr && o->running;
+  }
+  if (!all_running) {
+    Log("The launch of attempt " + std::to_string(job().attempt) + " had started " +
+        std::to_string(started) + " of " + std::to_string(total) +
+        " replicas when Trainyard stopped; taking them over" +
+        (started < total ? ", and starting the rest in place." : "."));
+  }
+  JobInput in;
+  in.kind = InputKind::kAttemptStarted;
+  in.attempt = job().attempt;
+  AttemptStarted(in);
+  for (auto& r : job().replicas) {
+    const ObservedReplicaState* o = FindObserved(observed, r);
+    if (o != nullptr && o->started_at > 0 && o->started_at <= now_) r.start_time = o->started_at;
+    // Never started: started now, in place (its peers know its name and address);
+    // once stopping, it never runs.
+    if (o != nullptr && o->never_started()) {
+      r.state = job().ending ? ReplicaState::kStopped : ReplicaState::kRestarting;
+    }
+  }
+  if (all_running) return;
+  ReplayObserved(observed);
 }
 
 }  // namespace

@@ -57,6 +57,10 @@ struct ObservedReplicaState {
   std::optional<int> signal;  // When !running.
   bool oom_killed = false;
   TimeMicros finished_at = 0;  // When !running: when it ended, if the backend knows.
+  TimeMicros started_at = 0;   // When !running: when it started, if the backend knows.
+  // Created by a launch the daemon's stop interrupted, never started (exit_code -1:
+  // executor::ObservedReplica::kNeverStarted).
+  bool never_started() const { return !running && exit_code == -1; }
 };
 
 enum class InputKind {

@@ -147,6 +147,7 @@ void JobController::Recover(const std::vector<executor::ObservedReplica>& observ
     s.signal = o.signal;
     s.oom_killed = o.oom_killed;
     s.finished_at = o.finished_at;
+    s.started_at = o.started_at;
     by_attempt[{o.job_uid, o.attempt}].push_back(s);
   }
   std::set<Attempt> in_use;

@@ -153,6 +153,15 @@ JobInput Observed(bool primary_running, bool worker_running) {
   if (!worker_running) in.observed[1].signal = 9;
   return in;
 }
+// A launch the daemon's stop interrupted between the gang's create and start: the
+// worker created and never started; the primary started (running) or not.
+JobInput Unstarted(bool primary_started) {
+  JobInput in = Observed(primary_started, false);
+  in.observed[0].exit_code = primary_started ? 0 : -1;
+  in.observed[1].exit_code = -1;
+  in.observed[1].signal.reset();
+  return in;
+}
 
 using A = ActionKind;
 using S = JobState;
@@ -210,8 +219,22 @@ std::vector<Row> Table() {
       {Setup::kPreparing, max_wait, S::kPreparing, {}, {}},
       {Setup::kPreparing, timeout, S::kPreparing, {}, {}},
       {Setup::kPreparing, all_running, S::kRunning, {}, {A::kArmTimer, A::kArmTimer}},
+      // Issue 31 item 4: a gang that had started is taken over, never launched over
+      // (its training would run twice); the worker killed meanwhile restarts in place.
       {Setup::kPreparing,
        worker_gone,
+       S::kRunning,
+       {},
+       {A::kArmTimer, A::kArmTimer, A::kRestartReplica}},
+      // Started in part: the primary runs on, the worker is started in place.
+      {Setup::kPreparing,
+       Unstarted(true),
+       S::kRunning,
+       {},
+       {A::kArmTimer, A::kArmTimer, A::kRestartReplica}},
+      // Created, none started: nothing ran, so a new attempt launches.
+      {Setup::kPreparing,
+       Unstarted(false),
        S::kPreparing,
        {},
        {A::kArmTimer, A::kStop, A::kCleanup, A::kLaunch}},

@@ -37,6 +37,8 @@ struct Scenario {
   DurationMicros launch_delay = 0;
   std::optional<DurationMicros> cancel_at;  // After submit.
   JobState want = JobState::kSucceeded;     // How the crash-free run ends.
+  // How long no daemon runs after a crash; the replicas run on (and may end) meanwhile.
+  DurationMicros down_for = 0;
 };
 
 void PrintTo(const Scenario& s, std::ostream* os) { *os << s.name; }
@@ -116,6 +118,11 @@ class CrashPointsTest : public ::testing::TestWithParam<Scenario> {
       svc->RunUntilIdleForTest();
       if (plan.crashed && !recovered) {
         svc.reset();  // The daemon died: its loop, queue and timers are gone.
+        executor.DaemonDied();
+        for (DurationMicros t = 0; t < s.down_for; t += kTick) {
+          clock.Advance(kTick);
+          executor.Tick();
+        }
         svc = make_service(false);
         recovered = true;
         svc->RunUntilIdleForTest();
@@ -239,6 +246,29 @@ std::vector<Scenario> Scenarios() {
   out.push_back({"RestartsInPlaceThenWholeJobRetry", 0, "", [](int, int, int start) {
                    return start <= 6 ? ExitAfter(kSecond, 137, 9) : ExitAfter(kSecond, 0);
                  }});
+  // Issue 31 item 4: the daemon down for a while after each commit; replicas that ended
+  // meanwhile are taken over as they ended (never launched again: each trainer runs
+  // exactly as often as without the crash, which ExpectSameEnd checks).
+  Scenario single_down{"SingleReplicaEndsWhileTheDaemonIsDown", 0, "",
+                       [](int, int, int) { return ExitAfter(kSecond, 0); }};
+  single_down.down_for = 3 * kSecond;
+  out.push_back(single_down);
+  Scenario gang_down{"GangEndsWhileTheDaemonIsDown", 2, "", [](int pool, int, int) {
+                       return pool == 0 ? ExitAfter(kSecond, 0) : ExitAfter(kSecond / 2, 0);
+                     }};
+  gang_down.down_for = 3 * kSecond;
+  out.push_back(gang_down);
+  Scenario fail_down{"WorkerFailsWhileTheDaemonIsDown",
+                     1,
+                     "",
+                     [](int pool, int, int) {
+                       return pool == 1 ? ExitAfter(kSecond, 2) : ExitAfter(5 * kSecond, 0);
+                     },
+                     0,
+                     std::nullopt,
+                     JobState::kFailed};
+  fail_down.down_for = 3 * kSecond;
+  out.push_back(fail_down);
   return out;
 }
 

@@ -102,6 +102,14 @@ class SimExecutor : public executor::Executor {
     return Status::Ok();
   }
 
+  // The daemon is gone: nobody hears events until the next one sets its callback, and
+  // a launch it had under way (created, not started) never starts.
+  void DaemonDied() {
+    std::lock_guard<std::mutex> lock(mu_);
+    callback_ = nullptr;
+    for (auto& [key, rep] : replicas_) rep.start_at.reset();
+  }
+
   Result<std::vector<executor::ObservedReplica>> Recover() override {
     std::lock_guard<std::mutex> lock(mu_);
     std::vector<executor::ObservedReplica> out;
@@ -111,6 +119,10 @@ class SimExecutor : public executor::Executor {
       o.running = rep.running;
       o.exit_code = rep.exit_code;
       o.signal = rep.signal;
+      o.started_at = rep.started;
+      o.finished_at = rep.ended;
+      // Created by a launch that had not started it: the daemon that would have is gone.
+      if (!rep.running && rep.started == 0) o.exit_code = executor::ObservedReplica::kNeverStarted;
       out.push_back(o);
     }
     return out;
@@ -159,6 +171,7 @@ class SimExecutor : public executor::Executor {
     std::optional<TimeMicros> start_at;  // Launched, not started yet.
     bool running = false;
     TimeMicros started = 0;
+    TimeMicros ended = 0;
     SimRun run;
     std::optional<TimeMicros> kill_at;
     int exit_code = 0;
@@ -220,6 +233,7 @@ class SimExecutor : public executor::Executor {
   void Exit(const Key& key, Replica& rep, int code, std::optional<int> signal,
             std::vector<executor::ExecutorEvent>* events) {
     rep.running = false;
+    rep.ended = clock_->Now();
     rep.exit_code = code;
     rep.signal = signal;
     if (code == 0) ReportMetric(rep);

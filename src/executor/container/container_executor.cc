@@ -493,16 +493,17 @@ std::optional<ObservedReplica> ContainerExecutor::RecoverReplica(const FoundRepl
     // A warm sandbox taken by a launch that never wrote its launch file: it still
     // waits, and never ran the replica.
     o.running = false;
-    o.exit_code = -1;
+    o.exit_code = ObservedReplica::kNeverStarted;
   } else if (o.running) {
     StartWatcher(watch);
   } else if (state->status == "created") {
-    o.exit_code = -1;  // Never started: the daemon died mid-launch.
+    o.exit_code = ObservedReplica::kNeverStarted;  // The daemon died mid-launch.
   } else {
     o.exit_code = state->exit_code;
     o.signal = SignalOf(state->exit_code);
     o.oom_killed = state->oom_killed;
     o.finished_at = state->finished_at;
+    o.started_at = state->started_at;
     // It may have written lines after the previous daemon stopped watching; the
     // caller reports its end (with its last lines) as soon as Recover returns, and
     // nobody would read them later. A replica this executor watches is (being)

@@ -490,6 +490,8 @@ Result<ContainerState> EngineApiClient::InspectContainer(const std::string& id) 
     // "0001-01-01T00:00:00Z" (never finished) parses to a time before 1970: unknown.
     Result<TimeMicros> finished = ParseRfc3339(StringField(st, "FinishedAt"));
     if (finished.ok() && *finished > 0) s.finished_at = *finished;
+    Result<TimeMicros> started = ParseRfc3339(StringField(st, "StartedAt"));
+    if (started.ok() && *started > 0) s.started_at = *started;
   }
   return s;
 }

@@ -108,6 +108,7 @@ struct ContainerState {
   int exit_code = 0;
   bool oom_killed = false;
   int pid = 0;                 // Host pid of its first process while running; 0 otherwise.
+  TimeMicros started_at = 0;   // State.StartedAt of its last start; 0 if never started.
   TimeMicros finished_at = 0;  // State.FinishedAt once exited; 0 if unknown.
 };
 
