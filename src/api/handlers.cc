@@ -232,6 +232,17 @@ Dispatch Route(service::JobService* service, const HttpRequest& request, bool he
                             {"since", FormatRfc3339(engine.since)}};
       }
     }
+    // Job records that cannot be written (a full disk): inputs wait for the store.
+    service::StoreWriteHealth store = service->store_health();
+    if (store.failing) {
+      health["status"] = "degraded";
+      if (health_details) {
+        health["store"] = {{"writing", false},
+                           {"detail", store.detail},
+                           {"since", FormatRfc3339(store.since)},
+                           {"jobsWaiting", store.jobs_waiting}};
+      }
+    }
     return Respond(JsonResponse(health));
   }
   if (seg.size() == 1 && seg[0] == "metrics" && method == "GET") {

@@ -123,6 +123,13 @@ HttpResponse Metrics(service::JobService* service) {
   e.Family("trainyard_engine_up", "gauge",
            "1 when the container engine answered the last probe (every 2 s), else 0.");
   e.Sample("trainyard_engine_up", engine.reachable ? 1 : 0);
+  service::StoreWriteHealth store = service->store_health();
+  e.Family("trainyard_store_write_failures_total", "counter",
+           "Job record commits that failed (a full disk, an I/O error); retries included.");
+  e.Sample("trainyard_store_write_failures_total", static_cast<double>(store.failed_writes));
+  e.Family("trainyard_store_jobs_waiting", "gauge",
+           "Jobs whose inputs wait for the store to write again.");
+  e.Sample("trainyard_store_jobs_waiting", static_cast<double>(store.jobs_waiting));
   HttpResponse r;
   r.content_type = "text/plain; version=0.0.4; charset=utf-8";
   r.body = e.text();

@@ -268,7 +268,66 @@ Status JobController::Feed(const std::string& uid, model::JobInput input) {
 }
 
 void JobController::Deliver(const std::string& uid, model::JobInput input) {
-  Feed(uid, std::move(input)).IgnoreError();
+  if (held_.Holding(uid)) {
+    // Behind the held ones: the machine sees a job's inputs in the order they came.
+    if (!held_.Add(uid, std::move(input))) {
+      spdlog::error("job {}: more than {} inputs wait for the store; the oldest is lost", uid,
+                    HeldInputs::kMaxPerJob);
+    }
+    return;
+  }
+  Status s = Feed(uid, input);
+  if (s.ok() || MeaningOf(s) == CommitFailure::kDrop) return;
+  held_.Add(uid, std::move(input));
+  NoteWriteFailed(uid, s, /*first_for_job=*/true);
+  ScheduleRetry(uid);
+}
+
+void JobController::ScheduleRetry(const std::string& uid) {
+  const int tries = held_.CountTry(uid);
+  core_->At(core_->clock()->Now() + RetryDelay(tries), [this, uid] { RetryHeld(uid); });
+}
+
+void JobController::RetryHeld(const std::string& uid) {
+  while (std::optional<model::JobInput> next = held_.Front(uid)) {
+    Status s = Feed(uid, *next);
+    if (!s.ok() && MeaningOf(s) == CommitFailure::kRetry) {
+      NoteWriteFailed(uid, s, /*first_for_job=*/false);
+      return ScheduleRetry(uid);
+    }
+    held_.Pop(uid);
+  }
+  NoteWritesLanded(uid);
+}
+
+void JobController::NoteWriteFailed(const std::string& uid, const Status& why, bool first_for_job) {
+  // One line when a job's inputs start waiting, one when they land: a full disk that
+  // lasts an hour is two lines per job, not one per retry.
+  if (first_for_job) {
+    spdlog::error("job {}: store write failed ({}); its inputs wait and are committed again", uid,
+                  why.ToString());
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!store_health_.failing) store_health_.since = core_->clock()->Now();
+  store_health_.failing = true;
+  store_health_.detail = why.message();
+  store_health_.jobs_waiting = held_.jobs();
+  ++store_health_.failed_writes;
+}
+
+void JobController::NoteWritesLanded(const std::string& uid) {
+  spdlog::info("job {}: its waiting inputs are committed", uid);
+  std::lock_guard<std::mutex> lock(mu_);
+  store_health_.jobs_waiting = held_.jobs();
+  if (held_.jobs() == 0) {
+    store_health_.failing = false;
+    store_health_.since = 0;
+  }
+}
+
+StoreWriteHealth JobController::store_health() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_health_;
 }
 
 // ---------------------------------------------------------------------------
@@ -291,7 +350,8 @@ Status JobController::Apply(model::Decision d, bool create) {
     Status s = create ? store_->CreateJob(job) : store_->UpdateJob(job);
     if (!s.ok()) {
       // The record on disk is the truth: without it no side effect may start.
-      if (s.code() != StatusCode::kAlreadyExists) {
+      // A submit's failure goes back to its caller; another's input waits (Deliver).
+      if (create && s.code() != StatusCode::kAlreadyExists) {
         spdlog::error("job {}: store write failed: {}", job.uid, s.ToString());
       }
       return s;

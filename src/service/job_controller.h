@@ -28,6 +28,7 @@
 #include "model/spec_limits.h"
 #include "service/admission_controller.h"
 #include "service/backends.h"
+#include "service/commit_retry.h"
 #include "service/loop_core.h"
 #include "service/messages.h"
 #include "service/published_jobs.h"
@@ -88,13 +89,20 @@ class JobController {
                                         const std::string& job_id) const;
   const PublishedJobs& published() const { return published_; }
   std::vector<std::string> problems() const;
+  StoreWriteHealth store_health() const;
 
  private:
   Status Feed(const std::string& uid, model::JobInput input);  // The commit's outcome.
-  // Feed, for inputs nobody waits on (executor events, timers, recovery): a failed
-  // commit was logged by Apply and nothing was acted on; the input is not kept (issue
-  // 31 makes such inputs committed again).
+  // Feed, for inputs nobody waits on (executor events, timers, recovery, admission):
+  // an input whose commit failed for want of a store that writes is held and committed
+  // again, in order with the job's later inputs, until it lands (service/commit_retry.h).
   void Deliver(const std::string& uid, model::JobInput input);
+  // Commits the job's held inputs in order; on a failure again, tries later.
+  void RetryHeld(const std::string& uid);
+  void ScheduleRetry(const std::string& uid);
+  // The store's writes as /healthz tells them (under mu_).
+  void NoteWriteFailed(const std::string& uid, const Status& why, bool first_for_job);
+  void NoteWritesLanded(const std::string& uid);
   Status Apply(model::Decision decision, bool create);
   void Perform(const model::Job& job, const model::JobAction& action);
   void Launch(const model::Job& job);
@@ -117,11 +125,14 @@ class JobController {
   std::map<std::string, model::Job> live_;
   // Stored jobs Load found unrunnable, with why; failed by Recover. Loop-thread only.
   std::vector<std::pair<model::Job, std::string>> unrunnable_;
+  // Inputs whose commit failed, waiting to be committed again. Loop-thread only.
+  HeldInputs held_;
 
   // Published: written on the loop after each commit, read by API threads.
   mutable std::mutex mu_;
   PublishedJobs published_;            // Live jobs, for API threads.
   std::vector<std::string> problems_;  // Guarded by mu_.
+  StoreWriteHealth store_health_;      // Guarded by mu_.
 };
 
 }  // namespace ty::service

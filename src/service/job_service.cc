@@ -167,6 +167,8 @@ std::vector<std::string> JobService::problems() const {
   return all;
 }
 
+StoreWriteHealth JobService::store_health() const { return jobs_->store_health(); }
+
 int JobService::RunUntilIdleForTest() { return core_->RunUntilIdle(); }
 
 Result<model::Job> JobService::Submit(model::Dialect dialect, const std::string& project,

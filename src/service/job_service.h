@@ -145,6 +145,8 @@ class JobService {
   void SetReplicaCredentials(std::function<std::string(const std::string& job_uid)> credential);
   // Why some stored jobs were failed at start-up (for /healthz); empty when none.
   std::vector<std::string> problems() const;
+  // Whether job records can be written (inputs wait while they cannot).
+  StoreWriteHealth store_health() const;
   // The executors' backends (the container engine, Slurm) as last probed.
   executor::BackendHealth backend_health() const { return backends_.Health(); }
   // Manual loop only: runs everything due; returns how many tasks ran.
