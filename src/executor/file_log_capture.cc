@@ -71,25 +71,36 @@ FileLogCapture::FileLogCapture(logs::LogSink* sink, const Clock* clock, std::str
       job_uid_(std::move(job_uid)),
       task_(std::move(task)) {}
 
-void FileLogCapture::Append(const Batch& b, TimeMicros skip_until) {
+bool FileLogCapture::Append(const Batch& b, TimeMicros skip_until) {
   TimeMicros t = b.t0;
+  TimeMicros stored = skip_until;  // The batch's last line the sink has.
+  Status failed = Status::Ok();
   auto emit = [&](const char* suffix, int64_t from, int64_t to, logs::LogStream stream) {
     for (std::string& line : SplitOutputLines(ReadByteRange(PathOf(suffix), from, to))) {
       TimeMicros time = t++;
-      if (time <= skip_until) continue;
+      if (time <= skip_until || !failed.ok()) continue;
       logs::LogEntry entry;
       entry.time = time;
       entry.task = task_;
       entry.stream = stream;
       entry.message = std::move(line);
-      sink_->Append(job_uid_, entry);
+      failed = sink_->Append(job_uid_, entry);
+      if (failed.ok()) stored = time;
     }
   };
   emit(".out", b.out_from, b.out_to, logs::LogStream::kStdout);
   emit(".err", b.err_from, b.err_to, logs::LogStream::kStderr);
+  if (!failed.ok()) {
+    // The sink could not take a line (a full disk): the batch is appended again, from
+    // that line on, before anything newer.
+    unfinished_ = Unfinished{b, stored};
+    return false;
+  }
+  unfinished_.reset();
   out_off_ = b.out_to;
   err_off_ = b.err_to;
   last_ = std::max(last_, t - 1);
+  return true;
 }
 
 void FileLogCapture::Resume() {
@@ -117,6 +128,10 @@ void FileLogCapture::Resume() {
 }
 
 bool FileLogCapture::CaptureNew(bool writer_gone) {
+  if (unfinished_) {
+    const Unfinished u = *unfinished_;
+    if (!Append(u.batch, u.stored)) return false;
+  }
   Batch b;
   b.out_from = out_off_;
   b.err_from = err_off_;
@@ -132,8 +147,7 @@ bool FileLogCapture::CaptureNew(bool writer_gone) {
   if (!WriteFileAtomically(PathOf(".cursor"), j.dump()).ok()) {
     spdlog::warn("executor: cannot write {}", PathOf(".cursor"));
   }
-  Append(b, /*skip_until=*/0);
-  return true;
+  return Append(b, /*skip_until=*/0);
 }
 
 void FileLogCapture::CaptureAll() {

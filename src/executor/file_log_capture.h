@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "common/time.h"
@@ -47,7 +48,9 @@ class FileLogCapture {
     int64_t out_from = 0, out_to = 0, err_from = 0, err_to = 0;
     TimeMicros t0 = 0;
   };
-  void Append(const Batch& b, TimeMicros skip_until);
+  // Appends the batch's lines after `skip_until` and moves past it; false (and the
+  // batch kept in unfinished_) when the sink could not take one.
+  bool Append(const Batch& b, TimeMicros skip_until);
   std::string PathOf(const char* suffix) const { return prefix_ + suffix; }
 
   logs::LogSink* sink_;
@@ -55,6 +58,11 @@ class FileLogCapture {
   std::string prefix_, job_uid_, task_;
   int64_t out_off_ = 0, err_off_ = 0;  // Bytes of .out/.err already taken.
   TimeMicros last_ = 0;                // Time of the last line taken.
+  struct Unfinished {
+    Batch batch;
+    TimeMicros stored = 0;  // Its lines up to this time are in the sink.
+  };
+  std::optional<Unfinished> unfinished_;  // A batch the sink could not take whole.
 };
 
 }  // namespace ty::executor::internal

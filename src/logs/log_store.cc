@@ -124,6 +124,23 @@ TimeMicros LastLineTime(int fd) {
   return last ? last->time : 0;
 }
 
+// The size of the file's whole lines: just past its last '\n' (0 when it has none),
+// read back from the end a block at a time.
+off_t WholeLinesEnd(int fd, off_t size) {
+  constexpr size_t kBlock = 64 * 1024;
+  off_t end = size;
+  while (end > 0) {
+    const off_t from = end > static_cast<off_t>(kBlock) ? end - static_cast<off_t>(kBlock) : 0;
+    Result<std::string> block =
+        ReadAt(fd, static_cast<uint64_t>(from), static_cast<size_t>(end - from));
+    if (!block.ok()) return size;  // Unreadable: leave it as it is.
+    const size_t nl = block->rfind('\n');
+    if (nl != std::string::npos) return from + static_cast<off_t>(nl) + 1;
+    end = from;
+  }
+  return 0;
+}
+
 bool TaskMatches(const std::string& filter, const LogEntry& e) {
   return filter.empty() || e.task == filter;
 }
@@ -147,7 +164,7 @@ class LogStore::Impl {
     }
   }
 
-  void Append(const std::string& uid, const LogEntry& entry);
+  Status Append(const std::string& uid, const LogEntry& entry);
   TimeMicros LastEntryTime(const std::string& uid, const std::string& task);
   // Decodes the complete entries from `offset` to the current end, with their
   // positions, into `fn(entry, end_offset)` until it returns false; a malformed
@@ -171,6 +188,7 @@ class LogStore::Impl {
     bool last_time_read = false;               // `last_time` includes the file's content.
     bool scanned = false;                      // `newest` includes the file's content.
     uint64_t generation = 0;                   // Bumped by every append.
+    uint64_t failed_appends = 0;               // Since the last append that landed.
   };
 
   std::string PathOf(const std::string& uid) const { return root_ + "/" + uid + ".ndjson"; }
@@ -207,13 +225,14 @@ int LogStore::Impl::AppendFd(const std::string& uid, JobLog& job) {
     spdlog::warn("logs: cannot open {}: {}", path, ErrnoText());
     return -1;
   }
-  // A crash mid-write can leave a line without its '\n'. Terminate it so it becomes
-  // one malformed (skipped) line instead of swallowing the next good one.
+  // A crash mid-write can leave a line without its '\n': cut back to the last whole
+  // line (a cut needs no free space, a full disk included), so the partial record
+  // never swallows the next good one.
   struct stat st {};
   if (fstat(fd, &st) == 0 && st.st_size > 0) {
     char last = '\n';
     if (pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n') {
-      if (write(fd, "\n", 1) != 1) {
+      if (ftruncate(fd, WholeLinesEnd(fd, st.st_size)) != 0) {
         spdlog::warn("logs: cannot repair {}: {}", path, ErrnoText());
       }
     }
@@ -236,17 +255,17 @@ uint64_t LogStore::Impl::GenerationOf(const std::string& uid) const {
   return it == jobs_.end() ? 0 : it->second.generation;
 }
 
-void LogStore::Impl::Append(const std::string& uid, const LogEntry& entry) {
+Status LogStore::Impl::Append(const std::string& uid, const LogEntry& entry) {
   if (!ValidUid(uid)) {
     spdlog::warn("logs: refusing log entry for invalid job uid '{}'", uid);
-    return;
+    return InvalidArgument("invalid job uid");
   }
   LogEntry stored = internal::Normalize(entry);
   if (stored.source_time == 0) stored.source_time = stored.time;
   std::lock_guard<std::mutex> lock(mu_);
   JobLog& job = jobs_[uid];
   int fd = AppendFd(uid, job);
-  if (fd < 0) return;
+  if (fd < 0) return Unavailable("cannot open the log of job " + uid);
   if (!job.last_time_read) {
     job.last_time = std::max(job.last_time, LastLineTime(fd));
     job.last_time_read = true;
@@ -256,27 +275,39 @@ void LogStore::Impl::Append(const std::string& uid, const LogEntry& entry) {
   // entry may arrive stamped before the previous one: it then takes the next
   // microsecond, and the log never goes back in time. Its source time stays.
   stored.time = std::max(stored.time, job.last_time + 1);
+  const TimeMicros previous_time = job.last_time;
   job.last_time = stored.time;
   const std::string line = internal::EncodeLine(stored);
   // One write() per line: with O_APPEND a regular file gets it whole, so a reader
   // (even in another process) never sees two lines interleaved.
+  const off_t before = lseek(fd, 0, SEEK_END);
   size_t done = 0;
   while (done < line.size()) {
     ssize_t w = write(fd, line.data() + done, line.size() - done);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
-      spdlog::error("logs: cannot append to {}: {}", PathOf(uid), ErrnoText());
-      // Reopen next time: the file may have been removed or the disk may recover;
-      // reopening also terminates the partial line we may have left.
-      CloseFd(job);
-      return;
+      const std::string why = ErrnoText();
+      // No partial record stays (a cut needs no space); the caller keeps its place
+      // and appends the entry again later. Said once per failing stretch, not per line.
+      if (before >= 0 && ftruncate(fd, before) != 0) CloseFd(job);
+      job.last_time = previous_time;
+      if (job.failed_appends++ == 0) {
+        spdlog::error("logs: cannot append to {}: {} (its lines are appended once there is room)",
+                      PathOf(uid), why);
+      }
+      return ResourceExhausted("cannot append to the log of job " + uid + ": " + why);
     }
     done += static_cast<size_t>(w);
+  }
+  if (job.failed_appends > 0) {
+    spdlog::info("logs: {} appends again, after {} that failed", PathOf(uid), job.failed_appends);
+    job.failed_appends = 0;
   }
   TimeMicros& newest = job.newest[stored.task];
   newest = std::max(newest, stored.source_time);
   job.generation++;
   changed_.notify_all();
+  return Status::Ok();
 }
 
 std::map<std::string, TimeMicros> LogStore::Impl::ScanNewest(const std::string& uid) {
@@ -475,8 +506,8 @@ Result<std::unique_ptr<LogStore>> LogStore::Create(const std::string& root_dir) 
 LogStore::LogStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 LogStore::~LogStore() = default;
 
-void LogStore::Append(const std::string& job_uid, const LogEntry& entry) {
-  impl_->Append(job_uid, entry);
+Status LogStore::Append(const std::string& job_uid, const LogEntry& entry) {
+  return impl_->Append(job_uid, entry);
 }
 
 TimeMicros LogStore::LastEntryTime(const std::string& job_uid, const std::string& task) {

@@ -52,9 +52,10 @@ struct LogEntry {
 class LogSink {
  public:
   virtual ~LogSink() = default;
-  // Appends one entry. Never blocks for long; failures are reported to stderr, not
-  // returned, because losing the caller's place in a log stream is worse.
-  virtual void Append(const std::string& job_uid, const LogEntry& entry) = 0;
+  // Appends one entry whole, or nothing of it. Never blocks for long. A failure (the
+  // disk full) is returned so that the caller keeps its place in its source and
+  // appends the entry again later: a line is never lost for want of room.
+  virtual Status Append(const std::string& job_uid, const LogEntry& entry) = 0;
   // Source time (`source_time`, else `time`) of the newest entry of `task` in this
   // job, 0 if none. Executors use it after a daemon restart to skip lines already
   // captured.
@@ -72,7 +73,7 @@ class LogStore : public LogSink {
   static Result<std::unique_ptr<LogStore>> Create(const std::string& root_dir);
   ~LogStore() override;
 
-  void Append(const std::string& job_uid, const LogEntry& entry) override;
+  Status Append(const std::string& job_uid, const LogEntry& entry) override;
   TimeMicros LastEntryTime(const std::string& job_uid, const std::string& task) override;
 
   // Entries after `cursor` ("" = from the start), at most `max_entries`, only of

@@ -110,7 +110,9 @@ void WriteServiceLine(logs::LogStore* logs, TimeMicros now, const std::string& u
   entry.stream = logs::LogStream::kService;
   entry.severity = severity;
   entry.message = message;
-  logs->Append(uid, entry);
+  // A service line the disk has no room for is not kept for later: the job's record and
+  // its events (in the store) tell the same story; the replicas' own lines are retried.
+  logs->Append(uid, entry).IgnoreError();
 }
 
 std::vector<logs::LogEntry> ReadServiceLines(logs::LogStore* logs, const std::string& uid) {

@@ -23,7 +23,7 @@ class ApiLogsTest : public ApiFixture {
     entry.stream = logs::LogStream::kStdout;
     entry.severity = "INFO";
     entry.message = message;
-    logs_->Append(uid, entry);
+    EXPECT_TRUE(logs_->Append(uid, entry).ok());
   }
 
   static std::vector<json> Lines(const std::string& body) {

@@ -140,8 +140,8 @@ TEST_F(ProcessExecutorTest, RecoverResumesAHalfAppendedBatchExactly) {
   auto entries = sink_.Entries(uid_);
   ASSERT_EQ(entries.size(), 3u);
   RecordingLogSink partial;  // Holds only the first two lines, like a crash mid-batch.
-  partial.Append(uid_, entries[0]);
-  partial.Append(uid_, entries[1]);
+  ASSERT_TRUE(partial.Append(uid_, entries[0]).ok());
+  ASSERT_TRUE(partial.Append(uid_, entries[1]).ok());
   executor::ProcessExecutor::Options o;
   o.state_dir = backend_.state_dir();
   o.log_sink = &partial;

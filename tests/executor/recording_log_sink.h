@@ -16,10 +16,11 @@ namespace ty::testing {
 
 class RecordingLogSink : public logs::LogSink {
  public:
-  void Append(const std::string& job_uid, const logs::LogEntry& entry) override {
+  Status Append(const std::string& job_uid, const logs::LogEntry& entry) override {
     std::lock_guard<std::mutex> lock(mu_);
     entries_[job_uid].push_back(entry);
     cv_.notify_all();
+    return Status::Ok();
   }
 
   TimeMicros LastEntryTime(const std::string& job_uid, const std::string& task) override {

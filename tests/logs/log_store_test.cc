@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -68,10 +70,10 @@ class LogStoreTest : public ::testing::Test {
 };
 
 TEST_F(LogStoreTest, KeepsArrivalOrderAcrossTasks) {
-  store_->Append("1", Entry(30, "workerpool1-0", "a"));
-  store_->Append("1", Entry(10, "workerpool0-0", "b"));
-  store_->Append("1", Entry(20, "service", "c", LogStream::kService));
-  store_->Append("2", Entry(5, "workerpool0-0", "other job"));
+  EXPECT_TRUE(store_->Append("1", Entry(30, "workerpool1-0", "a")).ok());
+  EXPECT_TRUE(store_->Append("1", Entry(10, "workerpool0-0", "b")).ok());
+  EXPECT_TRUE(store_->Append("1", Entry(20, "service", "c", LogStream::kService)).ok());
+  EXPECT_TRUE(store_->Append("2", Entry(5, "workerpool0-0", "other job")).ok());
   std::vector<LogEntry> all = ReadAll("1");
   ASSERT_EQ(all.size(), 3u);
   EXPECT_EQ(Messages(all), (std::vector<std::string>{"a", "b", "c"}));
@@ -82,7 +84,8 @@ TEST_F(LogStoreTest, KeepsArrivalOrderAcrossTasks) {
 }
 
 TEST_F(LogStoreTest, CursorResumesWithoutLossOrDuplicates) {
-  for (int i = 0; i < 10; ++i) store_->Append("1", Entry(i, "t", std::to_string(i)));
+  for (int i = 0; i < 10; ++i)
+    EXPECT_TRUE(store_->Append("1", Entry(i, "t", std::to_string(i))).ok());
   std::vector<std::string> seen;
   std::string cursor;
   while (true) {
@@ -98,17 +101,18 @@ TEST_F(LogStoreTest, CursorResumesWithoutLossOrDuplicates) {
   }
   EXPECT_EQ(seen, (std::vector<std::string>{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}));
   // Later output continues exactly where the cursor stopped.
-  for (int i = 10; i < 13; ++i) store_->Append("1", Entry(i, "t", std::to_string(i)));
+  for (int i = 10; i < 13; ++i)
+    EXPECT_TRUE(store_->Append("1", Entry(i, "t", std::to_string(i))).ok());
   Result<LogPage> page = store_->Read("1", cursor, "", 100);
   ASSERT_TRUE(page.ok());
   EXPECT_EQ(Messages(page->entries), (std::vector<std::string>{"10", "11", "12"}));
 }
 
 TEST_F(LogStoreTest, TaskFilterSkipsOtherTasksButAdvancesCursor) {
-  store_->Append("1", Entry(1, "a", "a1"));
-  store_->Append("1", Entry(2, "b", "b1"));
-  store_->Append("1", Entry(3, "a", "a2"));
-  store_->Append("1", Entry(4, "b", "b2"));
+  EXPECT_TRUE(store_->Append("1", Entry(1, "a", "a1")).ok());
+  EXPECT_TRUE(store_->Append("1", Entry(2, "b", "b1")).ok());
+  EXPECT_TRUE(store_->Append("1", Entry(3, "a", "a2")).ok());
+  EXPECT_TRUE(store_->Append("1", Entry(4, "b", "b2")).ok());
   Result<LogPage> page = store_->Read("1", "", "b", 1);
   ASSERT_TRUE(page.ok());
   EXPECT_EQ(Messages(page->entries), (std::vector<std::string>{"b1"}));
@@ -124,7 +128,7 @@ TEST_F(LogStoreTest, TaskFilterSkipsOtherTasksButAdvancesCursor) {
 }
 
 TEST_F(LogStoreTest, PartialTrailingLineIsNotReturned) {
-  store_->Append("1", Entry(1, "t", "whole"));
+  EXPECT_TRUE(store_->Append("1", Entry(1, "t", "whole")).ok());
   const auto whole_size = std::filesystem::file_size(PathOf("1"));
   WriteRaw("1", R"({"t":2,"task":"t","stream":"stdout","sev":"INFO","msg":"hal)");
   Result<LogPage> page = store_->Read("1", "", "", 0);
@@ -140,10 +144,10 @@ TEST_F(LogStoreTest, PartialTrailingLineIsNotReturned) {
 }
 
 TEST_F(LogStoreTest, PartialLineLeftByACrashDoesNotSwallowTheNextEntry) {
-  store_->Append("1", Entry(1, "t", "before"));
+  EXPECT_TRUE(store_->Append("1", Entry(1, "t", "before")).ok());
   WriteRaw("1", R"({"t":2,"task":"t","msg":"torn)");
   store_ = Open();  // Restarted daemon.
-  store_->Append("1", Entry(3, "t", "after"));
+  EXPECT_TRUE(store_->Append("1", Entry(3, "t", "after")).ok());
   EXPECT_EQ(Messages(ReadAll("1")), (std::vector<std::string>{"before", "after"}));
 }
 
@@ -160,7 +164,7 @@ TEST_F(LogStoreTest, MissingLogIsAnEmptyPage) {
 }
 
 TEST_F(LogStoreTest, MalformedCursorIsInvalidArgument) {
-  store_->Append("1", Entry(1, "t", "x"));
+  EXPECT_TRUE(store_->Append("1", Entry(1, "t", "x")).ok());
   const auto size = std::filesystem::file_size(PathOf("1"));
   for (const std::string& bad : std::vector<std::string>{
            "abc", "-1", "+1", "1x", " 1", "99999999999999999999999", std::to_string(size + 1)}) {
@@ -175,7 +179,7 @@ TEST_F(LogStoreTest, MalformedCursorIsInvalidArgument) {
 TEST_F(LogStoreTest, RefusesUidsThatEscapeTheRoot) {
   EXPECT_EQ(store_->Read("../x", "", "", 10).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->Read("a/b", "", "", 10).status().code(), StatusCode::kInvalidArgument);
-  store_->Append("../escaped", Entry(1, "t", "x"));
+  EXPECT_EQ(store_->Append("../escaped", Entry(1, "t", "x")).code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/escaped.ndjson"));
   EXPECT_EQ(store_->Delete("..").code(), StatusCode::kInvalidArgument);
 }
@@ -183,7 +187,7 @@ TEST_F(LogStoreTest, RefusesUidsThatEscapeTheRoot) {
 TEST_F(LogStoreTest, WaitForMoreWakesOnAppendFromAnotherThread) {
   std::thread writer([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    store_->Append("1", Entry(1, "t", "late"));
+    EXPECT_TRUE(store_->Append("1", Entry(1, "t", "late")).ok());
   });
   auto start = std::chrono::steady_clock::now();
   EXPECT_TRUE(store_->WaitForMore("1", "", 10000));
@@ -194,7 +198,7 @@ TEST_F(LogStoreTest, WaitForMoreWakesOnAppendFromAnotherThread) {
 }
 
 TEST_F(LogStoreTest, WaitForMoreReturnsAtOnceWhenThereIsMore) {
-  store_->Append("1", Entry(1, "t", "x"));
+  EXPECT_TRUE(store_->Append("1", Entry(1, "t", "x")).ok());
   auto start = std::chrono::steady_clock::now();
   EXPECT_TRUE(store_->WaitForMore("1", "", 10000));
   EXPECT_TRUE(store_->WaitForMore("1", "0", 10000));
@@ -202,11 +206,11 @@ TEST_F(LogStoreTest, WaitForMoreReturnsAtOnceWhenThereIsMore) {
 }
 
 TEST_F(LogStoreTest, WaitForMoreTimesOut) {
-  store_->Append("1", Entry(1, "t", "x"));
+  EXPECT_TRUE(store_->Append("1", Entry(1, "t", "x")).ok());
   Result<LogPage> page = store_->Read("1", "", "", 0);
   ASSERT_TRUE(page.ok());
   // Output of another job does not count.
-  std::thread other([&] { store_->Append("2", Entry(1, "t", "y")); });
+  std::thread other([&] { EXPECT_TRUE(store_->Append("2", Entry(1, "t", "y")).ok()); });
   auto start = std::chrono::steady_clock::now();
   EXPECT_FALSE(store_->WaitForMore("1", page->next_cursor, 300));
   auto waited = std::chrono::steady_clock::now() - start;
@@ -232,7 +236,7 @@ TEST_F(LogStoreTest, WaitForMoreNoticesWritesByOtherProcesses) {
 
 TEST_F(LogStoreTest, TailReturnsLastEntriesOfTaskOldestFirst) {
   for (int i = 0; i < 10; ++i) {
-    store_->Append("1", Entry(i, i % 2 ? "odd" : "even", std::to_string(i)));
+    EXPECT_TRUE(store_->Append("1", Entry(i, i % 2 ? "odd" : "even", std::to_string(i))).ok());
   }
   EXPECT_EQ(Messages(store_->Tail("1", "odd", 3)), (std::vector<std::string>{"5", "7", "9"}));
   EXPECT_EQ(Messages(store_->Tail("1", "", 2)), (std::vector<std::string>{"8", "9"}));
@@ -245,7 +249,9 @@ TEST_F(LogStoreTest, TailAcrossChunkBoundariesMatchesAForwardRead) {
   // Lines of many sizes, including ones longer than the 64 KiB read chunk.
   for (int i = 0; i < 3000; ++i) {
     size_t len = (i % 97 == 0) ? 70000 + i : static_cast<size_t>(i % 300);
-    store_->Append("1", Entry(i, i % 3 ? "w" : "m", std::to_string(i) + std::string(len, 'x')));
+    EXPECT_TRUE(
+        store_->Append("1", Entry(i, i % 3 ? "w" : "m", std::to_string(i) + std::string(len, 'x')))
+            .ok());
   }
   std::vector<LogEntry> all = ReadAll("1", "m");
   ASSERT_EQ(all.size(), 1000u);
@@ -260,10 +266,10 @@ TEST_F(LogStoreTest, TailAcrossChunkBoundariesMatchesAForwardRead) {
 }
 
 TEST_F(LogStoreTest, DerivesSeverityFromStream) {
-  store_->Append("1", Entry(1, "t", "out"));
-  store_->Append("1", Entry(2, "t", "err", LogStream::kStderr));
-  store_->Append("1", Entry(3, "service", "svc", LogStream::kService));
-  store_->Append("1", Entry(4, "t", "explicit", LogStream::kStderr, "WARNING"));
+  EXPECT_TRUE(store_->Append("1", Entry(1, "t", "out")).ok());
+  EXPECT_TRUE(store_->Append("1", Entry(2, "t", "err", LogStream::kStderr)).ok());
+  EXPECT_TRUE(store_->Append("1", Entry(3, "service", "svc", LogStream::kService)).ok());
+  EXPECT_TRUE(store_->Append("1", Entry(4, "t", "explicit", LogStream::kStderr, "WARNING")).ok());
   std::vector<LogEntry> all = ReadAll("1");
   ASSERT_EQ(all.size(), 4u);
   EXPECT_EQ(all[0].severity, "INFO");
@@ -273,16 +279,24 @@ TEST_F(LogStoreTest, DerivesSeverityFromStream) {
 }
 
 TEST_F(LogStoreTest, LiftsSeverityAndMessageFromJsonLines) {
-  store_->Append("1", Entry(1, "t", R"({"severity":"warning","message":"disk low","x":1})"));
+  EXPECT_TRUE(
+      store_->Append("1", Entry(1, "t", R"({"severity":"warning","message":"disk low","x":1})"))
+          .ok());
   // Structured stderr lines keep their own severity.
-  store_->Append("1",
-                 Entry(2, "t", R"(  {"severity":"INFO","message":"fine"} )", LogStream::kStderr));
-  store_->Append("1", Entry(3, "t", R"({"message":"no severity"})"));
-  store_->Append("1", Entry(4, "t", R"({"severity":"DEBUG","step":3})"));
-  store_->Append("1", Entry(5, "t", R"({"severity":"DEBUG", broken)"));
-  store_->Append(
-      "1", Entry(6, "t", R"({"severity":"DEBUG","message":"m"})", LogStream::kStdout, "CRITICAL"));
-  store_->Append("1", Entry(7, "service", R"({"severity":"DEBUG"})", LogStream::kService));
+  EXPECT_TRUE(store_
+                  ->Append("1", Entry(2, "t", R"(  {"severity":"INFO","message":"fine"} )",
+                                      LogStream::kStderr))
+                  .ok());
+  EXPECT_TRUE(store_->Append("1", Entry(3, "t", R"({"message":"no severity"})")).ok());
+  EXPECT_TRUE(store_->Append("1", Entry(4, "t", R"({"severity":"DEBUG","step":3})")).ok());
+  EXPECT_TRUE(store_->Append("1", Entry(5, "t", R"({"severity":"DEBUG", broken)")).ok());
+  EXPECT_TRUE(store_
+                  ->Append("1", Entry(6, "t", R"({"severity":"DEBUG","message":"m"})",
+                                      LogStream::kStdout, "CRITICAL"))
+                  .ok());
+  EXPECT_TRUE(
+      store_->Append("1", Entry(7, "service", R"({"severity":"DEBUG"})", LogStream::kService))
+          .ok());
   std::vector<LogEntry> all = ReadAll("1");
   ASSERT_EQ(all.size(), 7u);
   EXPECT_EQ(all[0].severity, "WARNING");
@@ -301,8 +315,10 @@ TEST_F(LogStoreTest, LiftsSeverityAndMessageFromJsonLines) {
 }
 
 TEST_F(LogStoreTest, InvalidUtf8AndNewlinesSurvive) {
-  store_->Append("1", Entry(1, "t", std::string("bad \xff\xfe bytes\nsecond line\ttab\x01")));
-  store_->Append("1", Entry(2, "t", "next"));
+  EXPECT_TRUE(
+      store_->Append("1", Entry(1, "t", std::string("bad \xff\xfe bytes\nsecond line\ttab\x01")))
+          .ok());
+  EXPECT_TRUE(store_->Append("1", Entry(2, "t", "next")).ok());
   std::vector<LogEntry> all = ReadAll("1");
   ASSERT_EQ(all.size(), 2u);
   EXPECT_EQ(all[0].message, "bad \xEF\xBF\xBD\xEF\xBF\xBD bytes\nsecond line\ttab\x01");
@@ -316,28 +332,30 @@ TEST_F(LogStoreTest, InvalidUtf8AndNewlinesSurvive) {
 }
 
 TEST_F(LogStoreTest, LastEntryTimeSurvivesRestart) {
-  store_->Append("1", Entry(100, "a", "x"));
-  store_->Append("1", Entry(300, "b", "x"));
-  store_->Append("1", Entry(200, "a", "x"));
-  store_->Append("1", Entry(50, "a", "x"));  // Out of order: the newest time wins.
+  EXPECT_TRUE(store_->Append("1", Entry(100, "a", "x")).ok());
+  EXPECT_TRUE(store_->Append("1", Entry(300, "b", "x")).ok());
+  EXPECT_TRUE(store_->Append("1", Entry(200, "a", "x")).ok());
+  EXPECT_TRUE(
+      store_->Append("1", Entry(50, "a", "x")).ok());  // Out of order: the newest time wins.
   EXPECT_EQ(store_->LastEntryTime("1", "a"), 200);
   store_ = Open();  // Restarted daemon: state comes from the file.
   // An append before the first query must not hide what the file holds.
-  store_->Append("1", Entry(150, "b", "x"));
+  EXPECT_TRUE(store_->Append("1", Entry(150, "b", "x")).ok());
   EXPECT_EQ(store_->LastEntryTime("1", "a"), 200);
   EXPECT_EQ(store_->LastEntryTime("1", "b"), 300);
   EXPECT_EQ(store_->LastEntryTime("1", "c"), 0);
-  store_->Append("1", Entry(400, "a", "x"));
+  EXPECT_TRUE(store_->Append("1", Entry(400, "a", "x")).ok());
   EXPECT_EQ(store_->LastEntryTime("1", "a"), 400);
 }
 
 TEST_F(LogStoreTest, ALogNeverGoesBackInTime) {
-  store_->Append("1", Entry(1000, "service", "Job is running.", LogStream::kService));
+  EXPECT_TRUE(
+      store_->Append("1", Entry(1000, "service", "Job is running.", LogStream::kService)).ok());
   // A line stamped before the previous entry (a coarser clock, a later read) takes the
   // next microsecond; one stamped after keeps its time.
-  store_->Append("1", Entry(400, "workerpool0-0", "early"));
-  store_->Append("1", Entry(5000, "workerpool0-0", "late"));
-  store_->Append("1", Entry(4000, "workerpool1-0", "other task"));
+  EXPECT_TRUE(store_->Append("1", Entry(400, "workerpool0-0", "early")).ok());
+  EXPECT_TRUE(store_->Append("1", Entry(5000, "workerpool0-0", "late")).ok());
+  EXPECT_TRUE(store_->Append("1", Entry(4000, "workerpool1-0", "other task")).ok());
   std::vector<LogEntry> all = ReadAll("1");
   ASSERT_EQ(all.size(), 4u);
   EXPECT_EQ(all[1].time, 1001);
@@ -345,7 +363,7 @@ TEST_F(LogStoreTest, ALogNeverGoesBackInTime) {
   EXPECT_EQ(all[3].time, 5001);
   // The order holds across a restart (the newest time comes from the file).
   store_ = Open();
-  store_->Append("1", Entry(10, "service", "after restart", LogStream::kService));
+  EXPECT_TRUE(store_->Append("1", Entry(10, "service", "after restart", LogStream::kService)).ok());
   all = ReadAll("1");
   ASSERT_EQ(all.size(), 5u);
   EXPECT_EQ(all[4].time, 5002);
@@ -354,11 +372,12 @@ TEST_F(LogStoreTest, ALogNeverGoesBackInTime) {
 TEST_F(LogStoreTest, SourceTimeIsKeptForLastEntryTime) {
   // An executor's own order of a task's lines survives the store moving them in time:
   // after a restart it asks LastEntryTime what it had captured.
-  store_->Append("1", Entry(9000, "service", "s", LogStream::kService));
+  EXPECT_TRUE(store_->Append("1", Entry(9000, "service", "s", LogStream::kService)).ok());
   LogEntry e = Entry(8500, "workerpool0-0", "x");
   e.source_time = 8000;
-  store_->Append("1", e);
-  store_->Append("1", Entry(8200, "workerpool0-0", "y"));  // Moved to 9002; source 8200.
+  EXPECT_TRUE(store_->Append("1", e).ok());
+  EXPECT_TRUE(
+      store_->Append("1", Entry(8200, "workerpool0-0", "y")).ok());  // Moved to 9002; source 8200.
   std::vector<LogEntry> all = ReadAll("1");
   ASSERT_EQ(all.size(), 3u);
   EXPECT_EQ(all[1].time, 9001);
@@ -378,8 +397,10 @@ TEST_F(LogStoreTest, ConcurrentAppendsStayIntact) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kPerThread; ++i) {
-        store_->Append("1", Entry(i, "task" + std::to_string(t),
-                                  std::to_string(i) + std::string(100 + i % 50, 'x')));
+        EXPECT_TRUE(store_
+                        ->Append("1", Entry(i, "task" + std::to_string(t),
+                                            std::to_string(i) + std::string(100 + i % 50, 'x')))
+                        .ok());
       }
     });
   }
@@ -399,19 +420,20 @@ TEST_F(LogStoreTest, ConcurrentAppendsStayIntact) {
 TEST_F(LogStoreTest, ManyJobsShareABoundedSetOfFiles) {
   // More jobs than cached fds: evicted files are reopened and appended to correctly.
   for (int round = 0; round < 2; ++round) {
-    for (int j = 0; j < 100; ++j) store_->Append(std::to_string(j), Entry(round, "t", "r"));
+    for (int j = 0; j < 100; ++j)
+      EXPECT_TRUE(store_->Append(std::to_string(j), Entry(round, "t", "r")).ok());
   }
   for (int j = 0; j < 100; ++j) EXPECT_EQ(ReadAll(std::to_string(j)).size(), 2u) << j;
 }
 
 TEST_F(LogStoreTest, DeleteRemovesTheLog) {
-  store_->Append("1", Entry(7, "t", "x"));
+  EXPECT_TRUE(store_->Append("1", Entry(7, "t", "x")).ok());
   ASSERT_TRUE(store_->Delete("1").ok());
   EXPECT_FALSE(std::filesystem::exists(PathOf("1")));
   EXPECT_TRUE(ReadAll("1").empty());
   EXPECT_EQ(store_->LastEntryTime("1", "t"), 0);
   EXPECT_TRUE(store_->Delete("1").ok());  // Already gone: fine.
-  store_->Append("1", Entry(8, "t", "again"));
+  EXPECT_TRUE(store_->Append("1", Entry(8, "t", "again")).ok());
   EXPECT_EQ(Messages(ReadAll("1")), (std::vector<std::string>{"again"}));
 }
 
@@ -433,7 +455,8 @@ namespace {
 
 TEST_F(LogStoreTest, ScanGivesEveryEntryAStablePosition) {
   EXPECT_TRUE(store_->Scan("1", [](const LogEntry&) { return true; }).ok());  // No log yet.
-  for (int i = 0; i < 5; ++i) store_->Append("1", Entry(i, "t", "line " + std::to_string(i)));
+  for (int i = 0; i < 5; ++i)
+    EXPECT_TRUE(store_->Append("1", Entry(i, "t", "line " + std::to_string(i))).ok());
   std::vector<uint64_t> positions;
   ASSERT_TRUE(store_
                   ->Scan("1",
@@ -454,6 +477,51 @@ TEST_F(LogStoreTest, ScanGivesEveryEntryAStablePosition) {
   int seen = 0;
   ASSERT_TRUE(store_->Scan("1", [&](const LogEntry&) { return ++seen < 2; }).ok());
   EXPECT_EQ(seen, 2);  // Stops when told.
+}
+
+// Issue 31 item 2: a line the disk cannot take leaves nothing of itself in the file and
+// says so, so the capture appends it again later; once there is room it lands. A file
+// size limit stands in for a full disk (the write stops part-way, as ENOSPC does). On
+// d2135ab the partial record stayed and the failure was not returned.
+TEST_F(LogStoreTest, ALineTheDiskCannotTakeLeavesNothingAndLandsLater) {
+  ASSERT_TRUE(store_->Append("1", Entry(1, "t", "first")).ok());
+  const auto size = std::filesystem::file_size(PathOf("1"));
+  struct sigaction ignore {};
+  struct sigaction previous {};
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(sigaction(SIGXFSZ, &ignore, &previous), 0);
+  struct rlimit old_limit {};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  struct rlimit tight = old_limit;
+  tight.rlim_cur = size + 10;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &tight), 0);
+  Status full = store_->Append("1", Entry(2, "t", std::string(200, 'x')));
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  sigaction(SIGXFSZ, &previous, nullptr);
+  EXPECT_EQ(full.code(), StatusCode::kResourceExhausted) << full.ToString();
+  EXPECT_EQ(std::filesystem::file_size(PathOf("1")), size) << "no partial record left";
+  ASSERT_TRUE(store_->Append("1", Entry(2, "t", std::string(200, 'x'))).ok());
+  std::vector<LogEntry> all = ReadAll("1");
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[1].message, std::string(200, 'x'));
+}
+
+// A crash mid-write left a record without its end: the next append cuts it (a cut needs
+// no free space) instead of writing a newline after it.
+TEST_F(LogStoreTest, APartialRecordIsCutBeforeTheNextAppend) {
+  ASSERT_TRUE(store_->Append("1", Entry(1, "t", "whole")).ok());
+  const auto size = std::filesystem::file_size(PathOf("1"));
+  store_.reset();
+  WriteRaw("1", R"({"time":"2026-01-01T00:00:00Z","message":"cut sh)");
+  store_ = Open();
+  ASSERT_TRUE(store_->Append("1", Entry(2, "t", "next")).ok());
+  std::ifstream in(PathOf("1"));
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(text.find("cut sh"), std::string::npos) << text;
+  EXPECT_GT(std::filesystem::file_size(PathOf("1")), size);
+  std::vector<LogEntry> all = ReadAll("1");
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[1].message, "next");
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ class JobLogsTest : public ::testing::Test {
     e.time = t;
     e.task = task;
     e.message = message;
-    logs_->Append(uid, e);
+    EXPECT_TRUE(logs_->Append(uid, e).ok());
   }
 
   // Every line from `cursor` on, one read per line (as a reconnecting client would).

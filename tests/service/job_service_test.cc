@@ -60,7 +60,7 @@ TEST_F(JobServiceTest, NonZeroExitFailsWithTheSpecsMessageAndLastLogLines) {
   line.task = "workerpool0-0";
   line.stream = logs::LogStream::kStderr;
   line.message = "ValueError: bad input";
-  logs_->Append(job.uid, line);
+  EXPECT_TRUE(logs_->Append(job.uid, line).ok());
   executor_->Exit(job.uid, 1, 0, 0, 3);
   model::Job done = WaitForState(job, JobState::kFailed);
   ASSERT_EQ(done.state, JobState::kFailed);

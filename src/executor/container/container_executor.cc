@@ -192,7 +192,9 @@ Status ContainerExecutor::CaptureLogs(const std::string& container, const std::s
   RunEnd* end =
       cursor->run_end && cursor->last < cursor->run_end->line.time ? &*cursor->run_end : nullptr;
   bool fragment_split = false;
+  Status stored = Status::Ok();  // The first append that failed; the rest of the read waits.
   auto on_line = [&](int stream, std::string_view line) {
+    if (!stored.ok()) return;
     const TimeMicros seen = Now();
     TimeMicros t = seen;
     std::optional<TimeMicros> stamp;  // The engine's own time of the line.
@@ -228,6 +230,10 @@ Status ContainerExecutor::CaptureLogs(const std::string& container, const std::s
         }
       }
     }
+    // Where the cursor stood before this line: a line the sink cannot take is read
+    // again from there, its numbering the same.
+    const TimeMicros last_before = cursor->last, shown_before = cursor->last_shown;
+    LogLine line_before = cursor->last_line;
     cursor->last = t;
     cursor->last_line = {.time = t, .stream = stream, .message = std::string(message)};
     if (t <= cursor->skip_until) return;
@@ -239,10 +245,17 @@ Status ContainerExecutor::CaptureLogs(const std::string& container, const std::s
     entry.task = task;
     entry.stream = stream == 2 ? logs::LogStream::kStderr : logs::LogStream::kStdout;
     entry.message = std::string(message);
-    options_.log_sink->Append(job_uid, entry);
+    stored = options_.log_sink->Append(job_uid, entry);
+    if (!stored.ok()) {
+      cursor->last = last_before;
+      cursor->last_shown = shown_before;
+      cursor->last_line = std::move(line_before);
+    }
   };
-  return engine_->StreamLogs(container, /*follow=*/false, since_s, on_line, work_.cancel_flag(),
-                             /*flush_partial=*/replica_done);
+  Status read = engine_->StreamLogs(container, /*follow=*/false, since_s, on_line,
+                                    work_.cancel_flag(), /*flush_partial=*/replica_done);
+  if (!stored.ok()) return ResourceExhausted(stored.message());
+  return read;
 }
 
 void ContainerExecutor::RunWatcher(const Watched& w) {
@@ -282,8 +295,11 @@ void ContainerExecutor::RunWatcher(const Watched& w) {
     // complete, and an engine that went away between the inspect and the read (the
     // chaos test's outage) would otherwise cost the replica's last lines. Other errors
     // are not waited out.
-    const bool engine_away =
-        s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kDeadlineExceeded;
+    // Nor is it told while the log cannot take the last lines (a full disk): they are
+    // read again, from the last one stored, until they land.
+    const bool engine_away = s.code() == StatusCode::kUnavailable ||
+                             s.code() == StatusCode::kDeadlineExceeded ||
+                             s.code() == StatusCode::kResourceExhausted;
     if (done && !engine_away) break;
     int wait_ms = (s.ok() && state.ok()) ? interval_ms : 1000;  // Engine trouble: back off.
     work_.SleepUnlessShuttingDown(wait_ms);
