@@ -154,7 +154,8 @@ TEST_F(RegistryAuthTest, APushNeedsATokenThatEditsTheImagesProject) {
 }
 
 TEST_F(RegistryAuthTest, AJobPullsItsOwnProjectsImagesOnlyWithItsJobsCredential) {
-  ASSERT_EQ(Podman(kEditorA, {"push", "-q", mirror_}).rc, 0);
+  const std::string digest_file = (dir_ / "pushed-digest").string();
+  ASSERT_EQ(Podman(kEditorA, {"push", "-q", "--digestfile", digest_file, mirror_}).rc, 0);
   ASSERT_EQ(RunProcess({"podman", "rmi", mirror_}).rc, 0);
   ASSERT_FALSE(EngineHasImage(image_));
   int status = 0;
@@ -168,6 +169,13 @@ TEST_F(RegistryAuthTest, AJobPullsItsOwnProjectsImagesOnlyWithItsJobsCredential)
   const nlohmann::json logs = Get(kEditorA, "/v1/" + made.value("name", "") + "/logs");
   EXPECT_THAT(logs.dump(), HasSubstr("hello from proj-a"));
   EXPECT_THAT(logs.dump(), HasSubstr("Image " + image_ + " is sha256:"));
+  // The record names the manifest the registry gave, asked with the job's credential:
+  // the pushed one, though the engine also lists the manifest it made when building.
+  std::string pushed;
+  std::ifstream(digest_file) >> pushed;
+  const nlohmann::json details = Get(kEditorA, "/v1/" + made.value("name", "") + "/details");
+  ASSERT_TRUE(details.contains("images")) << details.dump();
+  EXPECT_EQ(details["images"][0].value("digest", ""), pushed) << details.dump();
 }
 
 TEST_F(RegistryAuthTest, TheSharedRuntimesArePulledByAllAndPushedByAdminsOnly) {

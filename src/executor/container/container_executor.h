@@ -294,6 +294,11 @@ class ContainerExecutor : public Executor {
   // Makes every image of the attempt present (inspect, pull if missing); `ran`, when
   // given, gets what each distinct name stands for now.
   Status EnsureImages(const AttemptSpec& attempt, std::vector<model::ImageRan>* ran);
+  // The manifest digest the daemon's registry holds for a Google name ("" otherwise, or
+  // when the registry cannot tell).
+  std::string RegistryDigest(const AttemptSpec& attempt, const std::string& image);
+  // What the job's pulls from the daemon's registry authenticate with (its credential).
+  RegistryLogin LoginFor(const AttemptSpec& attempt) const;
   // One image present: pulled when the engine lacks it, and a Google name from the
   // daemon's registry at every launch.
   Status EnsureImage(const AttemptSpec& attempt, const std::string& image);

@@ -15,6 +15,7 @@
 
 #include "executor/container/container_body.h"
 #include "executor/container/container_executor.h"
+#include "executor/container/registry_digest.h"
 #include "model/image_reference.h"
 #include "model/registry_names.h"
 
@@ -51,21 +52,35 @@ bool IsLeftoverOf(const AttemptSpec& a, const std::string& name, EngineClient* e
   return false;
 }
 
-// What `image` stands for, from the engine's inspect: the manifest digest it was pulled
-// by under its own repository (a name pushed to two registries has one per registry),
-// else any it has; an image only built here has none.
-model::ImageRan RanOf(const std::string& image, const ImageConfig& config) {
-  model::ImageRan ran{.image = image, .digest = "", .id = config.id};
+// The digests the engine lists for `image`'s repository (RepoDigests: every name of
+// the image with every manifest digest it was pulled or pushed by).
+std::set<std::string> DigestsOf(const std::string& image, const ImageConfig& config) {
   std::string repository = image;
   if (Result<model::ImageReference> ref = model::ParseImageReference(image); ref.ok()) {
     repository = ref->domain.empty() ? ref->path : ref->domain + "/" + ref->path;
   }
+  std::set<std::string> out;
   for (const std::string& entry : config.repo_digests) {
     const size_t at = entry.rfind('@');
-    if (at == std::string::npos) continue;
-    const bool own = entry.compare(0, at, repository) == 0;
-    if (own || ran.digest.empty()) ran.digest = entry.substr(at + 1);
-    if (own) break;
+    if (at != std::string::npos && entry.compare(0, at, repository) == 0) {
+      out.insert(entry.substr(at + 1));
+    }
+  }
+  return out;
+}
+
+// What `image` stands for: the engine's id, and the manifest digest when it is known
+// for sure: the registry's (`registry_digest`, when the engine holds it too), else the
+// engine's only one. An image pushed from this host has two (the local manifest's and the
+// pushed one's) listed in no telling order, and one only built here has none: then "".
+model::ImageRan RanOf(const std::string& image, const ImageConfig& config,
+                      const std::string& registry_digest = "") {
+  model::ImageRan ran{.image = image, .digest = "", .id = config.id};
+  const std::set<std::string> digests = DigestsOf(image, config);
+  if (!registry_digest.empty() && digests.count(registry_digest) > 0) {
+    ran.digest = registry_digest;
+  } else if (digests.size() == 1) {
+    ran.digest = *digests.begin();
   }
   return ran;
 }
@@ -332,7 +347,7 @@ Status ContainerExecutor::EnsureImages(const AttemptSpec& attempt,
           Unavailable("image inspect failed for " + image + ": " + config.status().message());
       return false;
     }
-    resolved[i] = RanOf(image, *config);
+    resolved[i] = RanOf(image, *config, RegistryDigest(attempt, image));
     if (model::GoogleRegistryHostOf(image)) {
       SayLaunchWaits(attempt,
                      "Image " + image + " is " +
@@ -343,6 +358,29 @@ Status ContainerExecutor::EnsureImages(const AttemptSpec& attempt,
   RETURN_IF_ERROR(FirstError(results));
   if (ran != nullptr) *ran = std::move(resolved);
   return Status::Ok();
+}
+
+std::string ContainerExecutor::RegistryDigest(const AttemptSpec& attempt,
+                                              const std::string& image) {
+  if (!model::GoogleRegistryHostOf(image) || options_.google_registry.empty()) return "";
+  std::optional<std::string> mirror = model::MirrorReference(image, options_.google_registry);
+  if (!mirror) return "";
+  Result<std::string> digest = internal::RegistryManifestDigest(*mirror, LoginFor(attempt), 10000);
+  if (!digest.ok()) {
+    spdlog::warn("launch {}: the digest of {}: {}", attempt.job_uid, image,
+                 digest.status().message());
+    return "";
+  }
+  return *digest;
+}
+
+RegistryLogin ContainerExecutor::LoginFor(const AttemptSpec& attempt) const {
+  RegistryLogin login;
+  if (options_.registry_credential) {
+    login.username = "trainyard-job";
+    login.password = options_.registry_credential(attempt.job_uid);
+  }
+  return login;
 }
 
 Status ContainerExecutor::EnsureImage(const AttemptSpec& attempt, const std::string& image) {
@@ -384,12 +422,7 @@ Status ContainerExecutor::PullMissingImage(const AttemptSpec& attempt, const std
   // job of two pools, gcr.io and pkg.dev names of one image, found "image not known").
   // Loopback pulls are quick.
   std::lock_guard<std::mutex> one_pull(mirror_pull_mu_);
-  RegistryLogin login;
-  if (options_.registry_credential) {
-    login.username = "trainyard-job";
-    login.password = options_.registry_credential(attempt.job_uid);
-  }
-  Status pulled = engine_->PullImagePlainHttp(*mirror, login);
+  Status pulled = engine_->PullImagePlainHttp(*mirror, LoginFor(attempt));
   if (!pulled.ok()) {
     return FailedPrecondition("image pull failed for " + image + ": the registry at " +
                               options_.google_registry + " does not have it (" + pulled.message() +
@@ -513,7 +546,8 @@ Status ContainerExecutor::LaunchWarm(const AttemptSpec& attempt, const WarmGang&
   record->image_ready = Now();
   if (Status s = FirstError(results); !s.ok()) return give_up(Aborted("warm gang: " + s.message()));
   record->images.clear();
-  for (const auto& [image, config] : configs) record->images.push_back(RanOf(image, config));
+  for (const auto& [image, config] : configs)
+    record->images.push_back(RanOf(image, config, RegistryDigest(attempt, image)));
   // What the engine would run (Docker semantics, executor.h): the command
   // replaces the image's ENTRYPOINT and drops its CMD; args replace CMD.
   std::vector<std::vector<std::string>> argv(n);
