@@ -6,11 +6,12 @@
 #include <string_view>
 
 #include "common/status.h"
+#include "common/time.h"
 
 namespace ty {
 
 // Writes `data` to `path` through `path`.tmp and a rename, so a reader never sees a
-// half-written file (LevelDB's CURRENT, STYLE.md §6.5). Internal on any failure.
+// half-written file (LevelDB's CURRENT, docs/style.md §6.5). Internal on any failure.
 Status WriteFileAtomically(const std::string& path, const std::string& data);
 
 // The same for a file only its owner may read, from the first byte on (a secret).
@@ -23,6 +24,10 @@ Result<std::string> ReadFile(const std::string& path);
 // through a link, never a FIFO, which would block the reader for ever), at most
 // `max_bytes` (DataLoss past it, read no further). NotFound when it does not exist.
 Result<std::string> ReadStateFile(const std::string& path, size_t max_bytes);
+
+// When the file was last written (its mtime), never through a link; 0 when it cannot be
+// told. A replica's exit file is written as it ends: its time is the end's.
+TimeMicros FileModifiedAt(const std::string& path);
 
 // Percent-encodes everything but RFC 3986 unreserved characters, for one path
 // segment or query value.

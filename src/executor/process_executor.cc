@@ -296,8 +296,10 @@ void ProcessExecutor::RunWatcher(const Replica& r, bool resume) {
     } else {
       exit_code = 128 + SIGKILL;  // The wrapper itself was killed before it could write.
     }
-    work_.Emit(internal::ReplicaExitedEvent(r.job_uid, r.attempt, r.pool, r.index, exit_code,
-                                            clock_->Now()));
+    ExecutorEvent e = internal::ReplicaExitedEvent(r.job_uid, r.attempt, r.pool, r.index, exit_code,
+                                                   clock_->Now());
+    e.finished_at = FileModifiedAt(PathOf(r.name, ".exit"));  // Written as it ended.
+    work_.Emit(e);
   }
 }
 
@@ -462,6 +464,7 @@ Result<std::vector<ObservedReplica>> ProcessExecutor::Recover() {
       std::string text;
       if (ReadFile(PathOf(r.name, ".exit"), &text) && !text.empty()) {
         o.exit_code = std::atoi(text.c_str());
+        o.finished_at = FileModifiedAt(PathOf(r.name, ".exit"));
       } else {
         o.exit_code = r.pid > 0 ? 128 + SIGKILL : ObservedReplica::kNeverStarted;
       }

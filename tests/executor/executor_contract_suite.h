@@ -98,6 +98,10 @@ TEST_P(ExecutorContractTest, ReportsExitCodeAfterCompleteLogs) {
   ASSERT_EQ(all.size(), 2u);
   EXPECT_EQ(all[0].kind, ExecutorEventKind::kAttemptStarted);
   EXPECT_GT(all[0].image_ready_time, 0);
+  // Issue 31 item 6: the backend's own time of the end (the job's endTime), not when
+  // the executor got to it: after the start, not after the report.
+  EXPECT_GT(exits[0].finished_at, all[0].time - 1'000'000);
+  EXPECT_LE(exits[0].finished_at, exits[0].time + 1'000);
   // Recorded before the exit event was sent.
   EXPECT_THAT(events_.SnapshotAt(uid_, 1), ElementsAre("a", "b", "c"));
 
@@ -196,6 +200,7 @@ TEST_P(ExecutorContractTest, RecoverReattachesAfterRestart) {
   EXPECT_EQ(mine[0].name, executor::ReplicaName(uid_, 1, 0, 0));
   EXPECT_FALSE(mine[1].running);
   EXPECT_EQ(mine[1].exit_code, 5);
+  EXPECT_GT(mine[1].finished_at, 0) << "an exit found at recovery keeps its own time";
 
   auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 2, 40000);
   ASSERT_EQ(exits.size(), 2u);

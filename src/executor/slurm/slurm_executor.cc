@@ -313,8 +313,12 @@ class SlurmExecutor::Impl {
       r->exited = true;
       r->exit_code = code;
     }
-    Emit(internal::ReplicaExitedEvent(w->job_uid, w->attempt, r->pool, r->index, code,
-                                      clock_->Now()));
+    ExecutorEvent e = internal::ReplicaExitedEvent(w->job_uid, w->attempt, r->pool, r->index, code,
+                                                   clock_->Now());
+    // The launcher writes the exit file as the replica ends: its time is the end's,
+    // however late the daemon reads it (a frozen daemon, a restart).
+    e.finished_at = FileModifiedAt(w->dir + "/" + r->name + ".exit");
+    Emit(e);
   }
 
   bool AnyReplicaPlaced(const AttemptWatch& w) {
@@ -750,6 +754,7 @@ Result<std::vector<ObservedReplica>> SlurmExecutor::Recover() {
         r.exited = true;
         o.exit_code = *code;
         o.signal = internal::SignalOf(*code);
+        o.finished_at = FileModifiedAt(dir + "/" + r.name + ".exit");
       } else {
         o.running = true;
       }
