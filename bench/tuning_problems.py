@@ -148,7 +148,7 @@ def check(params, values):
 
 
 class Tuner:
-    """One tuner process speaking spec/tuner-protocol.md."""
+    """One tuner process speaking docs/contracts/tuner-protocol.md."""
 
     def __init__(self, command):
         self.proc = subprocess.Popen(shlex.split(command), stdin=subprocess.PIPE,

@@ -20,6 +20,13 @@ HttpResponse GetJobDetails(const Call& call, const service::JobRef& ref) {
     details["engine"] = {
         {"reachable", false}, {"detail", engine.detail}, {"since", FormatRfc3339(engine.since)}};
   }
+  // Its news waits for a store that cannot write (a full disk): said, with why.
+  service::StoreWriteHealth store = call.service->store_health();
+  if (store.waiting.count(job->uid) > 0) {
+    details["store"] = {{"writing", false},
+                        {"detail", "this job's latest events wait to be recorded: " + store.detail},
+                        {"since", FormatRfc3339(store.since)}};
+  }
   return JsonResponse(details);
 }
 

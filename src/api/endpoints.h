@@ -28,7 +28,8 @@ std::string Param(const HttpRequest& request, const std::string& name);
 // Non-negative int query parameter; `fallback` when absent. InvalidArgument otherwise.
 Result<int> IntParam(const HttpRequest& request, const std::string& name, int fallback);
 // The body as a JSON object; an empty body is `{}` (bodiless POSTs are legal, see
-// client-wire.md §2). InvalidArgument "Invalid JSON payload received. ..." otherwise.
+// docs/contracts/client-wire.md §2). InvalidArgument "Invalid JSON payload received. ..."
+// otherwise.
 Result<nlohmann::json> BodyObject(const HttpRequest& request);
 
 // Jobs (job_endpoints.cc). `ref.id` is empty for collection calls.
@@ -50,5 +51,6 @@ HttpResponse ListLogEntries(const Call& call, const std::string& only_job = "");
 
 // GET /metrics: Prometheus text format (metrics_endpoint.cc).
 HttpResponse Metrics(service::JobService* service);
+HttpResponse Backup(service::JobService* service);  // GET /admin/backup (admin_endpoints.cc).
 
 }  // namespace ty::api::internal

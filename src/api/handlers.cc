@@ -232,6 +232,16 @@ Dispatch Route(service::JobService* service, const HttpRequest& request, bool he
                             {"since", FormatRfc3339(engine.since)}};
       }
     }
+    // Below the data disk's reserve new work is refused: said before the disk is full.
+    if (std::optional<service::JobService::DataDisk> disk = service->data_disk();
+        disk && disk->low()) {
+      health["status"] = "degraded";
+      if (health_details) {
+        health["dataDisk"] = {{"freeBytes", disk->space.free_bytes},
+                              {"reserveBytes", disk->reserve_bytes},
+                              {"detail", "below the reserve: submits are refused"}};
+      }
+    }
     // Job records that cannot be written (a full disk): inputs wait for the store.
     service::StoreWriteHealth store = service->store_health();
     if (store.failing) {
@@ -248,6 +258,9 @@ Dispatch Route(service::JobService* service, const HttpRequest& request, bool he
   if (seg.size() == 1 && seg[0] == "metrics" && method == "GET") {
     return Respond(internal::Metrics(service));
   }
+  if (seg.size() == 2 && seg[0] == "admin" && seg[1] == "backup" && method == "GET") {
+    return Respond(internal::Backup(service));
+  }
   if (seg.size() < 4 || (seg[0] != "v1" && seg[0] != "ui") || seg[1] != "projects") {
     return Respond(NoRoute(request));
   }
@@ -256,7 +269,7 @@ Dispatch Route(service::JobService* service, const HttpRequest& request, bool he
   Call call{service, request, RenderOptionsOf(request)};
   const size_t n = seg.size();
 
-  // Operations, under /v1 and /ui (GAPIC polls /ui/..., client-wire.md §2):
+  // Operations, under /v1 and /ui (GAPIC polls /ui/..., docs/contracts/client-wire.md §2):
   //   projects/p/locations/l/operations/o, projects/p/locations/l/customJobs/j/operations/o.
   if (verb.empty() && method == "GET" && n >= 7 && seg[3] == "locations" &&
       seg[n - 2] == "operations" && (n == 7 || (n == 9 && IsVertexCollection(seg[5])))) {
@@ -323,7 +336,7 @@ void Router::DropSpool(const std::string& file) const {
 
 Dispatch Router::Handle(const HttpRequest& request) const {
   // Last line of defence: a throw from a library must become a 500, not unwind into
-  // the network code (STYLE.md §4: no exceptions across modules).
+  // the network code (docs/style.md §4: no exceptions across modules).
   try {
     const bool health = request.method == "GET" && request.path == "/healthz";
     // The registry's clients speak Docker's token protocol, with credentials of their

@@ -1,4 +1,4 @@
-// Routing and the wire JSON of every endpoint (client-wire.md §2, §5): turns an
+// Routing and the wire JSON of every endpoint (docs/contracts/client-wire.md §2, §5): turns an
 // HttpRequest into JobService calls and an HttpResponse, for both dialects. Knows
 // nothing of sockets; the Beast session (http_session.h) owns those and runs log
 // follow streams, which this file only describes (LogFollow) and feeds (NextChunk).
@@ -7,6 +7,7 @@
 // tries the Cloud Storage routes first (storage_api.h), then the rest (handlers.cc):
 //   GET    /healthz                                    {"status":"ok"} (+ problems)
 //   GET    /metrics                                    Prometheus text
+//   GET    /admin/backup                               a copy of the job store (admins)
 //   GET    /registry/token                             the registry's token service
 //                                                      (registry_token.h; own auth)
 //   POST   /v2/entries:list  (GET with a query too)    Cloud Logging v2

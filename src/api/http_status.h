@@ -1,5 +1,5 @@
-// The one Status -> HTTP mapping (STYLE.md §4) and Google's JSON error envelope
-// (ml-v1-jobs.md §12, client-wire.md §6). Pure functions; thread-safe.
+// The one Status -> HTTP mapping (docs/style.md §4) and Google's JSON error envelope
+// (docs/contracts/ml-v1.md §12, docs/contracts/client-wire.md §6). Pure functions; thread-safe.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>

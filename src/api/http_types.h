@@ -15,7 +15,7 @@
 namespace ty::api {
 
 // Every JSON answer carries this exact type: googleapis only parses a body as JSON
-// when the content type says so (client-wire.md §5).
+// when the content type says so (docs/contracts/client-wire.md §5).
 inline constexpr char kJsonContentType[] = "application/json; charset=UTF-8";
 
 struct HttpRequest {

@@ -53,7 +53,7 @@ void ApplyReadMask(const std::string& mask, nlohmann::json* resource) {
   }
 }
 
-// google.longrunning.Operation of a Vertex delete (client-wire.md §5): the @types
+// google.longrunning.Operation of a Vertex delete (docs/contracts/client-wire.md §5): the @types
 // must be ones the GAPIC client knows, or it throws.
 nlohmann::json RenderOperation(const service::Operation& op) {
   nlohmann::json generic = nlohmann::json::object();
@@ -132,14 +132,14 @@ HttpResponse ListJobs(const Call& call, const service::JobRef& parent) {
 
   const bool vertex = parent.dialect == Dialect::kVertex;
   const std::string mask = vertex ? Param(call.request, "readMask") : "";
-  // An empty list is `{}` (ml-v1-jobs.md §1), so the array is only added when used.
+  // An empty list is `{}` (docs/contracts/ml-v1.md §1), so the array is only added when used.
   nlohmann::json out = nlohmann::json::object();
   if (!listed->jobs.empty()) {
     nlohmann::json& items = out[vertex ? model::CollectionName(parent.collection) : "jobs"];
     items = nlohmann::json::array();
     for (const model::Job& job : listed->jobs) {
       nlohmann::json rendered = wire::RenderJob(job, RenderFor(call, parent, job));
-      rendered.erase("trials");  // Omitted in list results (vertex-v1-jobs.md §1).
+      rendered.erase("trials");  // Omitted in list results (docs/contracts/vertex-v1.md §1).
       ApplyReadMask(mask, &rendered);
       items.push_back(std::move(rendered));
     }

@@ -1,5 +1,5 @@
 // Cloud Logging v2 read side: `POST /v2/entries:list` with a JSON body, as gcloud
-// and the client libraries send it (spec/cloud-logging-v2.md §1), and `GET
+// and the client libraries send it (docs/contracts/cloud-logging-v2.md §1), and `GET
 // /v2/entries:list?filter=...&resourceNames=...` for curl users. The deprecated
 // `projectIds` field is still honoured (each id means `projects/<id>`).
 #include <nlohmann/json.hpp>

@@ -130,6 +130,13 @@ HttpResponse Metrics(service::JobService* service) {
   e.Family("trainyard_store_jobs_waiting", "gauge",
            "Jobs whose inputs wait for the store to write again.");
   e.Sample("trainyard_store_jobs_waiting", static_cast<double>(store.jobs_waiting));
+  if (std::optional<service::JobService::DataDisk> disk = service->data_disk()) {
+    e.Family("trainyard_data_free_bytes", "gauge",
+             "Free bytes on the data directory's disk (below the reserve, submits wait).");
+    e.Sample("trainyard_data_free_bytes", static_cast<double>(disk->space.free_bytes));
+    e.Family("trainyard_data_reserve_bytes", "gauge", "The data disk's reserve.");
+    e.Sample("trainyard_data_reserve_bytes", static_cast<double>(disk->reserve_bytes));
+  }
   HttpResponse r;
   r.content_type = "text/plain; version=0.0.4; charset=utf-8";
   r.body = e.text();

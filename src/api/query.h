@@ -1,7 +1,7 @@
 // URL pieces: percent-decoding, path segments and query parameters.
 //
 // googleapis percent-encodes with space as `%20` and never sends `+` for a space
-// (client-wire.md §2), so `+` is kept as a literal plus: decoding it as a space (the
+// (docs/contracts/client-wire.md §2), so `+` is kept as a literal plus: decoding it as a space (the
 // HTML form convention) would corrupt filters such as `createTime>2017-01-15T19:00:00+01:00`.
 // A malformed escape (`%zz`, a trailing `%`) is kept literally rather than rejected.
 // Pure functions; thread-safe.

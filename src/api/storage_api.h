@@ -1,5 +1,5 @@
 // Internal to api/: the Cloud Storage JSON API over gcs::ObjectStore
-// (spec/cloud-storage-v1.md), as gcloud storage, the ml-engine package upload and
+// (docs/contracts/cloud-storage-v1.md), as gcloud storage, the ml-engine package upload and
 // the Python/Node clients (STORAGE_EMULATOR_HOST) call it.
 //
 // Routes (B = bucket, O = one percent-encoded path segment holding the object name):

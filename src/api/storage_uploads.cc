@@ -1,4 +1,4 @@
-// Cloud Storage uploads (spec/cloud-storage-v1.md §2): multipart and media
+// Cloud Storage uploads (docs/contracts/cloud-storage-v1.md §2): multipart and media
 // uploads in one request, resumable sessions with the 308 protocol. Request
 // bodies arrive spooled to a staging file (HttpRequest::body_file), so a large
 // upload never sits in memory; the media bytes are moved or copied from there

@@ -82,6 +82,10 @@ StatusCode CodeForHttp(long status) {
 
 }  // namespace
 
+Status ErrorOfAnswer(long http_status, const std::string& body) {
+  return Status(CodeForHttp(http_status), ServerErrorMessage(http_status, body));
+}
+
 Result<nlohmann::json> CallApi(Runtime& rt, const std::string& method, const std::string& path,
                                const nlohmann::json* body, long* http_status) {
   if (http_status) *http_status = 0;
@@ -195,6 +199,7 @@ std::vector<std::shared_ptr<void>> AddCommands(CLI::App& app, internal::Selectio
       internal::RegisterImages(app, selection),
       internal::RegisterToken(app, selection),
       internal::RegisterBuckets(app, selection),
+      internal::RegisterAdmin(app, selection),
   };
   ListGlobalFlagsInHelp(app);
   return states;

@@ -1,6 +1,6 @@
 // Entry point of the `trainyard` command-line client: gcloud-shaped commands
 // (`ai custom-jobs ...`, `ai-platform jobs ...`) that talk HTTP to trainyardd's REST
-// API only (DESIGN.md §7). Kept out of main() so tests can run whole commands with
+// API only (docs/design.md §7). Kept out of main() so tests can run whole commands with
 // captured streams and a scripted HttpClient.
 #pragma once
 

@@ -66,8 +66,12 @@ std::shared_ptr<void> RegisterImages(CLI::App& app, Selection* selection);
 std::shared_ptr<void> RegisterConfig(CLI::App& app, Selection* selection);
 // Registers `buckets assign` (an admin gives a bucket to a project).
 std::shared_ptr<void> RegisterBuckets(CLI::App& app, Selection* selection);
+std::shared_ptr<void> RegisterAdmin(CLI::App& app, Selection* selection);
 // Registers `token create` on the top-level app.
 std::shared_ptr<void> RegisterToken(CLI::App& app, Selection* selection);
+
+// The error a non-2xx answer of the daemon stands for, with its message.
+Status ErrorOfAnswer(long http_status, const std::string& body);
 
 // method + path ("/v1/...") against the endpoint; the parsed JSON body on 2xx.
 // Transport errors -> Unavailable; HTTP errors -> the server's error.message with a

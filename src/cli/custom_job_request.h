@@ -1,6 +1,6 @@
 // Builds the body of `POST /v1/projects/{p}/locations/{l}/customJobs` from the flags
 // of `trainyard ai custom-jobs create`, with gcloud's validation rules and error texts
-// (spec/gcloud-cli.md §4; gcloud command_lib/ai/custom_jobs/validation.py) and its
+// (docs/contracts/gcloud-cli.md §4; gcloud command_lib/ai/custom_jobs/validation.py) and its
 // precedence between `--config` and flags. Pure functions; thread-safe.
 #pragma once
 

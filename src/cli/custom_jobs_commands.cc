@@ -1,5 +1,5 @@
 // `trainyard ai custom-jobs create|describe|list|cancel|stream-logs`
-// (spec/gcloud-cli.md §4, §5, §8) against the Vertex v1 routes of the daemon.
+// (docs/contracts/gcloud-cli.md §4, §5, §8) against the Vertex v1 routes of the daemon.
 #include <memory>
 
 #include "cli/commands.h"

@@ -1,5 +1,5 @@
 // `trainyard ai hp-tuning-jobs create|describe|list|cancel|stream-logs`
-// (spec/gcloud-cli.md §6) against the daemon's Vertex hyperparameterTuningJobs routes.
+// (docs/contracts/gcloud-cli.md §6) against the daemon's Vertex hyperparameterTuningJobs routes.
 #include <algorithm>
 #include <cctype>
 #include <memory>

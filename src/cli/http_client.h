@@ -1,6 +1,6 @@
 // The CLI's only door to the daemon: HTTP+JSON requests against the REST API
-// (DESIGN.md §7), behind a narrow interface so command logic is unit-tested with a
-// scripted fake instead of a server (STYLE.md §6.1).
+// (docs/design.md §7), behind a narrow interface so command logic is unit-tested with a
+// scripted fake instead of a server (docs/style.md §6.1).
 //
 // `CurlHttpClient` is the real one (libcurl, blocking). An instance is used by one
 // thread at a time; it is not thread-safe.

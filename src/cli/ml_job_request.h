@@ -1,5 +1,5 @@
 // Builds the body of `POST /v1/projects/{p}/jobs` (an ml v1 Job) from the flags of
-// `trainyard ai-platform jobs submit training` (spec/gcloud-cli.md §1): the `--config`
+// `trainyard ai-platform jobs submit training` (docs/contracts/gcloud-cli.md §1): the `--config`
 // Job is loaded first, then every flag that was given overwrites its field, and user
 // args after `--` replace the config's `trainingInput.args`. Pure; thread-safe.
 #pragma once

@@ -1,5 +1,5 @@
 // `trainyard ai-platform jobs submit training|describe|list|cancel|stream-logs`
-// (spec/gcloud-cli.md §1, §2, §8) against the ml v1 routes of the daemon.
+// (docs/contracts/gcloud-cli.md §1, §2, §8) against the ml v1 routes of the daemon.
 #include <memory>
 
 #include "cli/commands.h"

@@ -1,4 +1,4 @@
-// Pure output formatting of the CLI, matching gcloud's printers (spec/gcloud-cli.md
+// Pure output formatting of the CLI, matching gcloud's printers (docs/contracts/gcloud-cli.md
 // §1, §2, §8): log lines, the ml list table, error lines, job resources as YAML or
 // JSON. No I/O besides the local time zone (TZ) used for timestamps, as gcloud does.
 // Thread-safe except that time zone changes while formatting are not.

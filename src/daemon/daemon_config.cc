@@ -40,7 +40,10 @@ Status SortConfigKeys(const std::string& path, const nlohmann::json& doc, Daemon
                                  "slurm_spot_partition",
                                  "slurm_spot_qos",
                                  "slurm_daemon_host",
-                                 "project_executors"};
+                                 "project_executors",
+                                 "data_reserve_mb",
+                                 "backup_every_minutes",
+                                 "backup_keep"};
   const auto& admission_keys = service::AdmissionConfigKeys();
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     if (std::find(admission_keys.begin(), admission_keys.end(), it.key()) != admission_keys.end()) {
@@ -148,6 +151,25 @@ static Status ApplyNonStringKeys(const nlohmann::json& doc, DaemonConfig& cfg,
     }
     *out = doc[key].get<int64_t>();
   }
+  if (doc.contains("data_reserve_mb") && app.count("--data-reserve-mb") == 0) {
+    if (!doc["data_reserve_mb"].is_number_integer() || doc["data_reserve_mb"].get<int64_t>() < 0) {
+      return InvalidArgument("config: data_reserve_mb must be an integer of at least 0");
+    }
+    cfg.data_reserve_mb = doc["data_reserve_mb"].get<int64_t>();
+  }
+  if (doc.contains("backup_every_minutes") && app.count("--backup-every-minutes") == 0) {
+    if (!doc["backup_every_minutes"].is_number() ||
+        doc["backup_every_minutes"].get<double>() < 0) {
+      return InvalidArgument("config: backup_every_minutes must be a number of at least 0");
+    }
+    cfg.backup_every_minutes = doc["backup_every_minutes"].get<double>();
+  }
+  if (doc.contains("backup_keep") && app.count("--backup-keep") == 0) {
+    if (!doc["backup_keep"].is_number_integer() || doc["backup_keep"].get<int64_t>() < 1) {
+      return InvalidArgument("config: backup_keep must be an integer of at least 1");
+    }
+    cfg.backup_keep = doc["backup_keep"].get<int64_t>();
+  }
   return Status::Ok();
 }
 
@@ -233,6 +255,20 @@ void AddFlags(CLI::App& app, DaemonConfig& cfg, std::string* config_path) {
                  "MiB of memory unfinished jobs and studies may hold; a submit past it is "
                  "refused (429) (default: an eighth of the machine's, 256 MiB to 4 GiB)")
       ->check(CLI::PositiveNumber);
+  app.add_flag("--accept-store-loss", cfg.accept_store_loss,
+               "Start although the job store was found damaged or missing jobs whose logs "
+               "exist: what is lost is listed and its files kept aside (never deleted)");
+  app.add_option("--backup-every-minutes", cfg.backup_every_minutes,
+                 "Copy the job store every this many minutes into <data-dir>/backups/kept "
+                 "(while jobs run); 0 = never (default)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--backup-keep", cfg.backup_keep,
+                 "How many scheduled copies to keep, newest first (default 7)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--data-reserve-mb", cfg.data_reserve_mb,
+                 "MiB kept free on the data disk: below it submits are refused (429) and "
+                 "/healthz is degraded (default: the smaller of 256 MiB and 5% of the disk)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--replica-listen", cfg.replica_listen,
                  "HOST:PORT where containers reach the Cloud Storage API (STORAGE_EMULATOR_HOST "
                  "in replicas; only container networks may connect); \"\" = off");
@@ -250,7 +286,7 @@ void AddFlags(CLI::App& app, DaemonConfig& cfg, std::string* config_path) {
       "--config", *config_path,
       "YAML file with the same keys (listen, data_dir, executor, engine_socket, bucket_root, "
       "port_file, stop_grace_seconds, warm_pool, max_replicas_per_pool, max_replicas_per_job, "
-      "max_daemon_memory, "
+      "max_daemon_memory, data_reserve_mb, backup_every_minutes, backup_keep, "
       "replica_listen, tls_cert_file, tls_key_file, registry, registry_serve, slurm_dir, "
       "slurm_launcher, slurm_partition, slurm_qos, slurm_spot_partition, slurm_spot_qos, "
       "slurm_daemon_host, project_executors), and capacity, "

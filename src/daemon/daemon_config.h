@@ -36,6 +36,13 @@ struct DaemonConfig {
   // MiB of memory unfinished work may hold (model/work_memory.h): a submit past it is
   // refused. 0 = an eighth of the machine's memory, between 256 MiB and 4 GiB.
   int64_t max_daemon_memory_mb = 0;
+  // MiB kept free on the data disk: below it submits are refused (429). -1 = the
+  // default, the smaller of 256 MiB and 5 % of the disk (service/disk_reserve.h).
+  int64_t data_reserve_mb = -1;
+  // Scheduled copies of the job store (daemon/periodic_backup.h): every this many
+  // minutes (0 = none), the newest `backup_keep` kept in <data-dir>/backups/kept.
+  double backup_every_minutes = 0;
+  int64_t backup_keep = 7;
   // Where containers reach the Cloud Storage API (container executor): every
   // address, so each engine network's gateway (host.containers.internal) answers,
   // but only peers in the engine's address pools are served. "" = off.
@@ -46,7 +53,9 @@ struct DaemonConfig {
   // The registry standing in for gcr.io and *.pkg.dev (executor/container/local_registry.h):
   // "HOST:PORT", "" = none.
   std::string registry = model::kDefaultRegistryAddress;
-  bool registry_serve = true;  // Run docker-registry there; false = one is already there.
+  bool registry_serve = true;
+  // Start although the store check (daemon/store_check.h) found jobs lost; command line only.
+  bool accept_store_loss = false;  // Run docker-registry there; false = one is already there.
   // The Slurm executor (executor/slurm/slurm_executor.h): attempt directories on a filesystem
   // every Slurm host mounts at the same path (default <data_dir>/slurm), the launcher as
   // the hosts run it (default beside trainyardd), sbatch's partition and QOS, and how

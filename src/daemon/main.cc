@@ -3,7 +3,7 @@
 // the container, Slurm or process executor, or the container and Slurm executors
 // side by side for projects routed to each), wires them into the service and the
 // HTTP API, and runs until SIGINT or SIGTERM. Only this file names every
-// implementation (STYLE.md §2).
+// implementation (docs/style.md §2).
 #include <signal.h>
 #include <spdlog/fmt/ranges.h>
 #include <spdlog/spdlog.h>
@@ -26,7 +26,9 @@
 #include "common/random.h"
 #include "daemon/daemon_config.h"
 #include "daemon/data_dir.h"
+#include "daemon/periodic_backup.h"
 #include "daemon/registry_auth.h"
+#include "daemon/store_check.h"
 #include "executor/container/container_executor.h"
 #include "executor/container/local_registry.h"
 #include "executor/process_executor.h"
@@ -332,6 +334,10 @@ ty::Result<ty::service::JobServiceOptions> ServiceOptionsFor(
   so.max_work_bytes = ty::daemon::MaxWorkBytes(cfg);
   spdlog::info("memory budget of unfinished work: {} MiB (max_daemon_memory)",
                so.max_work_bytes >> 20);
+  so.data_disk = [dir = cfg.data_dir] { return ty::service::MeasureDisk(dir); };
+  so.backup_dir = cfg.data_dir + "/backups";
+  if (cfg.data_reserve_mb >= 0)
+    so.data_reserve_bytes = static_cast<uint64_t>(cfg.data_reserve_mb) << 20;
   // Each trial job's cloudml-hypertune file (service/trial_jobs.h).
   so.trial_root = cfg.data_dir + "/trials";
   so.executor_name = cfg.executor;
@@ -409,11 +415,28 @@ void RunUntilStopped(sigset_t stop_signals, Running r) {
   r.service->Shutdown();
 }
 
+// The store, once what daemon/store_check.h checks holds (or its loss is accepted).
+ty::Result<std::unique_ptr<ty::jobstore::SqliteJobStore>> OpenCheckedStore(
+    const DaemonConfig& cfg) {
+  ty::daemon::StoreFindings found =
+      ty::daemon::CheckBeforeOpen(cfg.data_dir, cfg.accept_store_loss);
+  if (!found.not_writable.empty()) return ty::daemon::JudgeStore(found, cfg.accept_store_loss);
+  ASSIGN_OR_RETURN(auto store, ty::jobstore::SqliteJobStore::Open(cfg.data_dir + "/trainyard.db"));
+  // quick_check reads every page: bounded, so a huge store still starts in seconds.
+  constexpr ty::DurationMicros kCheckBudget = 10 * 1000000;
+  ASSIGN_OR_RETURN(ty::daemon::StoreFindings after,
+                   ty::daemon::CheckAfterOpen(store.get(), cfg.data_dir + "/logs", kCheckBudget,
+                                              cfg.accept_store_loss));
+  after.orphan_wal_bytes = found.orphan_wal_bytes;
+  RETURN_IF_ERROR(ty::daemon::JudgeStore(after, cfg.accept_store_loss));
+  return store;
+}
+
 // Opens the backends, starts the servers and the service, and runs until a stop
 // signal arrives.
 int Serve(const DaemonConfig& cfg, const std::string& host, int port,
           const ty::auth::TokenTable& tokens, sigset_t stop_signals) {
-  auto store = ty::jobstore::SqliteJobStore::Open(cfg.data_dir + "/trainyard.db");
+  auto store = OpenCheckedStore(cfg);
   if (!store.ok()) return Fail(store.status());
   auto logs = ty::logs::LogStore::Create(cfg.data_dir + "/logs");
   if (!logs.ok()) return Fail(logs.status());
@@ -476,7 +499,15 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
   spdlog::info("trainyardd listening on {}://{}:{} (data {}, executor {})",
                cfg.tls_cert_file.empty() ? "http" : "https", host, *bound, cfg.data_dir,
                fmt::join(ty::daemon::ExecutorKinds(cfg), " and "));
+  std::unique_ptr<ty::daemon::PeriodicBackup> backups;
+  if (cfg.backup_every_minutes > 0) {
+    backups = std::make_unique<ty::daemon::PeriodicBackup>(
+        service->get(), cfg.data_dir + "/backups/kept",
+        static_cast<ty::DurationMicros>(cfg.backup_every_minutes * 60e6),
+        static_cast<int>(cfg.backup_keep));
+  }
   RunUntilStopped(stop_signals, {*service, *registry, *api, *replica_api});
+  if (backups) backups->Stop();
   return 0;
 }
 
@@ -509,6 +540,11 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(
       std::filesystem::absolute(cfg.data_dir, ec).lexically_normal().parent_path(), ec);
   ::mkdir(cfg.data_dir.c_str(), 0700);
+  // Said as what it is (not as the first file that could not be made).
+  if (ty::daemon::StoreFindings pre = ty::daemon::CheckBeforeOpen(cfg.data_dir, false);
+      !pre.not_writable.empty()) {
+    return Fail(ty::daemon::JudgeStore(pre, cfg.accept_store_loss));
+  }
   std::filesystem::create_directories(cfg.bucket_root, ec);
   if (ec) return Fail(ty::Internal("cannot create " + cfg.bucket_root + ": " + ec.message()));
   if (ty::Status s = ty::daemon::SecureDataDir(cfg.data_dir); !s.ok()) return Fail(s);

@@ -1,7 +1,7 @@
 // JobStore: durable records of jobs, their replicas and their events.
 //
 // Every state transition is written here *before* its side effect starts
-// (DESIGN.md §2), so a restarted daemon replays intents instead of guessing.
+// (docs/design.md §2), so a restarted daemon replays intents instead of guessing.
 // Two backends run the same contract tests (tests/jobstore/job_store_contract.h):
 // SqliteJobStore (WAL, versioned schema with migrations) and MemoryJobStore.
 //
@@ -99,6 +99,11 @@ class JobStore {
   // than any request makes), each "job UID: why"; the daemon serves on without them
   // and /healthz lists them. Empty for stores that cannot hold such rows.
   virtual std::vector<std::string> SetAsideRows() const { return {}; }
+  // A consistent copy of the whole store at `path` (a new file, 0600), taken while
+  // writers go on. Unimplemented where the store keeps nothing on disk.
+  virtual Status BackupTo(const std::string& path) {
+    return Status(StatusCode::kUnimplemented, "this store has no file to back up");
+  }
 };
 
 }  // namespace ty::jobstore

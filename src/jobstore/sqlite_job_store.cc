@@ -317,7 +317,7 @@ Result<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(const std::string& 
   // In WAL mode synchronous=NORMAL never corrupts the database: a power loss can only
   // drop the last transactions not yet checkpointed, and fsyncs happen at checkpoints
   // instead of on every commit. Every transition is re-derivable on restart from the
-  // executor's view (DESIGN.md §2-3), so losing the last milliseconds is acceptable.
+  // executor's view (docs/design.md §2-3), so losing the last milliseconds is acceptable.
   RETURN_IF_ERROR(store->Exec("PRAGMA synchronous=NORMAL"));
   // Off by default in SQLite; the replicas/events cascades depend on it.
   RETURN_IF_ERROR(store->Exec("PRAGMA foreign_keys=ON"));

@@ -32,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -76,6 +77,22 @@ class SqliteJobStore : public JobStore {
   Status AppendEvent(const std::string& uid, const model::JobEvent& event) override;
   Result<std::vector<model::JobEvent>> ListEvents(const std::string& uid) override;
   std::vector<std::string> SetAsideRows() const override;
+  Status BackupTo(const std::string& path) override;
+
+  // --- Integrity (sqlite_job_store_admin.cc) ---
+  struct QuickCheck {
+    bool finished = true;  // False: stopped at the time budget, nothing wrong found so far.
+    bool ok = true;        // SQLite's quick_check said "ok" (so far).
+    std::string detail;    // Its first complaint.
+  };
+  // SQLite's quick_check of the whole file, stopped after `budget`.
+  Result<QuickCheck> CheckIntegrity(DurationMicros budget);
+  // Every uid the store knows: its jobs' and its deletions'.
+  struct KnownUids {
+    std::set<std::string> jobs;
+    std::set<std::string> deleted;
+  };
+  Result<KnownUids> ListKnownUids();
 
  private:
   class Statement;

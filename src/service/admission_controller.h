@@ -1,4 +1,4 @@
-// Internal to service/: the admission controller (DESIGN.md §2: a controller beside
+// Internal to service/: the admission controller (docs/design.md §2: a controller beside
 // the job controller on the same loop core). It keeps what waits and what holds
 // resources, hands a snapshot to scheduler::Admit after every change, and turns the
 // decisions into job inputs (kAdmitted with the grants, kPreempt) that it sends the

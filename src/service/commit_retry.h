@@ -15,6 +15,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "common/status.h"
@@ -39,6 +40,7 @@ struct StoreWriteHealth {
   std::string detail;          // The last failure's message.
   TimeMicros since = 0;        // When writes began failing (0 = they do not).
   size_t jobs_waiting = 0;     // Jobs with inputs held.
+  std::set<std::string> waiting;  // Their uids (describe says why they do not move).
   uint64_t failed_writes = 0;  // Commits that failed since start, retries included.
 };
 

@@ -277,7 +277,8 @@ void JobController::Deliver(const std::string& uid, model::JobInput input) {
     return;
   }
   Status s = Feed(uid, input);
-  if (s.ok() || MeaningOf(s) == CommitFailure::kDrop) return;
+  // A stopping service commits nothing more: the next daemon recovers from the store.
+  if (s.ok() || MeaningOf(s) == CommitFailure::kDrop || core_->dead()) return;
   held_.Add(uid, std::move(input));
   NoteWriteFailed(uid, s, /*first_for_job=*/true);
   ScheduleRetry(uid);
@@ -312,6 +313,7 @@ void JobController::NoteWriteFailed(const std::string& uid, const Status& why, b
   store_health_.failing = true;
   store_health_.detail = why.message();
   store_health_.jobs_waiting = held_.jobs();
+  store_health_.waiting.insert(uid);
   ++store_health_.failed_writes;
 }
 
@@ -319,6 +321,7 @@ void JobController::NoteWritesLanded(const std::string& uid) {
   spdlog::info("job {}: its waiting inputs are committed", uid);
   std::lock_guard<std::mutex> lock(mu_);
   store_health_.jobs_waiting = held_.jobs();
+  store_health_.waiting.erase(uid);
   if (held_.jobs() == 0) {
     store_health_.failing = false;
     store_health_.since = 0;

@@ -1,5 +1,5 @@
 // Internal to service/: the job controller, the one place that turns what happens
-// to a job into committed records and side effects (DESIGN.md §2):
+// to a job into committed records and side effects (docs/design.md §2):
 //
 //   input -> model::Decide (pure) -> commit record + history -> publish -> actions
 //

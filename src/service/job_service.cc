@@ -6,7 +6,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <set>
 
 #include "common/random.h"
@@ -169,6 +171,25 @@ std::vector<std::string> JobService::problems() const {
 
 StoreWriteHealth JobService::store_health() const { return jobs_->store_health(); }
 
+Result<std::string> JobService::BackupStore() {
+  if (options_.backup_dir.empty()) return FailedPrecondition("this daemon keeps no backups");
+  std::error_code ec;
+  std::filesystem::create_directories(options_.backup_dir, ec);
+  static std::atomic<uint64_t> serial{0};
+  const std::string path = options_.backup_dir + "/trainyard-" +
+                           std::to_string(core_->clock()->Now()) + "-" + std::to_string(++serial) +
+                           ".db";
+  RETURN_IF_ERROR(store_->BackupTo(path));
+  return path;
+}
+
+std::optional<JobService::DataDisk> JobService::data_disk() const {
+  if (!options_.data_disk) return std::nullopt;
+  Result<DiskSpace> space = options_.data_disk();
+  if (!space.ok()) return std::nullopt;
+  return DataDisk{*space, ReserveBytes(*space, options_.data_reserve_bytes)};
+}
+
 int JobService::RunUntilIdleForTest() { return core_->RunUntilIdle(); }
 
 Result<model::Job> JobService::Submit(model::Dialect dialect, const std::string& project,
@@ -191,6 +212,9 @@ Result<model::Job> JobService::Submit(model::Dialect dialect, const std::string&
   }
   RETURN_IF_ERROR(backends_.For(project).admission->CheckSubmittable(job));
   RETURN_IF_ERROR(CheckMemoryBudget(job));
+  if (std::optional<DataDisk> disk = data_disk()) {
+    RETURN_IF_ERROR(CheckReserve(disk->space, disk->reserve_bytes));
+  }
   // Last check before the job is stored: a claim is not undone if storing fails,
   // which leaves the bucket with the project that asked for it (harmless).
   if (options_.claim_buckets) {

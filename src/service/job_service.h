@@ -1,5 +1,5 @@
 // JobService: the use cases (submit, get, list, cancel, delete, logs) over one loop
-// core that owns job state (DESIGN.md §2): service/loop_core.h runs tasks, timers and
+// core that owns job state (docs/design.md §2): service/loop_core.h runs tasks, timers and
 // blocking work; service/job_controller.h turns inputs into decisions
 // (model/job_machine.h), commits them, then acts.
 //
@@ -26,6 +26,7 @@
 #include "model/job.h"
 #include "model/job_machine.h"
 #include "model/spec_limits.h"
+#include "service/disk_reserve.h"
 #include "service/finished_jobs.h"
 #include "service/job_controller.h"
 #include "service/job_logs.h"
@@ -39,7 +40,7 @@ class StudyController;  // service/study_controller.h
 struct JobServiceOptions {
   DurationMicros stop_grace = 10LL * 1000000;  // SIGTERM -> SIGKILL.
   int worker_threads = 4;
-  // Whole-job attempts and in-place restarts (spec §9: 3 and 5).
+  // Whole-job attempts and in-place restarts (docs/contracts/runtime.md §9: 3 and 5).
   model::JobPolicy policy;
   // Bounds on accepted specs (400 at submit; stored jobs past them fail at start-up).
   model::SpecLimits limits;
@@ -83,6 +84,12 @@ struct JobServiceOptions {
   // another project's gcr.io / pkg.dev image is a 403 at submit
   // (model::CheckImageProjects), before the registry would refuse its pull.
   bool images_scoped_to_projects = false;
+  // The data disk (service/disk_reserve.h): below the reserve a submit is refused
+  // (429) and /healthz is degraded. Unset = not watched (tests of other things).
+  std::function<Result<DiskSpace>()> data_disk;
+  std::optional<uint64_t> data_reserve_bytes;  // Unset = ReserveBytes' default.
+  // Where BackupStore writes its copies (the data directory's backups/); "" = none.
+  std::string backup_dir;
 };
 
 // How a request names a job: ml v1 by (project, jobId); Vertex by
@@ -147,6 +154,16 @@ class JobService {
   std::vector<std::string> problems() const;
   // Whether job records can be written (inputs wait while they cannot).
   StoreWriteHealth store_health() const;
+  // The data disk's space and its reserve; nullopt when not watched or not measurable.
+  struct DataDisk {
+    DiskSpace space;
+    uint64_t reserve_bytes = 0;
+    bool low() const { return space.free_bytes < reserve_bytes; }
+  };
+  std::optional<DataDisk> data_disk() const;
+  // A consistent copy of the job store, taken while jobs run: the path of a new file
+  // (0600) in options' backup_dir, for the caller to hand over and remove.
+  Result<std::string> BackupStore();
   // The executors' backends (the container engine, Slurm) as last probed.
   executor::BackendHealth backend_health() const { return backends_.Health(); }
   // Manual loop only: runs everything due; returns how many tasks ran.

@@ -81,7 +81,7 @@ void SetPayload(const logs::LogEntry& e, json* out) {
 }
 
 // Google labels a tuning job's replica lines with their trial; gcloud ai-platform's
-// streamer prints it as a column (spec/cloud-logging-v2.md §2.1).
+// streamer prints it as a column (docs/contracts/cloud-logging-v2.md §2.1).
 json Labels(const Target& t, const logs::LogEntry& e) {
   json labels = {{"ml.googleapis.com/task_name", e.task}};
   if (!t.trial_id.empty()) labels["ml.googleapis.com/trial_id"] = t.trial_id;

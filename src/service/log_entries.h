@@ -1,4 +1,4 @@
-// Cloud Logging v2 `entries:list` over the jobs' logs (spec/cloud-logging-v2.md):
+// Cloud Logging v2 `entries:list` over the jobs' logs (docs/contracts/cloud-logging-v2.md):
 // what gcloud's `stream-logs`, `--stream-logs` and `logging read` ask for.
 //
 // Every job log line becomes a LogEntry of resource type `ml_job` labelled with

@@ -1,4 +1,4 @@
-// LoopCore: the small core every controller runs on (DESIGN.md §2). One loop owns
+// LoopCore: the small core every controller runs on (docs/design.md §2). One loop owns
 // all job state: tasks (requests, executor events, timers) run one at a time on it;
 // blocking backend calls run as "blocking work" off the loop and post results back.
 //

@@ -1,4 +1,4 @@
-// Internal to service/: the study controller runs tuning jobs (DESIGN.md §6). A study
+// Internal to service/: the study controller runs tuning jobs (docs/design.md §6). A study
 // is a record with a StudySpec; its trials are jobs of their own ("trial jobs",
 // Job::study_uid set), submitted to the job controller, so they are admitted, run,
 // logged and recovered like every job.

@@ -3,7 +3,8 @@
 # through its bucket, writes 3,000 lines while the disk is full, and the host frees the
 # space. Without a restart the job must end SUCCEEDED with every line in its log once
 # and no malformed record, and the daemon's own log must not grow by a line per lost
-# line. On d2135ab lines were lost (each failure two daemon log lines, 5,948 here).
+# line; while the disk is below its reserve /healthz is degraded and a submit is a 429.
+# On d2135ab lines were lost (each failure two daemon log lines, 5,948 here).
 # Needs root (mount) and the busybox test image; says why and passes otherwise.
 set -euo pipefail
 bin=${1:?usage: $0 BIN_DIR}
@@ -37,6 +38,10 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 sleep 3  # The lines are written while the disk is full.
+health=$(curl -s "$base/healthz")
+case $health in *'"degraded"'*dataDisk* | *dataDisk*'"degraded"'*) ;; *) fail "healthz while full: $health" ;; esac
+code=$(curl -s -o /dev/null -w '%{http_code}' -XPOST "$jobs" -d "$body")
+[ "$code" = 429 ] || fail "a submit while full answered $code"
 rm -f "$work/data/buckets/fill/big"
 state=""
 for _ in $(seq 300); do
@@ -45,6 +50,8 @@ for _ in $(seq 300); do
   sleep 0.1
 done
 [ "$state" = JOB_STATE_SUCCEEDED ] || fail "the job is $state after the space came back"
+health=$(curl -s "$base/healthz")
+[ "$health" = '{"status":"ok"}' ] || fail "healthz after: $health"
 log=$work/data/logs/$job.ndjson
 python3 - "$log" <<'CHECK' || fail "the job's log"
 import json, sys

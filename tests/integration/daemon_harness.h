@@ -277,6 +277,7 @@ class Daemon {
   }
   size_t WarmReplicasOf(const std::string& uid) { return Sandboxes("ty-" + uid + "-").size(); }
   const std::string& data_dir() const { return data_dir_; }
+  pid_t pid() const { return pid_; }  // The daemon's process, to freeze it (SIGSTOP).
 
   // Every later request of Get/Post/Delete carries `token` (a daemon with `tokens:`).
   void set_token(std::string token) { token_ = std::move(token); }

@@ -1,4 +1,4 @@
-// Crash-point enumeration (STYLE.md §6.11). Each scenario runs once without a crash,
+// Crash-point enumeration (docs/style.md §6.11). Each scenario runs once without a crash,
 // then once for every commit k the service makes in it, "crashing" at the k-th
 // commit — before its write landed, after it but before that commit's actions ran,
 // and after they started — by dropping

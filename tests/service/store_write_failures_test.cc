@@ -63,6 +63,7 @@ TEST_F(StoreWriteFailuresTest, AnExitWhileTheDiskIsFullEndsTheJobOnceItWritesAga
   service::StoreWriteHealth health = service_->store_health();
   EXPECT_TRUE(health.failing);
   EXPECT_EQ(health.jobs_waiting, 1u);
+  EXPECT_EQ(health.waiting.count(job.uid), 1u) << "describe names the job as waiting";
   EXPECT_NE(health.detail.find("disk is full"), std::string::npos) << health.detail;
   const int tries = disk_->refused;
   EXPECT_GE(tries, 4) << "retried";
@@ -76,6 +77,7 @@ TEST_F(StoreWriteFailuresTest, AnExitWhileTheDiskIsFullEndsTheJobOnceItWritesAga
   health = service_->store_health();
   EXPECT_FALSE(health.failing);
   EXPECT_EQ(health.jobs_waiting, 0u);
+  EXPECT_TRUE(health.waiting.empty());
   EXPECT_GE(health.failed_writes, static_cast<uint64_t>(tries));
   EXPECT_EQ(executor_->cleaned().count(job.uid + "/1"), 1u) << "acted on once it committed";
 }

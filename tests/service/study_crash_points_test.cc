@@ -1,4 +1,4 @@
-// Crash points of a tuning job (STYLE.md §6.11, as crash_points_test.cc does for one
+// Crash points of a tuning job (docs/style.md §6.11, as crash_points_test.cc does for one
 // job): a 4-trial, 2-at-a-time ml v1 study on the SimExecutor, whose trials report
 // their objective through the hypertune file, is run once without a crash, then once
 // for every commit it makes (the study's records and its trial jobs' alike), "crashing"
