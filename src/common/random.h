@@ -1,4 +1,4 @@
-// Where randomness comes from, injected as Clock injects time (STYLE.md §6.7): ids
+// Where randomness comes from, injected as Clock injects time (docs/style.md §6.7): ids
 // and jitter take a Random, so a test can replay them. Thread-safe.
 #pragma once
 

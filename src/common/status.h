@@ -107,7 +107,7 @@ inline Status FieldError(const std::string& path, const std::string& rule) {
 
 // Runs `fn` and turns anything it throws into Internal, for the places where an
 // exception from a library would otherwise end the process: the loop's tasks, the
-// executor's threads, request handlers (STYLE.md §4: no exceptions across modules).
+// executor's threads, request handlers (docs/style.md §4: no exceptions across modules).
 template <typename F>
 Status NoThrow(F&& fn) {
   try {

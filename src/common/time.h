@@ -1,5 +1,5 @@
 // Time as a value: microseconds since the Unix epoch (UTC), plus the Clock
-// interface that injects "now" (STYLE.md §6.7) and the wire formats Google uses.
+// interface that injects "now" (docs/style.md §6.7) and the wire formats Google uses.
 // Everything here is thread-safe.
 #pragma once
 

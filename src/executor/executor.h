@@ -1,6 +1,6 @@
 // Executor: runs the replicas of a job attempt somewhere (container engine, local
 // processes, later Slurm) and reports what happens. It decides nothing about job
-// state: the service's reconcile loop does (DESIGN.md §2-3).
+// state: the service's reconcile loop does (docs/design.md §2-3).
 //
 // Contract (after mesos' containerizer: launch, wait, kill, destroy, recover):
 //  - Launch(attempt) returns at once after checking its input; the work (pull images,
@@ -13,7 +13,7 @@
 //    returns when all have exited (their kReplicaExited events still arrive).
 //  - RestartReplica(attempt, pool, index) starts an exited replica again in place:
 //    same name, host name, network, environment and labels, so its peers reach it
-//    as before (spec §9: a replica is restarted on the same VM). Its output is
+//    as before (docs/contracts/runtime.md §9: a replica is restarted on the same VM). Its output is
 //    appended to the same log task and its next end is a new kReplicaExited. A
 //    replica that exited 0 may be refused (FailedPrecondition): no policy restarts a
 //    success, and the Slurm executor frees what it held at once.
@@ -80,7 +80,7 @@ struct ReplicaLaunch {
 std::string JoinIndices(const std::vector<int>& indices);
 
 // What an attempt needs, not how to provide it: the executor picks networks, mount
-// points and device requests (DESIGN.md decision 3).
+// points and device requests (docs/design.md decision 3).
 struct AttemptSpec {
   std::string job_uid;
   int attempt = 1;

@@ -1,5 +1,5 @@
 // The two checksums Cloud Storage reports for every object, computed as bytes
-// stream by (spec/cloud-storage-v1.md §4): MD5 (gcloud checks it after every
+// stream by (docs/contracts/cloud-storage-v1.md §4): MD5 (gcloud checks it after every
 // transfer) and CRC-32C (Castagnoli; Node and Python check it, gcloud slices
 // downloads only when it is there). Both are reported base64 encoded, CRC-32C as
 // 4 big-endian bytes. Not thread-safe; one per stream.

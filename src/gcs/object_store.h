@@ -1,5 +1,5 @@
 // ObjectStore: Cloud Storage buckets and objects over the bucket directories, the
-// same bytes replicas see at /gcs/BUCKET (spec/cloud-storage-v1.md).
+// same bytes replicas see at /gcs/BUCKET (docs/contracts/cloud-storage-v1.md).
 //
 // Layout:
 //   <root>/<bucket>/<object name>      the object's bytes; '/' in names are directories
@@ -76,7 +76,8 @@ struct ObjectInfo {
   int component_count = 0;  // Composed objects only.
 };
 
-// Conditions a request may put on the live object (spec §6); absent = none.
+// Conditions a request may put on the live object (docs/contracts/cloud-storage-v1.md §6); absent =
+// none.
 struct Preconditions {
   std::optional<int64_t> if_generation_match;  // 0 = only if there is no live object.
   std::optional<int64_t> if_generation_not_match;

@@ -1,4 +1,4 @@
-// Resumable upload sessions (spec/cloud-storage-v1.md §2.3): what an initiation
+// Resumable upload sessions (docs/contracts/cloud-storage-v1.md §2, resumable): what an initiation
 // promised (object name, attributes, preconditions, maybe the total size) and the
 // bytes persisted so far, in a staging file of the ObjectStore, until the last
 // byte arrives and the object is committed.

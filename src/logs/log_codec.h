@@ -26,7 +26,7 @@
 
 namespace ty::logs::internal {
 
-// Applies the Cloud Logging rules (runtime-contract.md §10) to an entry about to be
+// Applies the Cloud Logging rules (docs/contracts/runtime.md §10) to an entry about to be
 // stored: a stdout/stderr message that is a single JSON object has its string
 // "message" lifted into the message and its string "severity" (upper-cased) used as
 // the severity. An empty severity then defaults by stream: stderr "ERROR", stdout and

@@ -29,7 +29,8 @@ constexpr std::array<std::pair<const char*, int>, 9> kSeverities = {{{"DEFAULT",
                                                                      {"ALERT", 700},
                                                                      {"EMERGENCY", 800}}};
 
-// The LogEntry fields a filter may start with (REST LogEntry, spec §2).
+// The LogEntry fields a filter may start with (REST LogEntry, docs/contracts/cloud-logging-v2.md
+// §2).
 constexpr std::array<const char*, 21> kEntryFields = {
     "logName",      "resource",       "timestamp", "receiveTimestamp", "severity", "insertId",
     "labels",       "httpRequest",    "metadata",  "operation",        "trace",    "spanId",

@@ -1,4 +1,4 @@
-// LogFilter: the Cloud Logging query language (spec/cloud-logging-v2.md §3), the
+// LogFilter: the Cloud Logging query language (docs/contracts/cloud-logging-v2.md §3), the
 // part gcloud and people use, evaluated against LogEntry JSON objects as
 // `entries:list` returns them.
 //

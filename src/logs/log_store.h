@@ -3,7 +3,7 @@
 // Executors write replica output through the narrow `LogSink` interface; the service
 // writes its own lines (task "service"). `LogStore` keeps one append-only NDJSON file
 // per job under `<root>/<uid>.ndjson`, so ordering across replicas is the order of
-// arrival and a cursor is simply a byte offset (resumable, O(1) seek). DESIGN.md
+// arrival and a cursor is simply a byte offset (resumable, O(1) seek). docs/design.md
 // drew per-replica files; one file per job gives the same durability with a total
 // order and a trivial cursor, and per-task reads are a filter.
 //

@@ -94,7 +94,7 @@ enum class JobKind {
 const char* JobKindName(JobKind k);  // "JOB", "STUDY", "PIPELINE", "TRIAL": stored.
 std::optional<JobKind> JobKindFromName(const std::string& name);
 
-// Times of each phase, so a slow start can be explained (DESIGN.md "Job lifecycle").
+// Times of each phase, so a slow start can be explained (docs/design.md "Job lifecycle").
 struct PhaseTimes {
   TimeMicros queued = 0;       // Entered the queue: create_time, or the last preemption.
   TimeMicros admitted = 0;     // QUEUED -> PREPARING.

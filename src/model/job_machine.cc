@@ -347,10 +347,10 @@ void Machine::ReplicaExited(const JobInput& in) {
                          "the primary replica succeeded");
     return MaybeFinish();
   }
-  // spec §9: exits 1-127 are the user's code failing: permanent. A death by a signal
-  // the service did not send (128+N, covering 134/139) may be transient: restart the
-  // replica in place, then retry the whole job. restartJobOnWorkerRestart turns every
-  // restart into a whole-job restart; disableRetries fails at once.
+  // docs/contracts/runtime.md §9: exits 1-127 are the user's code failing: permanent. A death by a
+  // signal the service did not send (128+N, covering 134/139) may be transient: restart the replica
+  // in place, then retry the whole job. restartJobOnWorkerRestart turns every restart into a
+  // whole-job restart; disableRetries fails at once.
   const std::string message = FailureMessage(*rec, in);
   Log(message, "ERROR");
   const bool retryable = in.signal.has_value() && !in.oom_killed;

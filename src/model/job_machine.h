@@ -1,4 +1,4 @@
-// The job state machine as one pure function (DESIGN.md §2, STYLE.md §6.11):
+// The job state machine as one pure function (docs/design.md §2, docs/style.md §6.11):
 //
 //   Decide(job record, input, policy, now) -> (new record, history, actions)
 //
@@ -39,8 +39,9 @@
 namespace ty::model {
 
 struct JobPolicy {
-  int max_attempts = 3;          // Whole-job attempts (spec §9).
-  int max_replica_restarts = 5;  // In-place restarts of one replica per attempt (spec §9).
+  int max_attempts = 3;  // Whole-job attempts (docs/contracts/runtime.md §9).
+  int max_replica_restarts =
+      5;  // In-place restarts of one replica per attempt (docs/contracts/runtime.md §9).
 };
 
 enum class TimerKind {

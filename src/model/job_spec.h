@@ -1,4 +1,4 @@
-// The internal, unversioned job specification (DESIGN.md §1).
+// The internal, unversioned job specification (docs/design.md §1).
 //
 // Both wire dialects (Vertex v1 `CustomJob`, ml v1 `Job`) are parsed into this one
 // shape by wire/dialect.h; model/ never sees a wire type. Plain values,

@@ -7,7 +7,7 @@ namespace ty::model {
 namespace {
 
 // ml v1 legacy types: the "commonly reported Compute Engine equivalent" column of
-// ml-v1-jobs.md §9; GPU variants have their base machine's size.
+// docs/contracts/ml-v1.md §9; GPU variants have their base machine's size.
 struct Named {
   std::string_view name;
   MachineShape shape;

@@ -3,11 +3,11 @@
 // machine spec's accelerator fields, which the dialects fill for types with built-in
 // GPUs and for ml v1 legacy types).
 //
-// Sizes follow Compute Engine (ml-v1-jobs.md §9 and vertex-v1-jobs.md §9 list the
-// types); the ml v1 legacy types use the "commonly reported" equivalents of that
-// table. Unknown names are refused at submit by the dialects, so a type without a
-// shape here is a gap of this table, not user input: ShapeOf says nullopt and the
-// service names the field. Pure and thread-safe.
+// Sizes follow Compute Engine (docs/contracts/ml-v1.md §9 and docs/contracts/vertex-v1.md §9 list
+// the types); the ml v1 legacy types use the "commonly reported" equivalents of that table. Unknown
+// names are refused at submit by the dialects, so a type without a shape here is a gap of this
+// table, not user input: ShapeOf says nullopt and the service names the field. Pure and
+// thread-safe.
 #pragma once
 
 #include <map>

@@ -94,7 +94,7 @@ struct LegacyType {
   int count;
 };
 
-// ml-v1-jobs.md §9: legacy types and the accelerators their names imply.
+// docs/contracts/ml-v1.md §9: legacy types and the accelerators their names imply.
 constexpr LegacyType kMlLegacyTypes[] = {
     {"standard", "", 0},
     {"large_model", "", 0},
@@ -175,7 +175,7 @@ std::optional<int> ImpliedGpuCount(std::string_view machine_type) {
     return n;
   }
   if (family == "g2" && variant == "standard" && suffix.empty()) {
-    // vertex-v1-jobs.md §9: 1 L4 on 4-16 and 32 vCPUs, 2 on 24, 4 on 48, 8 on 96.
+    // docs/contracts/vertex-v1.md §9: 1 L4 on 4-16 and 32 vCPUs, 2 on 24, 4 on 48, 8 on 96.
     if (In(n, {4, 8, 12, 16, 32})) return 1;
     if (n == 24) return 2;
     if (n == 48) return 4;
@@ -207,7 +207,7 @@ Status CheckAcceleratorCount(std::string_view machine_type, std::string_view acc
   if (!SplitMachineType(machine_type, &family, &variant, &n, &suffix) || family != "n1") {
     return Status::Ok();
   }
-  // N1 + GPU combinations (vertex-v1-jobs.md §9), keyed by vCPU count. The P100
+  // N1 + GPU combinations (docs/contracts/vertex-v1.md §9), keyed by vCPU count. The P100
   // exception on 64/96 vCPUs is marked uncertain in the spec and not enforced.
   std::vector<int> allowed;
   if (accelerator_type == "NVIDIA_TESLA_V100") {

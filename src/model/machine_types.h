@@ -17,23 +17,23 @@
 
 namespace ty::model::internal {
 
-// Vertex `AcceleratorType` (client-wire.md enum table: numbers are not in order).
+// Vertex `AcceleratorType` (docs/contracts/client-wire.md enum table: numbers are not in order).
 EnumTable VertexAcceleratorTypes();
 // Vertex `Scheduling.Strategy`.
 EnumTable VertexSchedulingStrategies();
 // Vertex `ReservationAffinity.Type`.
 EnumTable VertexReservationAffinityTypes();
 // ml v1 `AcceleratorConfig.type` names. ml v1 clients always send enum names
-// (client-wire.md §4) and the spec gives no numbers, so the numbers here are only
+// (docs/contracts/client-wire.md §4) and the spec gives no numbers, so the numbers here are only
 // declaration indexes and are never accepted on input (see ml_dialect.cc).
 EnumTable MlAcceleratorTypes();
 
 // Vertex training machine types: "cloud-tpu", or `<family>-<variant>-<n>[g|t]` for a
-// family listed in vertex-v1-jobs.md §9 (e2, n1, n2, n4, c2, m1, a2, a3, a4, a4x, g2,
+// family listed in docs/contracts/vertex-v1.md §9 (e2, n1, n2, n4, c2, m1, a2, a3, a4, a4x, g2,
 // g4, ct5lp, ct6e, tpu7x).
 bool IsVertexMachineType(std::string_view type);
 
-// Compute Engine types accepted by ml v1 (ml-v1-jobs.md §9): n1-standard-{4..96},
+// Compute Engine types accepted by ml v1 (docs/contracts/ml-v1.md §9): n1-standard-{4..96},
 // n1-highmem-{2..96}, n1-highcpu-{16..96}, a2-highgpu-{1,2,4,8}g, a2-megagpu-16g.
 bool IsMlComputeEngineType(std::string_view type);
 

@@ -1,6 +1,6 @@
 // Google's image registry names (Container Registry `gcr.io/P/IMG`, `*.gcr.io`;
 // Artifact Registry `REGION-docker.pkg.dev/P/REPO/IMG`, any `*.pkg.dev`) served by the
-// local registry that stands in for them (DESIGN.md: images). Pure: no engine calls.
+// local registry that stands in for them (docs/design.md: images). Pure: no engine calls.
 //
 // One registry serves every Google host, so the host is not part of the stored name:
 // `gcr.io/p/img` and `us-docker.pkg.dev/p/img` are the same repository `p/img` there.

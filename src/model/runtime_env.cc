@@ -179,11 +179,11 @@ std::optional<std::pair<std::string, std::string>> SplitGcsUri(const std::string
 
 namespace {
 
-// PyTorch's variables (spec §4).
+// PyTorch's variables (docs/contracts/runtime.md §4).
 void AppendTorchEnv(const Job& job, int pool, int index, const RuntimeOptions& options,
                     std::vector<EnvVar>* env) {
-  // PyTorch (spec §4): the process group is the primary plus pool 1 in CLUSTER_SPEC
-  // order (RANK 0 = primary, workerpool1 index i = 1 + i). Parameter servers and
+  // PyTorch (docs/contracts/runtime.md §4): the process group is the primary plus pool 1 in
+  // CLUSTER_SPEC order (RANK 0 = primary, workerpool1 index i = 1 + i). Parameter servers and
   // evaluators are not members of it; they get ranks after the group so every
   // replica still has a distinct RANK.
   int64_t world = job.spec.pools[0].replica_count +
@@ -209,8 +209,8 @@ void AppendServiceEnv(const Job& job, const RuntimeOptions& options, std::vector
   env->push_back({"CLOUD_ML_PROJECT_ID", job.project});
   if (options.trial_id) env->push_back({"CLOUD_ML_TRIAL_ID", *options.trial_id});
 
-  // Output directories (spec §6); kept as gs:// URIs as on Vertex; replicas reach
-  // them through <bucket root>/BUCKET (/gcs in containers).
+  // Output directories (docs/contracts/runtime.md §6); kept as gs:// URIs as on Vertex; replicas
+  // reach them through <bucket root>/BUCKET (/gcs in containers).
   if (!job.spec.base_output_directory.empty()) {
     std::string base = job.spec.base_output_directory;
     if (options.trial_id) base += *options.trial_id + "/";
@@ -236,12 +236,12 @@ ReplicaRuntime BuildReplicaRuntime(const Job& job, int pool, int index,
   ReplicaRuntime rt;
   std::vector<EnvVar>& env = rt.env;
 
-  // TF_CONFIG: every ml v1 job; Vertex only when distributed (spec §2).
+  // TF_CONFIG: every ml v1 job; Vertex only when distributed (docs/contracts/runtime.md §2).
   bool distributed = TotalReplicas(spec) > 1;
   if (job.dialect == Dialect::kMlV1 || distributed) {
     env.push_back({"TF_CONFIG", TfConfig(job, pool, index, options)});
   }
-  // CLUSTER_SPEC: every Vertex job; ml v1 custom containers (spec §3).
+  // CLUSTER_SPEC: every Vertex job; ml v1 custom containers (docs/contracts/runtime.md §3).
   if (job.dialect == Dialect::kVertex || wp.container) {
     env.push_back({"CLUSTER_SPEC", ClusterSpec(job, pool, index, options)});
   }
@@ -254,8 +254,8 @@ ReplicaRuntime BuildReplicaRuntime(const Job& job, int pool, int index,
   const std::vector<EnvVar>& user_env = wp.container ? wp.container->env : wp.python_package->env;
   for (const auto& e : user_env) Set(env, e.name, ExpandEnvReferences(e.value, env));
 
-  // Command line (spec §1): user args, then service-added `--job-dir J` (two tokens;
-  // `J/<trial>` inside tuning trials).
+  // Command line (docs/contracts/runtime.md §1): user args, then service-added `--job-dir J` (two
+  // tokens; `J/<trial>` inside tuning trials).
   std::vector<std::string> extra_args;
   if (!spec.job_dir.empty()) {
     std::string dir = spec.job_dir;
@@ -266,8 +266,8 @@ ReplicaRuntime BuildReplicaRuntime(const Job& job, int pool, int index,
     rt.image = ResolveImage(wp.container->image_uri);  // A prebuilt name: its runtime.
     rt.command = wp.container->command;
     rt.args = wp.container->args;
-    // Service-added arguments go after the user's (spec §1). With no user args this
-    // replaces the image's CMD, as ml v1 `args` do for an ENTRYPOINT image.
+    // Service-added arguments go after the user's (docs/contracts/runtime.md §1). With no user args
+    // this replaces the image's CMD, as ml v1 `args` do for an ENTRYPOINT image.
     rt.args.insert(rt.args.end(), extra_args.begin(), extra_args.end());
   } else {
     const PythonPackageSpec& pkg = *wp.python_package;

@@ -14,10 +14,10 @@
 
 namespace ty::model {
 
-// Every replica listens on this port in the cluster maps (spec §3).
+// Every replica listens on this port in the cluster maps (docs/contracts/runtime.md §3).
 inline constexpr int kClusterPort = 2222;
 
-// Stable host name of a replica, derived from the job (spec §3 shape
+// Stable host name of a replica, derived from the job (docs/contracts/runtime.md §3 shape
 // `<prefix>-<role>-<index>`): "ty-<uid>-workerpool1-0" (Vertex) or
 // "ty-<uid>-worker-0" (ml v1; "chief" instead of "master" with useChiefInTfConfig).
 // Stable across attempts, so a restarted replica keeps its name as on Vertex.

@@ -1,5 +1,5 @@
 // What the scheduler reasons about: nodes and their inventory, what a queued job
-// asks for, and what a running job holds. Plain values; no I/O (DESIGN.md: the
+// asks for, and what a running job holds. Plain values; no I/O (docs/design.md: the
 // admission controller hands a snapshot to scheduler/ and gets decisions back).
 #pragma once
 

@@ -1,5 +1,5 @@
 // trainyard-tuner: the tuning library as a program speaking the tuner protocol
-// (spec/tuner-protocol.md) on stdin / stdout, one JSON object per line, so any
+// (docs/contracts/tuner-protocol.md) on stdin / stdout, one JSON object per line, so any
 // benchmark driver can compare it with other tuners trial for trial.
 //
 //   trainyard-tuner [--algorithm ALGORITHM_UNSPECIFIED|GRID_SEARCH|RANDOM_SEARCH]

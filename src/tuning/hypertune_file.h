@@ -1,5 +1,5 @@
 // The metrics file Google's cloudml-hypertune library writes in a trial
-// (spec/runtime-contract.md §8): the whole file is rewritten on every report and holds
+// (docs/contracts/runtime.md §8): the whole file is rewritten on every report and holds
 // the last 100 reports, one JSON object per line, sort_keys order:
 //
 //   {"accuracy": "0.81", "checkpoint_path": "", "global_step": "100",

@@ -1,4 +1,4 @@
-// One study of the tuner protocol (spec/tuner-protocol.md): a request object in, a
+// One study of the tuner protocol (docs/contracts/tuner-protocol.md): a request object in, a
 // reply object out. `trainyard-tuner` (src/tuner_cli/main.cc) wraps it in the stdin /
 // stdout line loop; tests drive it directly. Never throws on bad input: a request it
 // cannot serve gets {"ok": false, "error": ...}. Not thread-safe.

@@ -73,8 +73,8 @@ void PoolEnumsToInt(nlohmann::json& job_spec) {
   }
 }
 
-// Every enum of a CustomJob or HyperparameterTuningJob as its number (client-wire.md's
-// schema reference); `state` is set by the caller.
+// Every enum of a CustomJob or HyperparameterTuningJob as its number
+// (docs/contracts/client-wire.md's schema reference); `state` is set by the caller.
 void VertexEnumsToInt(nlohmann::json& resource) {
   for (const char* key : {"jobSpec", "trialJobSpec"}) {
     if (auto spec = resource.find(key); spec != resource.end()) PoolEnumsToInt(*spec);

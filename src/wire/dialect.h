@@ -1,4 +1,4 @@
-// The two wire dialects <-> the internal model (DESIGN.md §1).
+// The two wire dialects <-> the internal model (docs/design.md §1).
 //
 // Parsing validates everything Google's REST references say a server checks
 // and returns InvalidArgument via FieldError(path, rule) naming the first offending

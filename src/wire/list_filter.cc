@@ -111,7 +111,7 @@ struct StateValue {
 StateValue Known(JobState s) { return {true, s}; }
 StateValue Unused() { return {true, std::nullopt}; }
 
-// Vertex JobState names and numbers (client-wire.md §8) plus ml v1 names.
+// Vertex JobState names and numbers (docs/contracts/client-wire.md §8) plus ml v1 names.
 StateValue ParseStateValue(const std::string& raw) {
   std::string v = Upper(raw);
   static const char* const kVertexOnly[] = {"PAUSED", "EXPIRED", "UPDATING", "PARTIALLY_SUCCEEDED"};

@@ -6,13 +6,13 @@
 // - `scaleTier` missing reads as BASIC: the spec calls it required, but it is proto3
 //   enum value 0, so a client that omits it means BASIC and Google cannot tell.
 // - ml v1 enums are accepted by name only: every ml v1 client sends names
-//   (client-wire.md §4) and the spec gives no numbers to map.
+//   (docs/contracts/client-wire.md §4) and the spec gives no numbers to map.
 // - `trainingInput.hyperparameters` makes a tuning job (study_json.h has its rules);
 //   `predictionInput` is rejected (batch prediction is out of scope); `etag` is
 //   ignored on create.
 // - Machine types (`masterType`, ...) and replica counts are only allowed with CUSTOM;
 //   per-role `*Config` messages are allowed with any tier.
-// - Machine categories: Compute Engine (ml-v1-jobs.md §9 list), legacy (§9 table), and
+// - Machine categories: Compute Engine (docs/contracts/ml-v1.md §9 list), legacy (§9 table), and
 //   `cloud_tpu`, which pairs with either (it is the TPU worker of both kinds of job).
 //   `acceleratorConfig` is allowed on Compute Engine types (GPU types) and on
 //   `cloud_tpu` (TPU types; default TPU_V2 x 8 when absent).
@@ -22,7 +22,7 @@
 // - `jobDir` and `packageUris` must be gs:// URIs (buckets are directories here).
 // - Disk sizes follow the Vertex range (100..64000 GB, 0 = default) since both map
 //   to the same internal disk.
-// - `useChiefInTfConfig` is only allowed for custom-container jobs (spec §4).
+// - `useChiefInTfConfig` is only allowed for custom-container jobs (docs/contracts/ml-v1.md §4).
 //
 // Predefined scale tiers (the spec leaves the composition to the implementation):
 //
@@ -72,7 +72,7 @@ Category CategoryOf(const std::string& type) {
   return Category::kNone;
 }
 
-// A parsed ReplicaConfig (ml-v1-jobs.md §4).
+// A parsed ReplicaConfig (docs/contracts/ml-v1.md §4).
 struct ReplicaConfig {
   std::string path;  // Wire path of the config, for cross-field errors.
   std::string image_uri;
@@ -299,7 +299,7 @@ void ApplyScaleTier(const std::string& tier, Role* master, Role* worker, Role* p
 }
 
 // A container job (masterConfig.imageUri) or a Python package job (runtimeVersion,
-// packageUris, pythonModule), never a mix (ml-v1-jobs.md §10).
+// packageUris, pythonModule), never a mix (docs/contracts/ml-v1.md §10).
 Status CheckContainerOrPackage(const WireObject& ti, const Roles& roles, const PackageFields& pkg,
                                bool use_chief) {
   const Role& master = roles.master;
@@ -407,7 +407,7 @@ Status ReadPackage(WireObject& ti, PackageFields* pkg) {
   return ti.StringList("args", &pkg->args, kMaxArgvListEntries);
 }
 
-// The roles against the scale tier and each other (ml-v1-jobs.md §10, in the order
+// The roles against the scale tier and each other (docs/contracts/ml-v1.md §10, in the order
 // the spec lists them); a predefined tier fills in its roles.
 Status CheckRoles(const WireObject& ti, const std::string& scale_tier, Roles* roles) {
   const bool custom = scale_tier == "CUSTOM";
@@ -424,7 +424,7 @@ Status CheckRoles(const WireObject& ti, const std::string& scale_tier, Roles* ro
   return Status::Ok();
 }
 
-// Every field of TrainingInput (ml-v1-jobs.md); any other is a 400.
+// Every field of TrainingInput (docs/contracts/ml-v1.md); any other is a 400.
 const std::initializer_list<std::string_view> kTrainingInputFields = {
     "scaleTier",
     "masterType",
@@ -505,7 +505,7 @@ Result<nlohmann::json> ParseTrainingInput(const nlohmann::json& v, JobSpec* spec
     ti.SetCanonical("encryptionConfig", std::move(c));
   }
 
-  // Cross-field rules (ml-v1-jobs.md §10), in the order the spec lists them.
+  // Cross-field rules (docs/contracts/ml-v1.md §10), in the order the spec lists them.
   if (spec->region.empty()) return FieldError(ti.PathOf("region"), "is required");
   RETURN_IF_ERROR(CheckRoles(ti, spec->scale_tier, &roles));
   RETURN_IF_ERROR(CheckContainerOrPackage(ti, roles, pkg, spec->use_chief_in_tf_config));

@@ -92,7 +92,7 @@ Result<std::string> StringMember(const json& obj, const char* key, const std::st
 }
 
 // ScaleType: the same numbers in both APIs; only the zero value's name differs
-// (ml v1 NONE, Vertex SCALE_TYPE_UNSPECIFIED). Names or numbers (client-wire.md §6).
+// (ml v1 NONE, Vertex SCALE_TYPE_UNSPECIFIED). Names or numbers (docs/contracts/client-wire.md §6).
 constexpr internal::EnumValue kVertexScaleTypes[] = {{"SCALE_TYPE_UNSPECIFIED", 0},
                                                      {"UNIT_LINEAR_SCALE", 1},
                                                      {"UNIT_LOG_SCALE", 2},

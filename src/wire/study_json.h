@@ -29,7 +29,7 @@ Result<std::vector<ParamSpec>> ParseVertexParams(const nlohmann::json& params,
 nlohmann::json ValueToJson(const ParamSpec& spec, const ParamValue& value);
 // Reads a value of `spec` from JSON (numbers may also come as strings).
 Result<ParamValue> ValueFromJson(const ParamSpec& spec, const nlohmann::json& v);
-// ml v1 `trainingInput.hyperparameters` (ml-v1-jobs.md §5) at `path`; returns its
+// ml v1 `trainingInput.hyperparameters` (docs/contracts/ml-v1.md §5) at `path`; returns its
 // canonical form. Rules: `goal` MAXIMIZE | MINIMIZE (GOAL_TYPE_UNSPECIFIED or absent:
 // MAXIMIZE); `params` required; maxTrials, maxParallelTrials >= 1 (default 1);
 // 0 <= maxFailedTrials <= maxTrials; `enableTrialEarlyStopping` selects the
@@ -37,7 +37,7 @@ Result<ParamValue> ValueFromJson(const ParamSpec& spec, const nlohmann::json& v)
 Result<nlohmann::json> ParseMlHyperparameters(const nlohmann::json& value, const std::string& path,
                                               StudySpec* out);
 
-// Vertex `StudySpec` of a HyperparameterTuningJob (vertex-v1-jobs.md §7) at `path`;
+// Vertex `StudySpec` of a HyperparameterTuningJob (docs/contracts/vertex-v1.md §7) at `path`;
 // returns its canonical form. Rules: exactly one metric (`metricId` without
 // whitespace; goal MAXIMIZE | MINIMIZE, unspecified = MAXIMIZE); `parameters`
 // required (conditional children allowed); GRID_SEARCH only over discrete

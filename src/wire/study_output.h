@@ -1,4 +1,4 @@
-// How a study's trials read back (ml-v1-jobs.md §6 TrainingOutput and
+// How a study's trials read back (docs/contracts/ml-v1.md §6 TrainingOutput and
 // HyperparameterOutput): best trial first, values as strings, int64 as strings. Pure.
 #pragma once
 
@@ -25,7 +25,7 @@ nlohmann::json MlHyperparametersOf(const nlohmann::json& rendered);
 // canonical `trainingInput.hyperparameters`) is `rendered`.
 nlohmann::json MlStudyTrainingOutput(const Job& job, const nlohmann::json& rendered);
 
-// Vertex `HyperparameterTuningJob.trials` (vertex-v1-jobs.md §8) in id order, for a
+// Vertex `HyperparameterTuningJob.trials` (docs/contracts/vertex-v1.md §8) in id order, for a
 // job whose rendered form (with its canonical `studySpec`) is `rendered`. Failed and
 // cancelled trials are INFEASIBLE with their reason, as Vertex shows them.
 nlohmann::json VertexTrials(const Job& job, const nlohmann::json& rendered);

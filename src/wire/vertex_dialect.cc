@@ -480,7 +480,7 @@ Result<ParsedJob> ParseVertexHyperparameterTuningJob(const nlohmann::json& body)
 
 namespace {
 
-// The one training task this server runs (vertex-v1-jobs.md; the SDK's
+// The one training task this server runs (docs/contracts/vertex-v1.md; the SDK's
 // schema.training_job.definition.custom_task).
 constexpr char kCustomTaskSchema[] =
     "gs://google-cloud-aiplatform/schema/trainingjob/definition/custom_task_1.0.0.yaml";

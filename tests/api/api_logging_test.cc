@@ -1,4 +1,4 @@
-// Cloud Logging `entries:list` (spec/cloud-logging-v2.md): entries of jobs of both
+// Cloud Logging `entries:list` (docs/contracts/cloud-logging-v2.md): entries of jobs of both
 // dialects, ordered and paged as gcloud's de-duplication needs, filters, and
 // errors in Google's envelope. The real gcloud runs against it in
 // tests/integration/gcloud_test.cc.

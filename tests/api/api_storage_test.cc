@@ -1,4 +1,4 @@
-// The Cloud Storage JSON API on the wire (spec/cloud-storage-v1.md): the exact
+// The Cloud Storage JSON API on the wire (docs/contracts/cloud-storage-v1.md): the exact
 // request shapes gcloud, Python and Node send (§2, §3, §7), resources and hashes
 // (§4), errors (§6), and names that try to leave the bucket. The real gcloud
 // runs against it in tests/integration/gcloud_test.cc.

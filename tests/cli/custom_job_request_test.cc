@@ -1,5 +1,5 @@
 // `ai custom-jobs create` request building: --worker-pool-spec parsing, every gcloud
-// rule with its exact message, and --config/flag precedence (spec/gcloud-cli.md §4).
+// rule with its exact message, and --config/flag precedence (docs/contracts/gcloud-cli.md §4).
 #include "cli/custom_job_request.h"
 
 #include <gtest/gtest.h>

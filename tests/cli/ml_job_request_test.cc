@@ -1,5 +1,5 @@
 // `ai-platform jobs submit training` request building: --config + flag precedence,
-// USER_ARGS after `--`, and gcloud's client-side rules (spec/gcloud-cli.md §1).
+// USER_ARGS after `--`, and gcloud's client-side rules (docs/contracts/gcloud-cli.md §1).
 #include "cli/ml_job_request.h"
 
 #include <gtest/gtest.h>

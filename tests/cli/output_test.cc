@@ -1,4 +1,4 @@
-// Output formats of the CLI (spec/gcloud-cli.md §2, §8): log lines of both dialects,
+// Output formats of the CLI (docs/contracts/gcloud-cli.md §2, §8): log lines of both dialects,
 // the ml list table, error lines and resource printing. TZ is pinned per test.
 #include "cli/output.h"
 

@@ -1,6 +1,6 @@
 // Whole commands through RunCli with a scripted HttpClient (no server): the requests
 // each command sends, what it prints on stdout/stderr, exit codes, and log following
-// with reconnects (spec/gcloud-cli.md §1, §2, §4, §5, §8).
+// with reconnects (docs/contracts/gcloud-cli.md §1, §2, §4, §5, §8).
 #include <gtest/gtest.h>
 
 #include <cstdlib>

@@ -446,7 +446,7 @@ test('gapic: deleteCustomJob on a finished job; operation.promise() resolves', a
   assert.ok(gx.ok, 'create failed');
   const [operation] = await gapic.deleteCustomJob({ name: gx.ok });
   assert.match(operation.name, OP_RE);
-  // done: false makes promise() poll GET /ui/{name} (client-wire.md section 2).
+  // done: false makes promise() poll GET /ui/{name} (docs/contracts/client-wire.md section 2).
   console.log(`      delete answered ${operation.name}, done: ${operation.done}`);
   const [response, metadata, raw] = await operation.promise();
   assert.deepEqual({ ...response }, {});

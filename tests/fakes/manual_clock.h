@@ -1,5 +1,5 @@
 // ManualClock: a Clock tests move by hand, so timers fire exactly when a test says
-// (STYLE.md §6.7). Thread-safe.
+// (docs/style.md §6.7). Thread-safe.
 #pragma once
 
 #include <atomic>

@@ -1,5 +1,5 @@
 // Search-space pieces the tuning and model tests build: parameters of every type, and
-// the tuner protocol's mixed-type example space (spec/tuner-protocol.md §5).
+// the tuner protocol's mixed-type example space (docs/contracts/tuner-protocol.md §5).
 #pragma once
 
 #include <nlohmann/json.hpp>

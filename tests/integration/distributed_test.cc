@@ -1,5 +1,5 @@
 // Multi-replica jobs through the real daemon and engine: every replica checks the
-// TF_CONFIG / CLUSTER_SPEC / PyTorch variables it was given (runtime-contract.md §2-§4),
+// TF_CONFIG / CLUSTER_SPEC / PyTorch variables it was given (docs/contracts/runtime.md §2-§4),
 // serves on its cluster port and reaches every peer by the host name listed there;
 // plus the failure rules of §9 (a worker's exit 1 fails the job; the primary's exit 0
 // ends it and stops the rest). The checking replicas run python3 from the

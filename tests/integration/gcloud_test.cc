@@ -227,7 +227,7 @@ TEST_F(GcloudTest, AiCustomJobsCreateStreamLogsDescribeListCancel) {
   nlohmann::json done = daemon_.WaitForField(path, "state", {"JOB_STATE_SUCCEEDED"}, 120);
   ASSERT_EQ(done.value("state", ""), "JOB_STATE_SUCCEEDED") << done.dump();
 
-  // Started after the end, the stream stops by itself (spec/cloud-logging-v2.md §1.3).
+  // Started after the end, the stream stops by itself (docs/contracts/cloud-logging-v2.md §1.3).
   ProcessRun stream = Gcloud({"ai", "custom-jobs", "stream-logs", id, "--polling-interval=1"});
   ASSERT_EQ(stream.rc, 0) << stream.err;
   ExpectEveryLineOnceInOrder(LinesByTask(stream.out), {"workerpool0-0", "workerpool1-0"});

@@ -1,5 +1,5 @@
 // LogFilter: the Cloud Logging query language subset, on entries shaped as
-// entries:list returns them (spec/cloud-logging-v2.md §3), including the exact
+// entries:list returns them (docs/contracts/cloud-logging-v2.md §3), including the exact
 // filters gcloud's streamers send (§1.1, §5) and garbage.
 #include "logs/log_filter.h"
 

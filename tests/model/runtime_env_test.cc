@@ -1,4 +1,4 @@
-// Golden tests: what each replica receives (runtime-contract.md §2-§6), byte-exact.
+// Golden tests: what each replica receives (docs/contracts/runtime.md §2-§6), byte-exact.
 #include "model/runtime_env.h"
 
 #include <gtest/gtest.h>

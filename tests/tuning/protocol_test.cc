@@ -1,4 +1,4 @@
-// The APIs' parameter JSON and the tuner protocol (spec/tuner-protocol.md).
+// The APIs' parameter JSON and the tuner protocol (docs/contracts/tuner-protocol.md).
 #include <gtest/gtest.h>
 
 #include "fakes/study_params.h"

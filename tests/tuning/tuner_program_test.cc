@@ -65,7 +65,7 @@ class TunerProcess {
   FILE* from_ = nullptr;
 };
 
-// The spec's Branin transcript (tuner-protocol.md §5), B=5, p=2, seed 7.
+// The spec's Branin transcript (docs/contracts/tuner-protocol.md §5), B=5, p=2, seed 7.
 TEST(TunerProgramTest, AnswersTheSpecTranscriptLineByLineAndExits) {
   for (const char* algorithm : {"ALGORITHM_UNSPECIFIED", "RANDOM_SEARCH"}) {
     TunerProcess tuner(algorithm);

@@ -14,7 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-// ml-v1-jobs.md §7 without `hyperparameters`.
+// docs/contracts/ml-v1.md §7 without `hyperparameters`.
 constexpr const char* kSpecExample = R"({"jobId": "census_001",
  "labels": {"owner": "alice"},
  "trainingInput": {

@@ -17,7 +17,7 @@ namespace {
 using nlohmann::json;
 
 const json& kMixedParams = testing::MixedParamsJson();
-// The Vertex SDK's REST transport sends every enum as its number (client-wire.md): a
+// The Vertex SDK's REST transport sends every enum as its number (docs/contracts/client-wire.md): a
 // scaleType of 2 was a 400 ("must be a string"), before that a 500.
 TEST(StudyJsonTest, EnumsMayBeNumbers) {
   json ml = json::parse(R"([{"parameterName": "lr", "type": 1, "minValue": 0.001, "maxValue": 1,

@@ -14,7 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-// vertex-v1-jobs.md §10.
+// docs/contracts/vertex-v1.md §10.
 constexpr const char* kSpecExample = R"({"displayName": "train-1",
  "labels": {"team": "ml"},
  "jobSpec": {

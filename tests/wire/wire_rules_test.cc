@@ -1,5 +1,5 @@
 // The shared wire helpers behind both dialects: proto3 JSON scalar rules, labels,
-// machine types and GPU counts (vertex-v1-jobs.md §9, ml-v1-jobs.md §9).
+// machine types and GPU counts (docs/contracts/vertex-v1.md §9, docs/contracts/ml-v1.md §9).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>

@@ -47,7 +47,7 @@
 // the same second, a line of that second may be missed, never taken twice.
 //
 // Containers are never stopped by the destructor: running training survives a
-// daemon restart (DESIGN.md §3); the destructor only aborts the watchers.
+// daemon restart (docs/design.md §3); the destructor only aborts the watchers.
 //
 // Ownership: the LogSink is borrowed and must outlive the executor.
 // Thread-safety: every method may be called from any thread (executor.h).
