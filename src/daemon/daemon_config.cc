@@ -158,8 +158,7 @@ static Status ApplyNonStringKeys(const nlohmann::json& doc, DaemonConfig& cfg,
     cfg.data_reserve_mb = doc["data_reserve_mb"].get<int64_t>();
   }
   if (doc.contains("backup_every_minutes") && app.count("--backup-every-minutes") == 0) {
-    if (!doc["backup_every_minutes"].is_number() ||
-        doc["backup_every_minutes"].get<double>() < 0) {
+    if (!doc["backup_every_minutes"].is_number() || doc["backup_every_minutes"].get<double>() < 0) {
       return InvalidArgument("config: backup_every_minutes must be a number of at least 0");
     }
     cfg.backup_every_minutes = doc["backup_every_minutes"].get<double>();

@@ -420,7 +420,10 @@ ty::Result<std::unique_ptr<ty::jobstore::SqliteJobStore>> OpenCheckedStore(
     const DaemonConfig& cfg) {
   ty::daemon::StoreFindings found =
       ty::daemon::CheckBeforeOpen(cfg.data_dir, cfg.accept_store_loss);
-  if (!found.not_writable.empty()) return ty::daemon::JudgeStore(found, cfg.accept_store_loss);
+  // Judged before SQLite opens the file: it would delete a WAL beside an empty database.
+  if (!found.not_writable.empty() || (found.orphan_wal_bytes > 0 && !cfg.accept_store_loss)) {
+    return ty::daemon::JudgeStore(found, cfg.accept_store_loss);
+  }
   ASSIGN_OR_RETURN(auto store, ty::jobstore::SqliteJobStore::Open(cfg.data_dir + "/trainyard.db"));
   // quick_check reads every page: bounded, so a huge store still starts in seconds.
   constexpr ty::DurationMicros kCheckBudget = 10 * 1000000;

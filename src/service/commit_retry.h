@@ -36,12 +36,12 @@ DurationMicros RetryDelay(int tries);
 
 // How the store's writes fare, for /healthz and /metrics.
 struct StoreWriteHealth {
-  bool failing = false;        // Some job's input waits for a commit that failed.
-  std::string detail;          // The last failure's message.
-  TimeMicros since = 0;        // When writes began failing (0 = they do not).
-  size_t jobs_waiting = 0;     // Jobs with inputs held.
+  bool failing = false;           // Some job's input waits for a commit that failed.
+  std::string detail;             // The last failure's message.
+  TimeMicros since = 0;           // When writes began failing (0 = they do not).
+  size_t jobs_waiting = 0;        // Jobs with inputs held.
   std::set<std::string> waiting;  // Their uids (describe says why they do not move).
-  uint64_t failed_writes = 0;  // Commits that failed since start, retries included.
+  uint64_t failed_writes = 0;     // Commits that failed since start, retries included.
 };
 
 // Inputs whose commit failed, per job, in arrival order.

@@ -91,6 +91,7 @@ class FinishedJobs : public jobstore::JobStore {
     return inner_->AppendEvent(uid, event);
   }
   std::vector<std::string> SetAsideRows() const override { return inner_->SetAsideRows(); }
+  Status BackupTo(const std::string& path) override { return inner_->BackupTo(path); }
   Result<std::vector<model::JobEvent>> ListEvents(const std::string& uid) override {
     return inner_->ListEvents(uid);
   }

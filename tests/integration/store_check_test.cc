@@ -91,7 +91,17 @@ TEST_F(StoreCheckTest, AWalBesideAnEmptyDatabaseIsNeverDeleted) {
   EXPECT_EQ(refused.rc, 1) << refused.err;
   EXPECT_THAT(refused.out + refused.err,
               HasSubstr("trainyard.db is empty but its write-ahead log holds"));
-  EXPECT_EQ(fs::file_size(data_ + "/trainyard.db-wal"), wal_bytes) << "the WAL is kept";
+  ASSERT_TRUE(fs::exists(data_ + "/trainyard.db-wal")) << "the WAL is kept";
+  EXPECT_EQ(fs::file_size(data_ + "/trainyard.db-wal"), wal_bytes);
+  // With the loss accepted the WAL is kept aside, never deleted, and the daemon starts.
+  ProcessRun accepted = Start({"--accept-store-loss"});
+  EXPECT_EQ(accepted.rc, 124) << accepted.out << accepted.err;
+  bool kept_aside = false;
+  for (const auto& e : fs::directory_iterator(data_)) {
+    kept_aside |= e.path().filename().string().rfind("trainyard.db-wal.lost-", 0) == 0 &&
+                  fs::file_size(e.path()) == wal_bytes;
+  }
+  EXPECT_TRUE(kept_aside);
 }
 
 TEST_F(StoreCheckTest, ADamagedDatabaseIsSaidWithSQLitesWords) {
