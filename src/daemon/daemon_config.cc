@@ -144,7 +144,8 @@ static Status ApplyNonStringKeys(const nlohmann::json& doc, DaemonConfig& cfg,
                    &cfg.limits.max_replicas_per_pool},
         std::tuple{"max_replicas_per_job", "--max-replicas-per-job",
                    &cfg.limits.max_replicas_per_job},
-        std::tuple{"max_daemon_memory", "--max-daemon-memory", &cfg.max_daemon_memory_mb}}) {
+        std::tuple{"max_daemon_memory", "--max-daemon-memory", &cfg.max_daemon_memory_mb},
+        std::tuple{"backup_keep", "--backup-keep", &cfg.backup_keep}}) {
     if (!doc.contains(key) || app.count(flag) > 0) continue;
     if (!doc[key].is_number_integer() || doc[key].get<int64_t>() < 1) {
       return InvalidArgument(std::string("config: ") + key + " must be an integer of at least 1");
@@ -162,12 +163,6 @@ static Status ApplyNonStringKeys(const nlohmann::json& doc, DaemonConfig& cfg,
       return InvalidArgument("config: backup_every_minutes must be a number of at least 0");
     }
     cfg.backup_every_minutes = doc["backup_every_minutes"].get<double>();
-  }
-  if (doc.contains("backup_keep") && app.count("--backup-keep") == 0) {
-    if (!doc["backup_keep"].is_number_integer() || doc["backup_keep"].get<int64_t>() < 1) {
-      return InvalidArgument("config: backup_keep must be an integer of at least 1");
-    }
-    cfg.backup_keep = doc["backup_keep"].get<int64_t>();
   }
   return Status::Ok();
 }

@@ -4,10 +4,13 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "common/time.h"
 #include "integration/daemon_harness.h"
+#include "integration/subprocess.h"
 
 namespace ty::testing {
 namespace {
@@ -78,6 +81,27 @@ TEST(FaultsTest, BelowTheDataDisksReserveSubmitsAreRefusedAndHealthSaysWhy) {
 TEST(FaultsTest, AboveTheReserveHealthIsOk) {
   Daemon d({"--executor", "process", "--data-reserve-mb", "0"});
   EXPECT_EQ(d.Get("/healthz").Json().value("status", ""), "ok");
+}
+
+// The config keys of this issue are checked like every other: a bad value names the
+// key and its rule, and the daemon does not start.
+TEST(FaultsTest, TheReserveAndBackupKeysOfTheConfigAreChecked) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("ty-fault-keys-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  for (auto [line, said] :
+       {std::pair{"backup_keep: 0", "backup_keep must be an integer of at least 1"},
+        std::pair{"data_reserve_mb: -5", "data_reserve_mb must be an integer of at least 0"},
+        std::pair{"backup_every_minutes: soon", "backup_every_minutes must be a number"}}) {
+    std::ofstream((dir / "config.yaml").string(), std::ios::trunc) << line << "\n";
+    ProcessRun r = RunProcess({BinaryDir() + "/bin/trainyardd", "--listen", "127.0.0.1:0",
+                               "--data-dir", (dir / "data").string(), "--executor", "process",
+                               "--config", (dir / "config.yaml").string()},
+                              {}, 30);
+    EXPECT_NE(r.rc, 0) << line;
+    EXPECT_NE((r.out + r.err).find(said), std::string::npos) << line << ": " << r.out << r.err;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
