@@ -210,50 +210,46 @@ Dispatch RouteVertexJobs(const Call& call, const std::vector<std::string>& seg,
   return Respond(NoRoute(call.request));
 }
 
+// /healthz: "ok", or "degraded" with a note per trouble (shown to `details` callers).
+// Still 200 either way: the API serves, and restarting the daemon would not help.
+nlohmann::json Health(service::JobService* service, bool details) {
+  nlohmann::json health = {{"status", "ok"}};
+  auto degrade = [&](const char* key, nlohmann::json note) {
+    health["status"] = "degraded";
+    if (details) health[key] = std::move(note);
+  };
+  // Stored jobs it had to fail are named so an operator sees them without the log.
+  std::vector<std::string> problems = service->problems();
+  if (!problems.empty() && details) health["problems"] = problems;
+  if (executor::BackendHealth engine = service->backend_health(); !engine.reachable) {
+    degrade(
+        "engine",
+        {{"reachable", false}, {"detail", engine.detail}, {"since", FormatRfc3339(engine.since)}});
+  }
+  // Below the data disk's reserve new work is refused: said before the disk is full.
+  if (std::optional<service::JobService::DataDisk> disk = service->data_disk();
+      disk && disk->low()) {
+    degrade("dataDisk", {{"freeBytes", disk->space.free_bytes},
+                         {"reserveBytes", disk->reserve_bytes},
+                         {"detail", "below the reserve: submits are refused"}});
+  }
+  // Job records that cannot be written (a full disk): inputs wait for the store.
+  if (service::StoreWriteHealth store = service->store_health(); store.failing) {
+    degrade("store", {{"writing", false},
+                      {"detail", store.detail},
+                      {"since", FormatRfc3339(store.since)},
+                      {"jobsWaiting", store.jobs_waiting}});
+  }
+  return health;
+}
+
 // `health_details`: /healthz names problems and the engine's state (admins, or
 // everyone on a daemon without tokens); others learn only "ok" or "degraded".
 Dispatch Route(service::JobService* service, const HttpRequest& request, bool health_details) {
   std::vector<std::string> seg = SplitPath(request.path);
   const std::string& method = request.method;
   if (seg.size() == 1 && seg[0] == "healthz" && method == "GET") {
-    // Still "ok": the daemon serves; stored jobs it had to fail are named so an
-    // operator sees them without reading the daemon's log.
-    nlohmann::json health = {{"status", "ok"}};
-    std::vector<std::string> problems = service->problems();
-    if (!problems.empty() && health_details) health["problems"] = problems;
-    // An engine outage: still 200 (the API serves, and restarting the daemon would
-    // not bring the engine back), but said, with since when.
-    executor::BackendHealth engine = service->backend_health();
-    if (!engine.reachable) {
-      health["status"] = "degraded";
-      if (health_details) {
-        health["engine"] = {{"reachable", false},
-                            {"detail", engine.detail},
-                            {"since", FormatRfc3339(engine.since)}};
-      }
-    }
-    // Below the data disk's reserve new work is refused: said before the disk is full.
-    if (std::optional<service::JobService::DataDisk> disk = service->data_disk();
-        disk && disk->low()) {
-      health["status"] = "degraded";
-      if (health_details) {
-        health["dataDisk"] = {{"freeBytes", disk->space.free_bytes},
-                              {"reserveBytes", disk->reserve_bytes},
-                              {"detail", "below the reserve: submits are refused"}};
-      }
-    }
-    // Job records that cannot be written (a full disk): inputs wait for the store.
-    service::StoreWriteHealth store = service->store_health();
-    if (store.failing) {
-      health["status"] = "degraded";
-      if (health_details) {
-        health["store"] = {{"writing", false},
-                           {"detail", store.detail},
-                           {"since", FormatRfc3339(store.since)},
-                           {"jobsWaiting", store.jobs_waiting}};
-      }
-    }
-    return Respond(JsonResponse(health));
+    return Respond(JsonResponse(Health(service, health_details)));
   }
   if (seg.size() == 1 && seg[0] == "metrics" && method == "GET") {
     return Respond(internal::Metrics(service));

@@ -61,6 +61,24 @@ Status SortConfigKeys(const std::string& path, const nlohmann::json& doc, Daemon
   return Status::Ok();
 }
 
+// The flags of the data directory's safety: its reserve, backups, and accepting loss.
+void AddStoreFlags(CLI::App& app, DaemonConfig& cfg) {
+  app.add_flag("--accept-store-loss", cfg.accept_store_loss,
+               "Start although the job store was found damaged or missing jobs whose logs "
+               "exist: what is lost is listed and its files kept aside (never deleted)");
+  app.add_option("--backup-every-minutes", cfg.backup_every_minutes,
+                 "Copy the job store every this many minutes into <data-dir>/backups/kept "
+                 "(while jobs run); 0 = never (default)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--backup-keep", cfg.backup_keep,
+                 "How many scheduled copies to keep, newest first (default 7)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--data-reserve-mb", cfg.data_reserve_mb,
+                 "MiB kept free on the data disk: below it submits are refused (429) and "
+                 "/healthz is degraded (default: the smaller of 256 MiB and 5% of the disk)")
+      ->check(CLI::NonNegativeNumber);
+}
+
 // The Slurm executor's flags (executor/slurm/slurm_executor.h).
 void AddSlurmFlags(CLI::App& app, DaemonConfig& cfg) {
   app.add_option("--slurm-dir", cfg.slurm_dir,
@@ -249,20 +267,7 @@ void AddFlags(CLI::App& app, DaemonConfig& cfg, std::string* config_path) {
                  "MiB of memory unfinished jobs and studies may hold; a submit past it is "
                  "refused (429) (default: an eighth of the machine's, 256 MiB to 4 GiB)")
       ->check(CLI::PositiveNumber);
-  app.add_flag("--accept-store-loss", cfg.accept_store_loss,
-               "Start although the job store was found damaged or missing jobs whose logs "
-               "exist: what is lost is listed and its files kept aside (never deleted)");
-  app.add_option("--backup-every-minutes", cfg.backup_every_minutes,
-                 "Copy the job store every this many minutes into <data-dir>/backups/kept "
-                 "(while jobs run); 0 = never (default)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--backup-keep", cfg.backup_keep,
-                 "How many scheduled copies to keep, newest first (default 7)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--data-reserve-mb", cfg.data_reserve_mb,
-                 "MiB kept free on the data disk: below it submits are refused (429) and "
-                 "/healthz is degraded (default: the smaller of 256 MiB and 5% of the disk)")
-      ->check(CLI::NonNegativeNumber);
+  AddStoreFlags(app, cfg);
   app.add_option("--replica-listen", cfg.replica_listen,
                  "HOST:PORT where containers reach the Cloud Storage API (STORAGE_EMULATOR_HOST "
                  "in replicas; only container networks may connect); \"\" = off");

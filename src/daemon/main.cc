@@ -415,6 +415,16 @@ void RunUntilStopped(sigset_t stop_signals, Running r) {
   r.service->Shutdown();
 }
 
+// Scheduled copies of the store when the config asks for them (backup_every_minutes).
+std::unique_ptr<ty::daemon::PeriodicBackup> StartBackups(const DaemonConfig& cfg,
+                                                         ty::service::JobService* service) {
+  if (cfg.backup_every_minutes <= 0) return nullptr;
+  return std::make_unique<ty::daemon::PeriodicBackup>(
+      service, cfg.data_dir + "/backups/kept",
+      static_cast<ty::DurationMicros>(cfg.backup_every_minutes * 60e6),
+      static_cast<int>(cfg.backup_keep));
+}
+
 // The store, once what daemon/store_check.h checks holds (or its loss is accepted).
 ty::Result<std::unique_ptr<ty::jobstore::SqliteJobStore>> OpenCheckedStore(
     const DaemonConfig& cfg) {
@@ -502,13 +512,7 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
   spdlog::info("trainyardd listening on {}://{}:{} (data {}, executor {})",
                cfg.tls_cert_file.empty() ? "http" : "https", host, *bound, cfg.data_dir,
                fmt::join(ty::daemon::ExecutorKinds(cfg), " and "));
-  std::unique_ptr<ty::daemon::PeriodicBackup> backups;
-  if (cfg.backup_every_minutes > 0) {
-    backups = std::make_unique<ty::daemon::PeriodicBackup>(
-        service->get(), cfg.data_dir + "/backups/kept",
-        static_cast<ty::DurationMicros>(cfg.backup_every_minutes * 60e6),
-        static_cast<int>(cfg.backup_keep));
-  }
+  std::unique_ptr<ty::daemon::PeriodicBackup> backups = StartBackups(cfg, service->get());
   RunUntilStopped(stop_signals, {*service, *registry, *api, *replica_api});
   if (backups) backups->Stop();
   return 0;

@@ -55,6 +55,8 @@
 
 #include <condition_variable>
 #include <functional>
+#include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -270,6 +272,10 @@ class ContainerExecutor : public Executor {
   // replica ran (an image changed, a claim could not be written), so a cold
   // launch may follow.
   Status LaunchWarm(const AttemptSpec& attempt, const WarmGang& gang, LaunchRecord* record);
+  // Each distinct image of the attempt, made current (a Google name from the registry)
+  // and inspected on a thread of its own; LaunchWarm claims sandboxes meanwhile.
+  std::map<std::string, std::future<Result<ImageConfig>>> InspectInBackground(
+      const AttemptSpec& attempt);
   // A replica found on the engine, started cold or from a warm gang.
   struct FoundReplica {
     ContainerSummary container;  // `name`: the replica's name (ReplicaName); `id` to address.

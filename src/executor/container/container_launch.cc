@@ -492,17 +492,8 @@ Status ContainerExecutor::CreateNetwork(const AttemptSpec& attempt, std::string*
   return Status::Ok();
 }
 
-Status ContainerExecutor::LaunchWarm(const AttemptSpec& attempt, const WarmGang& gang,
-                                     LaunchRecord* record) {
-  const size_t n = attempt.replicas.size();
-  auto give_up = [&](Status why) {
-    warm_->Discard(gang);
-    return why;
-  };
-  // The sandboxes run the image a name stood for when they were made; a name
-  // pointed at a new image since then (a push to :latest) makes them stale. The
-  // engine's image inspect is the slowest step here (~3 ms), so it runs while the
-  // sandboxes are claimed: a claim is only files, nothing runs before the launch.
+std::map<std::string, std::future<Result<ImageConfig>>> ContainerExecutor::InspectInBackground(
+    const AttemptSpec& attempt) {
   std::set<std::string> distinct;
   for (const ReplicaLaunch& r : attempt.replicas) distinct.insert(r.image);
   std::map<std::string, std::future<Result<ImageConfig>>> inspected;
@@ -517,6 +508,21 @@ Status ContainerExecutor::LaunchWarm(const AttemptSpec& attempt, const WarmGang&
           return engine_->InspectImage(image);
         });
   }
+  return inspected;
+}
+
+Status ContainerExecutor::LaunchWarm(const AttemptSpec& attempt, const WarmGang& gang,
+                                     LaunchRecord* record) {
+  const size_t n = attempt.replicas.size();
+  auto give_up = [&](Status why) {
+    warm_->Discard(gang);
+    return why;
+  };
+  // The sandboxes run the image a name stood for when they were made; a name
+  // pointed at a new image since then (a push to :latest) makes them stale. The
+  // engine's image inspect is the slowest step here (~3 ms), so it runs while the
+  // sandboxes are claimed: a claim is only files, nothing runs before the launch.
+  std::map<std::string, std::future<Result<ImageConfig>>> inspected = InspectInBackground(attempt);
   std::vector<std::pair<const ReplicaLaunch*, const Sandbox*>> peers;
   for (size_t i = 0; i < n; ++i) peers.emplace_back(&attempt.replicas[i], &gang.sandboxes[i]);
   // Claim: after this every sandbox says which replica it is and knows its peers'
