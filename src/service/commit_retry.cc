@@ -1,5 +1,7 @@
 #include "service/commit_retry.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 
 namespace ty::service {
@@ -23,6 +25,49 @@ DurationMicros RetryDelay(int tries) {
   constexpr DurationMicros kMost = 10'000'000;
   const int doublings = std::clamp(tries - 1, 0, 7);
   return std::min(kFirst << doublings, kMost);
+}
+
+StoreWriteHealth Combined(StoreWriteHealth a, const StoreWriteHealth& b) {
+  if (b.failing) {
+    if (!a.failing || b.since < a.since) a.since = b.since;
+    if (!a.failing) a.detail = b.detail;
+    a.failing = true;
+  }
+  a.waiting.insert(b.waiting.begin(), b.waiting.end());
+  a.jobs_waiting = a.waiting.size();
+  a.failed_writes += b.failed_writes;
+  return a;
+}
+
+void StoreWriteWatch::Failed(const std::string& what, const std::string& uid, const Status& why,
+                             TimeMicros now, bool first) {
+  if (first) {
+    spdlog::error("{} {}: store write failed ({}); its inputs wait and are committed again", what,
+                  uid, why.ToString());
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!health_.failing) health_.since = now;
+  health_.failing = true;
+  health_.detail = why.message();
+  health_.waiting.insert(uid);
+  health_.jobs_waiting = health_.waiting.size();
+  ++health_.failed_writes;
+}
+
+void StoreWriteWatch::Landed(const std::string& what, const std::string& uid) {
+  spdlog::info("{} {}: its waiting inputs are committed", what, uid);
+  std::lock_guard<std::mutex> lock(mu_);
+  health_.waiting.erase(uid);
+  health_.jobs_waiting = health_.waiting.size();
+  if (health_.waiting.empty()) {
+    health_.failing = false;
+    health_.since = 0;
+  }
+}
+
+StoreWriteHealth StoreWriteWatch::health() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return health_;
 }
 
 bool HeldInputs::Add(const std::string& uid, model::JobInput input) {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -42,6 +43,27 @@ struct StoreWriteHealth {
   size_t jobs_waiting = 0;        // Jobs with inputs held.
   std::set<std::string> waiting;  // Their uids (describe says why they do not move).
   uint64_t failed_writes = 0;     // Commits that failed since start, retries included.
+};
+
+// Both controllers' views as one (/healthz shows the store once).
+StoreWriteHealth Combined(StoreWriteHealth a, const StoreWriteHealth& b);
+
+// Which records wait for the store, and the daemon's log of it: one line when a record's
+// writes start failing and one when they land, however long the disk stays full (a line
+// per retry filled the daemon's own log on the very disk that was full). Thread-safe: the
+// loop writes, API threads read.
+class StoreWriteWatch {
+ public:
+  // `what` names the record in the log ("job", "study"); `first`: the first failure of
+  // this record's stretch (a retry's failure counts, but is not logged again).
+  void Failed(const std::string& what, const std::string& uid, const Status& why, TimeMicros now,
+              bool first);
+  void Landed(const std::string& what, const std::string& uid);
+  StoreWriteHealth health() const;
+
+ private:
+  mutable std::mutex mu_;
+  StoreWriteHealth health_;  // Guarded by mu_.
 };
 
 // Inputs whose commit failed, per job, in arrival order.

@@ -60,11 +60,23 @@ JobController::JobController(LoopCore* core, jobstore::JobStore* store, Backends
       uids_(uids),
       options_(std::move(options)) {
   core_->Receive<JobInputMessage>([this](const JobInputMessage& m) { Deliver(m.uid, m.input); });
-  core_->Receive<SubmitTrialJob>([this](const SubmitTrialJob& m) {
-    Result<model::Job> created = Submit(m.job);
-    if (created.ok() || core_->dead()) return;
-    core_->Send(TrialJobRefused{m.job.study_uid, m.job.trial_id, created.status().message()});
-  });
+  core_->Receive<SubmitTrialJob>([this](const SubmitTrialJob& m) { SubmitTrial(m.job, 0); });
+}
+
+void JobController::SubmitTrial(const model::Job& job, int tries) {
+  Result<model::Job> created = Submit(job);
+  if (core_->dead()) return;
+  const bool retry = !created.ok() && MeaningOf(created.status()) == CommitFailure::kRetry;
+  if (retry) {
+    NoteWriteFailed(job.uid, created.status(), /*first_for_job=*/tries == 0);
+    core_->At(core_->clock()->Now() + RetryDelay(tries + 1),
+              [this, job, tries] { SubmitTrial(job, tries + 1); });
+    return;
+  }
+  if (tries > 0) NoteWritesLanded(job.uid);
+  if (!created.ok()) {
+    core_->Send(TrialJobRefused{job.study_uid, job.trial_id, created.status().message()});
+  }
 }
 
 void JobController::AssertOnLoop() const {
@@ -302,36 +314,12 @@ void JobController::RetryHeld(const std::string& uid) {
 }
 
 void JobController::NoteWriteFailed(const std::string& uid, const Status& why, bool first_for_job) {
-  // One line when a job's inputs start waiting, one when they land: a full disk that
-  // lasts an hour is two lines per job, not one per retry.
-  if (first_for_job) {
-    spdlog::error("job {}: store write failed ({}); its inputs wait and are committed again", uid,
-                  why.ToString());
-  }
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!store_health_.failing) store_health_.since = core_->clock()->Now();
-  store_health_.failing = true;
-  store_health_.detail = why.message();
-  store_health_.jobs_waiting = held_.jobs();
-  store_health_.waiting.insert(uid);
-  ++store_health_.failed_writes;
+  writes_.Failed("job", uid, why, core_->clock()->Now(), first_for_job);
 }
 
-void JobController::NoteWritesLanded(const std::string& uid) {
-  spdlog::info("job {}: its waiting inputs are committed", uid);
-  std::lock_guard<std::mutex> lock(mu_);
-  store_health_.jobs_waiting = held_.jobs();
-  store_health_.waiting.erase(uid);
-  if (held_.jobs() == 0) {
-    store_health_.failing = false;
-    store_health_.since = 0;
-  }
-}
+void JobController::NoteWritesLanded(const std::string& uid) { writes_.Landed("job", uid); }
 
-StoreWriteHealth JobController::store_health() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_health_;
-}
+StoreWriteHealth JobController::store_health() const { return writes_.health(); }
 
 // ---------------------------------------------------------------------------
 // Commit, then act
@@ -354,7 +342,9 @@ Status JobController::Apply(model::Decision d, bool create) {
     if (!s.ok()) {
       // The record on disk is the truth: without it no side effect may start.
       // A submit's failure goes back to its caller; another's input waits (Deliver).
-      if (create && s.code() != StatusCode::kAlreadyExists) {
+      // A store that cannot write is said once by the caller's retry (or its 429).
+      if (create && s.code() != StatusCode::kAlreadyExists &&
+          MeaningOf(s) == CommitFailure::kDrop) {
         spdlog::error("job {}: store write failed: {}", job.uid, s.ToString());
       }
       return s;

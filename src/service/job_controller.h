@@ -100,7 +100,11 @@ class JobController {
   // Commits the job's held inputs in order; on a failure again, tries later.
   void RetryHeld(const std::string& uid);
   void ScheduleRetry(const std::string& uid);
-  // The store's writes as /healthz tells them (under mu_).
+  // Creates a study's trial job; one the store could not write is created again later
+  // (its study recorded the trial: refusing it would fail the trial for a full disk).
+  // `tries`: the creates that failed so far.
+  void SubmitTrial(const model::Job& job, int tries);
+  // The store's writes as /healthz tells them (writes_).
   void NoteWriteFailed(const std::string& uid, const Status& why, bool first_for_job);
   void NoteWritesLanded(const std::string& uid);
   Status Apply(model::Decision decision, bool create);
@@ -132,7 +136,7 @@ class JobController {
   mutable std::mutex mu_;
   PublishedJobs published_;            // Live jobs, for API threads.
   std::vector<std::string> problems_;  // Guarded by mu_.
-  StoreWriteHealth store_health_;      // Guarded by mu_.
+  StoreWriteWatch writes_;             // Its own lock.
 };
 
 }  // namespace ty::service

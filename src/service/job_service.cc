@@ -169,7 +169,9 @@ std::vector<std::string> JobService::problems() const {
   return all;
 }
 
-StoreWriteHealth JobService::store_health() const { return jobs_->store_health(); }
+StoreWriteHealth JobService::store_health() const {
+  return Combined(jobs_->store_health(), studies_->store_health());
+}
 
 Result<std::string> JobService::BackupStore() {
   if (options_.backup_dir.empty()) return FailedPrecondition("this daemon keeps no backups");

@@ -254,7 +254,12 @@ Status StudyController::Cancel(const std::string& uid) {
   if (Find(uid) == nullptr) return NotFound("study " + uid + " is not running");
   StudyInput in;
   in.kind = StudyInputKind::kCancel;
-  return Drive(uid, std::move(in));
+  Status s = Drive(uid, std::move(in));
+  if (Study* st = Find(uid); !s.ok() && st != nullptr && st->stalled) {
+    return Unavailable("the store cannot write now (" + s.message() +
+                       "); the cancel is kept and takes effect once it can");
+  }
+  return s;
 }
 
 void StudyController::OnJobCommitted(const JobCommitted& m) {
@@ -312,9 +317,15 @@ void StudyController::DriveEnds(const std::string& uid) {
   }
   Study* st = Find(uid);
   if (st == nullptr) return;
-  if (to_commit && !Commit(uid, *to_commit).ok()) return;
+  if (to_commit) {
+    if (Status s = Commit(uid, *to_commit); !s.ok())
+      return Stall(*st, *to_commit, std::move(after), s);
+  }
   std::vector<StudyInput> follow_ups;
-  if (!Perform(*st, after, &follow_ups).ok()) return;
+  if (!Perform(*st, after, &follow_ups).ok()) {
+    if (st = Find(uid); st != nullptr && st->stalled) Keep(*st, std::move(follow_ups));
+    return;
+  }
   for (StudyInput& f : follow_ups) {
     if (Find(uid) == nullptr) break;
     Drive(uid, std::move(f)).IgnoreError();
@@ -332,6 +343,7 @@ void StudyController::OnTrialJobRefused(const TrialJobRefused& m) {
 // The inbox: decide, commit, act
 
 Status StudyController::Drive(const std::string& uid, StudyInput input) {
+  if (Study* st = Find(uid); st != nullptr && st->stalled) return Keep(*st, std::move(input));
   std::vector<StudyInput> inbox;
   inbox.push_back(std::move(input));
   Status first = Status::Ok();
@@ -342,19 +354,93 @@ Status StudyController::Drive(const std::string& uid, StudyInput input) {
     st->record = std::move(d.record);
     std::vector<StudyInput> follow_ups;
     Status s = Perform(*st, d.actions, &follow_ups);
-    if (i == 0) first = s;
-    if (!s.ok()) break;
     for (StudyInput& f : follow_ups) inbox.push_back(std::move(f));
+    if (i == 0) first = s;
+    if (s.ok()) continue;
+    // The inputs not yet decided wait behind the stalled commit, in order.
+    if (st = Find(uid); st != nullptr && st->stalled) {
+      Keep(*st, std::vector<StudyInput>(std::make_move_iterator(inbox.begin() + i + 1),
+                                        std::make_move_iterator(inbox.end())));
+    }
+    break;
   }
   return first;
 }
 
+void StudyController::Stall(Study& st, const model::Job& record, std::vector<StudyAction> after,
+                            const Status& why) {
+  if (core_->dead()) return;  // A stopping service: the next daemon decides again.
+  const std::string uid = st.record.job.uid;
+  if (MeaningOf(why) == CommitFailure::kDrop) {
+    spdlog::error("study {}: store write failed: {}", uid, why.ToString());
+    return;
+  }
+  st.stalled = Study::Stalled{record, std::move(after), {}, 1};
+  writes_.Failed("study", uid, why, core_->clock()->Now(), /*first=*/true);
+  ScheduleRetry(uid, 1);
+}
+
+Status StudyController::Keep(Study& st, StudyInput input) {
+  if (input.kind != StudyInputKind::kMetricsRead) {
+    std::deque<StudyInput>& inputs = st.stalled->inputs;
+    if (inputs.size() >= HeldInputs::kMaxPerJob) {
+      spdlog::error("study {}: more than {} inputs wait for the store; the oldest is lost",
+                    st.record.job.uid, HeldInputs::kMaxPerJob);
+      inputs.pop_front();
+    }
+    inputs.push_back(std::move(input));
+  }
+  return Unavailable("the study's earlier decisions wait for the store; kept until it writes");
+}
+
+void StudyController::Keep(Study& st, std::vector<StudyInput> inputs) {
+  for (StudyInput& in : inputs) Keep(st, std::move(in)).IgnoreError();
+}
+
+void StudyController::ScheduleRetry(const std::string& uid, int tries) {
+  core_->At(core_->clock()->Now() + RetryDelay(tries), [this, uid] { RetryStalled(uid); });
+}
+
+void StudyController::RetryStalled(const std::string& uid) {
+  Study* st = Find(uid);
+  if (st == nullptr || !st->stalled || core_->dead()) return;
+  Status s = Commit(uid, st->stalled->record);
+  if (!s.ok() && MeaningOf(s) == CommitFailure::kRetry && !core_->dead()) {
+    writes_.Failed("study", uid, s, core_->clock()->Now(), /*first=*/false);
+    return ScheduleRetry(uid, ++st->stalled->tries);
+  }
+  Study::Stalled done = std::move(*st->stalled);
+  st->stalled.reset();
+  writes_.Landed("study", uid);
+  if (!s.ok()) {
+    spdlog::error("study {}: store write failed: {}", uid, s.ToString());
+    return;
+  }
+  std::vector<StudyInput> next;
+  if (!Perform(*st, done.after, &next).ok() && (st = Find(uid)) != nullptr && st->stalled) {
+    Keep(*st, std::move(next));
+    Keep(*st, std::vector<StudyInput>(std::make_move_iterator(done.inputs.begin()),
+                                      std::make_move_iterator(done.inputs.end())));
+    return;
+  }
+  next.insert(next.end(), std::make_move_iterator(done.inputs.begin()),
+              std::make_move_iterator(done.inputs.end()));
+  for (StudyInput& in : next) {
+    if (Find(uid) == nullptr) break;
+    Drive(uid, std::move(in)).IgnoreError();  // Kept again if the store fails again.
+  }
+}
+
 Status StudyController::Perform(Study& st, const std::vector<StudyAction>& actions,
                                 std::vector<StudyInput>* follow_ups) {
-  for (const StudyAction& a : actions) {
+  for (auto it = actions.begin(); it != actions.end(); ++it) {
+    const StudyAction& a = *it;
     switch (a.kind) {
       case StudyActionKind::kCommit:
-        RETURN_IF_ERROR(Commit(st.record.job.uid, a.record));
+        if (Status s = Commit(st.record.job.uid, a.record); !s.ok()) {
+          Stall(st, a.record, std::vector<StudyAction>(it + 1, actions.end()), s);
+          return s;
+        }
         break;
       case StudyActionKind::kLog:
         Log(st, a.message);
@@ -511,11 +597,8 @@ Status StudyController::Commit(const std::string& uid, const model::Job& record)
   if (core_->dead()) return Unavailable("the service is shutting down");
   const AtCommit at = AskCrashPoint();
   RETURN_IF_ERROR(CrashBeforeWrite(at));
-  Status s = store_->UpdateJob(record);
-  if (!s.ok()) {
-    spdlog::error("study {}: store write failed: {}", uid, s.ToString());
-    return s;
-  }
+  // A failure is the caller's to handle (Stall): retried ones are logged once.
+  RETURN_IF_ERROR(store_->UpdateJob(record));
   Publish(record);
   RETURN_IF_ERROR(CrashAfterWrite(at));
   if (!polling_) {

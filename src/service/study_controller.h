@@ -13,6 +13,7 @@
 // Loop thread only, but for the published state (GetLive, FindLiveMl).
 #pragma once
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -24,6 +25,7 @@
 #include "jobstore/job_store.h"
 #include "logs/log_store.h"
 #include "model/job.h"
+#include "service/commit_retry.h"
 #include "service/loop_core.h"
 #include "service/messages.h"
 #include "service/published_jobs.h"
@@ -60,6 +62,8 @@ class StudyController {
   Status Load();
   // Any thread: why stored studies were failed at start-up (for /healthz).
   std::vector<std::string> problems() const;
+  // Any thread: studies whose decisions wait for a store that cannot write.
+  StoreWriteHealth store_health() const { return writes_.health(); }
   // Loop thread, once, after recovery: reconciles trials with their jobs and resumes.
   void Start();
 
@@ -86,6 +90,17 @@ class StudyController {
     // machine writes names what it is about (its trial, step, count), so a repeat is
     // one of these and nothing else.
     std::multiset<std::string> lines_since_commit;
+    // A commit the store could not write (a full disk; service/commit_retry.h). The
+    // record in memory is the one decided; the commit is written again until it lands,
+    // then the actions that followed it are done and the inputs that came meanwhile
+    // are decided, in order. A restart meanwhile decides again from the stored record.
+    struct Stalled {
+      model::Job record;               // The commit that failed.
+      std::vector<StudyAction> after;  // The decision's actions after it.
+      std::deque<StudyInput> inputs;   // Arrived since, in order.
+      int tries = 1;
+    };
+    std::optional<Stalled> stalled;
   };
 
   Status Adopt(model::Job job);  // Builds the in-memory study (tuner from trials).
@@ -110,6 +125,16 @@ class StudyController {
   void DriveEnds(const std::string& uid);
   Status Perform(Study& st, const std::vector<StudyAction>& actions,
                  std::vector<StudyInput>* follow_ups);
+  // After a failed commit of `record`: a store that cannot write stalls the study
+  // (Study::stalled) with the actions `after` it; any other failure drops the decision.
+  void Stall(Study& st, const model::Job& record, std::vector<StudyAction> after,
+             const Status& why);
+  // An input for a stalled study waits behind its commit (a metrics read is not kept:
+  // the next poll reads the file again). Unavailable, saying it is kept.
+  Status Keep(Study& st, StudyInput input);
+  void Keep(Study& st, std::vector<StudyInput> inputs);
+  void RetryStalled(const std::string& uid);
+  void ScheduleRetry(const std::string& uid, int tries);
   // Asks the tuner on a worker: a suggestion may take seconds (bench/tuner_latency
   // --widest), which the loop must not wait for. Its answer comes back as kSuggested.
   void Suggest(const Study& st, int count, std::vector<model::Assignment> pending);
@@ -155,6 +180,7 @@ class StudyController {
   bool polling_ = false;
 
   PublishedJobs published_;  // Live studies, for API threads.
+  StoreWriteWatch writes_;   // Stalled studies, for /healthz and describe.
   mutable std::mutex problems_mu_;
   std::vector<std::string> problems_;  // Guarded by problems_mu_.
 };

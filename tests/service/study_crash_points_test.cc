@@ -9,6 +9,7 @@
 // and each trial's start, report and end logged exactly once.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -28,6 +29,35 @@ constexpr DurationMicros kSecond = 1'000'000;
 constexpr DurationMicros kTick = 250'000;
 constexpr int kTrials = 4;
 
+// The memory store whose disk is full for `kFullFor` writes from write number
+// `full_from` (0 = never): each refused as SQLite's SQLITE_FULL is, retries counted.
+class FillingStore : public jobstore::MemoryJobStore {
+ public:
+  static constexpr int kFullFor = 3;
+  explicit FillingStore(int full_from) : full_from_(full_from) {}
+  Status CreateJob(const model::Job& job) override {
+    return Full() ? Refuse() : MemoryJobStore::CreateJob(job);
+  }
+  Status UpdateJob(const model::Job& job) override {
+    return Full() ? Refuse() : MemoryJobStore::UpdateJob(job);
+  }
+  int writes() const { return writes_; }
+  int refused() const { return refused_; }
+
+ private:
+  bool Full() {
+    ++writes_;
+    return full_from_ > 0 && writes_ >= full_from_ && writes_ < full_from_ + kFullFor;
+  }
+  Status Refuse() {
+    ++refused_;
+    return ResourceExhausted("COMMIT: database or disk is full");
+  }
+  const int full_from_;
+  std::atomic<int> writes_{0};
+  std::atomic<int> refused_{0};
+};
+
 struct StudyOutcome {
   model::JobState state = model::JobState::kUnspecified;
   std::vector<std::string> trial_states;
@@ -36,6 +66,10 @@ struct StudyOutcome {
   std::vector<std::string> log;  // The study's service lines.
   int commits = 0;
   bool crashed = false;
+  int writes = 0;             // Record writes tried (creates and updates, jobs and the study's).
+  int refused = 0;            // Of them, refused for a full disk.
+  bool study_waited = false;  // /healthz's view named the study as waiting for the store.
+  bool store_failing_at_end = false;
 };
 
 nlohmann::json StudyBody() {
@@ -64,10 +98,11 @@ class StudyCrashPointsTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  StudyOutcome Run(int crash_at, AtCommit mode) {
+  // `full_from`: the store refuses writes from that one on for a while (FillingStore).
+  StudyOutcome Run(int crash_at, AtCommit mode, int full_from = 0) {
     std::filesystem::remove_all(dir_);
     ManualClock clock;
-    jobstore::MemoryJobStore store;
+    FillingStore store(full_from);
     auto logs = std::move(logs::LogStore::Create((dir_ / "logs").string()).value());
     // Every trial's replica trains for two seconds and reports.
     SimExecutor executor(&clock, [](int, int, int) {
@@ -99,12 +134,16 @@ class StudyCrashPointsTest : public ::testing::Test {
         svc->RunUntilIdleForTest();
       }
       Result<model::Job> study = store.FindMlJob("p", "tuned");
+      if (study.ok() && svc->store_health().waiting.count(study->uid) > 0) out.study_waited = true;
       if (study.ok() && model::IsTerminal(study->state) && executor.leftovers() == 0) break;
       clock.Advance(kTick);
       executor.Tick();
     }
     out.commits = plan.commits;
     out.crashed = plan.crashed;
+    out.writes = store.writes();
+    out.store_failing_at_end = svc->store_health().failing;
+    out.refused = store.refused();
     Result<model::Job> study = store.FindMlJob("p", "tuned");
     if (!study.ok()) return out;  // Crashed before the record existed: nothing to compare.
     out.state = study->state;
@@ -120,6 +159,21 @@ class StudyCrashPointsTest : public ::testing::Test {
                })
         .IgnoreError();
     return out;
+  }
+
+  // The outcome a recovered or delayed run must share with the clean one.
+  static void ExpectEndsLike(const StudyOutcome& clean, const StudyOutcome& got,
+                             const std::string& where) {
+    EXPECT_EQ(model::JobStateName(got.state), model::JobStateName(clean.state)) << where;
+    EXPECT_EQ(got.trial_states, clean.trial_states) << where;
+    EXPECT_EQ(got.leftovers, 0u) << where;
+    for (int t = 1; t <= kTrials; ++t) {
+      const std::string id = "Trial " + std::to_string(t);
+      EXPECT_EQ(CountPrefixed(got.log, id + " started "), 1) << where << ": " << id;
+      EXPECT_EQ(CountPrefixed(got.log, id + " reported accuracy"), 1) << where << ": " << id;
+      EXPECT_EQ(CountPrefixed(got.log, id + " succeeded"), 1) << where << ": " << id;
+    }
+    EXPECT_EQ(CountPrefixed(got.log, "Study SUCCEEDED"), 1) << where;
   }
 
   static int CountPrefixed(const std::vector<std::string>& lines, const std::string& prefix) {
@@ -143,19 +197,34 @@ TEST_F(StudyCrashPointsTest, EveryCommitOfAStudyIsACrashPoint) {
       StudyOutcome got = Run(k, mode);
       EXPECT_TRUE(got.crashed) << where;
       if (k == 1 && got.state == model::JobState::kUnspecified) continue;  // Never recorded.
-      EXPECT_EQ(model::JobStateName(got.state), model::JobStateName(clean.state)) << where;
-      EXPECT_EQ(got.trial_states, clean.trial_states) << where;
+      ExpectEndsLike(clean, got, where);
       EXPECT_LE(got.trial_runs, clean.trial_runs) << where << ": a trial ran twice";
-      EXPECT_EQ(got.leftovers, 0u) << where;
-      for (int t = 1; t <= kTrials; ++t) {
-        const std::string id = "Trial " + std::to_string(t);
-        EXPECT_EQ(CountPrefixed(got.log, id + " started "), 1) << where << ": " << id;
-        EXPECT_EQ(CountPrefixed(got.log, id + " reported accuracy"), 1) << where << ": " << id;
-        EXPECT_EQ(CountPrefixed(got.log, id + " succeeded"), 1) << where << ": " << id;
-      }
-      EXPECT_EQ(CountPrefixed(got.log, "Study SUCCEEDED"), 1) << where;
     }
   }
+}
+
+// Issue 31: a full disk at any write of a study (its record's, a trial job's create or
+// update) holds what was decided until the store writes again; the study then goes on
+// without a restart and ends as the run without a full disk did: every trial run once,
+// each line once. Before, the study's decision was dropped (its trial jobs never
+// created, or a trial failed with "its job could not be created: database or disk is
+// full") and the study never ended.
+TEST_F(StudyCrashPointsTest, AFullDiskAtAnyWriteOfAStudyOnlyDelaysIt) {
+  StudyOutcome clean = Run(0, AtCommit::kContinue);
+  ASSERT_EQ(model::JobStateName(clean.state), model::JobStateName(model::JobState::kSucceeded));
+  ASSERT_EQ(clean.refused, 0);
+  int study_waited = 0;
+  for (int k = 2; k <= clean.writes; ++k) {  // Write 1 is the submit's: its caller hears 429.
+    const std::string where =
+        "disk full from write " + std::to_string(k) + " of " + std::to_string(clean.writes);
+    StudyOutcome got = Run(0, AtCommit::kContinue, k);
+    EXPECT_EQ(got.refused, FillingStore::kFullFor) << where << ": each refused write retried";
+    ExpectEndsLike(clean, got, where);
+    EXPECT_EQ(got.trial_runs, clean.trial_runs) << where << ": a trial ran twice or not at all";
+    EXPECT_FALSE(got.store_failing_at_end) << where;
+    study_waited += got.study_waited;
+  }
+  EXPECT_GT(study_waited, 0) << "the study's own writes were among those refused";
 }
 
 }  // namespace
