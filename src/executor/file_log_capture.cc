@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <nlohmann/json.hpp>
+#include <thread>
 #include <vector>
 
 #include "common/files.h"
@@ -150,9 +152,20 @@ bool FileLogCapture::CaptureNew(bool writer_gone) {
   return Append(b, /*skip_until=*/0);
 }
 
-void FileLogCapture::CaptureAll() {
+bool FileLogCapture::CaptureAll() {
   while (CaptureNew(/*writer_gone=*/true)) {
   }
+  return !unfinished_.has_value();
+}
+
+bool FileLogCapture::CaptureAllWaiting(const std::function<bool()>& give_up) {
+  std::chrono::milliseconds wait(100);
+  while (!CaptureAll()) {
+    if (give_up()) return false;
+    std::this_thread::sleep_for(wait);
+    wait = std::min(wait * 2, std::chrono::milliseconds(2000));
+  }
+  return true;
 }
 
 }  // namespace ty::executor::internal

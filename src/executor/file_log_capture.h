@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -40,8 +41,13 @@ class FileLogCapture {
   // without "\n" included, once `writer_gone`), cursor first. Returns whether it took
   // anything; call again while it does when the writer is gone (batches are bounded).
   bool CaptureNew(bool writer_gone);
-  // Everything there is, to the end of both files (the writer is gone).
-  void CaptureAll();
+  // Everything there is, to the end of both files (the writer is gone). False when the
+  // sink could not take a line (a full disk): what it lacks is taken by the next call,
+  // and the replica's end must not be reported before one returns true.
+  bool CaptureAll();
+  // CaptureAll until it returns true, waiting 0.1 s doubling to 2 s between tries;
+  // stops early (false) once `give_up` says so (the daemon stopping).
+  bool CaptureAllWaiting(const std::function<bool()>& give_up);
 
  private:
   struct Batch {

@@ -277,7 +277,8 @@ void ProcessExecutor::RunWatcher(const Replica& r, bool resume) {
       gone = true;
     }
     if (gone) {
-      capture.CaptureAll();
+      // Its end is reported after its last line, however long the disk stays full.
+      capture.CaptureAllWaiting([this] { return work_.shutting_down(); });
     } else {
       capture.CaptureNew(/*writer_gone=*/false);
       std::this_thread::sleep_for(kPollInterval);
@@ -478,7 +479,15 @@ Result<std::vector<ObservedReplica>> ProcessExecutor::Recover() {
       if (!work_.IsWatched(r.name)) {
         internal::FileLogCapture capture = CaptureOf(r);
         capture.Resume();
-        capture.CaptureAll();
+        if (!capture.CaptureAll()) {
+          // The sink cannot take its last lines now (a full disk): reported running,
+          // a watcher takes them once it can and then reports the end.
+          o.running = true;
+          o.exit_code = 0;
+          o.signal.reset();
+          o.finished_at = 0;
+          StartWatcher(r, /*resume=*/true);
+        }
       }
     }
     out.push_back(std::move(o));

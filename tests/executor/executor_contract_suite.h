@@ -119,6 +119,25 @@ TEST_P(ExecutorContractTest, ReportsExitCodeAfterCompleteLogs) {
   EXPECT_LT(entries[1].time, entries[2].time);
 }
 
+// Issue 31: a replica that ends while the log sink cannot take its last lines (a full
+// data disk) is reported ended only once they are taken, each once. Before, the
+// process and Slurm executors reported the end at once and the refused lines were gone.
+TEST_P(ExecutorContractTest, AnEndWaitsForItsLastLinesOnAFullDisk) {
+  LaunchAndWaitStarted(Attempt({Replica(0, 0, "echo ready; sleep 1; echo one; echo two; exit 3")}));
+  ASSERT_TRUE(sink_.WaitForMessage(uid_, "ready", 20000));
+  sink_.full = true;
+  EXPECT_TRUE(events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1, 4000).empty())
+      << "reported ended with its last lines refused";
+  sink_.full = false;
+  auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1, 20000);
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0].exit_code, 3);
+  EXPECT_THAT(sink_.Messages(uid_), ElementsAre("ready", "one", "two"));
+  const size_t last = events_.Events(uid_).size() - 1;
+  EXPECT_THAT(events_.SnapshotAt(uid_, last), ElementsAre("ready", "one", "two"))
+      << "every line before the end";
+}
+
 TEST_P(ExecutorContractTest, GangOfThreeStartsAndExits) {
   LaunchAndWaitStarted(
       Attempt({Replica(0, 0, "echo zero"), Replica(1, 0, "echo one"), Replica(1, 1, "echo two")}));

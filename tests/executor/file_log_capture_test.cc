@@ -71,5 +71,39 @@ TEST_F(FileLogCaptureTest, AHugeLineIsCutIntoBoundedPieces) {
   EXPECT_EQ(got[0] + got[1] + got[2], huge);
 }
 
+// Issue 31: a replica's last lines that the sink cannot take when it ends (a full disk)
+// are taken by a later call, each once; until then CaptureAll says the capture is not
+// complete, so the replica's end is not reported yet.
+TEST_F(FileLogCaptureTest, TheLastLinesWaitForADiskWithRoom) {
+  FileLogCapture c = Capture();
+  Write(".out", "one\n");
+  EXPECT_TRUE(c.CaptureNew(false));
+  Write(".out", "two\nthree");
+  Write(".err", "err\n");
+  sink_.full = true;
+  EXPECT_FALSE(c.CaptureAll());
+  EXPECT_FALSE(c.CaptureAll()) << "still full";
+  sink_.full = false;
+  EXPECT_TRUE(c.CaptureAll());
+  EXPECT_EQ(sink_.Messages("job"), (std::vector<std::string>{"one", "two", "three", "err"}));
+  EXPECT_TRUE(c.CaptureAll()) << "nothing more, nothing again";
+  EXPECT_EQ(sink_.Messages("job").size(), 4u);
+}
+
+TEST_F(FileLogCaptureTest, CaptureAllWaitingEndsOnceTheSinkTakesTheLines) {
+  FileLogCapture c = Capture();
+  Write(".out", "last\n");
+  sink_.full = true;
+  int tries = 0;
+  EXPECT_TRUE(c.CaptureAllWaiting([&] {
+    if (++tries == 3) sink_.full = false;  // The host frees space.
+    return false;
+  }));
+  EXPECT_EQ(sink_.Messages("job"), std::vector<std::string>{"last"});
+  sink_.full = true;
+  Write(".out", "more\n");
+  EXPECT_FALSE(c.CaptureAllWaiting([] { return true; })) << "the daemon stopping gives up";
+}
+
 }  // namespace
 }  // namespace ty::executor::internal

@@ -186,5 +186,35 @@ TEST_F(ProcessExecutorTest, RecoverCapturesLinesWrittenWhileNoDaemonWatched) {
   EXPECT_THAT(sink_.Messages(uid_), ::testing::ElementsAre("one", "two"));
 }
 
+// Issue 31, as the contract's AnEndWaitsForItsLastLinesOnAFullDisk, at recovery: a
+// replica that ended while no daemon watched, found while the log sink cannot take its
+// last lines (a full disk), is reported running and ends once they are in; before, it
+// was reported ended and the refused lines were gone.
+TEST_F(ProcessExecutorTest, RecoverOnAFullDiskReportsTheEndAfterTheLastLines) {
+  ASSERT_TRUE(ex_->Launch(Attempt("sleep 1; echo one; echo two; exit 4")).ok());
+  ASSERT_TRUE(events_.WaitForLaunch(uid_).has_value());
+  ex_.reset();  // The daemon goes away before the replica writes.
+  auto pids = backend_.PidsOf(uid_);
+  ASSERT_EQ(pids.size(), 1u);
+  bool exited = false;
+  for (int i = 0; i < 300 && !exited; ++i) {
+    exited = waitpid(pids[0], nullptr, WNOHANG) == pids[0];
+    if (!exited) usleep(50000);
+  }
+  ASSERT_TRUE(exited);
+
+  sink_.full = true;
+  ex_ = Make();
+  auto recovered = ex_->Recover();
+  ASSERT_TRUE(recovered.ok()) << recovered.status().ToString();
+  ASSERT_EQ(recovered->size(), 1u);
+  EXPECT_TRUE((*recovered)[0].running) << "its end would have come without its lines";
+  sink_.full = false;
+  auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1, 10000);
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0].exit_code, 4);
+  EXPECT_THAT(sink_.Messages(uid_), ::testing::ElementsAre("one", "two"));
+}
+
 }  // namespace
 }  // namespace ty::testing

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -16,7 +17,11 @@ namespace ty::testing {
 
 class RecordingLogSink : public logs::LogSink {
  public:
+  // While set, every append is refused as the log store's on a full disk.
+  std::atomic<bool> full{false};
+
   Status Append(const std::string& job_uid, const logs::LogEntry& entry) override {
+    if (full) return ResourceExhausted("log append: No space left on device");
     std::lock_guard<std::mutex> lock(mu_);
     entries_[job_uid].push_back(entry);
     cv_.notify_all();

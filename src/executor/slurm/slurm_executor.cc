@@ -304,9 +304,10 @@ class SlurmExecutor::Impl {
     Emit(e);
   }
 
-  // One replica's end: its last output first, then the event.
+  // One replica's end: its last output first, then the event. While the sink cannot
+  // take its last lines (a full disk) the end waits: the next tick tries again.
   void ReportExit(AttemptWatch* w, ReplicaWatch* r, int code) {
-    r->capture->CaptureAll();
+    if (!r->capture->CaptureAll()) return;
     SendStarted(w);
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -749,8 +750,10 @@ Result<std::vector<ObservedReplica>> SlurmExecutor::Recover() {
       o.index = r.index;
       o.name = r.name;
       r.capture->Resume();
-      if (std::optional<int> code = ReadExitCode(dir + "/" + r.name + ".exit")) {
-        r.capture->CaptureAll();
+      std::optional<int> code = ReadExitCode(dir + "/" + r.name + ".exit");
+      // Ended, with its last lines taken; one whose lines the sink cannot take now (a
+      // full disk) is reported running, and its end follows them from the monitor.
+      if (code && r.capture->CaptureAll()) {
         r.exited = true;
         o.exit_code = *code;
         o.signal = internal::SignalOf(*code);
