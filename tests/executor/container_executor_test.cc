@@ -61,6 +61,7 @@ class ContainerExecutorTest : public ::testing::Test {
     o.sandbox_dir = sandbox_dir_;
     o.sandbox_init = std::string(TY_BINARY_DIR) + "/bin/ty-sandbox-init";
     o.warm_refill = refill;
+    o.skip_warm_handover_for_test = skip_handover_;
     ASSIGN_OR_RETURN(auto ex, executor::ContainerExecutor::Create(o));
     ex->SetEventCallback(events_.Callback());
     return ex;
@@ -115,6 +116,7 @@ class ContainerExecutorTest : public ::testing::Test {
 
   bool warm_ = false;
   bool native_ = false;
+  std::function<bool(size_t)> skip_handover_;  // ContainerExecutor::Options'.
   std::string sandbox_dir_;
 
   std::string uid_;
@@ -862,6 +864,44 @@ TEST_F(WarmContainerExecutorTest, RecoverRemovesUntakenSandboxesOfItsInstance) {
   EXPECT_EQ(NetworksLeft(), 0u);
   ASSERT_TRUE((*next)->Stop(uid_, 1, 1000000).ok());
   ASSERT_TRUE((*next)->Cleanup(uid_, 1).ok());
+}
+
+// Issue 31: a daemon that dies between the hand-overs of a warm gang's launches
+// leaves one replica run and one sandbox waiting with its launch prepared. Recovery
+// says the second never started; starting it in place runs it, with its own command.
+// Before, that start was refused ("the replica is running": the sandbox's init waits)
+// and the attempt failed for a daemon's death.
+TEST_F(WarmContainerExecutorTest, AReplicaADyingDaemonLeftUnlaunchedStartsInPlace) {
+  skip_handover_ = [](size_t replica) { return replica == 1; };
+  ex_.reset();
+  auto dying = NewWarmExecutor();
+  ASSERT_TRUE(dying.ok()) << dying.status().ToString();
+  ex_ = std::move(*dying);
+  AttemptSpec a = NetworkedAttempt({Replica(0, 0, "echo zero"), Replica(1, 0, "echo one; exit 5")});
+  ASSERT_TRUE(LaunchAndWaitStarted(a));
+  ASSERT_EQ(events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1).size(), 1u);
+  ex_.reset();  // The daemon died before handing replica 1 its launch.
+  EXPECT_THAT(sink_.Messages(uid_), ::testing::ElementsAre("zero"));
+
+  skip_handover_ = nullptr;
+  auto next = NewWarmExecutor();
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  ex_ = std::move(*next);
+  auto recovered = ex_->Recover();
+  ASSERT_TRUE(recovered.ok()) << recovered.status().ToString();
+  ASSERT_EQ(recovered->size(), 2u);
+  for (const executor::ObservedReplica& o : *recovered) {
+    EXPECT_FALSE(o.running) << o.name;
+    EXPECT_EQ(o.exit_code, o.pool == 0 ? 0 : executor::ObservedReplica::kNeverStarted) << o.name;
+  }
+  ASSERT_TRUE(ex_->RestartReplica(uid_, 1, 1, 0).ok());
+  auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 2);
+  ASSERT_EQ(exits.size(), 2u);
+  EXPECT_EQ(exits[1].pool, 1);
+  EXPECT_EQ(exits[1].exit_code, 5);
+  EXPECT_THAT(sink_.Messages(uid_), ::testing::ElementsAre("zero", "one"));
+  ASSERT_TRUE(ex_->Cleanup(uid_, 1).ok());
+  EXPECT_EQ(NetworksLeft(), 0u);
 }
 
 }  // namespace

@@ -360,6 +360,9 @@ Status ContainerExecutor::RestartReplica(const std::string& job_uid, int attempt
   const std::string& task = found->task;
   Result<ContainerState> state = engine_->InspectContainer(id);
   if (!state.ok()) return state.status().WithContext(what);
+  if (found->claim && !WarmPool::Launched(found->claim->dir)) {
+    return StartPreparedLaunch(*found, state->running, pool, index).WithContext(what);
+  }
   if (state->running) return FailedPrecondition(what + ": the replica is running");
   // Its previous watcher must have reported the previous end before the replica
   // runs again: it waits on the engine's /wait, which would return the new run's.
@@ -388,6 +391,29 @@ Status ContainerExecutor::RestartReplica(const std::string& job_uid, int attempt
             .run_end = std::nullopt};
   if (cursor.last_line.time > 0) w.run_end = cursor.last_line;
   StartWatcher(w);
+  return Status::Ok();
+}
+
+// A warm sandbox whose launch a dying daemon prepared and never handed over (its
+// replica never ran, recovery said kNeverStarted): started in place is handing it
+// over now. Its init still waits (`running`); one stopped since is started again.
+Status ContainerExecutor::StartPreparedLaunch(const FoundReplica& r, bool running, int pool,
+                                              int index) {
+  const SandboxClaim& claim = *r.claim;
+  if (!WarmPool::LaunchPrepared(claim.dir)) {
+    return FailedPrecondition("its warm sandbox holds no launch to run");
+  }
+  if (!running) RETURN_IF_ERROR(warm_->StartAgain(r.container.id, claim));
+  RETURN_IF_ERROR(WarmPool::HandOverLaunch(claim.dir));
+  StartWatcher(Watched{.job_uid = r.job_uid,
+                       .attempt = r.attempt,
+                       .pool = pool,
+                       .index = index,
+                       .name = r.container.name,
+                       .container = r.container.id,
+                       .task = r.task,
+                       .skip_until = options_.log_sink->LastEntryTime(r.job_uid, r.task),
+                       .run_end = std::nullopt});
   return Status::Ok();
 }
 

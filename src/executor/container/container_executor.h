@@ -102,6 +102,10 @@ class ContainerExecutor : public Executor {
     std::string sandbox_dir;
     std::string sandbox_init;
     bool warm_refill = true;  // WarmPoolOptions::refill.
+    // Tests of a daemon dying inside a warm launch: asked before each sandbox's
+    // prepared launch is handed over; true leaves that one prepared, never handed
+    // (what a death between the hand-overs leaves). Null in the daemon.
+    std::function<bool(size_t replica)> skip_warm_handover_for_test;
     // Host directory with one directory per bucket, mounted at /gcs in every
     // replica (kReplicaBucketRoot); "" = no buckets.
     std::string bucket_root;
@@ -291,6 +295,8 @@ class ContainerExecutor : public Executor {
   // Recover's step for one found replica: a running one watched again, an ended one's
   // exit and last lines read (or, when the engine cannot tell now, watched as if
   // running). nullopt when it was removed meanwhile.
+  // RestartReplica of a warm sandbox claimed and never handed its launch.
+  Status StartPreparedLaunch(const FoundReplica& r, bool running, int pool, int index);
   std::optional<ObservedReplica> RecoverReplica(const FoundReplica& r);
   // A found replica's state: the list's for a running one, else the engine's (the
   // list's again for one never started, when the engine cannot answer).

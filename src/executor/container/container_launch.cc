@@ -569,9 +569,22 @@ Status ContainerExecutor::LaunchWarm(const AttemptSpec& attempt, const WarmGang&
                                      ": no command given and the image has none"));
     }
   }
-  // Gang start: every replica exists; now all of them run.
+  // Gang start, in two steps so that a daemon dying between them leaves no replica
+  // that cannot run: every launch is prepared (written where the sandbox does not
+  // look), then each is handed over and its replica runs. A restart finds each
+  // sandbox either handed its launch or holding it prepared, which RestartReplica
+  // hands over; a death before every launch was prepared left no replica running,
+  // and the attempt is launched again.
   ForEachConcurrently(n, [&](size_t i) {
-    results[i] = WarmPool::WriteLaunch(gang.sandboxes[i], argv[i], attempt.replicas[i].env);
+    results[i] = WarmPool::PrepareLaunch(gang.sandboxes[i], argv[i], attempt.replicas[i].env);
+    return results[i].ok();
+  });
+  if (Status s = FirstError(results); !s.ok()) {
+    return give_up(Unavailable("start replica from warm gang: " + s.message()));
+  }
+  const auto& skip = options_.skip_warm_handover_for_test;
+  ForEachConcurrently(n, [&](size_t i) {
+    results[i] = skip && skip(i) ? Status::Ok() : WarmPool::HandOverLaunch(gang.sandboxes[i].dir);
     return results[i].ok();
   });
   if (Status s = FirstError(results); !s.ok()) {

@@ -412,8 +412,8 @@ Status WarmPool::SetHostname(const Sandbox& sandbox, const std::string& hostname
   return result;
 }
 
-Status WarmPool::WriteLaunch(const Sandbox& sandbox, const std::vector<std::string>& argv,
-                             const std::vector<model::EnvVar>& env) {
+Status WarmPool::PrepareLaunch(const Sandbox& sandbox, const std::vector<std::string>& argv,
+                               const std::vector<model::EnvVar>& env) {
   std::string data = std::to_string(argv.size());
   data.push_back('\0');
   for (const std::string& a : argv) {
@@ -426,7 +426,20 @@ Status WarmPool::WriteLaunch(const Sandbox& sandbox, const std::vector<std::stri
     data += e.name + "=" + e.value;
     data.push_back('\0');
   }
-  return WriteFileAtomically(sandbox.dir + "/run/launch", data);
+  return WriteFileAtomically(sandbox.dir + "/launch.prepared", data);
+}
+
+Status WarmPool::HandOverLaunch(const std::string& sandbox_dir) {
+  const std::string from = sandbox_dir + "/launch.prepared";
+  if (::rename(from.c_str(), (sandbox_dir + "/run/launch").c_str()) != 0) {
+    if (errno == ENOENT) return NotFound("no launch prepared in " + sandbox_dir);
+    return Internal("cannot hand over " + from + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+bool WarmPool::LaunchPrepared(const std::string& sandbox_dir) {
+  return ::access((sandbox_dir + "/launch.prepared").c_str(), F_OK) == 0;
 }
 
 Result<SandboxClaim> WarmPool::ReadClaim(const ContainerSummary& container) const {

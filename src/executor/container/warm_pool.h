@@ -137,18 +137,24 @@ class WarmPool {
   // Hands `sandbox` to `replica`: writes its claim record and, on a networked
   // gang, its /etc/hosts, and gives it the replica's host name (best effort).
   // `peers`: every replica of the attempt with the gang's sandbox of the same
-  // position. Nothing runs until WriteLaunch.
+  // position. Nothing runs until HandOverLaunch.
   static Status Claim(const Sandbox& sandbox, const ReplicaLaunch& replica,
                       const std::string& network,
                       const std::vector<std::pair<const ReplicaLaunch*, const Sandbox*>>& peers);
-  // Writes the launch file the sandbox waits for; its init then runs `argv`.
-  static Status WriteLaunch(const Sandbox& sandbox, const std::vector<std::string>& argv,
-                            const std::vector<model::EnvVar>& env);
+  // Writes the launch the sandbox's init will run (`argv` with `env`) beside the
+  // sandbox's directory, where the sandbox does not look: nothing runs yet.
+  static Status PrepareLaunch(const Sandbox& sandbox, const std::vector<std::string>& argv,
+                              const std::vector<model::EnvVar>& env);
+  // Moves the prepared launch where the init waits for it (one rename): it runs.
+  // NotFound when no launch was prepared.
+  static Status HandOverLaunch(const std::string& sandbox_dir);
   // What a taken sandbox recorded; NotFound when `container` is no sandbox of
   // this pool's directory or holds no claim.
   Result<SandboxClaim> ReadClaim(const ContainerSummary& container) const;
-  // Whether a taken sandbox's launch file was written (its replica ran).
+  // Whether a taken sandbox's launch file was handed over (its replica ran).
   static bool Launched(const std::string& sandbox_dir);
+  // Whether a launch waits prepared, not handed over (a daemon died in between).
+  static bool LaunchPrepared(const std::string& sandbox_dir);
   // Starts a taken sandbox's container again (a restart in place) so that its
   // replica runs under its host name again.
   Status StartAgain(const std::string& container, const SandboxClaim& claim);
