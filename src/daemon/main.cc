@@ -262,7 +262,14 @@ ty::Result<std::unique_ptr<ty::api::ApiServer>> StartReplicaApi(
     bound = server->Start();
   }
   ASSIGN_OR_RETURN(int port, std::move(bound));
-  if (where.second == 0) RETURN_IF_ERROR(ty::WritePrivateFile(port_record, std::to_string(port)));
+  // Written only when it changed, and a failure (a full data disk) is said, never fatal:
+  // the daemon must start on a full disk to finish what waits for room.
+  if (where.second == 0 && port != previous) {
+    if (ty::Status s = ty::WritePrivateFile(port_record, std::to_string(port)); !s.ok()) {
+      spdlog::warn("replica listener: cannot record port {} for the next start: {}", port,
+                   s.message());
+    }
+  }
   service->SetReplicaStoragePort(port);
   spdlog::info("replicas reach the storage API on port {} ({})", port,
                slurm ? "Slurm's with their job's credential" : "from container networks");
