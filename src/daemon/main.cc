@@ -441,6 +441,7 @@ ty::Result<std::unique_ptr<ty::jobstore::SqliteJobStore>> OpenCheckedStore(
   if (!found.not_writable.empty() || (found.orphan_wal_bytes > 0 && !cfg.accept_store_loss)) {
     return ty::daemon::JudgeStore(found, cfg.accept_store_loss);
   }
+  ty::daemon::WalCopy wal_as_found(cfg.data_dir);
   ASSIGN_OR_RETURN(auto store, ty::jobstore::SqliteJobStore::Open(cfg.data_dir + "/trainyard.db"));
   // quick_check reads every page: bounded, so a huge store still starts in seconds.
   constexpr ty::DurationMicros kCheckBudget = 10 * 1000000;
@@ -448,7 +449,17 @@ ty::Result<std::unique_ptr<ty::jobstore::SqliteJobStore>> OpenCheckedStore(
                    ty::daemon::CheckAfterOpen(store.get(), cfg.data_dir + "/logs", kCheckBudget,
                                               cfg.accept_store_loss));
   after.orphan_wal_bytes = found.orphan_wal_bytes;
-  RETURN_IF_ERROR(ty::daemon::JudgeStore(after, cfg.accept_store_loss));
+  ty::Status judged = ty::daemon::JudgeStore(after, cfg.accept_store_loss);
+  if (!after.damage.empty() || !after.lost_jobs.empty()) {
+    // What SQLite dropped may be in the WAL as it was: kept, never deleted.
+    if (std::string kept = wal_as_found.Keep(); !kept.empty()) {
+      spdlog::warn("store: the write-ahead log as found at start is kept as {}", kept);
+      if (!judged.ok())
+        judged = ty::FailedPrecondition(judged.message() +
+                                        " (the write-ahead log as found is kept as " + kept + ")");
+    }
+  }
+  RETURN_IF_ERROR(judged);
   return store;
 }
 

@@ -88,6 +88,33 @@ StoreFindings CheckBeforeOpen(const std::string& data_dir, bool accept_loss) {
   return f;
 }
 
+WalCopy::WalCopy(const std::string& data_dir) {
+  const std::string wal = data_dir + "/trainyard.db-wal";
+  if (SizeOf(wal) == 0) return;
+  std::error_code ec;
+  const std::string copy = wal + ".at-start";
+  std::filesystem::copy_file(wal, copy, std::filesystem::copy_options::overwrite_existing, ec);
+  if (ec) {
+    std::filesystem::remove(copy, ec);
+    return;
+  }
+  copy_ = copy;
+}
+
+WalCopy::~WalCopy() {
+  std::error_code ec;
+  if (!copy_.empty()) std::filesystem::remove(copy_, ec);
+}
+
+std::string WalCopy::Keep() {
+  if (copy_.empty()) return "";
+  const std::string kept = copy_.substr(0, copy_.size() - std::string(".at-start").size()) +
+                           ".damaged-" + std::to_string(time(nullptr));
+  if (rename(copy_.c_str(), kept.c_str()) != 0) return "";
+  copy_.clear();
+  return kept;
+}
+
 Result<StoreFindings> CheckAfterOpen(jobstore::SqliteJobStore* store, const std::string& logs_dir,
                                      DurationMicros budget, bool accept_loss) {
   StoreFindings f;

@@ -35,6 +35,23 @@ Status JudgeStore(const StoreFindings& findings, bool accept_loss);
 // aside (trainyard.db-wal.lost-<unix time>) so SQLite starts afresh without it.
 StoreFindings CheckBeforeOpen(const std::string& data_dir, bool accept_loss);
 
+// The WAL as it was before SQLite opened it. SQLite replays a damaged WAL's frames up
+// to the damage, drops the rest and checkpoints it away on close, so a start that then
+// finds loss keeps this copy for whoever repairs the store (Keep); one that finds
+// nothing removes it (the destructor). No copy when there is no WAL or no room.
+class WalCopy {
+ public:
+  explicit WalCopy(const std::string& data_dir);
+  ~WalCopy();
+  WalCopy(const WalCopy&) = delete;
+  WalCopy& operator=(const WalCopy&) = delete;
+  // Keeps the copy as trainyard.db-wal.damaged-<unix time>; its path, "" when none.
+  std::string Keep();
+
+ private:
+  std::string copy_;
+};
+
 // After it is opened: quick_check (at most `budget`), and the job logs under
 // `logs_dir` whose uid the store does not know. A log of a deleted job (the store
 // keeps its deletion) is the deletion's unfinished end: removed here. With

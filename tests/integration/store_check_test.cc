@@ -10,6 +10,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iterator>
 #include <thread>
 #include <vector>
 
@@ -59,6 +61,12 @@ class StoreCheckTest : public ::testing::Test {
     return RunProcess(argv, {}, 30);
   }
 
+  static std::string ReadAll(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  void ExpectADamagedWalIsSaidAndKept(const std::function<void(const std::string&)>& damage);
+
   std::unique_ptr<Daemon> daemon_;
   std::vector<std::string> uids_;
   std::string data_;
@@ -102,6 +110,48 @@ TEST_F(StoreCheckTest, AWalBesideAnEmptyDatabaseIsNeverDeleted) {
                   fs::file_size(e.path()) == wal_bytes;
   }
   EXPECT_TRUE(kept_aside);
+}
+
+// The WAL cut short, and 8 KiB of garbage inside it (the two other probes):
+// SQLite replays the frames before the damage and drops the rest, so the last jobs'
+// records are gone while their logs are there. The start is refused naming them, and
+// the WAL as it was is kept beside the store, byte for byte, for whoever repairs it.
+void StoreCheckTest::ExpectADamagedWalIsSaidAndKept(
+    const std::function<void(const std::string&)>& damage) {
+  KillDaemon();
+  const std::string wal = data_ + "/trainyard.db-wal";
+  ASSERT_GT(fs::file_size(wal), 16384u);
+  damage(wal);
+  const std::string damaged = ReadAll(wal);
+  ProcessRun refused = Start();
+  EXPECT_EQ(refused.rc, 1) << refused.err;
+  const std::string said = refused.out + refused.err;
+  EXPECT_THAT(said, HasSubstr("have logs but no record in the store"));
+  EXPECT_THAT(said, HasSubstr(uids_[2])) << "the last job's record was in the damaged part";
+  EXPECT_THAT(said, HasSubstr("--accept-store-loss"));
+  bool kept = ReadAll(wal) == damaged;
+  for (const auto& e : fs::directory_iterator(data_)) {
+    kept |= e.path().filename().string().rfind("trainyard.db-wal.", 0) == 0 &&
+            ReadAll(e.path().string()) == damaged;
+  }
+  EXPECT_TRUE(kept) << "the damaged WAL is kept as it was";
+  ProcessRun accepted = Start({"--accept-store-loss"});
+  EXPECT_EQ(accepted.rc, 124) << accepted.out << accepted.err;
+  EXPECT_THAT(accepted.out + accepted.err, HasSubstr("lost (--accept-store-loss)"));
+}
+
+TEST_F(StoreCheckTest, ATruncatedWalIsSaidAndKept) {
+  ExpectADamagedWalIsSaidAndKept(
+      [](const std::string& wal) { fs::resize_file(wal, fs::file_size(wal) / 2); });
+}
+
+TEST_F(StoreCheckTest, GarbageInsideTheWalIsSaidAndKept) {
+  ExpectADamagedWalIsSaidAndKept([](const std::string& wal) {
+    std::fstream f(wal, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(wal) / 2));
+    const std::string garbage(8192, '\x5a');
+    f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  });
 }
 
 TEST_F(StoreCheckTest, ADamagedDatabaseIsSaidWithSQLitesWords) {
