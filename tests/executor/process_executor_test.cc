@@ -54,6 +54,18 @@ class ProcessExecutorTest : public ::testing::Test {
     return a;
   }
 
+  // The wrapper is this test's child: reaping it is also how a test knows it ended
+  // while no executor watched.
+  bool ReapTheWrapper() {
+    auto pids = backend_.PidsOf(uid_);
+    if (pids.size() != 1u) return false;
+    for (int i = 0; i < 300; ++i) {
+      if (waitpid(pids[0], nullptr, WNOHANG) == pids[0]) return true;
+      usleep(50000);
+    }
+    return false;
+  }
+
   ProcessBackend backend_;
   std::string uid_;
   RecordingLogSink sink_;
@@ -163,15 +175,7 @@ TEST_F(ProcessExecutorTest, RecoverCapturesLinesWrittenWhileNoDaemonWatched) {
   ASSERT_THAT(sink_.Messages(uid_), Not(Contains("two")))
       << "the replica outran the test: the gap was not exercised";
 
-  // The wrapper is this test's child: reap it, which is also how we know it ended.
-  auto pids = backend_.PidsOf(uid_);
-  ASSERT_EQ(pids.size(), 1u);
-  bool exited = false;
-  for (int i = 0; i < 300 && !exited; ++i) {
-    exited = waitpid(pids[0], nullptr, WNOHANG) == pids[0];
-    if (!exited) usleep(50000);
-  }
-  ASSERT_TRUE(exited);
+  ASSERT_TRUE(ReapTheWrapper());
 
   ex_ = Make();
   auto recovered = ex_->Recover();
@@ -194,14 +198,7 @@ TEST_F(ProcessExecutorTest, RecoverOnAFullDiskReportsTheEndAfterTheLastLines) {
   ASSERT_TRUE(ex_->Launch(Attempt("sleep 1; echo one; echo two; exit 4")).ok());
   ASSERT_TRUE(events_.WaitForLaunch(uid_).has_value());
   ex_.reset();  // The daemon goes away before the replica writes.
-  auto pids = backend_.PidsOf(uid_);
-  ASSERT_EQ(pids.size(), 1u);
-  bool exited = false;
-  for (int i = 0; i < 300 && !exited; ++i) {
-    exited = waitpid(pids[0], nullptr, WNOHANG) == pids[0];
-    if (!exited) usleep(50000);
-  }
-  ASSERT_TRUE(exited);
+  ASSERT_TRUE(ReapTheWrapper());
 
   sink_.full = true;
   ex_ = Make();
