@@ -1,7 +1,7 @@
 // `GET /admin/backup` (admins only, as every path of no project): a consistent copy of
 // the job store taken while jobs run (SQLite's online backup), streamed from a file so
 // that a store of any size costs the daemon no memory. `trainyard admin backup FILE`
-// fetches it; README "Backup and restore" says how to put it back.
+// fetches it; docs/operations.md "Backup and restore" says how to put it back.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // `trainyard admin backup FILE`: a consistent copy of the daemon's job store, taken
 // while jobs run (GET /admin/backup; admins only), written to FILE (0600: it holds the
-// jobs' environments). README "Backup and restore" says how to put it back.
+// jobs' environments). docs/operations.md "Backup and restore" says how to put it back.
 #include <memory>
 #include <string>
 
@@ -40,7 +40,8 @@ std::shared_ptr<void> RegisterAdmin(CLI::App& app, Selection* selection) {
   CLI::App* admin = app.add_subcommand("admin", "Looking after the daemon (admins only).");
   admin->require_subcommand(1);
   CLI::App* backup = admin->add_subcommand(
-      "backup", "Copy the job store while jobs run (restore: README, Backup and restore).");
+      "backup",
+      "Copy the job store while jobs run (restore: docs/operations.md, Backup and restore).");
   backup->add_option("FILE", st->file, "Where the copy goes (a new SQLite file, mode 0600).")
       ->required();
   backup->callback([st, selection] {

@@ -1,6 +1,6 @@
 // Pointing the real gcloud at trainyardd in one step (`trainyard config gcloud`):
 // a named gcloud configuration whose endpoint overrides send the training, logging
-// and storage APIs to the daemon (what the installed gcloud's source reads; README).
+// and storage APIs to the daemon (what the installed gcloud's source reads; docs/api.md).
 //
 // gcloud keeps each named configuration as an INI file,
 // `<CLOUDSDK_CONFIG or ~/.config/gcloud>/configurations/config_<NAME>`, and the

@@ -291,7 +291,7 @@ void AddFlags(CLI::App& app, DaemonConfig& cfg, std::string* config_path) {
       "slurm_daemon_host, project_executors), and capacity, "
       "overcommit, strict, quotas, "
       "machine_types, tokens "
-      "(README)");
+      "(docs/configuration.md)");
 }
 
 size_t MaxWorkBytes(const DaemonConfig& cfg) {

@@ -63,8 +63,8 @@ Status JudgeStore(const StoreFindings& f, bool accept_loss) {
   std::string message = "the job store cannot be trusted: ";
   for (size_t i = 0; i < found.size(); ++i) message += (i ? "; " : "") + found[i];
   return FailedPrecondition(message +
-                            ". Restore a backup (`trainyard admin backup`; README: Backup and "
-                            "restore) into the data directory, or start with "
+                            ". Restore a backup (`trainyard admin backup`; docs/operations.md: "
+                            "Backup and restore) into the data directory, or start with "
                             "--accept-store-loss to go on without what is lost (its files are "
                             "kept aside, not deleted)");
 }

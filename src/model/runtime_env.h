@@ -1,4 +1,4 @@
-// What each replica receives (README "Distributed training"): environment
+// What each replica receives (docs/distributed.md): environment
 // variables (TF_CONFIG, CLUSTER_SPEC, PyTorch variables, CLOUD_ML_*, AIP_*), the
 // process's command line, and the host names of its peers.
 //

@@ -1,6 +1,6 @@
 // Where admission's capacity comes from: this host, detected (CPUs, memory, GPUs via
 // `nvidia-smi -L`), or the daemon config's declaration, plus overcommit, quotas and
-// machine-size overrides (issue 9; README "Capacity and queueing").
+// machine-size overrides (issue 9; docs/configuration.md "Capacity and queueing").
 //
 // Config keys (YAML, the daemon's --config):
 //   capacity:      {cpus: 16, memory_gb: 64, gpus: {NVIDIA_TESLA_T4: 2}}

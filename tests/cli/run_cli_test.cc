@@ -407,7 +407,7 @@ TEST_F(RunCliTest, UsageErrors) {
 }
 
 TEST_F(RunCliTest, EveryCommandsHelpNamesTheGlobalFlags) {
-  // The README shows `trainyard config gcloud --api-endpoint=... --project=...`.
+  // docs/api.md shows `trainyard config gcloud --api-endpoint=... --project=...`.
   for (std::vector<std::string> command : {std::vector<std::string>{"config", "gcloud"},
                                            {"ai", "custom-jobs", "create"},
                                            {"ai-platform", "jobs", "submit", "training"},

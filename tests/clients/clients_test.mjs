@@ -1,7 +1,7 @@
 // Drives the real Google Node.js client libraries against a running trainyardd:
 //   * googleapis 178.0.0 discovery clients: google.ml v1 and google.aiplatform v1
 //   * @google-cloud/aiplatform 6.11.0 GAPIC JobServiceClient over REST (fallback: true)
-// What these clients send and need is in README "The REST API".
+// What these clients send and need is in docs/api.md "The REST API".
 //
 // Usage: node clients_test.mjs http://127.0.0.1:PORT
 // Env:   TRAINYARD_TEST_IMAGE (default localhost/trainyard/busybox:latest)

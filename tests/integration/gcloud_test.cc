@@ -1,6 +1,6 @@
 // The real Google Cloud CLI (gcloud, installed on every machine here; skipped
 // with a message where it is not) against trainyardd, configured the way the
-// README tells users to: `trainyard config gcloud` in an isolated CLOUDSDK_CONFIG.
+// docs/api.md tells users to: `trainyard config gcloud` in an isolated CLOUDSDK_CONFIG.
 // Both dialects: create -> stream logs to the end (5,000 numbered lines from two
 // replicas, each once and in order) -> describe -> list; cancel of a sleeping
 // job; `gcloud logging read` with a task filter. Tuning jobs of both dialects with

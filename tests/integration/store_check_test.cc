@@ -182,7 +182,7 @@ TEST_F(StoreCheckTest, AReadOnlyDataDirectorySaysSo) {
   EXPECT_THAT(started.out + started.err, HasSubstr("is on a read-only filesystem"));
 }
 
-// `trainyard admin backup FILE` while a job runs, then the README's restore: the
+// `trainyard admin backup FILE` while a job runs, then the restore docs/operations.md gives: the
 // daemon stopped, the copy put in place of trainyard.db (its WAL and shm removed), and
 // every job is back, the running one recovered as it was.
 TEST_F(StoreCheckTest, ABackupTakenWhileAJobRunsRestoresEveryJob) {

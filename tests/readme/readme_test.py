@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Runs the README's shell examples against a real daemon, as a newcomer would.
 
-Every ```sh block under the README's sections about the CLI, the REST API, gcloud and
-hyperparameter tuning is split into commands and run in order from the repository's
+Every ```sh block under the sections about the CLI (README.md), the REST API and gcloud
+(docs/api.md) and hyperparameter tuning (docs/tuning.md) is split into commands and run
+in that order from the repository's
 root (a view of it), against a trainyardd of its own (port 0, a temporary data directory, the real
 engine) with `trainyard` on PATH and, for gcloud, an isolated CLOUDSDK_CONFIG. A
 command passes when it exits 0 (curl: when its answer holds no "error"). What the
@@ -31,6 +32,8 @@ import urllib.error
 import urllib.request
 
 SECTIONS = ("The CLI", "The REST API", "Google's own gcloud", "Hyperparameter tuning")
+# Where those sections are, in the order a reader meets them.
+DOCS = ("README.md", "docs/api.md", "docs/tuning.md")
 COMMAND_TIMEOUT_S = 600
 
 
@@ -225,7 +228,8 @@ def main():
     runner = Runner(repo, bin_dir, daemon, work)
     have_gcloud = shutil.which("gcloud") is not None
     try:
-        for section, lines in sh_blocks(os.path.join(repo, "README.md")):
+        blocks = [b for doc in DOCS for b in sh_blocks(os.path.join(repo, doc))]
+        for section, lines in blocks:
             if section not in SECTIONS:
                 continue
             if section == "Google's own gcloud" and not have_gcloud:

@@ -47,7 +47,7 @@ class PackageImages {
     bool native_create = false;
     std::map<std::string, std::string> labels;  // On the install container.
     // An install that runs longer fails (DeadlineExceeded naming it). Documented in the
-    // README: 15 minutes, far past a pip install of wheels and sdists without network.
+    // docs/runtimes.md: 15 minutes, far past a pip install of wheels and sdists without network.
     int64_t timeout_ms = 15LL * 60 * 1000;
     // Installed images kept: after each new install the oldest beyond this many are
     // removed (never one a container uses), so distinct packages cannot fill the disk.

@@ -1,4 +1,4 @@
-// SlurmExecutor: places each attempt's replicas on a Slurm cluster (issue 21; README
+// SlurmExecutor: places each attempt's replicas on a Slurm cluster (issue 21; docs/distributed.md,
 // "On a Slurm cluster"), behind the same contract as the container executor
 // (executor.h). Trainyard grows no node agents: Slurm places, a launcher runs.
 //
