@@ -138,7 +138,9 @@ inline Load SubmitLoad(Daemon& d, int singles = 10, const std::string& interval 
 }
 
 // Ten kill -9s at random moments (restarting with `args`), the cancels after the
-// third, `outage` (the backend gone and back) before the sixth. Returns the kills.
+// third, `outage` (the backend gone and back) before the sixth, and on a daemon with a
+// disk of its own (Daemon::own_disk) that disk full for 8 s around the eighth: the
+// daemon is killed and started again while it is full. Returns the kills.
 inline int RunFaults(Daemon& d, std::mt19937& rng, const std::vector<std::string>& args,
                      const Load& load, const std::function<void()>& outage) {
   auto between = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
@@ -152,10 +154,20 @@ inline int RunFaults(Daemon& d, std::mt19937& rng, const std::vector<std::string
       }
     }
     if (k == 5) outage();
+    const bool full = k == 7 && d.own_disk();
+    if (full) {
+      d.FillDisk();  // Replicas print and end while no line or exit can be recorded.
+      std::this_thread::sleep_for(std::chrono::seconds(5));
+      std::cout << "chaos: the data disk is full; /healthz " << d.Get("/healthz").body << "\n";
+    }
     d.Kill();
     ++kills;
     std::this_thread::sleep_for(std::chrono::milliseconds(between(0, 800)));
     d.Start(args);
+    if (full) {
+      std::this_thread::sleep_for(std::chrono::seconds(3));
+      d.FreeDisk();
+    }
   }
   std::cout << "chaos: " << kills << " kills in "
             << std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -

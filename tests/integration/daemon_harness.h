@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -148,7 +149,11 @@ class Daemon {
  public:
   // kRelative starts the daemon in its temp dir with `--data-dir data`, as a user
   // typing a relative path does.
-  enum class DataDirArg { kAbsolute, kRelative };
+  // kOwnDisk: an absolute data directory on a disk of its own (a 256 MiB tmpfs; root
+  // only, else an ordinary directory: own_disk() says which) that FillDisk fills. Its
+  // buckets and trials directories are bind mounts of the host's disk, so replicas
+  // never see it full: only the daemon's store and logs do.
+  enum class DataDirArg { kAbsolute, kRelative, kOwnDisk };
   explicit Daemon(std::vector<std::string> extra_args = {},
                   DataDirArg data_dir_arg = DataDirArg::kAbsolute)
       : data_dir_arg_(data_dir_arg) {
@@ -156,13 +161,33 @@ class Daemon {
            ("ty-it-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
     std::filesystem::create_directories(dir_);
     data_dir_ = (dir_ / "data").string();
+    if (data_dir_arg_ == DataDirArg::kOwnDisk && geteuid() == 0) MountOwnDisk();
     Start(std::move(extra_args));
   }
   ~Daemon() {
     Stop();
     RemoveInstanceContainers();
+    if (own_disk_) Shell("umount -R " + data_dir_);
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
+  }
+
+  bool own_disk() const { return own_disk_; }
+  // Fills the data directory's own disk to the last byte (a ballast file); FreeDisk
+  // removes it. Nothing without an own disk.
+  void FillDisk() {
+    if (!own_disk_) return;
+    std::ofstream ballast(data_dir_ + "/ballast", std::ios::binary);
+    const std::string mib(1 << 20, '\0');
+    while (ballast.write(mib.data(), static_cast<std::streamsize>(mib.size()))) ballast.flush();
+    ballast.clear();
+    const std::string byte(1, '\0');  // The tail below a MiB, byte by byte.
+    for (int i = 0; i < (1 << 20) && ballast.write(byte.data(), 1) && ballast.flush(); ++i) {
+    }
+  }
+  void FreeDisk() {
+    std::error_code ec;
+    std::filesystem::remove(data_dir_ + "/ballast", ec);
   }
 
   void Start(std::vector<std::string> extra_args = {}) {
@@ -261,6 +286,21 @@ class Daemon {
     return 0;
   }
 
+  static void Shell(const std::string& command) {
+    if (std::system(command.c_str()) != 0) ADD_FAILURE() << "failed: " << command;
+  }
+  void MountOwnDisk() {
+    std::filesystem::create_directories(data_dir_);
+    Shell("mount -t tmpfs -o size=256m tmpfs " + data_dir_);
+    for (const char* dir : {"buckets", "trials"}) {
+      const std::string host = (dir_ / (std::string(dir) + "-host")).string();
+      std::filesystem::create_directories(host);
+      std::filesystem::create_directories(data_dir_ + "/" + dir);
+      Shell("mount --bind " + host + " " + data_dir_ + "/" + dir);
+    }
+    own_disk_ = true;
+  }
+
   std::string Log() const {
     std::ifstream in(dir_ / "daemon.log");
     return std::string(std::istreambuf_iterator<char>(in), {});
@@ -336,6 +376,7 @@ class Daemon {
   std::filesystem::path dir_;
   std::string data_dir_;
   DataDirArg data_dir_arg_ = DataDirArg::kAbsolute;
+  bool own_disk_ = false;  // data_dir_ is a tmpfs of its own (kOwnDisk, as root).
   std::string base_;
   std::string token_;  // Sent as a bearer token when set (set_token).
   pid_t pid_ = -1;
