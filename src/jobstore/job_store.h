@@ -23,14 +23,19 @@ class JobStore {
  public:
   virtual ~JobStore() = default;
 
-  // Inserts a new job (all fields of `job`, replicas included; `spec` itself is not
-  // persisted, `spec_json` and `spec_record` are, and never change afterwards). AlreadyExists if
-  // `uid` is taken, or if an ml v1 job with the same (project, spec.job_id) exists.
-  virtual Status CreateJob(const model::Job& job) = 0;
-
-  // Replaces the stored record of `job.uid` (state, times, error, attempt, replicas,
-  // cancel flag, labels...) atomically. NotFound if absent.
-  virtual Status UpdateJob(const model::Job& job) = 0;
+  // Writes a job's record and the history events its decision made in one
+  // transaction: both land or neither (a crash between two writes left a record
+  // without its events). Every write of a record goes through here, so a wrapper
+  // (a cache, a test's fault injection) overrides this one method.
+  // `create`: inserts a new job (all fields of `job`, replicas included; `spec` itself
+  // is not persisted, `spec_json` and `spec_record` are, and never change afterwards);
+  // AlreadyExists if `uid` is taken, or if an ml v1 job with the same (project,
+  // spec.job_id) exists. Else replaces the stored record of `job.uid` (state, times,
+  // error, attempt, replicas, cancel flag...); NotFound if absent.
+  virtual Status CommitJob(const model::Job& job, bool create,
+                           const std::vector<model::JobEvent>& events) = 0;
+  Status CreateJob(const model::Job& job) { return CommitJob(job, /*create=*/true, {}); }
+  Status UpdateJob(const model::Job& job) { return CommitJob(job, /*create=*/false, {}); }
 
   // NotFound if absent. The returned job's `spec` holds only the list fields (job_id,
   // display_name, labels, kept from CreateJob): callers rebuild the rest with

@@ -8,8 +8,16 @@ namespace ty::jobstore {
 
 namespace {}  // namespace
 
-Status MemoryJobStore::CreateJob(const model::Job& job) {
+Status MemoryJobStore::CommitJob(const model::Job& job, bool create,
+                                 const std::vector<model::JobEvent>& events) {
   std::lock_guard<std::mutex> lock(mu_);
+  RETURN_IF_ERROR(create ? InsertLocked(job) : ReplaceLocked(job));
+  std::vector<model::JobEvent>& history = jobs_[job.uid].events;
+  history.insert(history.end(), events.begin(), events.end());
+  return Status::Ok();
+}
+
+Status MemoryJobStore::InsertLocked(const model::Job& job) {
   if (jobs_.count(job.uid)) return AlreadyExists("job " + job.uid + " already exists");
   std::string ml_id = internal::MlJobIdOf(job);
   if (job.dialect == model::Dialect::kMlV1 && ml_index_.count({job.project, ml_id})) {
@@ -20,8 +28,7 @@ Status MemoryJobStore::CreateJob(const model::Job& job) {
   return Status::Ok();
 }
 
-Status MemoryJobStore::UpdateJob(const model::Job& job) {
-  std::lock_guard<std::mutex> lock(mu_);
+Status MemoryJobStore::ReplaceLocked(const model::Job& job) {
   auto it = jobs_.find(job.uid);
   if (it == jobs_.end()) return internal::JobNotFound(job.uid);
   Record& rec = it->second;

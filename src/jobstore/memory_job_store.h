@@ -25,8 +25,8 @@ class MemoryJobStore : public JobStore {
   MemoryJobStore(const MemoryJobStore&) = delete;
   MemoryJobStore& operator=(const MemoryJobStore&) = delete;
 
-  Status CreateJob(const model::Job& job) override;
-  Status UpdateJob(const model::Job& job) override;
+  Status CommitJob(const model::Job& job, bool create,
+                   const std::vector<model::JobEvent>& events) override;
   Result<model::Job> GetJob(const std::string& uid) override;
   Result<model::Job> FindMlJob(const std::string& project, const std::string& job_id) override;
   Result<std::vector<model::Job>> ListJobs() override;
@@ -40,6 +40,8 @@ class MemoryJobStore : public JobStore {
   Result<std::vector<model::JobEvent>> ListEvents(const std::string& uid) override;
 
  private:
+  Status InsertLocked(const model::Job& job);   // REQUIRES: mu_ held.
+  Status ReplaceLocked(const model::Job& job);  // REQUIRES: mu_ held.
   struct Record {
     model::Job job;         // `spec` default-constructed (internal::StoredCopy).
     std::string ml_job_id;  // Empty for Vertex jobs.

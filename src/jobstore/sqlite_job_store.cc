@@ -599,9 +599,16 @@ Result<model::Job> SqliteJobStore::LoadJob(const char* sql, const std::string& k
   return job;
 }
 
-Status SqliteJobStore::CreateJob(const model::Job& job) {
+Status SqliteJobStore::CommitJob(const model::Job& job, bool create,
+                                 const std::vector<model::JobEvent>& events) {
   std::lock_guard<std::mutex> lock(mu_);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*this, /*write=*/true));
+  RETURN_IF_ERROR(create ? InsertJobLocked(job) : ReplaceJobLocked(job));
+  for (const model::JobEvent& e : events) RETURN_IF_ERROR(AppendEventLocked(job.uid, e));
+  return txn.Commit();
+}
+
+Status SqliteJobStore::InsertJobLocked(const model::Job& job) {
   // Checked explicitly (not only via constraint errors) for precise messages.
   ASSIGN_OR_RETURN(bool exists, JobExists(job.uid));
   if (exists) return AlreadyExists("job " + job.uid + " already exists");
@@ -640,13 +647,10 @@ Status SqliteJobStore::CreateJob(const model::Job& job) {
         .Bind(35, internal::ImagesToJson(job.images));
     RETURN_IF_ERROR(st.Run("insert job " + job.uid));
   }
-  RETURN_IF_ERROR(WriteReplicas(job));
-  return txn.Commit();
+  return WriteReplicas(job);
 }
 
-Status SqliteJobStore::UpdateJob(const model::Job& job) {
-  std::lock_guard<std::mutex> lock(mu_);
-  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*this, /*write=*/true));
+Status SqliteJobStore::ReplaceJobLocked(const model::Job& job) {
   {
     ASSIGN_OR_RETURN(Statement st,
                      Prepare("SELECT dialect, project, location, job_id FROM jobs WHERE uid = ?"));
@@ -677,8 +681,7 @@ Status SqliteJobStore::UpdateJob(const model::Job& job) {
         .Bind(24, job.uid);
     RETURN_IF_ERROR(st.Run("update job " + job.uid));
   }
-  RETURN_IF_ERROR(WriteReplicas(job));
-  return txn.Commit();
+  return WriteReplicas(job);
 }
 
 Result<model::Job> SqliteJobStore::GetJob(const std::string& uid) {
@@ -875,15 +878,17 @@ Status SqliteJobStore::AppendEvent(const std::string& uid, const model::JobEvent
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*this, /*write=*/true));
   ASSIGN_OR_RETURN(bool exists, JobExists(uid));
   if (!exists) return internal::JobNotFound(uid);
-  {
-    ASSIGN_OR_RETURN(Statement st,
-                     Prepare("INSERT INTO events (uid, seq, time, kind, message) VALUES (?1, "
-                             "(SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE uid = ?1), "
-                             "?2, ?3, ?4)"));
-    st.Bind(1, uid).Bind(2, event.time).Bind(3, event.kind).Bind(4, event.message);
-    RETURN_IF_ERROR(st.Run("append event to " + uid));
-  }
+  RETURN_IF_ERROR(AppendEventLocked(uid, event));
   return txn.Commit();
+}
+
+Status SqliteJobStore::AppendEventLocked(const std::string& uid, const model::JobEvent& event) {
+  ASSIGN_OR_RETURN(Statement st,
+                   Prepare("INSERT INTO events (uid, seq, time, kind, message) VALUES (?1, "
+                           "(SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE uid = ?1), "
+                           "?2, ?3, ?4)"));
+  st.Bind(1, uid).Bind(2, event.time).Bind(3, event.kind).Bind(4, event.message);
+  return st.Run("append event to " + uid);
 }
 
 Result<std::vector<model::JobEvent>> SqliteJobStore::ListEvents(const std::string& uid) {

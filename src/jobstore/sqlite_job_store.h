@@ -63,8 +63,8 @@ class SqliteJobStore : public JobStore {
   // the ml v1 job_id); a job that differs there is InvalidArgument. An empty
   // spec.job_id (a job read back without rebuilding its spec) means "unchanged".
   // ListEvents of an absent job is NotFound.
-  Status CreateJob(const model::Job& job) override;
-  Status UpdateJob(const model::Job& job) override;
+  Status CommitJob(const model::Job& job, bool create,
+                   const std::vector<model::JobEvent>& events) override;
   Result<model::Job> GetJob(const std::string& uid) override;
   Result<model::Job> FindMlJob(const std::string& project, const std::string& job_id) override;
   Result<std::vector<model::Job>> ListJobs() override;
@@ -95,6 +95,10 @@ class SqliteJobStore : public JobStore {
   Result<KnownUids> ListKnownUids();
 
  private:
+  // The steps of CommitJob and AppendEvent, inside a write transaction (REQUIRES: mu_).
+  Status InsertJobLocked(const model::Job& job);
+  Status ReplaceJobLocked(const model::Job& job);
+  Status AppendEventLocked(const std::string& uid, const model::JobEvent& event);
   class Statement;
   class Transaction;
 

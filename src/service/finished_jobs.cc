@@ -97,14 +97,9 @@ size_t FinishedJobs::bytes() const {
 
 // Each write forgets after it is done, so a read that starts later reads the new record
 // and one that started earlier does not keep the old one (its generation moved).
-Status FinishedJobs::CreateJob(const model::Job& job) {
-  Status s = inner_->CreateJob(job);
-  Forget(job.uid);
-  return s;
-}
-
-Status FinishedJobs::UpdateJob(const model::Job& job) {
-  Status s = inner_->UpdateJob(job);
+Status FinishedJobs::CommitJob(const model::Job& job, bool create,
+                               const std::vector<model::JobEvent>& events) {
+  Status s = inner_->CommitJob(job, create, events);
   Forget(job.uid);
   return s;
 }

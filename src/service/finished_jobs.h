@@ -70,8 +70,8 @@ class FinishedJobs : public jobstore::JobStore {
   size_t bytes() const;
 
   // jobstore::JobStore: writes forget the uid they touch; reads go to the inner store.
-  Status CreateJob(const model::Job& job) override;
-  Status UpdateJob(const model::Job& job) override;
+  Status CommitJob(const model::Job& job, bool create,
+                   const std::vector<model::JobEvent>& events) override;
   Result<model::Job> GetJob(const std::string& uid) override { return inner_->GetJob(uid); }
   Result<model::Job> FindMlJob(const std::string& project, const std::string& job_id) override {
     return inner_->FindMlJob(project, job_id);

@@ -40,7 +40,6 @@ struct ControllerOptions {
   model::JobPolicy policy;
   model::SpecLimits limits;
   DurationMicros stop_grace = 10LL * 1000000;
-  std::function<AtCommit()> at_commit_for_test;
   // JobServiceOptions::project_buckets.
   std::function<std::vector<std::string>(const std::string& project)> project_buckets;
 };

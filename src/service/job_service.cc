@@ -83,7 +83,6 @@ JobService::JobService(jobstore::JobStore* store, executor::Executor* executor,
   c.policy = options_.policy;
   c.limits = options_.limits;
   c.stop_grace = options_.stop_grace;
-  c.at_commit_for_test = options_.at_commit_for_test;
   c.project_buckets = options_.project_buckets;
   uids_ = std::make_unique<UidSource>(clock, options_.random ? options_.random : DefaultRandom());
   // The controllers on the loop core; each registers the messages it receives
@@ -107,9 +106,8 @@ JobService::JobService(jobstore::JobStore* store, executor::Executor* executor,
       backends_.Route(project, other.name).IgnoreError();
   }
   jobs_->SetTrialRoot(options_.trial_root);
-  studies_ =
-      std::make_unique<StudyController>(core_.get(), store_, logs, uids_.get(), &jobs_->published(),
-                                        options_.trial_root, options_.at_commit_for_test);
+  studies_ = std::make_unique<StudyController>(core_.get(), store_, logs, uids_.get(),
+                                               &jobs_->published(), options_.trial_root);
   if (options_.register_controllers_for_test) options_.register_controllers_for_test(core_.get());
 }
 

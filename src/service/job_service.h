@@ -48,10 +48,9 @@ struct JobServiceOptions {
   std::function<uint64_t()> random;
   // Tests: run nothing until RunUntilIdleForTest() (deterministic with a ManualClock).
   bool manual_loop_for_test = false;
-  // Crash-point tests: asked at every commit whether the "daemon" dies there.
-  std::function<AtCommit()> at_commit_for_test;
   // Tests: controllers of their own beside the service's, registered on its loop core
-  // after the service's (service/messages.h) and before it starts.
+  // after the service's (service/messages.h) and before it starts; crash-point tests
+  // take the core here to "kill" the daemon at a write (tests/service/crash_harness.h).
   std::function<void(LoopCore*)> register_controllers_for_test;
   // Capacity, quotas and machine sizes admission works with (no nodes: admit all).
   AdmissionOptions admission;

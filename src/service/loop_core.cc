@@ -47,6 +47,11 @@ void LoopCore::HaltAfterQueuedBlockingWork() {
   timers_.clear();
 }
 
+void LoopCore::HaltAfterThisTask() {
+  std::lock_guard<std::mutex> lock(mu_);
+  halt_after_task_ = true;
+}
+
 bool LoopCore::draining() const {
   std::lock_guard<std::mutex> lock(mu_);
   return draining_;
@@ -145,6 +150,12 @@ void LoopCore::RunTask(const std::function<void()>& task) {
   // One task's surprise (a library's exception on a record nobody foresaw) is logged,
   // and the loop serves on.
   if (Status s = NoThrow(task); !s.ok()) spdlog::error("loop: a task failed: {}", s.ToString());
+  bool halt = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::swap(halt, halt_after_task_);
+  }
+  if (halt) HaltAfterQueuedBlockingWork();
 }
 
 int LoopCore::RunUntilIdle() {

@@ -40,13 +40,6 @@
 
 namespace ty::service {
 
-// What a crash-point test does at a commit (JobServiceOptions::at_commit_for_test,
-// asked before each record is written): go on, or "kill" the daemon there: before the
-// write lands (what the decision did before its commit happened, the rest never will),
-// after it and before its actions (LoopCore::Halt), or right after its actions started
-// (LoopCore::HaltAfterQueuedBlockingWork).
-enum class AtCommit { kContinue, kCrashBeforeWrite, kCrashBeforeActions, kCrashAfterActions };
-
 class LoopCore {
  public:
   enum class Mode { kThreaded, kManual };
@@ -89,6 +82,10 @@ class LoopCore {
   // Like Halt(), but blocking work already queued still runs in RunUntilIdle (its
   // results are dropped): the daemon died right after starting those side effects.
   void HaltAfterQueuedBlockingWork();
+  // HaltAfterQueuedBlockingWork once the running task returns: what the task goes on
+  // to start still starts (crash-point tests: the daemon dies right after a commit's
+  // actions began).
+  void HaltAfterThisTask();
   bool halted() const;
   // Halted or draining: the daemon "died" (tests) or is shutting down; nothing may be
   // committed or logged any more, even by the task that is still running.
@@ -96,7 +93,7 @@ class LoopCore {
 
  private:
   void RunThread();
-  static void RunTask(const std::function<void()>& task);
+  void RunTask(const std::function<void()>& task);
   bool PopReady(std::function<void()>* task);  // REQUIRES: mu_ held.
 
   const Clock* const clock_;
@@ -109,7 +106,8 @@ class LoopCore {
   std::deque<std::function<void()>> blocking_;               // Manual mode. Guarded by mu_.
   std::multimap<TimeMicros, std::function<void()>> timers_;  // Guarded by mu_.
   bool stopping_ = false;                                    // Guarded by mu_.
-  bool draining_ = false;  // HaltAfterQueuedBlockingWork. Guarded by mu_.
+  bool draining_ = false;         // HaltAfterQueuedBlockingWork. Guarded by mu_.
+  bool halt_after_task_ = false;  // HaltAfterThisTask. Guarded by mu_.
   std::thread thread_;
   std::thread::id loop_thread_id_;
   // By message type; registered before Start, read-only afterwards.

@@ -51,15 +51,13 @@ StudyInput TrialInput(StudyInputKind kind, int64_t trial_id) {
 
 StudyController::StudyController(LoopCore* core, jobstore::JobStore* store, logs::LogStore* logs,
                                  UidSource* uids, const PublishedJobs* live_jobs,
-                                 std::string trial_root,
-                                 std::function<AtCommit()> at_commit_for_test)
+                                 std::string trial_root)
     : core_(core),
       store_(store),
       logs_(logs),
       uids_(uids),
       live_jobs_(live_jobs),
-      trial_root_(std::move(trial_root)),
-      at_commit_for_test_(std::move(at_commit_for_test)) {
+      trial_root_(std::move(trial_root)) {
   core_->Receive<JobCommitted>([this](const JobCommitted& m) { OnJobCommitted(m); });
   core_->Receive<TrialJobRefused>([this](const TrialJobRefused& m) { OnTrialJobRefused(m); });
 }
@@ -229,8 +227,6 @@ Result<model::Job> StudyController::Submit(model::Job job) {
   job.phases.queued = job.create_time;
   job.spec_record = model::EncodeSpecRecord(job.spec);
   if (core_->dead()) return Unavailable("the service is shutting down");
-  const AtCommit at = AskCrashPoint();
-  RETURN_IF_ERROR(CrashBeforeWrite(at));
   Status s = store_->CreateJob(job);
   if (s.code() == StatusCode::kAlreadyExists && job.dialect == model::Dialect::kMlV1) {
     return AlreadyExists("Field: job.job_id Error: A job with this id already exists.")
@@ -239,7 +235,7 @@ Result<model::Job> StudyController::Submit(model::Job job) {
   RETURN_IF_ERROR(s);
   model::Job created = job;
   RETURN_IF_ERROR(Adopt(std::move(job)));
-  RETURN_IF_ERROR(CrashAfterWrite(at));
+  RETURN_IF_ERROR(StoppedDuringTheWrite());
   if (Study* st = Find(created.uid); !st->record.spec->resume_previous_job_id.empty()) {
     Log(*st, "Resuming the study of job " + st->record.spec->resume_previous_job_id + ": its " +
                  std::to_string(st->prior_trials) + " finished trials inform the suggestions.");
@@ -595,12 +591,10 @@ void StudyController::Poll() {
 
 Status StudyController::Commit(const std::string& uid, const model::Job& record) {
   if (core_->dead()) return Unavailable("the service is shutting down");
-  const AtCommit at = AskCrashPoint();
-  RETURN_IF_ERROR(CrashBeforeWrite(at));
   // A failure is the caller's to handle (Stall): retried ones are logged once.
   RETURN_IF_ERROR(store_->UpdateJob(record));
   Publish(record);
-  RETURN_IF_ERROR(CrashAfterWrite(at));
+  RETURN_IF_ERROR(StoppedDuringTheWrite());
   if (!polling_) {
     polling_ = true;
     core_->At(core_->clock()->Now() + kTrialPollInterval, [this] { Poll(); });
@@ -608,29 +602,10 @@ Status StudyController::Commit(const std::string& uid, const model::Job& record)
   return Status::Ok();
 }
 
-AtCommit StudyController::AskCrashPoint() const {
-  return at_commit_for_test_ ? at_commit_for_test_() : AtCommit::kContinue;
-}
-
-Status StudyController::CrashBeforeWrite(AtCommit at) {
-  if (at != AtCommit::kCrashBeforeWrite) return Status::Ok();
-  core_->Halt();
-  return Aborted("the daemon died (test)");
-}
-
-Status StudyController::CrashAfterWrite(AtCommit at) {
-  switch (at) {
-    case AtCommit::kContinue:
-    case AtCommit::kCrashBeforeWrite:
-      return Status::Ok();
-    case AtCommit::kCrashBeforeActions:
-      core_->Halt();
-      return Aborted("the daemon died (test)");
-    case AtCommit::kCrashAfterActions:
-      core_->HaltAfterQueuedBlockingWork();  // This task goes on; nothing it commits lands.
-      return Status::Ok();
-  }
-  return Status::Ok();
+Status StudyController::StoppedDuringTheWrite() const {
+  // The service stopped while the record was written: it acts on nothing more (the
+  // next daemon resumes from the store). Crash-point tests stop it so at a write.
+  return core_->dead() ? Aborted("the service stopped") : Status::Ok();
 }
 
 void StudyController::Publish(const model::Job& job) { published_.Put(job); }

@@ -48,12 +48,10 @@ class StudyController {
   const PublishedJobs& published() const { return published_; }
   // `trial_root`: the host directory under which each trial job's metrics directory
   // lives (service/trial_jobs.h); "" = trials cannot report (every trial infeasible).
-  // `at_commit_for_test`: as JobServiceOptions', for the study's own commits.
   // Registers its receivers on `core`: construct it before the loop starts.
   // `live_jobs`: the job controller's published jobs (is a trial job running?).
   StudyController(LoopCore* core, jobstore::JobStore* store, logs::LogStore* logs, UidSource* uids,
-                  const PublishedJobs* live_jobs, std::string trial_root,
-                  std::function<AtCommit()> at_commit_for_test = nullptr);
+                  const PublishedJobs* live_jobs, std::string trial_root);
   ~StudyController();
 
   // Before the loop runs, after JobController::Load: the stored studies not finished.
@@ -156,11 +154,8 @@ class StudyController {
   void Poll();
   // Writes the study's record as a commit action carries it.
   Status Commit(const std::string& uid, const model::Job& record);
-  // Before a study record is written: where a crash-point test "kills" the daemon.
-  AtCommit AskCrashPoint() const;
-  // Around the write: Aborted when the daemon "died" there (the caller does nothing more).
-  Status CrashBeforeWrite(AtCommit at);
-  Status CrashAfterWrite(AtCommit at);
+  // Aborted when the service stopped during a write just made: nothing more is done.
+  Status StoppedDuringTheWrite() const;
   void Publish(const model::Job& job);
   void Log(Study& st, const std::string& message);
   Study* Find(const std::string& uid);
@@ -172,7 +167,6 @@ class StudyController {
   UidSource* const uids_;
   const PublishedJobs* const live_jobs_;
   const std::string trial_root_;
-  const std::function<AtCommit()> at_commit_for_test_;
   const StudyPolicy policy_;  // The defaults: a replica's metrics file where containers see it.
   std::map<std::string, Study> studies_;  // Loop thread only.
   // Trial ends waiting for their study's batch (QueueTrialEnd). Loop thread only.

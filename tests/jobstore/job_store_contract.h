@@ -281,6 +281,35 @@ TYPED_TEST_P(JobStoreContractTest, EventsKeepAppendOrder) {
   EXPECT_EQ(got->size(), want.size());
 }
 
+// A record and its decision's events are one commit: both land, or (the record
+// refused) neither does.
+TYPED_TEST_P(JobStoreContractTest, ACommitWritesTheRecordAndItsEventsOrNeither) {
+  const std::vector<model::JobEvent> events = {{1, "state", "Job is queued."},
+                                               {2, "attempt", "Attempt 1 started."}};
+  ASSERT_TRUE(this->store_->CommitJob(FullJob("951"), /*create=*/true, events).ok());
+  model::Job running = FullJob("951");
+  running.state = model::JobState::kRunning;
+  ASSERT_TRUE(this->store_->CommitJob(running, /*create=*/false, {{3, "state", "running"}}).ok());
+  Result<std::vector<model::JobEvent>> got = this->store_->ListEvents("951");
+  ASSERT_TRUE(got.ok());
+  ASSERT_EQ(got->size(), 3u);
+  EXPECT_EQ((*got)[2].message, "running");
+  EXPECT_EQ(this->store_->GetJob("951")->state, model::JobState::kRunning);
+
+  // Refused (the uid is taken; the identity changed): no event of it is kept.
+  EXPECT_EQ(this->store_->CommitJob(FullJob("951"), true, {{4, "state", "again"}}).code(),
+            StatusCode::kAlreadyExists);
+  model::Job moved = running;
+  moved.project = "elsewhere";
+  EXPECT_EQ(this->store_->CommitJob(moved, false, {{5, "state", "moved"}}).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(this->store_->CommitJob(FullJob("952"), false, {{6, "state", "x"}}).code(),
+            StatusCode::kNotFound);
+  got = this->store_->ListEvents("951");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->size(), 3u);
+}
+
 TYPED_TEST_P(JobStoreContractTest, AppendEventToMissingJobIsNotFound) {
   EXPECT_EQ(this->store_->AppendEvent("999", {1, "state", "x"}).code(), StatusCode::kNotFound);
 }
@@ -444,6 +473,7 @@ REGISTER_TYPED_TEST_SUITE_P(JobStoreContractTest, StudyTrialsRoundTripAndTrialJo
                             MissingJobIsNotFound, ListJobsOldestFirst,
                             DeleteJobRemovesReplicasAndEvents,
                             ADeletionIsKeptAndItsUidNeverHandedOutAgain, EventsKeepAppendOrder,
-                            AppendEventToMissingJobIsNotFound);
+                            AppendEventToMissingJobIsNotFound,
+                            ACommitWritesTheRecordAndItsEventsOrNeither);
 
 }  // namespace ty::jobstore::testing

@@ -4,21 +4,31 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "jobstore/job_store.h"
 #include "service/job_service.h"
+#include "service/loop_core.h"
 
 namespace ty::testing {
 
+// What a crash-point test does at a record's write: go on, or "kill" the daemon there:
+// before the write lands (what the decision did before its commit happened, the rest
+// never will), after it and before its actions (LoopCore::Halt), or right after its
+// actions started (LoopCore::HaltAfterThisTask).
+enum class AtCommit { kContinue, kCrashBeforeWrite, kCrashBeforeActions, kCrashAfterActions };
+
 // Every way a run can crash at a commit, and how a failure message says it.
-inline constexpr service::AtCommit kCrashModes[] = {service::AtCommit::kCrashBeforeWrite,
-                                                    service::AtCommit::kCrashBeforeActions,
-                                                    service::AtCommit::kCrashAfterActions};
-inline std::string CrashWhere(int k, int commits, service::AtCommit mode) {
-  const char* when = mode == service::AtCommit::kCrashBeforeWrite     ? "before its write landed"
-                     : mode == service::AtCommit::kCrashBeforeActions ? "before its actions"
-                                                                      : "after its actions";
+inline constexpr AtCommit kCrashModes[] = {
+    AtCommit::kCrashBeforeWrite, AtCommit::kCrashBeforeActions, AtCommit::kCrashAfterActions};
+inline std::string CrashWhere(int k, int commits, AtCommit mode) {
+  const char* when = mode == AtCommit::kCrashBeforeWrite     ? "before its write landed"
+                     : mode == AtCommit::kCrashBeforeActions ? "before its actions"
+                                                             : "after its actions";
   return "crash at commit " + std::to_string(k) + " of " + std::to_string(commits) + ", " + when;
 }
 
@@ -26,9 +36,75 @@ inline std::string CrashWhere(int k, int commits, service::AtCommit mode) {
 // counts its commits here and sets `crashed` when it reaches that one.
 struct CrashPlan {
   int crash_at = 0;
-  service::AtCommit mode = service::AtCommit::kContinue;
+  AtCommit mode = AtCommit::kContinue;
   int commits = 0;
   bool crashed = false;
+  std::unique_ptr<jobstore::JobStore> store;  // The CrashingStore the service writes to.
+};
+
+// The store a crash-point test's service writes to (LevelDB's fault-injection way: the
+// fault is in the environment, not in the code under test): it forwards everything to
+// `inner`, counts each record written (created or updated) in `plan`, and at the
+// planned one stops the service's loop as a dying daemon would. The service's code
+// holds no test branch: a loop stopped during a write is what it handles anyway.
+class CrashingStore : public jobstore::JobStore {
+ public:
+  CrashingStore(jobstore::JobStore* inner, CrashPlan* plan) : inner_(inner), plan_(plan) {}
+  void set_core(service::LoopCore* core) { core_ = core; }
+
+  Status CommitJob(const model::Job& job, bool create,
+                   const std::vector<model::JobEvent>& events) override {
+    return Write([&] { return inner_->CommitJob(job, create, events); });
+  }
+  Result<model::Job> GetJob(const std::string& uid) override { return inner_->GetJob(uid); }
+  Result<model::Job> FindMlJob(const std::string& project, const std::string& job_id) override {
+    return inner_->FindMlJob(project, job_id);
+  }
+  Result<std::vector<model::Job>> ListJobs() override { return inner_->ListJobs(); }
+  Result<std::vector<model::Job>> ListLiveJobs() override { return inner_->ListLiveJobs(); }
+  Result<std::vector<model::Job>> ListJobsPage(const PageQuery& query) override {
+    return inner_->ListJobsPage(query);
+  }
+  Result<std::string> LastUid() override { return inner_->LastUid(); }
+  Result<std::map<model::JobState, int64_t>> CountJobsByState() override {
+    return inner_->CountJobsByState();
+  }
+  Status DeleteJob(const std::string& uid, TimeMicros when) override {
+    return inner_->DeleteJob(uid, when);
+  }
+  Result<Deletion> GetDeletion(const std::string& uid) override { return inner_->GetDeletion(uid); }
+  Status AppendEvent(const std::string& uid, const model::JobEvent& event) override {
+    return inner_->AppendEvent(uid, event);
+  }
+  Result<std::vector<model::JobEvent>> ListEvents(const std::string& uid) override {
+    return inner_->ListEvents(uid);
+  }
+
+ private:
+  Status Write(const std::function<Status()>& write) {
+    if (++plan_->commits != plan_->crash_at || core_ == nullptr) return write();
+    plan_->crashed = true;
+    switch (plan_->mode) {
+      case AtCommit::kContinue:
+        return write();
+      case AtCommit::kCrashBeforeWrite:
+        core_->Halt();
+        return Aborted("the daemon died (test)");
+      case AtCommit::kCrashBeforeActions: {
+        Status s = write();
+        core_->Halt();
+        return s;
+      }
+      case AtCommit::kCrashAfterActions:
+        core_->HaltAfterThisTask();
+        return write();
+    }
+    return write();
+  }
+
+  jobstore::JobStore* inner_;
+  CrashPlan* plan_;
+  service::LoopCore* core_ = nullptr;
 };
 
 // Creates and starts the service; `plan` null: it never crashes (a recovered daemon).
@@ -39,11 +115,15 @@ inline std::unique_ptr<service::JobService> StartCrashableService(
   uint64_t seq = 0;
   o.random = [seq]() mutable { return ++seq; };
   if (plan != nullptr) {
-    o.at_commit_for_test = [plan] {
-      if (++plan->commits != plan->crash_at) return service::AtCommit::kContinue;
-      plan->crashed = true;
-      return plan->mode;
+    auto crashing = std::make_unique<CrashingStore>(store, plan);
+    CrashingStore* at = crashing.get();
+    auto also = o.register_controllers_for_test;
+    o.register_controllers_for_test = [at, also](service::LoopCore* core) {
+      at->set_core(core);
+      if (also) also(core);
     };
+    plan->store = std::move(crashing);
+    store = plan->store.get();
   }
   auto svc = service::JobService::Create(store, executor, logs, clock, std::move(o));
   EXPECT_TRUE(svc.ok()) << svc.status().ToString();

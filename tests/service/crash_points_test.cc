@@ -23,7 +23,6 @@ namespace ty::testing {
 namespace {
 
 using model::JobState;
-using service::AtCommit;
 
 constexpr DurationMicros kSecond = 1'000'000;
 constexpr DurationMicros kTick = 100'000;

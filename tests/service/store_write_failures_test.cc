@@ -19,11 +19,9 @@ class FullDiskStore : public jobstore::MemoryJobStore {
  public:
   std::atomic<bool> full{false};
   std::atomic<int> refused{0};
-  Status CreateJob(const model::Job& job) override {
-    return full ? Refuse() : MemoryJobStore::CreateJob(job);
-  }
-  Status UpdateJob(const model::Job& job) override {
-    return full ? Refuse() : MemoryJobStore::UpdateJob(job);
+  Status CommitJob(const model::Job& job, bool create,
+                   const std::vector<model::JobEvent>& events) override {
+    return full ? Refuse() : MemoryJobStore::CommitJob(job, create, events);
   }
 
  private:

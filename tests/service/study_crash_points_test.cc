@@ -23,8 +23,6 @@
 namespace ty::testing {
 namespace {
 
-using service::AtCommit;
-
 constexpr DurationMicros kSecond = 1'000'000;
 constexpr DurationMicros kTick = 250'000;
 constexpr int kTrials = 4;
@@ -35,11 +33,9 @@ class FillingStore : public jobstore::MemoryJobStore {
  public:
   static constexpr int kFullFor = 3;
   explicit FillingStore(int full_from) : full_from_(full_from) {}
-  Status CreateJob(const model::Job& job) override {
-    return Full() ? Refuse() : MemoryJobStore::CreateJob(job);
-  }
-  Status UpdateJob(const model::Job& job) override {
-    return Full() ? Refuse() : MemoryJobStore::UpdateJob(job);
+  Status CommitJob(const model::Job& job, bool create,
+                   const std::vector<model::JobEvent>& events) override {
+    return Full() ? Refuse() : MemoryJobStore::CommitJob(job, create, events);
   }
   int writes() const { return writes_; }
   int refused() const { return refused_; }
