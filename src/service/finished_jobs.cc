@@ -21,7 +21,7 @@ const std::string& JobRead::Rendered(
 size_t JobRead::Bytes() const { return 3 * model::ApproxRecordBytes(job_); }
 
 FinishedJobs::FinishedJobs(jobstore::JobStore* inner, size_t max_bytes)
-    : inner_(inner), max_bytes_(max_bytes) {}
+    : ForwardingJobStore(inner), max_bytes_(max_bytes) {}
 
 Result<std::shared_ptr<const JobRead>> FinishedJobs::Read(
     const std::string& uid, const std::function<void(model::Job*)>& restore) {
@@ -35,7 +35,7 @@ Result<std::shared_ptr<const JobRead>> FinishedJobs::Read(
     }
     generation = GenerationOf(uid);
   }
-  ASSIGN_OR_RETURN(model::Job job, inner_->GetJob(uid));
+  ASSIGN_OR_RETURN(model::Job job, inner()->GetJob(uid));
   restore(&job);
   const bool finished = model::IsTerminal(job.state);
   auto read = std::make_shared<const JobRead>(std::move(job));
@@ -99,13 +99,13 @@ size_t FinishedJobs::bytes() const {
 // and one that started earlier does not keep the old one (its generation moved).
 Status FinishedJobs::CommitJob(const model::Job& job, bool create,
                                const std::vector<model::JobEvent>& events) {
-  Status s = inner_->CommitJob(job, create, events);
+  Status s = inner()->CommitJob(job, create, events);
   Forget(job.uid);
   return s;
 }
 
 Status FinishedJobs::DeleteJob(const std::string& uid, TimeMicros when) {
-  Status s = inner_->DeleteJob(uid, when);
+  Status s = inner()->DeleteJob(uid, when);
   Forget(uid);
   return s;
 }

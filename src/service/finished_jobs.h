@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "jobstore/job_store.h"
+#include "jobstore/forwarding_job_store.h"
 #include "model/job.h"
 
 namespace ty::service {
@@ -50,7 +50,7 @@ class JobRead {
   mutable std::array<std::string, kVariants> rendered_;
 };
 
-class FinishedJobs : public jobstore::JobStore {
+class FinishedJobs : public jobstore::ForwardingJobStore {
  public:
   static constexpr size_t kDefaultMaxBytes = 32u << 20;
   FinishedJobs(jobstore::JobStore* inner, size_t max_bytes = kDefaultMaxBytes);
@@ -69,32 +69,11 @@ class FinishedJobs : public jobstore::JobStore {
   size_t size() const;
   size_t bytes() const;
 
-  // jobstore::JobStore: writes forget the uid they touch; reads go to the inner store.
+  // jobstore::JobStore: writes forget the uid they touch; the rest goes to the inner
+  // store as it is.
   Status CommitJob(const model::Job& job, bool create,
                    const std::vector<model::JobEvent>& events) override;
-  Result<model::Job> GetJob(const std::string& uid) override { return inner_->GetJob(uid); }
-  Result<model::Job> FindMlJob(const std::string& project, const std::string& job_id) override {
-    return inner_->FindMlJob(project, job_id);
-  }
-  Result<std::vector<model::Job>> ListJobs() override { return inner_->ListJobs(); }
-  Result<std::vector<model::Job>> ListLiveJobs() override { return inner_->ListLiveJobs(); }
-  Result<std::vector<model::Job>> ListJobsPage(const PageQuery& query) override {
-    return inner_->ListJobsPage(query);
-  }
-  Result<std::string> LastUid() override { return inner_->LastUid(); }
-  Result<std::map<model::JobState, int64_t>> CountJobsByState() override {
-    return inner_->CountJobsByState();
-  }
   Status DeleteJob(const std::string& uid, TimeMicros when) override;
-  Result<Deletion> GetDeletion(const std::string& uid) override { return inner_->GetDeletion(uid); }
-  Status AppendEvent(const std::string& uid, const model::JobEvent& event) override {
-    return inner_->AppendEvent(uid, event);
-  }
-  std::vector<std::string> SetAsideRows() const override { return inner_->SetAsideRows(); }
-  Status BackupTo(const std::string& path) override { return inner_->BackupTo(path); }
-  Result<std::vector<model::JobEvent>> ListEvents(const std::string& uid) override {
-    return inner_->ListEvents(uid);
-  }
 
  private:
   struct Entry {
@@ -109,7 +88,6 @@ class FinishedJobs : public jobstore::JobStore {
   void Drop(std::unordered_map<std::string, Entry>::iterator it);  // REQUIRES: mu_ held.
   uint64_t& GenerationOf(const std::string& uid);                  // REQUIRES: mu_ held.
 
-  jobstore::JobStore* const inner_;
   const size_t max_bytes_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, Entry> entries_;  // Guarded by mu_.

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "jobstore/job_store.h"
+#include "jobstore/forwarding_job_store.h"
 #include "service/job_service.h"
 #include "service/loop_core.h"
 
@@ -47,37 +47,15 @@ struct CrashPlan {
 // `inner`, counts each record written (created or updated) in `plan`, and at the
 // planned one stops the service's loop as a dying daemon would. The service's code
 // holds no test branch: a loop stopped during a write is what it handles anyway.
-class CrashingStore : public jobstore::JobStore {
+class CrashingStore : public jobstore::ForwardingJobStore {
  public:
-  CrashingStore(jobstore::JobStore* inner, CrashPlan* plan) : inner_(inner), plan_(plan) {}
+  CrashingStore(jobstore::JobStore* inner, CrashPlan* plan)
+      : ForwardingJobStore(inner), plan_(plan) {}
   void set_core(service::LoopCore* core) { core_ = core; }
 
   Status CommitJob(const model::Job& job, bool create,
                    const std::vector<model::JobEvent>& events) override {
-    return Write([&] { return inner_->CommitJob(job, create, events); });
-  }
-  Result<model::Job> GetJob(const std::string& uid) override { return inner_->GetJob(uid); }
-  Result<model::Job> FindMlJob(const std::string& project, const std::string& job_id) override {
-    return inner_->FindMlJob(project, job_id);
-  }
-  Result<std::vector<model::Job>> ListJobs() override { return inner_->ListJobs(); }
-  Result<std::vector<model::Job>> ListLiveJobs() override { return inner_->ListLiveJobs(); }
-  Result<std::vector<model::Job>> ListJobsPage(const PageQuery& query) override {
-    return inner_->ListJobsPage(query);
-  }
-  Result<std::string> LastUid() override { return inner_->LastUid(); }
-  Result<std::map<model::JobState, int64_t>> CountJobsByState() override {
-    return inner_->CountJobsByState();
-  }
-  Status DeleteJob(const std::string& uid, TimeMicros when) override {
-    return inner_->DeleteJob(uid, when);
-  }
-  Result<Deletion> GetDeletion(const std::string& uid) override { return inner_->GetDeletion(uid); }
-  Status AppendEvent(const std::string& uid, const model::JobEvent& event) override {
-    return inner_->AppendEvent(uid, event);
-  }
-  Result<std::vector<model::JobEvent>> ListEvents(const std::string& uid) override {
-    return inner_->ListEvents(uid);
+    return Write([&] { return ForwardingJobStore::CommitJob(job, create, events); });
   }
 
  private:
@@ -102,7 +80,6 @@ class CrashingStore : public jobstore::JobStore {
     return write();
   }
 
-  jobstore::JobStore* inner_;
   CrashPlan* plan_;
   service::LoopCore* core_ = nullptr;
 };
