@@ -43,17 +43,24 @@ state_of() {
 }
 start_daemon
 curl -sf -XPOST "$base/storage/v1/b?project=p" -d '{"name":"fill"}' >/dev/null || fail "bucket"
-script='dd if=/dev/zero of=/gcs/fill/big bs=1M count=100 2>/dev/null; i=0
+# The replica fills the disk only once the second job is in the queue (a submit while
+# the disk is below its reserve is refused): the test leaves /gcs/fill/go for it.
+script='while [ ! -e /gcs/fill/go ]; do sleep 0.05; done
+dd if=/dev/zero of=/gcs/fill/big bs=1M count=100 2>/dev/null; i=0
 while [ $i -lt 3000 ]; do echo line $i; i=$((i+1)); done; echo done'
 body_of() {
   python3 -c 'import json,sys; print(json.dumps({"displayName":"fill","jobSpec":{"workerPoolSpecs":[{"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1","containerSpec":{"imageUri":sys.argv[1],"command":["sh","-c",sys.argv[2]]}}]}}))' "$image" "$1"
 }
 submit() {
-  curl -sf -XPOST "$jobs" -d "$(body_of "$1")" | python3 -c 'import json,sys; print(json.load(sys.stdin)["name"].split("/")[-1])'
+  local out
+  out=$(curl -s -w '\n%{http_code}' -XPOST "$jobs" -d "$(body_of "$1")")
+  [ "${out##*$'\n'}" = 200 ] || fail "a submit answered: $out"
+  printf '%s' "${out%$'\n'*}" | python3 -c 'import json,sys; print(json.load(sys.stdin)["name"].split("/")[-1])'
 }
 body=$(body_of "$script")
 job=$(submit "$script")
 queued=$(submit "echo queued")
+touch "$work/data/buckets/fill/go"
 for _ in $(seq 100); do
   [ "$(df --output=avail "$work/data" | tail -1 | tr -d ' ')" -lt 1024 ] && break
   sleep 0.1
