@@ -130,6 +130,10 @@ struct ExecutorEvent {
   // kLaunchFailed: why, e.g. "image pull failed: ...". kAttemptStarted: how, when
   // worth saying (e.g. "started from warm sandboxes"). kLaunchWaiting: for what.
   std::string message;
+  // kLaunchWaiting: the wait is trouble a user may act on (the engine or Slurm does not
+  // answer, a registry refused), said as a WARNING; otherwise it is progress (a pull,
+  // pip's lines, a pending reason), said as INFO, so `severity>=WARNING` shows trouble.
+  bool trouble = false;
 };
 
 using EventCallback = std::function<void(const ExecutorEvent&)>;

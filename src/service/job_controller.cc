@@ -246,9 +246,12 @@ Status JobController::Delete(const std::string& uid) {
 
 void JobController::OnExecutorEvent(const executor::ExecutorEvent& event) {
   if (event.kind == executor::ExecutorEventKind::kLaunchWaiting) {
-    // Nothing to decide: the job stays launching, and its log says why it waits.
+    // Nothing to decide: the job stays launching, and its log says why it waits (a
+    // WARNING only for trouble a user may act on: ExecutorEvent::trouble).
     core_->Post([this, event] {
-      if (Find(event.job_uid) != nullptr) ServiceLog(event.job_uid, event.message, "WARNING");
+      if (Find(event.job_uid) != nullptr) {
+        ServiceLog(event.job_uid, event.message, event.trouble ? "WARNING" : "INFO");
+      }
     });
     return;
   }

@@ -115,6 +115,7 @@ TEST_F(ContainerExecutorLogicTest, ALaunchDuringAnEngineOutageWaitsForTheEngine)
   auto waiting = events_.WaitFor(uid_, ExecutorEventKind::kLaunchWaiting, 1, 0);
   ASSERT_EQ(waiting.size(), 1u);
   EXPECT_THAT(waiting[0].message, HasSubstr("Waiting for the container engine"));
+  EXPECT_TRUE(waiting[0].trouble) << "said as a WARNING: the user may act on it";
   engine_->SetDown(false);
   auto e = events_.WaitForLaunch(uid_, 10000);
   ASSERT_TRUE(e.has_value());

@@ -153,6 +153,15 @@ TEST_F(RegistryTest, ImagesPushedByGoogleNamesRunByThoseNamesAfterTheLocalCopyIs
   std::string logs = daemon_->Get(path_ + "/logs").body;
   EXPECT_THAT(logs, HasSubstr("the pushed image"));
   EXPECT_THAT(logs, HasSubstr("Pulling " + gcr + " from the local registry"));
+  // Progress, not trouble: INFO, so `severity>=WARNING` leaves it out (issue 33 item 7).
+  int pulls = 0;
+  const nlohmann::json page = nlohmann::json::parse(logs, nullptr, false);
+  for (const auto& e : page.value("entries", nlohmann::json::array())) {
+    if (e.value("message", "").rfind("Pulling ", 0) != 0) continue;
+    ++pulls;
+    EXPECT_EQ(e.value("severity", ""), "INFO") << e.dump();
+  }
+  EXPECT_GE(pulls, 1);
   EXPECT_TRUE(EngineHasImage(gcr));  // Tagged by the job's name: the next job needs no pull.
 
   // The guide's command, through the real gcloud: the image by its gcr.io name, args

@@ -315,7 +315,8 @@ class ContainerExecutor : public Executor {
   // daemon's registry at every launch.
   Status EnsureImage(const AttemptSpec& attempt, const std::string& image);
   // What the launch waits for, into the job's log (a kLaunchWaiting event).
-  void SayLaunchWaits(const AttemptSpec& attempt, const std::string& message);
+  // A kLaunchWaiting event: progress, or `trouble` (ExecutorEvent::trouble).
+  void SayLaunchWaits(const AttemptSpec& attempt, const std::string& message, bool trouble = false);
   // One image the engine lacks: from the local registry for a Google name (then
   // tagged by that name), else from where the name says.
   Status PullMissingImage(const AttemptSpec& attempt, const std::string& image);

@@ -307,8 +307,10 @@ bool ContainerExecutor::EngineCameBack(const AttemptSpec& attempt, TimeMicros de
   if (ping.ok()) return false;
   spdlog::warn("launch {}/{}: the container engine does not answer ({}); waiting for it",
                attempt.job_uid, attempt.attempt, ping.message());
-  SayLaunchWaits(attempt, "Waiting for the container engine, which does not answer (" +
-                              ping.message() + "); the replicas start when it is back.");
+  SayLaunchWaits(attempt,
+                 "Waiting for the container engine, which does not answer (" + ping.message() +
+                     "); the replicas start when it is back.",
+                 /*trouble=*/true);
   while (Now() < deadline && !work_.shutting_down()) {
     work_.SleepUnlessShuttingDown(500);
     if (engine_->Ping().ok()) {
@@ -320,13 +322,15 @@ bool ContainerExecutor::EngineCameBack(const AttemptSpec& attempt, TimeMicros de
   return false;
 }
 
-void ContainerExecutor::SayLaunchWaits(const AttemptSpec& attempt, const std::string& message) {
+void ContainerExecutor::SayLaunchWaits(const AttemptSpec& attempt, const std::string& message,
+                                       bool trouble) {
   ExecutorEvent waiting;
   waiting.kind = ExecutorEventKind::kLaunchWaiting;
   waiting.job_uid = attempt.job_uid;
   waiting.attempt = attempt.attempt;
   waiting.time = Now();
   waiting.message = message;
+  waiting.trouble = trouble;
   work_.Emit(waiting);
 }
 
@@ -394,8 +398,10 @@ Status ContainerExecutor::EnsureImage(const AttemptSpec& attempt, const std::str
     // engine first got the name runs on the next attempt, not the first image for ever.
     Status pulled = PullMissingImage(attempt, image);
     if (!pulled.ok() && *exists) {
-      SayLaunchWaits(attempt, "The registry did not give " + image + " (" + pulled.message() +
-                                  "); running the engine's copy.");
+      SayLaunchWaits(attempt,
+                     "The registry did not give " + image + " (" + pulled.message() +
+                         "); running the engine's copy.",
+                     /*trouble=*/true);
       return Status::Ok();
     }
     return pulled;

@@ -249,6 +249,7 @@ class SlurmExecutor::Impl {
         waiting.time = clock_->Now();
         waiting.message = "Waiting for the Slurm controller, which does not answer (" + why +
                           "); the job is submitted when it is back.";
+        waiting.trouble = true;
         Emit(waiting);
       }
       std::unique_lock<std::mutex> lock(mu_);
