@@ -276,6 +276,9 @@ class ContainerExecutor : public Executor {
   // replica ran (an image changed, a claim could not be written), so a cold
   // launch may follow.
   Status LaunchWarm(const AttemptSpec& attempt, const WarmGang& gang, LaunchRecord* record);
+  // LaunchWarm's last step: each sandbox runs its replica's `argv`.
+  Status StartWarmGang(const AttemptSpec& attempt, const WarmGang& gang,
+                       const std::vector<std::vector<std::string>>& argv);
   // Each distinct image of the attempt, made current (a Google name from the registry)
   // and inspected on a thread of its own; LaunchWarm claims sandboxes meanwhile.
   std::map<std::string, std::future<Result<ImageConfig>>> InspectInBackground(

@@ -575,18 +575,25 @@ Status ContainerExecutor::LaunchWarm(const AttemptSpec& attempt, const WarmGang&
                                      ": no command given and the image has none"));
     }
   }
-  // Gang start, in two steps so that a daemon dying between them leaves no replica
-  // that cannot run: every launch is prepared (written where the sandbox does not
-  // look), then each is handed over and its replica runs. A restart finds each
-  // sandbox either handed its launch or holding it prepared, which RestartReplica
-  // hands over; a death before every launch was prepared left no replica running,
-  // and the attempt is launched again.
+  Status started = StartWarmGang(attempt, gang, argv);
+  return started.ok() ? started : give_up(started);
+}
+
+// Gang start, in two steps so that a daemon dying between them leaves no replica that
+// cannot run: every launch is prepared (written where the sandbox does not look), then
+// each is handed over and its replica runs. A restart finds each sandbox either handed
+// its launch or holding it prepared, which RestartReplica hands over; a death before
+// every launch was prepared left no replica running, and the attempt is launched again.
+Status ContainerExecutor::StartWarmGang(const AttemptSpec& attempt, const WarmGang& gang,
+                                        const std::vector<std::vector<std::string>>& argv) {
+  const size_t n = attempt.replicas.size();
+  std::vector<Status> results(n);
   ForEachConcurrently(n, [&](size_t i) {
     results[i] = WarmPool::PrepareLaunch(gang.sandboxes[i], argv[i], attempt.replicas[i].env);
     return results[i].ok();
   });
   if (Status s = FirstError(results); !s.ok()) {
-    return give_up(Unavailable("start replica from warm gang: " + s.message()));
+    return Unavailable("start replica from warm gang: " + s.message());
   }
   const auto& skip = options_.skip_warm_handover_for_test;
   ForEachConcurrently(n, [&](size_t i) {
@@ -594,7 +601,7 @@ Status ContainerExecutor::LaunchWarm(const AttemptSpec& attempt, const WarmGang&
     return results[i].ok();
   });
   if (Status s = FirstError(results); !s.ok()) {
-    return give_up(Unavailable("start replica from warm gang: " + s.message()));
+    return Unavailable("start replica from warm gang: " + s.message());
   }
   return Status::Ok();
 }

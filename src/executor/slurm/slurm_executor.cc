@@ -323,6 +323,30 @@ class SlurmExecutor::Impl {
     Emit(e);
   }
 
+  // Recover: what became of a replica of an attempt found on disk. Ended, with its last
+  // lines taken; one whose lines the sink cannot take now (a full disk) is reported
+  // running, and its end follows them from the monitor.
+  ObservedReplica ObserveRecovered(const AttemptWatch& w, ReplicaWatch* r) {
+    ObservedReplica o;
+    o.job_uid = w.job_uid;
+    o.attempt = w.attempt;
+    o.pool = r->pool;
+    o.index = r->index;
+    o.name = r->name;
+    r->capture->Resume();
+    const std::string exit_file = w.dir + "/" + r->name + ".exit";
+    std::optional<int> code = ReadExitCode(exit_file);
+    if (code && r->capture->CaptureAll()) {
+      r->exited = true;
+      o.exit_code = *code;
+      o.signal = internal::SignalOf(*code);
+      o.finished_at = FileModifiedAt(exit_file);
+    } else {
+      o.running = true;
+    }
+    return o;
+  }
+
   bool AnyReplicaPlaced(const AttemptWatch& w) {
     for (const ReplicaWatch& r : w.replicas) {
       if (Exists(w.dir + "/" + r.name + ".placed") || Exists(w.dir + "/" + r.name + ".exit")) {
@@ -743,27 +767,7 @@ Result<std::vector<ObservedReplica>> SlurmExecutor::Recover() {
       std::filesystem::remove_all(dir, ec);
       continue;
     }
-    for (Impl::ReplicaWatch& r : w->replicas) {
-      ObservedReplica o;
-      o.job_uid = w->job_uid;
-      o.attempt = w->attempt;
-      o.pool = r.pool;
-      o.index = r.index;
-      o.name = r.name;
-      r.capture->Resume();
-      std::optional<int> code = ReadExitCode(dir + "/" + r.name + ".exit");
-      // Ended, with its last lines taken; one whose lines the sink cannot take now (a
-      // full disk) is reported running, and its end follows them from the monitor.
-      if (code && r.capture->CaptureAll()) {
-        r.exited = true;
-        o.exit_code = *code;
-        o.signal = internal::SignalOf(*code);
-        o.finished_at = FileModifiedAt(dir + "/" + r.name + ".exit");
-      } else {
-        o.running = true;
-      }
-      out.push_back(std::move(o));
-    }
+    for (Impl::ReplicaWatch& r : w->replicas) out.push_back(impl_->ObserveRecovered(*w, &r));
     bool all = true;
     for (const auto& r : w->replicas) all = all && r.exited;
     w->done = all;
