@@ -49,6 +49,7 @@ Status FakeExecutor::Launch(const executor::AttemptSpec& attempt) {
 }
 
 void FakeExecutor::CompleteHeldLaunch(const std::string& job_uid, int attempt) {
+  std::lock_guard<std::mutex> order(order_mu_);
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& a : launches_) {
@@ -67,6 +68,7 @@ void FakeExecutor::CompleteHeldLaunch(const std::string& job_uid, int attempt) {
 
 void FakeExecutor::Exit(const std::string& job_uid, int attempt, int pool, int index, int exit_code,
                         std::optional<int> signal) {
+  std::lock_guard<std::mutex> order(order_mu_);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (running_.erase(Key(job_uid, attempt, pool, index)) == 0) return;

@@ -54,6 +54,11 @@ class FakeExecutor : public executor::Executor {
   void Emit(const executor::ExecutorEvent& event);
 
   mutable std::mutex mu_;
+  // Held while a replica's state changes and its event goes out, so events leave in the
+  // order the states changed: a test that waits for IsRunning and then calls Exit could
+  // otherwise send the exit ahead of kAttemptStarted, which the Executor contract rules
+  // out (the job then never went RUNNING). The callback only queues, so this never nests.
+  std::mutex order_mu_;
   executor::EventCallback callback_;
   std::vector<executor::AttemptSpec> launches_;
   std::set<std::string> running_;  // "uid/attempt/pool/index"
