@@ -4,6 +4,7 @@
 // runs against the real engine in container_executor_test and the contract suite.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,6 +35,12 @@ using ::testing::IsEmpty;
 
 constexpr char kImage[] = "127.0.0.1:5000/train:1";
 constexpr char kInstance[] = "/var/lib/trainyard-a";
+
+// spdlog makes its registry on first use. The daemon logs from main() before any thread
+// starts; these tests may first log from two executor threads at once (the engine probe
+// and a launch), and TSan, which does not see inside the uninstrumented libspdlog,
+// reports that first use as a race. Made here, before any test starts a thread.
+[[maybe_unused]] const bool kLoggerMade = spdlog::default_logger_raw() != nullptr;
 
 class ContainerExecutorLogicTest : public ::testing::Test {
  protected:
