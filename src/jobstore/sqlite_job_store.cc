@@ -144,6 +144,11 @@ UPDATE jobs SET kind = CASE
     {10, R"sql(
 ALTER TABLE jobs ADD COLUMN images_json TEXT NOT NULL DEFAULT '[]';
 )sql"},
+    // The last commit's service lines, not known to be in the job's log yet
+    // (model/outbox.h). Earlier rows have none waiting.
+    {11, R"sql(
+ALTER TABLE jobs ADD COLUMN outbox_json TEXT NOT NULL DEFAULT '{}';
+)sql"},
 };
 
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == SqliteJobStore::kSchemaVersion,
@@ -181,7 +186,8 @@ constexpr char kJobColumns[] =
     "end_time, update_time, queued_time, admitted_time, image_ready_time, all_running_time, "
     "finished_time, error_code, error_message, attempt, cancel_requested, ending_kind, "
     "ending_code, ending_message, uid_num, display_name, labels_json, spec_record, grants_json, "
-    "preemptions, trials_json, study_uid, trial_id, study_json, kind, images_json";
+    "preemptions, trials_json, study_uid, trial_id, study_json, kind, images_json, "
+    "outbox_json";
 
 }  // namespace
 
@@ -500,6 +506,9 @@ Result<model::Job> ReadJobRow(const Stmt& st) {
   if (!kind) return Status(StatusCode::kDataLoss, "job " + job.uid + ": unknown kind in store");
   job.kind = *kind;
   job.images = internal::ImagesFromJson(st.Text(34));
+  Result<model::ServiceOutbox> outbox = model::DecodeOutbox(st.Text(35));
+  if (!outbox.ok()) return outbox.status().WithContext("job " + job.uid);
+  job.outbox = std::move(*outbox);
   return job;
 }
 
@@ -625,7 +634,7 @@ Status SqliteJobStore::InsertJobLocked(const model::Job& job) {
   {
     static const std::string kInsert =
         std::string("INSERT INTO jobs (") + kJobColumns +
-        ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+        ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     ASSIGN_OR_RETURN(Statement st, Prepare(kInsert.c_str()));
     st.Bind(1, job.uid)
         .Bind(2, internal::DialectName(job.dialect))
@@ -644,7 +653,8 @@ Status SqliteJobStore::InsertJobLocked(const model::Job& job) {
         .Bind(32, job.trial_id)
         .Bind(33, model::EncodeStudyProgress(job.study_progress))
         .Bind(34, model::JobKindName(job.kind))
-        .Bind(35, internal::ImagesToJson(job.images));
+        .Bind(35, internal::ImagesToJson(job.images))
+        .Bind(36, model::EncodeOutbox(job.outbox));
     RETURN_IF_ERROR(st.Run("insert job " + job.uid));
   }
   return WriteReplicas(job);
@@ -671,14 +681,16 @@ Status SqliteJobStore::ReplaceJobLocked(const model::Job& job) {
                 "image_ready_time = ?, all_running_time = ?, finished_time = ?, error_code = ?, "
                 "error_message = ?, attempt = ?, cancel_requested = ?, ending_kind = ?, "
                 "ending_code = ?, ending_message = ?, grants_json = ?, preemptions = ?, "
-                "trials_json = ?, study_json = ?, images_json = ? WHERE uid = ?"));
+                "trials_json = ?, study_json = ?, images_json = ?, outbox_json = ? "
+                "WHERE uid = ?"));
     BindMutableColumns(st, 1, job);
     st.Bind(19, internal::GrantsToJson(job.grants))
         .Bind(20, static_cast<int64_t>(job.preemptions))
         .Bind(21, model::EncodeTrials(job.trials))
         .Bind(22, model::EncodeStudyProgress(job.study_progress))
         .Bind(23, internal::ImagesToJson(job.images))
-        .Bind(24, job.uid);
+        .Bind(24, model::EncodeOutbox(job.outbox))
+        .Bind(25, job.uid);
     RETURN_IF_ERROR(st.Run("update job " + job.uid));
   }
   return WriteReplicas(job);

@@ -7,7 +7,8 @@
 //             (both NULL = no error) | attempt | cancel_requested |
 //             ending_kind, ending_code, ending_message (v2; NULL = no stop pending) |
 //             uid_num (uid as a number), display_name, labels_json (v3: list fields) |
-//             spec_record (v4: the versioned internal spec; '' before)
+//             spec_record (v4: the versioned internal spec; '' before) | ... |
+//             outbox_json (v11: the last commit's service lines, model/outbox.h)
 //             INDEX (dialect, project, location, uid_num): List pages by scope
 //             INDEX (state) WHERE not terminal: start-up loads live jobs only
 //             UNIQUE (dialect, project, job_id) WHERE dialect = 'ML_V1'
@@ -47,7 +48,7 @@ namespace ty::jobstore {
 class SqliteJobStore : public JobStore {
  public:
   // The schema this code writes. Files at a higher version are refused.
-  static constexpr int kSchemaVersion = 10;
+  static constexpr int kSchemaVersion = 11;
 
   // Opens (creating if missing) the database at `path`; ":memory:" gives a private
   // in-memory database (no WAL there). Applies pending migrations.

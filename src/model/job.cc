@@ -99,7 +99,9 @@ size_t ApproxRecordBytes(const Job& job) {
     trials += sizeof(Trial) + 64 + 48 * t.measurements.size();
     for (const auto& [name, value] : t.params) trials += 96 + name.size() + value.category.size();
   }
-  return sizeof(Job) + job.spec_json.size() + job.spec_record.size() +
+  size_t lines = 0;
+  for (const OutboxLine& l : job.outbox.lines) lines += sizeof(OutboxLine) + l.message.size();
+  return sizeof(Job) + lines + job.spec_json.size() + job.spec_record.size() +
          (job.error ? job.error->message.size() : 0) + 512 * job.replicas.size() +
          128 * job.grants.size() + 256 * job.images.size() + trials + 1024;
 }

@@ -18,6 +18,7 @@
 
 #include "common/time.h"
 #include "model/job_spec.h"
+#include "model/outbox.h"
 #include "model/trial.h"
 
 namespace ty::model {
@@ -194,6 +195,8 @@ struct Job {
   // Trial jobs are not listed among the project's jobs.
   std::string study_uid;
   int64_t trial_id = 0;
+  // The last commit's service lines, and the number of the newest (model/outbox.h).
+  ServiceOutbox outbox;
 
   // Not stored: filled by the service when a queued job is read (admission's view).
   int64_t queue_position = 0;  // 1-based; 0 = not waiting.

@@ -106,6 +106,7 @@ std::string EncodeStudyProgress(const StudyProgress& progress) {
   json j = json::object();
   if (!progress.failing.empty()) j["failing"] = progress.failing;
   if (progress.exhausted) j["exhausted"] = true;
+  if (progress.finishing) j["finishing"] = true;
   return j.dump();
 }
 
@@ -117,6 +118,7 @@ Result<StudyProgress> DecodeStudyProgress(const std::string& text) {
   try {
     out.failing = j.value("failing", "");
     out.exhausted = j.value("exhausted", false);
+    out.finishing = j.value("finishing", false);
   } catch (const json::exception& e) {
     return Status(StatusCode::kDataLoss, std::string("stored study progress: ") + e.what());
   }

@@ -58,8 +58,10 @@ inline bool IsTrialActive(const Trial& t) { return !IsTrialDone(t.state); }
 struct StudyProgress {
   std::string failing;     // Why the study fails once its trials are down; "" = it does not.
   bool exhausted = false;  // The search space has no unseen point left.
+  // Its last lines are committed; the commit that ends it follows (service/study_machine.h).
+  bool finishing = false;
   bool operator==(const StudyProgress& o) const {
-    return failing == o.failing && exhausted == o.exhausted;
+    return failing == o.failing && exhausted == o.exhausted && finishing == o.finishing;
   }
 };
 

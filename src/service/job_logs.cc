@@ -2,6 +2,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 
 namespace ty::service {
 namespace {
@@ -102,9 +103,12 @@ Result<JobLogPage> ReadJobLogs(logs::LogStore* logs, const std::vector<LogSource
   return page;
 }
 
-void WriteServiceLine(logs::LogStore* logs, TimeMicros now, const std::string& uid,
-                      const std::string& message, const std::string& severity) {
+namespace {
+
+void WriteMarkedLine(logs::LogStore* logs, TimeMicros now, const std::string& uid,
+                     const std::string& message, const std::string& severity, int64_t mark) {
   logs::LogEntry entry;
+  entry.source_time = mark;
   entry.time = now;
   entry.task = "service";
   entry.stream = logs::LogStream::kService;
@@ -113,6 +117,35 @@ void WriteServiceLine(logs::LogStore* logs, TimeMicros now, const std::string& u
   // A service line the disk has no room for is not kept for later: the job's record and
   // its events (in the store) tell the same story; the replicas' own lines are retried.
   logs->Append(uid, entry).IgnoreError();
+}
+
+}  // namespace
+
+void WriteServiceLine(logs::LogStore* logs, TimeMicros now, const std::string& uid,
+                      const std::string& message, const std::string& severity) {
+  WriteMarkedLine(logs, now, uid, message, severity, /*mark=*/0);
+}
+
+void WriteOutbox(logs::LogStore* logs, TimeMicros now, const std::string& uid,
+                 const model::ServiceOutbox& outbox) {
+  for (const model::OutboxLine& l : outbox.lines) {
+    WriteMarkedLine(logs, now, uid, l.message, l.severity, l.seq);
+  }
+}
+
+size_t WriteMissingOutboxLines(logs::LogStore* logs, TimeMicros now, const std::string& uid,
+                               const model::ServiceOutbox& outbox) {
+  if (outbox.lines.empty()) return 0;
+  // An unmarked service line has its time as its mark: a number no outbox reaches.
+  std::set<int64_t> written;
+  for (const logs::LogEntry& e : ReadServiceLines(logs, uid)) written.insert(e.source_time);
+  size_t wrote = 0;
+  for (const model::OutboxLine& l : outbox.lines) {
+    if (written.count(l.seq) > 0) continue;
+    WriteMarkedLine(logs, now, uid, l.message, l.severity, l.seq);
+    ++wrote;
+  }
+  return wrote;
 }
 
 std::vector<logs::LogEntry> ReadServiceLines(logs::LogStore* logs, const std::string& uid) {

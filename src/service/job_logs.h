@@ -17,6 +17,7 @@
 
 #include "common/status.h"
 #include "logs/log_store.h"
+#include "model/outbox.h"
 
 namespace ty::service {
 
@@ -47,5 +48,14 @@ Result<JobLogPage> ReadJobLogs(logs::LogStore* logs, const std::vector<LogSource
 void WriteServiceLine(logs::LogStore* logs, TimeMicros now, const std::string& uid,
                       const std::string& message, const std::string& severity);
 std::vector<logs::LogEntry> ReadServiceLines(logs::LogStore* logs, const std::string& uid);
+
+// A committed record's outbox (model/outbox.h): its lines, each marked with its number
+// (the entry's source_time), so that a restart can tell which ones the log holds.
+void WriteOutbox(logs::LogStore* logs, TimeMicros now, const std::string& uid,
+                 const model::ServiceOutbox& outbox);
+// At start-up: writes the lines of the stored outbox that the job's log lacks. Returns
+// how many it wrote.
+size_t WriteMissingOutboxLines(logs::LogStore* logs, TimeMicros now, const std::string& uid,
+                               const model::ServiceOutbox& outbox);
 
 }  // namespace ty::service

@@ -82,6 +82,14 @@ bool StudyController::IsLive(const std::string& uid) const { return studies_.cou
 // Start-up
 
 Status StudyController::Adopt(model::Job job) {
+  ASSIGN_OR_RETURN(Study st, MakeStudy(std::move(job)));
+  const std::string uid = st.record.job.uid;
+  Publish(st.record.job);
+  studies_[uid] = std::move(st);
+  return Status::Ok();
+}
+
+Result<StudyController::Study> StudyController::MakeStudy(model::Job job) {
   if (!job.spec.study) return InvalidArgument("job " + job.uid + " is not a study");
   Study st;
   st.record.spec = job.spec.study;
@@ -105,10 +113,7 @@ Status StudyController::Adopt(model::Job job) {
     st.tuner->Observe({t.params, model::ObjectiveOf(t)});
   }
   st.record.job = std::move(job);
-  const std::string uid = st.record.job.uid;
-  Publish(st.record.job);
-  studies_[uid] = std::move(st);
-  return Status::Ok();
+  return st;
 }
 
 // ml v1 resumePreviousJobId. Google documents only that the earlier job's study is
@@ -162,14 +167,19 @@ void StudyController::SetAside(model::Job job, const std::string& why) {
     problems_.push_back("study " + job.uid + ": " + why);
   }
   // Its trial jobs are jobs of their own: the job controller recovers or fails them.
-  const TimeMicros now = core_->clock()->Now();
-  job.state = model::JobState::kFailed;
-  job.error = model::JobError{model::kErrorCodeInternal,
-                              "Internal error: the stored study can no longer be run: " + why};
-  job.end_time = job.update_time = job.phases.finished = now;
-  Status s = store_->UpdateJob(job);
-  if (!s.ok()) spdlog::error("study {}: cannot record its failure: {}", job.uid, s.ToString());
-  WriteServiceLine(logs_, now, job.uid, job.error->message, "ERROR");
+  StudyRecord record;
+  record.spec = job.spec.study;
+  record.job = std::move(job);
+  StudyInput in;
+  in.kind = StudyInputKind::kSetAside;
+  in.message = why;
+  StudyDecision d = DecideStudy(std::move(record), in, policy_, core_->clock()->Now());
+  for (const StudyAction& a : d.actions) {
+    if (a.kind != StudyActionKind::kCommit) continue;
+    if (Status s = Commit(a.record.uid, a.record); !s.ok()) {
+      spdlog::error("study {}: cannot record its failure: {}", a.record.uid, s.ToString());
+    }
+  }
 }
 
 std::vector<std::string> StudyController::problems() const {
@@ -182,7 +192,8 @@ void StudyController::Start() {
   for (const auto& [uid, st] : studies_) uids.push_back(uid);
   for (const std::string& uid : uids) {
     Study* st = Find(uid);
-    RecallLines(*st);
+    // What its last commit said, if the daemon died before writing it.
+    WriteMissingOutboxLines(logs_, core_->clock()->Now(), uid, st->record.job.outbox);
     for (StudyInput& in : ReconcileTrials(*st)) {
       if (Find(uid) == nullptr) break;
       Drive(uid, std::move(in)).IgnoreError();
@@ -221,25 +232,28 @@ std::vector<StudyInput> StudyController::ReconcileTrials(Study& st) {
 Result<model::Job> StudyController::Submit(model::Job job) {
   if (!job.spec.study->resume_previous_job_id.empty()) RETURN_IF_ERROR(PreviousStudy(job).status());
   job.uid = uids_->Next();
-  job.state = model::JobState::kQueued;
-  if (job.create_time == 0) job.create_time = core_->clock()->Now();
-  job.update_time = job.create_time;
-  job.phases.queued = job.create_time;
   job.spec_record = model::EncodeSpecRecord(job.spec);
-  if (core_->dead()) return Unavailable("the service is shutting down");
-  Status s = store_->CreateJob(job);
-  if (s.code() == StatusCode::kAlreadyExists && job.dialect == model::Dialect::kMlV1) {
-    return AlreadyExists("Field: job.job_id Error: A job with this id already exists.")
-        .WithField("job.job_id");
+  ASSIGN_OR_RETURN(Study st, MakeStudy(std::move(job)));
+  StudyInput in;
+  in.kind = StudyInputKind::kSubmitted;
+  if (const std::string& previous = st.record.spec->resume_previous_job_id; !previous.empty()) {
+    in.message = "Resuming the study of job " + previous + ": its " +
+                 std::to_string(st.prior_trials) + " finished trials inform the suggestions.";
   }
-  RETURN_IF_ERROR(s);
-  model::Job created = job;
-  RETURN_IF_ERROR(Adopt(std::move(job)));
-  RETURN_IF_ERROR(StoppedDuringTheWrite());
-  if (Study* st = Find(created.uid); !st->record.spec->resume_previous_job_id.empty()) {
-    Log(*st, "Resuming the study of job " + st->record.spec->resume_previous_job_id + ": its " +
-                 std::to_string(st->prior_trials) + " finished trials inform the suggestions.");
+  StudyDecision d = DecideStudy(std::move(st.record), in, policy_, core_->clock()->Now());
+  st.record = std::move(d.record);
+  for (const StudyAction& a : d.actions) {
+    if (a.kind != StudyActionKind::kCommit) continue;
+    Status s = Commit(a.record.uid, a.record, a.create);
+    if (s.code() == StatusCode::kAlreadyExists && a.record.dialect == model::Dialect::kMlV1) {
+      return AlreadyExists("Field: job.job_id Error: A job with this id already exists.")
+          .WithField("job.job_id");
+    }
+    RETURN_IF_ERROR(s);
   }
+  model::Job created = st.record.job;
+  Publish(created);
+  studies_[created.uid] = std::move(st);
   core_->Post([this, uid = created.uid] {
     if (Find(uid) != nullptr) Drive(uid, StudyInput{}).IgnoreError();
   });
@@ -265,11 +279,13 @@ void StudyController::OnJobCommitted(const JobCommitted& m) {
   const model::Trial* t = st == nullptr ? nullptr : FindTrial(*st, job.trial_id);
   const bool wanted = t != nullptr && model::IsTrialActive(*t) && t->job_uid == job.uid;
   if (m.before == model::JobState::kUnspecified) {
-    // Created. A trial the study stopped while its job was on its way (cancelled, or
-    // the study finished) must not run.
-    if (wanted) return AnnounceStart(*st, *t);
-    if (!model::IsTerminal(job.state)) {
-      StopTrialJob(job.uid, "The study no longer runs this trial.");
+    if (st != nullptr) {
+      StudyInput in = TrialInput(StudyInputKind::kTrialJobCreated, job.trial_id);
+      in.job_uid = job.uid;
+      in.job_state = job.state;
+      Drive(job.study_uid, std::move(in)).IgnoreError();
+    } else if (!model::IsTerminal(job.state)) {
+      StopTrialJob(job.uid, "The study no longer runs this trial.");  // The study finished.
     }
     return;
   }
@@ -294,23 +310,26 @@ void StudyController::DriveEnds(const std::string& uid) {
   }
   // Only the last commit's record is kept (each decision's is the whole study: keeping
   // them all held a thousand copies at once).
+  // Every commit's lines go with the last one, in order. The commit that ends the
+  // study carries none (study_machine.h): it stays an action of its own, after that one.
   std::vector<StudyAction> after;
   std::optional<model::Job> to_commit;
+  std::vector<model::OutboxLine> lines;
   for (const StudyInput& in : inputs) {
     Study* st = Find(uid);
     if (st == nullptr || core_->dead()) return;
     StudyDecision d = DecideStudy(std::move(st->record), in, policy_, core_->clock()->Now());
     st->record = std::move(d.record);
     for (StudyAction& a : d.actions) {
-      if (a.kind == StudyActionKind::kCommit) {
-        to_commit = std::move(a.record);
-      } else if (a.kind == StudyActionKind::kLog) {
-        Log(*st, a.message);
-      } else {
+      if (a.kind != StudyActionKind::kCommit || model::IsTerminal(a.record.state)) {
         after.push_back(std::move(a));
+        continue;
       }
+      for (model::OutboxLine& l : a.record.outbox.lines) lines.push_back(std::move(l));
+      to_commit = std::move(a.record);
     }
   }
+  if (to_commit) to_commit->outbox.lines = std::move(lines);
   Study* st = Find(uid);
   if (st == nullptr) return;
   if (to_commit) {
@@ -433,13 +452,10 @@ Status StudyController::Perform(Study& st, const std::vector<StudyAction>& actio
     const StudyAction& a = *it;
     switch (a.kind) {
       case StudyActionKind::kCommit:
-        if (Status s = Commit(st.record.job.uid, a.record); !s.ok()) {
+        if (Status s = Commit(st.record.job.uid, a.record, a.create); !s.ok()) {
           Stall(st, a.record, std::vector<StudyAction>(it + 1, actions.end()), s);
           return s;
         }
-        break;
-      case StudyActionKind::kLog:
-        Log(st, a.message);
         break;
       case StudyActionKind::kSuggest:
         Suggest(st, a.count, a.pending);
@@ -518,46 +534,6 @@ bool StudyController::StopTrialJob(const std::string& job_uid, const std::string
   return true;
 }
 
-void StudyController::AnnounceStart(Study& st, const model::Trial& trial) {
-  Log(st, StartedLinePrefix(trial) + " (job " + trial.job_uid +
-              "): " + DescribeParams(*st.record.spec, trial.params) + ".");
-}
-
-std::string StudyController::StartedLinePrefix(const model::Trial& trial) {
-  return "Trial " + std::to_string(trial.id) + " started";
-}
-
-void StudyController::RecallLines(Study& st) {
-  std::vector<logs::LogEntry> lines = ReadServiceLines(logs_, st.record.job.uid);
-  // A commit stamps the record with its decision's time, which every line that
-  // decision logged (before it) carries or exceeds; earlier lines were all committed.
-  for (const logs::LogEntry& l : lines) {
-    if (l.time >= st.record.job.update_time) st.lines_since_commit.insert(l.message);
-  }
-  AnnounceUnannouncedStarts(st, lines);
-}
-
-// A crash between creating a trial's job and logging its start leaves the job without
-// its line: write the ones missing (each trial's start is announced exactly once).
-void StudyController::AnnounceUnannouncedStarts(Study& st,
-                                                const std::vector<logs::LogEntry>& lines) {
-  // One pass over the lines, then one look-up per trial: a long study has many of both.
-  std::set<std::string> announced;  // "Trial N started", as StartedLinePrefix spells it.
-  constexpr std::string_view kStarted = " started ";
-  for (const logs::LogEntry& l : lines) {
-    const size_t at = l.message.find(kStarted);
-    if (l.message.rfind("Trial ", 0) == 0 && at != std::string::npos) {
-      announced.insert(l.message.substr(0, at + kStarted.size() - 1));
-    }
-  }
-  for (const model::Trial& t : st.record.job.trials) {
-    if (t.job_uid.empty() || announced.count(StartedLinePrefix(t)) > 0) continue;
-    if (live_jobs_->Get(t.job_uid).has_value() || store_->GetJob(t.job_uid).ok()) {
-      AnnounceStart(st, t);
-    }
-  }
-}
-
 std::string StudyController::MetricsText(const model::Trial& trial) const {
   if (trial_root_.empty() || trial.job_uid.empty()) return "";
   return ReadFile(TrialMetricsDir(trial_root_, trial.job_uid) + "/" + kTrialMetricsFile);
@@ -589,12 +565,13 @@ void StudyController::Poll() {
 // ---------------------------------------------------------------------------
 // Records
 
-Status StudyController::Commit(const std::string& uid, const model::Job& record) {
+Status StudyController::Commit(const std::string& uid, const model::Job& record, bool create) {
   if (core_->dead()) return Unavailable("the service is shutting down");
   // A failure is the caller's to handle (Stall): retried ones are logged once.
-  RETURN_IF_ERROR(store_->UpdateJob(record));
+  RETURN_IF_ERROR(store_->CommitJob(record, create, {}));
   Publish(record);
   RETURN_IF_ERROR(StoppedDuringTheWrite());
+  WriteOutbox(logs_, core_->clock()->Now(), uid, record.outbox);
   if (!polling_) {
     polling_ = true;
     core_->At(core_->clock()->Now() + kTrialPollInterval, [this] { Poll(); });
@@ -609,15 +586,6 @@ Status StudyController::StoppedDuringTheWrite() const {
 }
 
 void StudyController::Publish(const model::Job& job) { published_.Put(job); }
-
-void StudyController::Log(Study& st, const std::string& message) {
-  if (core_->dead()) return;
-  if (auto seen = st.lines_since_commit.find(message); seen != st.lines_since_commit.end()) {
-    st.lines_since_commit.erase(seen);  // Written before the crash: once is enough.
-    return;
-  }
-  WriteServiceLine(logs_, core_->clock()->Now(), st.record.job.uid, message, "INFO");
-}
 
 std::optional<model::Job> StudyController::GetLive(const std::string& uid) const {
   return published_.Get(uid);

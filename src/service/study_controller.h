@@ -4,11 +4,13 @@
 // logged and recovered like every job.
 //
 // What to do is decided by the pure study machine (service/study_machine.h): this
-// controller only feeds it inputs (a trial job's end seen among the job controller's
-// commits, a read of a running trial's cloudml-hypertune file, the tuner's answer, a
-// user's cancel) and performs its actions: commit the record, log, ask the tuner off
-// the loop, submit or stop trial jobs. Load() takes the stored studies, Start()
-// reconciles each recorded trial with its job.
+// controller only feeds it inputs (a submission, a trial job created or ended as seen
+// among the job controller's commits, a read of a running trial's cloudml-hypertune
+// file, the tuner's answer, a user's cancel, a stored study that no longer builds) and
+// performs its actions: commit the record and then write the lines it carries
+// (model/outbox.h), ask the tuner off the loop, submit or stop trial jobs. Load() takes
+// the stored studies, Start() writes what their last commits said if a dying daemon
+// did not, and reconciles each recorded trial with its job.
 //
 // Loop thread only, but for the published state (GetLive, FindLiveMl).
 #pragma once
@@ -81,13 +83,6 @@ class StudyController {
     StudyRecord record;  // What the study machine decides on (service/study_machine.h).
     std::unique_ptr<tuning::Tuner> tuner;
     int prior_trials = 0;  // Finished trials of resumePreviousJobId's study observed.
-    // The machine logs a decision's lines before committing it (a crash between them
-    // must not lose a line). These are the lines a dead daemon wrote at or after the
-    // study's last stored commit: the restarted machine decides that input again and
-    // writes them again, and each is written once (erased when met). Every line the
-    // machine writes names what it is about (its trial, step, count), so a repeat is
-    // one of these and nothing else.
-    std::multiset<std::string> lines_since_commit;
     // A commit the store could not write (a full disk; service/commit_retry.h). The
     // record in memory is the one decided; the commit is written again until it lands,
     // then the actions that followed it are done and the inputs that came meanwhile
@@ -101,7 +96,9 @@ class StudyController {
     std::optional<Stalled> stalled;
   };
 
-  Status Adopt(model::Job job);  // Builds the in-memory study (tuner from trials).
+  Status Adopt(model::Job job);  // MakeStudy, then holds and publishes it.
+  // The in-memory study of a record: its tuner, relearnt from the trials.
+  Result<Study> MakeStudy(model::Job job);
   void SetAside(model::Job job, const std::string& why);  // Load: fails it, says why.
   // InvalidArgument naming resumePreviousJobId when it names no tuning job here.
   Result<model::Job> PreviousStudy(const model::Job& job) const;
@@ -115,10 +112,9 @@ class StudyController {
   // (a failed commit), for Cancel.
   Status Drive(const std::string& uid, StudyInput input);
   // Trial jobs that end together (a cancelled study's, a burst) are decided as one
-  // batch with one commit: the record holds each of their decisions, their lines are
-  // logged as decided (before the commit, as always) and every other action follows the
-  // commit, in order. One commit per trial end wrote the whole study (every trial's
-  // parameters) again each time: 1,000 trials took minutes to cancel.
+  // batch with one commit: the record holds each of their decisions and all their
+  // lines, and every other action follows the commit, in order. One commit per trial end wrote the
+  // whole study (every trial's parameters) again each time: 1,000 trials took minutes to cancel.
   void QueueTrialEnd(const std::string& study_uid, StudyInput input);
   void DriveEnds(const std::string& uid);
   Status Perform(Study& st, const std::vector<StudyAction>& actions,
@@ -144,20 +140,15 @@ class StudyController {
   void CreateTrialJob(const Study& st, int64_t trial_id);
   // Asks the job controller to cancel it; false when no such job exists.
   bool StopTrialJob(const std::string& job_uid, const std::string& why);
-  void AnnounceStart(Study& st, const model::Trial& trial);
-  // Start: reads the study's lines back once, for both of these.
-  void RecallLines(Study& st);
-  void AnnounceUnannouncedStarts(Study& st, const std::vector<logs::LogEntry>& lines);
-  static std::string StartedLinePrefix(const model::Trial& trial);
   // The trial's cloudml-hypertune file as written so far ("" when there is none).
   std::string MetricsText(const model::Trial& trial) const;
   void Poll();
-  // Writes the study's record as a commit action carries it.
-  Status Commit(const std::string& uid, const model::Job& record);
+  // Writes the study's record as a commit action carries it, then its outbox's lines
+  // (model/outbox.h).
+  Status Commit(const std::string& uid, const model::Job& record, bool create = false);
   // Aborted when the service stopped during a write just made: nothing more is done.
   Status StoppedDuringTheWrite() const;
   void Publish(const model::Job& job);
-  void Log(Study& st, const std::string& message);
   Study* Find(const std::string& uid);
   static const model::Trial* FindTrial(const Study& st, int64_t trial_id);
 

@@ -50,9 +50,14 @@ Counts CountTrials(const model::Job& job) {
 class Decider {
  public:
   Decider(StudyRecord record, const StudyPolicy& policy, TimeMicros now)
-      : out_{std::move(record), {}}, policy_(policy), now_(now) {}
+      : out_{std::move(record), {}}, policy_(policy), now_(now) {
+    job().outbox.lines.clear();  // The last commit's: written before this decision.
+  }
 
-  StudyDecision Take() { return std::move(out_); }
+  StudyDecision Take() {
+    if (!job().outbox.lines.empty()) Commit();  // Every line travels in a commit.
+    return std::move(out_);
+  }
 
   void Run(const StudyInput& in) {
     if (model::IsTerminal(job().state)) return;  // Finished: nothing applies any more.
@@ -71,6 +76,12 @@ class Decider {
         return TrialJobRefused(in);
       case StudyInputKind::kMetricsRead:
         return MetricsRead(in);
+      case StudyInputKind::kSubmitted:
+        return Submitted(in);
+      case StudyInputKind::kTrialJobCreated:
+        return TrialJobCreated(in);
+      case StudyInputKind::kSetAside:
+        return SetAside(in.message);
     }
   }
 
@@ -94,19 +105,76 @@ class Decider {
     a.trial_id = trial_id;
     out_.actions.push_back(std::move(a));
   }
-  void Log(std::string message) { Act(StudyActionKind::kLog, std::move(message)); }
-  void Commit() {
-    job().update_time = now_;
+  void Log(std::string message, std::string severity = "INFO") {
+    job().outbox.Add(std::move(message), std::move(severity));
+  }
+  // The record as it stands, with the lines said since the last commit.
+  void Commit(bool create = false) {
+    job().update_time = create ? job().create_time : now_;
     Act(StudyActionKind::kCommit);
     out_.actions.back().record = job();
+    out_.actions.back().create = create;
+    job().outbox.lines.clear();
+  }
+
+  // The controller says it once, of a record not yet stored: a study with trials, or
+  // stopping, was submitted long ago.
+  void Submitted(const StudyInput& in) {
+    if (PhaseOf(out_.record) != StudyPhase::kQueued || job().cancel_requested) return;
+    job().state = model::JobState::kQueued;
+    if (job().create_time == 0) job().create_time = now_;
+    job().phases.queued = job().create_time;
+    if (!in.message.empty()) Log(in.message);
+    Commit(/*create=*/true);
+  }
+
+  // A trial's job was created. One the study stopped while its job was on its way
+  // (cancelled, or the study finished) must not run.
+  void TrialJobCreated(const StudyInput& in) {
+    const model::Trial* t = FindActive(in.trial_id);
+    if (t != nullptr && t->job_uid == in.job_uid) return;
+    if (model::IsTerminal(in.job_state)) return;
+    StudyAction a;
+    a.kind = StudyActionKind::kStopTrial;
+    a.trial_id = in.trial_id;
+    a.job_uid = in.job_uid;
+    a.message = "The study no longer runs this trial.";
+    out_.actions.push_back(std::move(a));
+  }
+
+  // Its search space or tuner no longer builds: failed with why, never left unfinished.
+  void SetAside(const std::string& why) {
+    model::JobError error{model::kErrorCodeInternal,
+                          "Internal error: the stored study can no longer be run: " + why};
+    SayLast(error.message, "ERROR");
+    End(model::JobState::kFailed, std::move(error));
+  }
+
+  // A finished record carries no lines (model/outbox.h: nothing reads finished records
+  // at start-up), so the last ones are committed first. A daemon that dies between the
+  // two commits finds `finishing` stored and ends the study without saying them again.
+  void SayLast(std::string message, std::string severity = "INFO") {
+    if (progress().finishing) return;
+    progress().finishing = true;
+    Log(std::move(message), std::move(severity));
+    Commit();
+  }
+
+  void End(model::JobState state, std::optional<model::JobError> error) {
+    job().state = state;
+    job().error = std::move(error);
+    job().end_time = now_;
+    job().phases.finished = now_;
+    Commit();
+    Act(StudyActionKind::kForget);
   }
 
   void Cancel() {
     if (job().cancel_requested) return;
     job().cancel_requested = true;
     if (job().state != model::JobState::kQueued) job().state = model::JobState::kCancelling;
-    Commit();
     Log("Cancelling the study and every running trial.");
+    Commit();
     Step();
   }
 
@@ -128,6 +196,11 @@ class Decider {
       job().state = model::JobState::kRunning;
       job().start_time = now_;
       job().phases.admitted = now_;
+    }
+    for (size_t i = first_new; i < job().trials.size(); ++i) {
+      const model::Trial& t = job().trials[i];
+      Log(TrialName(t) + " started (job " + t.job_uid + "): " + DescribeParams(spec(), t.params) +
+          ".");
     }
     Commit();  // Recorded first: a crash from here on finds them and submits their jobs.
     for (size_t i = first_new; i < job().trials.size(); ++i) {
@@ -166,8 +239,8 @@ class Decider {
     t->infeasible_reason = "its job could not be created: " + in.message;
     t->end_time = now_;
     Act(StudyActionKind::kObserve, "", t->id);
-    Commit();
     Log(TrialName(*t) + " failed: " + t->infeasible_reason);
+    Commit();
     Step();
   }
 
@@ -348,17 +421,11 @@ class Decider {
   }
 
   void FinishStudy(model::JobState state, std::optional<model::JobError> error) {
-    job().state = state;
-    job().error = std::move(error);
-    job().end_time = now_;
-    job().phases.finished = now_;
     const Counts c = CountTrials(job());
-    // Logged before the commit, as a trial's end is: a crash in between must not lose
-    // the line (the restarted controller writes the repeat only if it is missing).
-    Log(std::string("Study ") + model::JobStateName(state) + ": " + std::to_string(c.succeeded) +
-        " of " + std::to_string(job().trials.size()) + " trials succeeded.");
-    Commit();
-    Act(StudyActionKind::kForget);
+    SayLast(std::string("Study ") + model::JobStateName(state) + ": " +
+            std::to_string(c.succeeded) + " of " + std::to_string(job().trials.size()) +
+            " trials succeeded.");
+    End(state, std::move(error));
   }
 
   StudyDecision out_;
@@ -421,6 +488,12 @@ const char* StudyInputKindName(StudyInputKind kind) {
       return "TRIAL_JOB_REFUSED";
     case StudyInputKind::kMetricsRead:
       return "METRICS_READ";
+    case StudyInputKind::kSubmitted:
+      return "SUBMITTED";
+    case StudyInputKind::kTrialJobCreated:
+      return "TRIAL_JOB_CREATED";
+    case StudyInputKind::kSetAside:
+      return "SET_ASIDE";
   }
   return nullptr;
 }

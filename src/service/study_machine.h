@@ -5,10 +5,15 @@
 //
 // Inputs are what can happen to a tuning job: a tick (decide what comes next), a
 // user's cancel, the tuner's suggestions, a trial job that ended, was never created
-// or could not be created, and a read of a trial's metrics file. Actions are what the
-// study controller (service/study_controller.h) performs, in order: commit the
-// record, write a log line, ask the tuner, submit / stop a trial job, tell the tuner a
-// trial's result, forget the finished study.
+// or could not be created, and a read of a trial's metrics file; and the study's own
+// life: its submission, a trial job created (wanted or not), a stored study that can no
+// longer run. Actions are what the study controller (service/study_controller.h)
+// performs, in order: commit the record, ask the tuner, submit / stop a trial job,
+// tell the tuner a trial's result, forget the finished study.
+//
+// What the study says goes into its record's outbox (model/outbox.h), and each commit
+// carries the lines decided since the one before: the controller commits, then writes
+// them. A decision never ends with lines outside a commit.
 //
 //   QUEUED --first trials suggested--> RUNNING --maxTrials done (or the grid)--> SUCCEEDED
 //     |                                  |  --no trial reported the metric----> FAILED
@@ -71,6 +76,10 @@ enum class StudyInputKind {
   kTrialJobMissing,  // Its job does not exist (recorded just before a crash).
   kTrialJobRefused,  // Its job could not be created (`message`).
   kMetricsRead,      // Its metrics file read (`metrics_text`) while it runs.
+  kSubmitted,        // A new study, to be created (`message`: a line to say, or "").
+  kTrialJobCreated,  // Trial `trial_id`'s job `job_uid` exists (`job_state`): stop it if
+                     // the study no longer runs that trial.
+  kSetAside,         // A stored study that can no longer run (`message`: why): it fails.
 };
 // "TICK", ...; nullptr for a value that is no StudyInputKind.
 const char* StudyInputKindName(StudyInputKind kind);
@@ -89,12 +98,13 @@ struct StudyInput {
   TimeMicros job_end_time = 0;                              // kTrialJobEnded; 0 = now.
   // kTrialJobEnded, kMetricsRead: the trial's cloudml-hypertune file ("" = none).
   std::string metrics_text;
-  std::string message;  // kTrialJobRefused.
+  std::string message;  // kTrialJobRefused, kSubmitted, kSetAside.
+  std::string job_uid;  // kTrialJobCreated.
 };
 
 enum class StudyActionKind {
-  kCommit,       // Write `record`; on failure perform nothing more.
-  kLog,          // `message` to the study's service log.
+  kCommit,       // Write `record` (`create`: a new row), then its outbox's lines to the
+                 // study's log; on failure perform nothing more.
   kSuggest,      // Ask the tuner for `count` points beside `pending` (a kSuggested follows).
   kSubmitTrial,  // Create trial `trial_id`'s job (kTrialJobRefused if it cannot be).
   kStopTrial,    // Cancel the job `job_uid` (`message`: why); kTrialJobMissing if absent.
@@ -103,15 +113,17 @@ enum class StudyActionKind {
 };
 
 struct StudyAction {
-  StudyActionKind kind = StudyActionKind::kLog;
+  StudyActionKind kind = StudyActionKind::kCommit;
   std::string message;
   int64_t trial_id = 0;
   std::string job_uid;
   int count = 0;
   std::vector<model::Assignment> pending;
   // kCommit: the study's row as it stands at this point of the decision (one input
-  // may commit more than once: a trial's end, then the study's).
+  // may commit more than once: a trial's end, then the study's), its outbox holding
+  // the lines decided since the commit before.
   model::Job record;
+  bool create = false;
 };
 
 struct StudyPolicy {

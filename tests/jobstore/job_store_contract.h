@@ -449,6 +449,9 @@ TYPED_TEST_P(JobStoreContractTest, StudyTrialsRoundTripAndTrialJobsAreNotListed)
   study.trials.back().skipped_lines_logged = 3;
   study.study_progress.failing = "2 of 2 trials failed";
   study.study_progress.exhausted = true;
+  // The commit's service lines travel with the record (model/outbox.h).
+  study.outbox.Add("Trial 2 started (job 42): lr = 0.1.");
+  study.outbox.Add("Quotes \" and newlines\n stay as they were.", "WARNING");
   ASSERT_TRUE(this->store_->UpdateJob(study).ok());
   got = this->store_->GetJob("40");
   ASSERT_TRUE(got.ok());

@@ -119,6 +119,7 @@ inline void ExpectStoredJob(const model::Job& want, const model::Job& got) {
   EXPECT_EQ(got.images == want.images, true);
   EXPECT_EQ(model::EncodeTrials(got.trials), model::EncodeTrials(want.trials));
   EXPECT_EQ(got.study_progress == want.study_progress, true);
+  EXPECT_EQ(model::EncodeOutbox(got.outbox), model::EncodeOutbox(want.outbox));
   EXPECT_EQ(model::JobKindName(got.kind), model::JobKindName(want.kind));
   EXPECT_EQ(got.study_uid, want.study_uid);
   EXPECT_EQ(got.trial_id, want.trial_id);

@@ -291,7 +291,8 @@ TEST(SqliteMigrationTest, Version3BackfillsListFieldsFromTheStoredSpec) {
           "ALTER TABLE jobs DROP COLUMN trials_json", "ALTER TABLE jobs DROP COLUMN study_uid",
           "ALTER TABLE jobs DROP COLUMN trial_id", "DROP TABLE deletions",
           "ALTER TABLE jobs DROP COLUMN study_json", "ALTER TABLE jobs DROP COLUMN kind",
-          "ALTER TABLE jobs DROP COLUMN images_json", "PRAGMA user_version = 2"}) {
+          "ALTER TABLE jobs DROP COLUMN images_json", "ALTER TABLE jobs DROP COLUMN outbox_json",
+          "PRAGMA user_version = 2"}) {
       ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
     }
     sqlite3_close(db);
@@ -362,7 +363,7 @@ TEST(SqliteMigrationTest, Version9StoresEachRecordsKind) {
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     for (const char* sql :
          {"ALTER TABLE jobs DROP COLUMN kind", "ALTER TABLE jobs DROP COLUMN images_json",
-          "PRAGMA user_version = 8"}) {
+          "ALTER TABLE jobs DROP COLUMN outbox_json", "PRAGMA user_version = 8"}) {
       ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
     }
     sqlite3_close(db);

@@ -79,10 +79,11 @@ StudyRecord Apply(const StudyRecord& r, const StudyInput& in) { return Decide(r,
 
 std::string Render(const StudyAction& a) {
   switch (a.kind) {
-    case StudyActionKind::kCommit:
-      return "commit";
-    case StudyActionKind::kLog:
-      return "log";
+    case StudyActionKind::kCommit: {  // With the number of lines it carries, if any.
+      const std::string verb = a.create ? "create" : "commit";
+      const size_t lines = a.record.outbox.lines.size();
+      return lines == 0 ? verb : verb + "[" + std::to_string(lines) + "]";
+    }
     case StudyActionKind::kSuggest:
       return "suggest(" + std::to_string(a.count) + ")";
     case StudyActionKind::kSubmitTrial:
@@ -185,6 +186,12 @@ StudyInput SampleInput(StudyInputKind kind, const StudyRecord& r) {
       in.metrics_text = Report(0.7, 5);
       return in;
     }
+    case StudyInputKind::kTrialJobCreated: {  // A job the study does not run (any more).
+      StudyInput in = Input(kind, trial);
+      in.job_uid = "999";
+      in.job_state = model::JobState::kQueued;
+      return in;
+    }
     default:
       return Input(kind, trial);
   }
@@ -198,38 +205,52 @@ struct Row {
 // study in `next_phase` with these actions, in order.
 const std::vector<Row>& Table() {
   static const std::vector<Row> rows = {
-      // A queued study asks for its first trials; a cancel ends it at once.
+      // A queued study asks for its first trials; a cancel ends it at once. Each commit
+      // carries the lines said since the one before ("commit[2]": two lines); the one
+      // that ends the study carries none (its last lines are committed just before).
       {"QUEUED", "TICK", "QUEUED", "suggest(3)"},
-      {"QUEUED", "CANCEL", "CANCELLED", "commit log log commit forget"},
-      {"QUEUED", "SUGGESTED", "RUNNING", "commit submit(1) suggest(2)"},
+      {"QUEUED", "CANCEL", "CANCELLED", "commit[1] commit[1] commit forget"},
+      {"QUEUED", "SUGGESTED", "RUNNING", "commit[1] submit(1) suggest(2)"},
       {"QUEUED", "TRIAL_JOB_ENDED", "QUEUED", ""},
       {"QUEUED", "TRIAL_JOB_MISSING", "QUEUED", ""},
       {"QUEUED", "TRIAL_JOB_REFUSED", "QUEUED", ""},
       {"QUEUED", "METRICS_READ", "QUEUED", ""},
+      {"QUEUED", "SUBMITTED", "QUEUED", "create"},
+      {"QUEUED", "TRIAL_JOB_CREATED", "QUEUED", "stop(1)"},
+      {"QUEUED", "SET_ASIDE", "FAILED", "commit[1] commit forget"},
       // Running: trials 1-3 active, the budget not spent.
       {"RUNNING", "TICK", "RUNNING", ""},
-      {"RUNNING", "CANCEL", "CANCELLING", "commit log commit stop(1) stop(2) stop(3)"},
-      {"RUNNING", "SUGGESTED", "RUNNING", "commit submit(4)"},
-      {"RUNNING", "TRIAL_JOB_ENDED", "RUNNING", "log log observe(1) commit suggest(1)"},
+      {"RUNNING", "CANCEL", "CANCELLING", "commit[1] commit stop(1) stop(2) stop(3)"},
+      {"RUNNING", "SUGGESTED", "RUNNING", "commit[1] submit(4)"},
+      {"RUNNING", "TRIAL_JOB_ENDED", "RUNNING", "observe(1) commit[2] suggest(1)"},
       {"RUNNING", "TRIAL_JOB_MISSING", "RUNNING", "submit(1)"},
-      {"RUNNING", "TRIAL_JOB_REFUSED", "RUNNING", "observe(1) commit log suggest(1)"},
-      {"RUNNING", "METRICS_READ", "RUNNING", "log commit"},
+      {"RUNNING", "TRIAL_JOB_REFUSED", "RUNNING", "observe(1) commit[1] suggest(1)"},
+      {"RUNNING", "METRICS_READ", "RUNNING", "commit[1]"},
+      {"RUNNING", "SUBMITTED", "RUNNING", ""},
+      {"RUNNING", "TRIAL_JOB_CREATED", "RUNNING", "stop(1)"},
+      {"RUNNING", "SET_ASIDE", "FAILED", "commit[1] commit forget"},
       // Failing: two trials failed, trial 3 is being stopped (STOPPING: stopped once).
       {"FAILING", "TICK", "FAILING", ""},
-      {"FAILING", "CANCEL", "CANCELLING", "commit log"},
+      {"FAILING", "CANCEL", "CANCELLING", "commit[1]"},
       {"FAILING", "SUGGESTED", "FAILING", ""},
-      {"FAILING", "TRIAL_JOB_ENDED", "FAILED", "log log observe(3) commit log commit forget"},
-      {"FAILING", "TRIAL_JOB_MISSING", "FAILED", "commit log commit forget"},
-      {"FAILING", "TRIAL_JOB_REFUSED", "FAILED", "observe(3) commit log log commit forget"},
-      {"FAILING", "METRICS_READ", "FAILING", "log commit"},
+      {"FAILING", "TRIAL_JOB_ENDED", "FAILED", "observe(3) commit[2] commit[1] commit forget"},
+      {"FAILING", "TRIAL_JOB_MISSING", "FAILED", "commit commit[1] commit forget"},
+      {"FAILING", "TRIAL_JOB_REFUSED", "FAILED", "observe(3) commit[1] commit[1] commit forget"},
+      {"FAILING", "METRICS_READ", "FAILING", "commit[1]"},
+      {"FAILING", "SUBMITTED", "FAILING", ""},
+      {"FAILING", "TRIAL_JOB_CREATED", "FAILING", "stop(3)"},
+      {"FAILING", "SET_ASIDE", "FAILED", "commit[1] commit forget"},
       // Cancelling: trials 1-3 are being stopped, each once (STOPPING).
       {"CANCELLING", "TICK", "CANCELLING", ""},
       {"CANCELLING", "CANCEL", "CANCELLING", ""},
       {"CANCELLING", "SUGGESTED", "CANCELLING", ""},
-      {"CANCELLING", "TRIAL_JOB_ENDED", "CANCELLING", "log log observe(1) commit"},
+      {"CANCELLING", "TRIAL_JOB_ENDED", "CANCELLING", "observe(1) commit[2]"},
       {"CANCELLING", "TRIAL_JOB_MISSING", "CANCELLING", "commit"},
-      {"CANCELLING", "TRIAL_JOB_REFUSED", "CANCELLING", "observe(1) commit log"},
-      {"CANCELLING", "METRICS_READ", "CANCELLING", "log commit"},
+      {"CANCELLING", "TRIAL_JOB_REFUSED", "CANCELLING", "observe(1) commit[1]"},
+      {"CANCELLING", "METRICS_READ", "CANCELLING", "commit[1]"},
+      {"CANCELLING", "SUBMITTED", "CANCELLING", ""},
+      {"CANCELLING", "TRIAL_JOB_CREATED", "CANCELLING", "stop(1)"},
+      {"CANCELLING", "SET_ASIDE", "FAILED", "commit[1] commit forget"},
   };
   return rows;
 }
@@ -260,7 +281,7 @@ TEST(StudyMachineTest, EveryPhaseMeetsEveryInput) {
       EXPECT_EQ(StudyPhaseName(PhaseOf(d.record)), row->second->next_phase) << where;
     }
   }
-  EXPECT_EQ(checked, 7 * 7);
+  EXPECT_EQ(checked, 7 * 10);
 }
 
 TEST(StudyMachineTest, TrialsAreRecordedBeforeTheirJobsAreSubmitted) {
@@ -271,7 +292,11 @@ TEST(StudyMachineTest, TrialsAreRecordedBeforeTheirJobsAreSubmitted) {
   EXPECT_EQ(d.record.job.start_time, kNow);
   // Fewer points than asked: the space is exhausted, and that is stored.
   EXPECT_TRUE(d.record.job.study_progress.exhausted);
-  EXPECT_EQ(Render(d.actions), "commit submit(1) submit(2)");
+  EXPECT_EQ(Render(d.actions), "commit[2] submit(1) submit(2)");
+  // Each trial's start is said in the commit that records it (model/outbox.h).
+  ASSERT_EQ(d.actions[0].record.outbox.lines.size(), 2u);
+  EXPECT_EQ(d.actions[0].record.outbox.lines[0].message.rfind("Trial 1 started (job ", 0), 0u)
+      << d.actions[0].record.outbox.lines[0].message;
 }
 
 TEST(StudyMachineTest, OneQuestionToTheTunerAtATime) {
@@ -341,7 +366,7 @@ TEST(StudyMachineTest, TheTunersErrorFailsTheStudy) {
   StudyDecision d = Decide(r, in);
   EXPECT_EQ(d.record.job.study_progress.failing, "the tuner failed: the space is empty");
   EXPECT_FALSE(d.record.suggesting);
-  EXPECT_EQ(Render(d.actions), "log commit commit stop(1) stop(2) stop(3)");
+  EXPECT_EQ(Render(d.actions), "commit[1] commit stop(1) stop(2) stop(3)");
 }
 
 TEST(StudyMachineTest, AStudyWithoutAReportedMetricFails) {
@@ -359,12 +384,12 @@ TEST(StudyMachineTest, SkippedMetricLinesAreSaidOnceAndRemembered) {
   StudyInput read = Input(StudyInputKind::kMetricsRead, 1);
   read.metrics_text = "not json\n" + Report(0.4, 1);
   StudyDecision first = Decide(Running(), read);
-  EXPECT_EQ(Render(first.actions), "log log commit");
+  EXPECT_EQ(Render(first.actions), "commit[2]");
   EXPECT_EQ(first.record.job.trials[0].skipped_lines_logged, 1);
   // The same file read again (after a restart too: the count is in the record).
   EXPECT_EQ(Render(Decide(first.record, read).actions), "");
   read.metrics_text += "still not json\n";
-  EXPECT_EQ(Render(Decide(first.record, read).actions), "log commit");
+  EXPECT_EQ(Render(Decide(first.record, read).actions), "commit[1]");
 }
 
 TEST(StudyMachineTest, EarlyStoppingCommitsBeforeItStopsTheTrial) {
@@ -387,7 +412,7 @@ TEST(StudyMachineTest, EarlyStoppingCommitsBeforeItStopsTheTrial) {
   EXPECT_EQ(d.record.job.trials[3].state, model::TrialState::kStopping);
   EXPECT_TRUE(d.record.job.trials[3].stopped_early);
   ASSERT_GE(d.actions.size(), 2u);
-  EXPECT_EQ(Render(d.actions[d.actions.size() - 2]), "commit");
+  EXPECT_EQ(d.actions[d.actions.size() - 2].kind, StudyActionKind::kCommit);
   EXPECT_EQ(Render(d.actions.back()), "stop(4)");
   EXPECT_EQ(d.actions.back().message.rfind("Stopped early: ", 0), 0u);
   // Its job cancelled as asked: the trial counts with what it reported.
@@ -404,16 +429,59 @@ TEST(StudyMachineTest, TheStudySucceedsOnceEveryTrialOfItsBudgetIsDone) {
   EXPECT_EQ(done.job.end_time, kNow);
 }
 
-// One input may commit twice (the trial's end, then the study's): each commit
-// carries the record as it stood then, so a crash between them is resumable.
+// One input may commit three times (the trial's end, the study's last line, its end):
+// each commit carries the record as it stood then, so a crash between them is resumable.
 TEST(StudyMachineTest, EachCommitCarriesTheRecordAsItStoodThen) {
   StudyDecision d = Decide(Failing(), Ended(3, model::JobState::kCancelled));
   std::vector<StudyAction> commits = Of(d.actions, StudyActionKind::kCommit);
-  ASSERT_EQ(commits.size(), 2u);
+  ASSERT_EQ(commits.size(), 3u);
   EXPECT_EQ(commits[0].record.state, model::JobState::kRunning);
   EXPECT_EQ(commits[0].record.trials[2].state, model::TrialState::kCancelled);
-  EXPECT_EQ(commits[1].record.state, model::JobState::kFailed);
-  EXPECT_EQ(commits[1].record.update_time, kNow);
+  // The last line, committed before the end: a finished record carries none.
+  EXPECT_EQ(commits[1].record.state, model::JobState::kRunning);
+  EXPECT_TRUE(commits[1].record.study_progress.finishing);
+  ASSERT_EQ(commits[1].record.outbox.lines.size(), 1u);
+  EXPECT_EQ(commits[1].record.outbox.lines[0].message.rfind("Study FAILED: ", 0), 0u);
+  EXPECT_EQ(commits[2].record.state, model::JobState::kFailed);
+  EXPECT_TRUE(commits[2].record.outbox.lines.empty());
+  EXPECT_EQ(commits[2].record.update_time, kNow);
+  // A daemon that died between the two says nothing again: it only ends the study.
+  StudyRecord restarted;
+  restarted.job = commits[1].record;
+  restarted.spec = d.record.spec;
+  EXPECT_EQ(Render(Decide(restarted, Input(StudyInputKind::kTick)).actions), "commit forget");
+}
+
+// Lines are numbered across decisions, and a decision starts without the lines of
+// the commit before (the controller wrote them): no line is said twice.
+TEST(StudyMachineTest, EveryLineHasTheNextNumberAndTravelsInOneCommit) {
+  StudyRecord r = Apply(NewStudy(), Input(StudyInputKind::kTick));
+  StudyDecision d = Decide(r, Suggested(2, 3));
+  ASSERT_EQ(d.record.job.outbox.lines.size(), 0u) << "the lines left with the commit";
+  EXPECT_EQ(d.record.job.outbox.last_seq, 2);
+  StudyDecision next = Decide(d.record, Ended(1, model::JobState::kSucceeded, Report(0.5, 3)));
+  std::vector<int64_t> seqs;
+  for (const StudyAction& a : Of(next.actions, StudyActionKind::kCommit)) {
+    for (const model::OutboxLine& l : a.record.outbox.lines) seqs.push_back(l.seq);
+  }
+  EXPECT_EQ(seqs, (std::vector<int64_t>{3, 4}));  // "reported", then "succeeded".
+  // The record as stored after its commit still holds them: a restart writes any missing.
+  EXPECT_EQ(Of(next.actions, StudyActionKind::kCommit).back().record.outbox.lines.size(), 2u);
+}
+
+// A trial job created after the study stopped wanting it (cancelled meanwhile) is
+// stopped; the trial's own job is left to run.
+TEST(StudyMachineTest, OnlyATrialJobTheStudyNoLongerRunsIsStopped) {
+  StudyRecord r = Running();
+  StudyInput created = Input(StudyInputKind::kTrialJobCreated, 1);
+  created.job_uid = r.job.trials[0].job_uid;
+  created.job_state = model::JobState::kQueued;
+  EXPECT_EQ(Render(Decide(r, created).actions), "");
+  r = Apply(r, Input(StudyInputKind::kCancel));
+  r = Apply(r, Ended(1, model::JobState::kCancelled));
+  EXPECT_EQ(Render(Decide(r, created).actions), "stop(1)");
+  created.job_state = model::JobState::kCancelled;  // Already ended: nothing to stop.
+  EXPECT_EQ(Render(Decide(r, created).actions), "");
 }
 
 TEST(StudyMachineTest, InputsForUnknownOrFinishedTrialsAreIgnored) {
