@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <set>
+#include <string_view>
 
 #include "common/random.h"
 #include "model/registry_names.h"
@@ -192,6 +193,30 @@ std::optional<JobService::DataDisk> JobService::data_disk() const {
 
 int JobService::RunUntilIdleForTest() { return core_->RunUntilIdle(); }
 
+namespace {
+
+// The checks after parsing name a pool by its CustomJob path ("jobSpec.workerPoolSpecs[0]
+// .machineSpec"); a Vertex tuning job's caller wrote that spec as `trialJobSpec` and a
+// pipeline's as `trainingTaskInputs`, so a refusal names the field as they wrote it.
+Status InCallersTerms(model::JobKind kind, Status s) {
+  const char* root = kind == model::JobKind::kPipeline ? "trainingTaskInputs."
+                     : kind == model::JobKind::kStudy  ? "trialJobSpec."
+                                                       : nullptr;
+  if (s.ok() || root == nullptr) return s;
+  auto renamed = [root](std::string text) {
+    constexpr std::string_view kJobSpec = "jobSpec.";
+    for (size_t at = text.find(kJobSpec); at != std::string::npos;
+         at = text.find(kJobSpec, at + 1)) {
+      text.replace(at, kJobSpec.size(), root);
+    }
+    return text;
+  };
+  Status out(s.code(), renamed(s.message()));
+  return s.field().empty() ? out : out.WithField(renamed(s.field()));
+}
+
+}  // namespace
+
 Result<model::Job> JobService::Submit(model::Dialect dialect, const std::string& project,
                                       const std::string& location, wire::ParsedJob parsed) {
   RETURN_IF_ERROR(model::CheckProjectId(project));
@@ -199,7 +224,8 @@ Result<model::Job> JobService::Submit(model::Dialect dialect, const std::string&
     return InvalidArgument("location is required");
   parsed.spec.dialect = dialect;
   // Before anything is stored or allocated in proportion to the spec's sizes.
-  RETURN_IF_ERROR(model::CheckSpecLimits(parsed.spec, options_.limits));
+  RETURN_IF_ERROR(
+      InCallersTerms(parsed.kind, model::CheckSpecLimits(parsed.spec, options_.limits)));
   model::Job job;
   job.dialect = dialect;
   job.project = project;
@@ -208,9 +234,10 @@ Result<model::Job> JobService::Submit(model::Dialect dialect, const std::string&
   job.spec_json = std::move(parsed.spec_json);
   job.kind = parsed.kind;
   if (options_.images_scoped_to_projects) {
-    RETURN_IF_ERROR(model::CheckImageProjects(job.project, job.spec));
+    RETURN_IF_ERROR(InCallersTerms(job.kind, model::CheckImageProjects(job.project, job.spec)));
   }
-  RETURN_IF_ERROR(backends_.For(project).admission->CheckSubmittable(job));
+  RETURN_IF_ERROR(
+      InCallersTerms(job.kind, backends_.For(project).admission->CheckSubmittable(job)));
   RETURN_IF_ERROR(CheckMemoryBudget(job));
   if (std::optional<DataDisk> disk = data_disk()) {
     RETURN_IF_ERROR(CheckReserve(disk->space, disk->reserve_bytes));

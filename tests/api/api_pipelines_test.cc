@@ -129,5 +129,19 @@ TEST_F(ApiPipelinesTest, WhatThisServerCannotDoIsA400NamingTheField) {
   }
 }
 
+// A refusal after parsing (the spec's limits, admission) names the field as the
+// pipeline's caller wrote it: under trainingTaskInputs, never jobSpec (issue 33).
+TEST_F(ApiPipelinesTest, ARefusalNamesTheFieldUnderTrainingTaskInputs) {
+  json body = Pipeline();
+  body["trainingTaskInputs"]["worker_pool_specs"][0]["replica_count"] = 5000;
+  Reply r = Post(kPipelines, body.dump());
+  ASSERT_EQ(r.status, 400) << r.body;
+  const json error = r.json()["error"];
+  EXPECT_EQ(error["details"][0]["fieldViolations"][0]["field"],
+            "trainingTaskInputs.workerPoolSpecs[0].replicaCount")
+      << r.body;
+  EXPECT_EQ(error["message"].get<std::string>().find("jobSpec"), std::string::npos) << r.body;
+}
+
 }  // namespace
 }  // namespace ty::api
