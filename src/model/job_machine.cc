@@ -92,9 +92,9 @@ std::vector<ReplicaRecord> NewReplicaRecords(const Job& job, int attempt) {
 // One decision under construction. Each handler mutates the record, notes history
 // and appends actions; `Decision::changed` is set by every mutation that must be
 // committed before the actions run.
-class Machine {
+class JobMachine {
  public:
-  Machine(const Job& job, const JobPolicy& policy, TimeMicros now) : policy_(policy), now_(now) {
+  JobMachine(const Job& job, const JobPolicy& policy, TimeMicros now) : policy_(policy), now_(now) {
     d_.job = job;
   }
   Decision Take() { return std::move(d_); }
@@ -183,7 +183,7 @@ class Machine {
   TimeMicros end_time_ = 0;  // When the last replica exit of this input happened.
 };
 
-void Machine::Apply(const JobInput& in) {
+void JobMachine::Apply(const JobInput& in) {
   if (IsTerminal(job().state)) return;
   if (IsExecutorInput(in.kind) && in.attempt != job().attempt) return;  // A stale attempt.
   switch (in.kind) {
@@ -216,7 +216,7 @@ void Machine::Apply(const JobInput& in) {
   }
 }
 
-void Machine::Submitted() {
+void JobMachine::Submitted() {
   // Once only: a record that was queued already is not queued again.
   if (job().state != JobState::kQueued || job().phases.queued != 0) return;
   job().create_time = job().phases.queued = now_;
@@ -228,7 +228,7 @@ void Machine::Submitted() {
   Act(ActionKind::kRequestAdmission);
 }
 
-void Machine::Admitted(const JobInput& in) {
+void JobMachine::Admitted(const JobInput& in) {
   if (job().state != JobState::kQueued) return;
   job().state = JobState::kPreparing;
   job().phases.admitted = now_;
@@ -239,7 +239,7 @@ void Machine::Admitted(const JobInput& in) {
   StartAttempt(job().attempt + 1);
 }
 
-void Machine::Preempt(const std::string& why) {
+void JobMachine::Preempt(const std::string& why) {
   const JobState s = job().state;
   if (s != JobState::kPreparing && s != JobState::kRunning) return;
   if (job().ending && job().ending->kind != EndingKind::kRetry) return;  // Already decided.
@@ -247,7 +247,7 @@ void Machine::Preempt(const std::string& why) {
   BeginEnding(Ending{EndingKind::kPreempt, std::nullopt}, "preempted");
 }
 
-void Machine::StartAttempt(int attempt) {
+void JobMachine::StartAttempt(int attempt) {
   job().attempt = attempt;
   job().replicas = NewReplicaRecords(job(), attempt);
   job().images.clear();  // What the new attempt runs is known once it starts.
@@ -258,7 +258,7 @@ void Machine::StartAttempt(int attempt) {
   Act(ActionKind::kLaunch);
 }
 
-void Machine::AttemptStarted(const JobInput& in) {
+void JobMachine::AttemptStarted(const JobInput& in) {
   if (!AnyPending()) return;  // Already started (e.g. replayed after a restart).
   for (auto& r : job().replicas) {
     if (r.state != ReplicaState::kPending) continue;
@@ -285,7 +285,7 @@ void Machine::AttemptStarted(const JobInput& in) {
   if (first_start) ArmTimers();
 }
 
-void Machine::LaunchFailed(const JobInput& in) {
+void JobMachine::LaunchFailed(const JobInput& in) {
   for (auto& r : job().replicas) {
     if (r.state == ReplicaState::kPending) r.state = ReplicaState::kStopped;
   }
@@ -298,7 +298,7 @@ void Machine::LaunchFailed(const JobInput& in) {
   Finish(JobState::kFailed, JobError{kErrorCodeLaunchFailed, in.message});
 }
 
-std::string Machine::FailureMessage(const ReplicaRecord& r, const JobInput& in) {
+std::string JobMachine::FailureMessage(const ReplicaRecord& r, const JobInput& in) {
   std::string name =
       ReplicaDisplayName(job().dialect, r.pool, r.index, job().spec.use_chief_in_tf_config);
   std::string code = std::to_string(in.exit_code);
@@ -322,7 +322,7 @@ std::string Machine::FailureMessage(const ReplicaRecord& r, const JobInput& in) 
   return msg;
 }
 
-void Machine::ReplicaExited(const JobInput& in) {
+void JobMachine::ReplicaExited(const JobInput& in) {
   ReplicaRecord* rec = FindReplica(in.pool, in.index);
   if (rec == nullptr || ReplicaDone(*rec)) return;
   rec->exit_code = in.exit_code;
@@ -364,7 +364,7 @@ void Machine::ReplicaExited(const JobInput& in) {
   BeginEnding(Ending{EndingKind::kFail, std::move(error)}, rec->task_name + " failed");
 }
 
-void Machine::RestartInPlace(ReplicaRecord& rec) {
+void JobMachine::RestartInPlace(ReplicaRecord& rec) {
   rec.restarts += 1;
   rec.state = ReplicaState::kRestarting;
   const std::string count = "(restart " + std::to_string(rec.restarts) + " of " +
@@ -374,7 +374,7 @@ void Machine::RestartInPlace(ReplicaRecord& rec) {
   Act(ActionKind::kRestartReplica, rec.pool, rec.index);
 }
 
-void Machine::ReplicaRestarted(const JobInput& in) {
+void JobMachine::ReplicaRestarted(const JobInput& in) {
   ReplicaRecord* rec = FindReplica(in.pool, in.index);
   if (rec == nullptr || rec->state != ReplicaState::kRestarting) return;
   rec->state = ReplicaState::kRunning;
@@ -387,7 +387,7 @@ void Machine::ReplicaRestarted(const JobInput& in) {
   if (job().ending) Act(ActionKind::kStop);
 }
 
-void Machine::RestartFailed(const JobInput& in) {
+void JobMachine::RestartFailed(const JobInput& in) {
   ReplicaRecord* rec = FindReplica(in.pool, in.index);
   if (rec == nullptr || rec->state != ReplicaState::kRestarting) return;
   rec->state = ReplicaState::kFailed;  // It is not coming back in place.
@@ -398,7 +398,7 @@ void Machine::RestartFailed(const JobInput& in) {
   RetryOrFail(JobError{kErrorCodeInternal, in.message});
 }
 
-void Machine::RetryOrFail(JobError error) {
+void JobMachine::RetryOrFail(JobError error) {
   // Preempted attempts are not failures: they do not use up retries.
   const int failed_attempts = job().attempt - job().preemptions;
   if (job().spec.scheduling.disable_retries || failed_attempts >= policy_.max_attempts) {
@@ -409,14 +409,14 @@ void Machine::RetryOrFail(JobError error) {
   BeginEnding(Ending{EndingKind::kRetry, std::move(error)}, "the job is retried");
 }
 
-void Machine::BeginEnding(Ending ending, const std::string& why) {
+void JobMachine::BeginEnding(Ending ending, const std::string& why) {
   job().ending = std::move(ending);
   Changed("ending", "Stopping attempt " + std::to_string(job().attempt) + ": " + why + ".");
   if (AnyLive()) Act(ActionKind::kStop);
   MaybeFinish();
 }
 
-void Machine::MaybeFinish() {
+void JobMachine::MaybeFinish() {
   if (IsTerminal(job().state)) return;
   for (const auto& r : job().replicas) {
     if (!ReplicaDone(r)) return;
@@ -444,7 +444,7 @@ void Machine::MaybeFinish() {
   }
 }
 
-void Machine::Finish(JobState state, std::optional<JobError> error) {
+void JobMachine::Finish(JobState state, std::optional<JobError> error) {
   job().state = state;
   job().error = std::move(error);
   job().end_time = job().phases.finished = end_time_ > 0 ? end_time_ : now_;
@@ -464,7 +464,7 @@ void Machine::Finish(JobState state, std::optional<JobError> error) {
   if (job().attempt > 0) Act(ActionKind::kCleanup);
 }
 
-void Machine::Requeue() {
+void JobMachine::Requeue() {
   Act(ActionKind::kCleanup);  // Names the attempt that ended.
   job().state = JobState::kQueued;
   job().ending.reset();
@@ -481,7 +481,7 @@ void Machine::Requeue() {
   Act(ActionKind::kRequestAdmission);
 }
 
-void Machine::Cancel(const std::string& reason) {
+void JobMachine::Cancel(const std::string& reason) {
   const std::string why = reason.empty() ? "Job was cancelled by a user request." : reason;
   const bool undecided = !job().ending || job().ending->kind == EndingKind::kRetry ||
                          job().ending->kind == EndingKind::kPreempt;
@@ -499,13 +499,13 @@ void Machine::Cancel(const std::string& reason) {
   MaybeFinish();
 }
 
-void Machine::Unrunnable(const std::string& why) {
+void JobMachine::Unrunnable(const std::string& why) {
   const std::string message = "Internal error: the stored job can no longer be run: " + why;
   Log(message, "ERROR");
   Finish(JobState::kFailed, JobError{kErrorCodeInternal, message});
 }
 
-void Machine::TimerFired(TimerKind timer) {
+void JobMachine::TimerFired(TimerKind timer) {
   const Job& j = job();
   const Scheduling& s = j.spec.scheduling;
   if (timer == TimerKind::kMaxWait) {
@@ -522,7 +522,7 @@ void Machine::TimerFired(TimerKind timer) {
   }
 }
 
-void Machine::ArmTimers() {
+void JobMachine::ArmTimers() {
   const Job& j = job();
   const Scheduling& s = j.spec.scheduling;
   if (s.max_wait > 0 && j.start_time == 0)
@@ -538,7 +538,7 @@ const ObservedReplicaState* FindObserved(const std::vector<ObservedReplicaState>
   return nullptr;
 }
 
-void Machine::Recovered(const std::vector<ObservedReplicaState>& observed) {
+void JobMachine::Recovered(const std::vector<ObservedReplicaState>& observed) {
   if (job().state == JobState::kQueued) {
     ArmTimers();
     return Act(ActionKind::kRequestAdmission);
@@ -555,7 +555,7 @@ void Machine::Recovered(const std::vector<ObservedReplicaState>& observed) {
   ReplayObserved(observed);
 }
 
-void Machine::ReplayObserved(const std::vector<ObservedReplicaState>& observed) {
+void JobMachine::ReplayObserved(const std::vector<ObservedReplicaState>& observed) {
   // Replay what happened to each replica while no daemon watched.
   for (size_t i = 0; i < job().replicas.size(); ++i) {
     ReplicaRecord r = job().replicas[i];
@@ -596,7 +596,7 @@ void Machine::ReplayObserved(const std::vector<ObservedReplicaState>& observed) 
   MaybeFinish();
 }
 
-void Machine::RecoverPendingLaunch(const std::vector<ObservedReplicaState>& observed) {
+void JobMachine::RecoverPendingLaunch(const std::vector<ObservedReplicaState>& observed) {
   // A gang start creates every replica, then starts them: one found started (running,
   // or exited with its own code) means the program ran, so the attempt is taken over
   // as it is, never launched again over it (the training would run twice).
@@ -629,8 +629,8 @@ void Machine::RecoverPendingLaunch(const std::vector<ObservedReplicaState>& obse
   StartAttempt(job().attempt + 1);
 }
 
-void Machine::AdoptInterruptedLaunch(const std::vector<ObservedReplicaState>& observed,
-                                     size_t started) {
+void JobMachine::AdoptInterruptedLaunch(const std::vector<ObservedReplicaState>& observed,
+                                        size_t started) {
   const size_t total = job().replicas.size();
   bool all_running = started == total;
   for (const auto& r : job().replicas) {
@@ -663,7 +663,7 @@ void Machine::AdoptInterruptedLaunch(const std::vector<ObservedReplicaState>& ob
 }  // namespace
 
 Decision Decide(const Job& job, const JobInput& input, const JobPolicy& policy, TimeMicros now) {
-  Machine machine(job, policy, now);
+  JobMachine machine(job, policy, now);
   machine.Apply(input);
   return machine.Take();
 }

@@ -25,7 +25,7 @@ AdmissionController::AdmissionController(LoopCore* core, AdmissionOptions option
   });
 }
 
-void AdmissionController::Feed(const std::string& uid, model::JobInput input) {
+void AdmissionController::SendInput(const std::string& uid, model::JobInput input) {
   core_->Send(JobInputMessage{uid, std::move(input)});
 }
 
@@ -44,7 +44,7 @@ void AdmissionController::Request(const model::Job& job) {
     model::JobInput in;
     in.kind = model::InputKind::kUnrunnable;
     in.message = queued.status().message();
-    return Feed(job.uid, std::move(in));
+    return SendInput(job.uid, std::move(in));
   }
   queued_[job.uid] = std::move(queued).value();
   SchedulePass();
@@ -108,7 +108,7 @@ void AdmissionController::RunPass() {
     it->second.preempting = true;
     model::JobInput preempt;
     preempt.kind = model::InputKind::kPreempt;
-    Feed(uid, std::move(preempt));
+    SendInput(uid, std::move(preempt));
   }
   for (scheduler::Admitted& a : decisions.admit) {
     auto it = queued_.find(a.uid);
@@ -121,7 +121,7 @@ void AdmissionController::RunPass() {
     model::JobInput in;
     in.kind = model::InputKind::kAdmitted;
     in.grants = std::move(grants);
-    Feed(a.uid, std::move(in));
+    SendInput(a.uid, std::move(in));
   }
   PublishWaits(decisions.waiting);
 }

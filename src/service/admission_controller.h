@@ -78,7 +78,7 @@ class AdmissionController {
   const scheduler::Capacity& capacity() const { return options_.capacity; }
 
  private:
-  void Feed(const std::string& uid, model::JobInput input);  // To the job controller.
+  void SendInput(const std::string& uid, model::JobInput input);  // To the job controller.
   void SchedulePass();
   void RunPass();
   void PublishWaits(const scheduler::WaitList& waiting);

@@ -203,7 +203,7 @@ Result<model::Job> JobController::Submit(model::Job job) {
   in.kind = model::InputKind::kSubmitted;
   model::Decision d = model::Decide(job, in, options_.policy, core_->clock()->Now());
   model::Job created = d.job;
-  Status s = Apply(std::move(d), /*create=*/true);
+  Status s = CommitThenAct(std::move(d), /*create=*/true);
   if (s.code() == StatusCode::kAlreadyExists && job.dialect == model::Dialect::kMlV1) {
     return AlreadyExists("Field: job.job_id Error: A job with this id already exists.")
         .WithField("job.job_id");
@@ -227,7 +227,7 @@ Status JobController::Cancel(const std::string& uid, const std::string& reason) 
   in.message = reason;
   // The caller hears whether the cancel was recorded: one whose write failed is lost,
   // and the client must know to send it again.
-  return Feed(uid, std::move(in));
+  return Decide(uid, std::move(in));
 }
 
 Status JobController::Delete(const std::string& uid) {
@@ -273,13 +273,13 @@ void JobController::OnExecutorEvent(const executor::ExecutorEvent& event) {
   });
 }
 
-Status JobController::Feed(const std::string& uid, model::JobInput input) {
+Status JobController::Decide(const std::string& uid, model::JobInput input) {
   AssertOnLoop();
   model::Job* job = Find(uid);
   if (job == nullptr) return Status::Ok();
   // A failed write is logged inside, and nothing was acted on.
-  return Apply(model::Decide(*job, input, options_.policy, core_->clock()->Now()),
-               /*create=*/false);
+  return CommitThenAct(model::Decide(*job, input, options_.policy, core_->clock()->Now()),
+                       /*create=*/false);
 }
 
 void JobController::Deliver(const std::string& uid, model::JobInput input) {
@@ -291,7 +291,7 @@ void JobController::Deliver(const std::string& uid, model::JobInput input) {
     }
     return;
   }
-  Status s = Feed(uid, input);
+  Status s = Decide(uid, input);
   // A stopping service commits nothing more: the next daemon recovers from the store.
   if (s.ok() || MeaningOf(s) == CommitFailure::kDrop || core_->dead()) return;
   held_.Add(uid, std::move(input));
@@ -306,7 +306,7 @@ void JobController::ScheduleRetry(const std::string& uid) {
 
 void JobController::RetryHeld(const std::string& uid) {
   while (std::optional<model::JobInput> next = held_.Front(uid)) {
-    Status s = Feed(uid, *next);
+    Status s = Decide(uid, *next);
     if (!s.ok() && MeaningOf(s) == CommitFailure::kRetry) {
       NoteWriteFailed(uid, s, /*first_for_job=*/false);
       return ScheduleRetry(uid);
@@ -327,7 +327,7 @@ StoreWriteHealth JobController::store_health() const { return writes_.health(); 
 // ---------------------------------------------------------------------------
 // Commit, then act
 
-Status JobController::Apply(model::Decision d, bool create) {
+Status JobController::CommitThenAct(model::Decision d, bool create) {
   AssertOnLoop();
   if (core_->dead()) return Unavailable("the service is shutting down");
   model::Job& job = d.job;

@@ -91,8 +91,11 @@ class JobController {
   StoreWriteHealth store_health() const;
 
  private:
-  Status Feed(const std::string& uid, model::JobInput input);  // The commit's outcome.
-  // Feed, for inputs nobody waits on (executor events, timers, recovery, admission):
+  // The names of the steps are the study controller's too: an input is delivered, the
+  // machine decides, the controller commits, then performs each action.
+  // Decides `input` with the job machine, then CommitThenAct; the commit's outcome.
+  Status Decide(const std::string& uid, model::JobInput input);
+  // Decide, for inputs nobody waits on (executor events, timers, recovery, admission):
   // an input whose commit failed for want of a store that writes is held and committed
   // again, in order with the job's later inputs, until it lands (service/commit_retry.h).
   void Deliver(const std::string& uid, model::JobInput input);
@@ -106,7 +109,7 @@ class JobController {
   // The store's writes as /healthz tells them (writes_).
   void NoteWriteFailed(const std::string& uid, const Status& why, bool first_for_job);
   void NoteWritesLanded(const std::string& uid);
-  Status Apply(model::Decision decision, bool create);
+  Status CommitThenAct(model::Decision decision, bool create);
   void Perform(const model::Job& job, const model::JobAction& action);
   void Launch(const model::Job& job);
   void Publish(const model::Job& job);

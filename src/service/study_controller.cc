@@ -196,9 +196,9 @@ void StudyController::Start() {
     WriteMissingOutboxLines(logs_, core_->clock()->Now(), uid, st->record.job.outbox);
     for (StudyInput& in : ReconcileTrials(*st)) {
       if (Find(uid) == nullptr) break;
-      Drive(uid, std::move(in)).IgnoreError();
+      Deliver(uid, std::move(in)).IgnoreError();
     }
-    if (Find(uid) != nullptr) Drive(uid, StudyInput{}).IgnoreError();
+    if (Find(uid) != nullptr) Deliver(uid, StudyInput{}).IgnoreError();
   }
 }
 
@@ -255,7 +255,7 @@ Result<model::Job> StudyController::Submit(model::Job job) {
   Publish(created);
   studies_[created.uid] = std::move(st);
   core_->Post([this, uid = created.uid] {
-    if (Find(uid) != nullptr) Drive(uid, StudyInput{}).IgnoreError();
+    if (Find(uid) != nullptr) Deliver(uid, StudyInput{}).IgnoreError();
   });
   return created;
 }
@@ -264,7 +264,7 @@ Status StudyController::Cancel(const std::string& uid) {
   if (Find(uid) == nullptr) return NotFound("study " + uid + " is not running");
   StudyInput in;
   in.kind = StudyInputKind::kCancel;
-  Status s = Drive(uid, std::move(in));
+  Status s = Deliver(uid, std::move(in));
   if (Study* st = Find(uid); !s.ok() && st != nullptr && st->stalled) {
     return Unavailable("the store cannot write now (" + s.message() +
                        "); the cancel is kept and takes effect once it can");
@@ -283,7 +283,7 @@ void StudyController::OnJobCommitted(const JobCommitted& m) {
       StudyInput in = TrialInput(StudyInputKind::kTrialJobCreated, job.trial_id);
       in.job_uid = job.uid;
       in.job_state = job.state;
-      Drive(job.study_uid, std::move(in)).IgnoreError();
+      Deliver(job.study_uid, std::move(in)).IgnoreError();
     } else if (!model::IsTerminal(job.state)) {
       StopTrialJob(job.uid, "The study no longer runs this trial.");  // The study finished.
     }
@@ -296,16 +296,16 @@ void StudyController::OnJobCommitted(const JobCommitted& m) {
 void StudyController::QueueTrialEnd(const std::string& study_uid, StudyInput input) {
   std::vector<StudyInput>& waiting = ended_[study_uid];
   waiting.push_back(std::move(input));
-  if (waiting.size() == 1) core_->Post([this, study_uid] { DriveEnds(study_uid); });
+  if (waiting.size() == 1) core_->Post([this, study_uid] { DeliverEnds(study_uid); });
 }
 
-void StudyController::DriveEnds(const std::string& uid) {
+void StudyController::DeliverEnds(const std::string& uid) {
   auto it = ended_.find(uid);
   if (it == ended_.end()) return;
   std::vector<StudyInput> inputs = std::move(it->second);
   ended_.erase(it);
   if (inputs.size() == 1) {
-    Drive(uid, std::move(inputs[0])).IgnoreError();
+    Deliver(uid, std::move(inputs[0])).IgnoreError();
     return;
   }
   // Only the last commit's record is kept (each decision's is the whole study: keeping
@@ -343,7 +343,7 @@ void StudyController::DriveEnds(const std::string& uid) {
   }
   for (StudyInput& f : follow_ups) {
     if (Find(uid) == nullptr) break;
-    Drive(uid, std::move(f)).IgnoreError();
+    Deliver(uid, std::move(f)).IgnoreError();
   }
 }
 
@@ -351,13 +351,13 @@ void StudyController::OnTrialJobRefused(const TrialJobRefused& m) {
   if (Find(m.study_uid) == nullptr) return;
   StudyInput in = TrialInput(StudyInputKind::kTrialJobRefused, m.trial_id);
   in.message = m.message;
-  Drive(m.study_uid, std::move(in)).IgnoreError();
+  Deliver(m.study_uid, std::move(in)).IgnoreError();
 }
 
 // ---------------------------------------------------------------------------
 // The inbox: decide, commit, act
 
-Status StudyController::Drive(const std::string& uid, StudyInput input) {
+Status StudyController::Deliver(const std::string& uid, StudyInput input) {
   if (Study* st = Find(uid); st != nullptr && st->stalled) return Keep(*st, std::move(input));
   std::vector<StudyInput> inbox;
   inbox.push_back(std::move(input));
@@ -442,7 +442,7 @@ void StudyController::RetryStalled(const std::string& uid) {
               std::make_move_iterator(done.inputs.end()));
   for (StudyInput& in : next) {
     if (Find(uid) == nullptr) break;
-    Drive(uid, std::move(in)).IgnoreError();  // Kept again if the store fails again.
+    Deliver(uid, std::move(in)).IgnoreError();  // Kept again if the store fails again.
   }
 }
 
@@ -501,7 +501,7 @@ void StudyController::Suggest(const Study& st, int count, std::vector<model::Ass
       if (Find(uid) == nullptr) return;  // Finished (cancelled) meanwhile.
       // Recorded with the trials before their jobs exist (see ReconcileTrials).
       for (size_t i = 0; i < in.suggestions.size(); ++i) in.job_uids.push_back(uids_->Next());
-      Drive(uid, std::move(in)).IgnoreError();
+      Deliver(uid, std::move(in)).IgnoreError();
     });
   });
 }
@@ -557,7 +557,7 @@ void StudyController::Poll() {
     }
   }
   for (auto& [uid, in] : reads) {
-    if (Find(uid) != nullptr) Drive(uid, std::move(in)).IgnoreError();
+    if (Find(uid) != nullptr) Deliver(uid, std::move(in)).IgnoreError();
   }
   core_->At(core_->clock()->Now() + kTrialPollInterval, [this] { Poll(); });
 }

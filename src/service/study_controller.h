@@ -110,13 +110,13 @@ class StudyController {
   // decision's actions in order; inputs the actions produce (a trial job that cannot
   // be created or is gone) are decided next. Returns the first decision's outcome
   // (a failed commit), for Cancel.
-  Status Drive(const std::string& uid, StudyInput input);
+  Status Deliver(const std::string& uid, StudyInput input);
   // Trial jobs that end together (a cancelled study's, a burst) are decided as one
   // batch with one commit: the record holds each of their decisions and all their
   // lines, and every other action follows the commit, in order. One commit per trial end wrote the
   // whole study (every trial's parameters) again each time: 1,000 trials took minutes to cancel.
   void QueueTrialEnd(const std::string& study_uid, StudyInput input);
-  void DriveEnds(const std::string& uid);
+  void DeliverEnds(const std::string& uid);
   Status Perform(Study& st, const std::vector<StudyAction>& actions,
                  std::vector<StudyInput>* follow_ups);
   // After a failed commit of `record`: a store that cannot write stalls the study

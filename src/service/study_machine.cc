@@ -47,9 +47,9 @@ Counts CountTrials(const model::Job& job) {
 }
 
 // One decision: the record being changed and the actions so far.
-class Decider {
+class StudyMachine {
  public:
-  Decider(StudyRecord record, const StudyPolicy& policy, TimeMicros now)
+  StudyMachine(StudyRecord record, const StudyPolicy& policy, TimeMicros now)
       : out_{std::move(record), {}}, policy_(policy), now_(now) {
     job().outbox.lines.clear();  // The last commit's: written before this decision.
   }
@@ -500,7 +500,7 @@ const char* StudyInputKindName(StudyInputKind kind) {
 
 StudyDecision DecideStudy(StudyRecord record, const StudyInput& input, const StudyPolicy& policy,
                           TimeMicros now) {
-  Decider d(std::move(record), policy, now);
+  StudyMachine d(std::move(record), policy, now);
   d.Run(input);
   return d.Take();
 }
