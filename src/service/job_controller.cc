@@ -424,6 +424,7 @@ void JobController::Launch(const model::Job& job) {
   }
   executor::AttemptSpec spec = BuildAttemptSpec(job, ex->ReplicaBucketRoot(), endpoint, trial);
   if (options_.project_buckets) spec.visible_buckets = options_.project_buckets(job.project);
+  if (job.attempt == 1 && !ex->ReplicaBucketRoot().empty()) WarnOfUnmountedBuckets(job, spec);
   core_->Blocking([this, ex, spec = std::move(spec), dir = trial.host_dir] {
     std::error_code ec;
     if (!dir.empty()) std::filesystem::create_directories(dir, ec);
@@ -435,6 +436,20 @@ void JobController::Launch(const model::Job& job) {
     in.message = s.message();
     core_->Post([this, uid = spec.job_uid, in] { Deliver(uid, in); });
   });
+}
+
+void JobController::WarnOfUnmountedBuckets(const model::Job& job,
+                                           const executor::AttemptSpec& spec) {
+  for (const std::string& bucket : UnmountedBucketsNamed(spec)) {
+    ServiceLog(job.uid,
+               "gs://" + bucket +
+                   ", named in the job's command line or environment, is no bucket "
+                   "of project " +
+                   job.project + ": the replicas cannot write there (/gcs/" + bucket +
+                   " does not exist for them). Create it (gcloud storage buckets create gs://" +
+                   bucket + " --project=" + job.project + ") and submit the job again.",
+               "WARNING");
+  }
 }
 
 void JobController::ServiceLog(const std::string& uid, const std::string& message,

@@ -112,6 +112,9 @@ class JobController {
   Status CommitThenAct(model::Decision decision, bool create);
   void Perform(const model::Job& job, const model::JobAction& action);
   void Launch(const model::Job& job);
+  // One WARNING line per gs:// bucket the replicas' command lines or environments name
+  // that they will not see (issue 33: such writes vanished).
+  void WarnOfUnmountedBuckets(const model::Job& job, const executor::AttemptSpec& spec);
   void Publish(const model::Job& job);
   // Start-up: keeps `job` to be failed by Recover (through the machine) and reports it.
   void SetAsideUnrunnable(model::Job job, const std::string& why);

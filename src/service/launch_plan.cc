@@ -1,6 +1,9 @@
 #include "service/launch_plan.h"
 
 #include <algorithm>
+#include <cctype>
+#include <set>
+#include <string_view>
 
 #include "model/runtime_env.h"
 #include "service/trial_jobs.h"
@@ -78,6 +81,38 @@ std::vector<std::string> BucketsOf(const model::JobSpec& spec) {
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
+}
+
+namespace {
+
+// Each gs://NAME in `text` (a flag's value may follow "=", a list ","), NAME as far as
+// a bucket name goes.
+void AddGcsBucketsIn(const std::string& text, std::set<std::string>* out) {
+  constexpr std::string_view kScheme = "gs://";
+  for (size_t at = text.find(kScheme); at != std::string::npos; at = text.find(kScheme, at + 1)) {
+    size_t end = at + kScheme.size();
+    while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) ||
+                                 text[end] == '-' || text[end] == '_' || text[end] == '.')) {
+      ++end;
+    }
+    if (end > at + kScheme.size())
+      out->insert(text.substr(at + kScheme.size(), end - at - kScheme.size()));
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> UnmountedBucketsNamed(const executor::AttemptSpec& attempt) {
+  std::set<std::string> named;
+  for (const executor::ReplicaLaunch& r : attempt.replicas) {
+    for (const std::string& word : r.command) AddGcsBucketsIn(word, &named);
+    for (const std::string& word : r.args) AddGcsBucketsIn(word, &named);
+    for (const auto& e : r.env) AddGcsBucketsIn(e.value, &named);
+  }
+  for (const auto* seen : {&attempt.buckets, &attempt.visible_buckets}) {
+    for (const std::string& b : *seen) named.erase(b);
+  }
+  return {named.begin(), named.end()};
 }
 
 }  // namespace ty::service

@@ -35,4 +35,9 @@ executor::AttemptSpec BuildAttemptSpec(const model::Job& job,
 // the job's project at submit.
 std::vector<std::string> BucketsOf(const model::JobSpec& spec);
 
+// Buckets a replica's command line or environment names as gs://NAME that the attempt
+// will not show it (neither `buckets` nor `visible_buckets`), sorted, once each: the
+// guide's `--model-dir=gs://a-bucket-never-made/...` writes nowhere a user finds.
+std::vector<std::string> UnmountedBucketsNamed(const executor::AttemptSpec& attempt);
+
 }  // namespace ty::service

@@ -182,6 +182,8 @@ TEST(ContainerExecutorBodyTest, FollowsDockerCommandSemantics) {
   EXPECT_EQ(body["Labels"]["trainyard.task"], "workerpool1-0");
   EXPECT_EQ(body["Labels"]["user"], "x");
   EXPECT_EQ(body["HostConfig"]["Binds"], nlohmann::json({"/data/b:/gcs/b", "/data/c:/gcs/c:ro"}));
+  // /gcs itself is empty and read-only: what is written beside the buckets fails.
+  EXPECT_EQ(body["HostConfig"]["Tmpfs"], nlohmann::json({{"/gcs", "ro,size=64k,mode=0755"}}));
   EXPECT_EQ(body["HostConfig"]["DeviceRequests"][0]["Count"], 2);
   EXPECT_THAT(body["Env"].get<std::vector<std::string>>(),
               ::testing::Not(::testing::Contains("NVIDIA_VISIBLE_DEVICES=void")));

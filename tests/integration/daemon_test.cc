@@ -307,6 +307,43 @@ TEST(DaemonConfigTest, ABadProjectExecutorsEntryIsRefused) {
   std::filesystem::remove_all(dir);
 }
 
+// Issue 33: a trainer that writes under /gcs to a bucket its job does not have (the
+// guide's --model-dir=gs://custom_containers/...) "saved" into the container's own
+// filesystem, and the job succeeded with nothing in any bucket. /gcs is read-only
+// beside the job's buckets, so the write fails there with EROFS; the buckets take it.
+TEST_F(DaemonTest, AWriteUnderGcsToABucketTheJobDoesNotHaveFailsInTheTrainer) {
+  ASSERT_EQ(daemon_->Post("/storage/v1/b?project=p", R"({"name":"ro-mine"})").status, 200);
+  const std::string jobs = "/v1/projects/p/locations/local/customJobs";
+  HttpReply r = daemon_->Post(
+      jobs, VertexJob("echo model dir gs://not-a-bucket/model; "
+                      "mkdir -p /gcs/not-a-bucket/model 2>&1 || echo gcs-refused; "
+                      "echo x > /gcs/loose.txt 2>&1 || echo loose-refused; "
+                      "echo kept > /gcs/ro-mine/model.txt && echo bucket-ok",
+                      R"({"baseOutputDirectory":{"outputUriPrefix":"gs://ro-mine/out/"}})"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::string path = jobs + "/" + IdOf(r.Json());
+  nlohmann::json done = daemon_->WaitForField(path, "state", kTerminal, 60);
+  ASSERT_EQ(done["state"], "JOB_STATE_SUCCEEDED") << done.dump();
+  std::string all;
+  int warnings = 0;
+  for (const auto& e :
+       daemon_->Get(path + "/logs").Json().value("entries", nlohmann::json::array())) {
+    const std::string message = e.value("message", "");
+    all += message + "\n";
+    // Said once, at launch, as something the user should act on.
+    warnings += message.rfind("gs://not-a-bucket, named in the job's command line", 0) == 0 &&
+                e.value("severity", "") == "WARNING";
+  }
+  EXPECT_EQ(warnings, 1) << all;
+  EXPECT_NE(all.find("Read-only file system"), std::string::npos) << all;
+  EXPECT_NE(all.find("gcs-refused"), std::string::npos) << all;
+  EXPECT_NE(all.find("loose-refused"), std::string::npos) << all;
+  EXPECT_NE(all.find("bucket-ok"), std::string::npos) << all;
+  HttpReply object = daemon_->Get("/storage/v1/b/ro-mine/o/model.txt?alt=media");
+  EXPECT_EQ(object.status, 200) << object.body;
+  EXPECT_EQ(object.body, "kept\n");
+}
+
 // Found by a hostile replica (issue 19): every replica had the whole bucket root at
 // /gcs, with every project's buckets and the daemon's upload sessions. Now a replica
 // sees its job's and its project's buckets only, and a job naming another project's

@@ -17,5 +17,24 @@ TEST(LaunchPlanTest, AnAskedTimeoutAndSpotReachTheExecutorTheDefaultTimeoutDoesN
   EXPECT_TRUE(spec.spot);
 }
 
+// Issue 33: the guide's `--model-dir=gs://custom_containers/...` named a bucket the job
+// did not have; its writes vanished without a word. Such names are found wherever a
+// replica's command line or environment holds them; the job's and project's are not.
+TEST(LaunchPlanTest, BucketsNamedButNotShownToTheReplicasAreFound) {
+  executor::AttemptSpec a;
+  a.buckets = {"out"};
+  a.visible_buckets = {"data"};
+  executor::ReplicaLaunch r;
+  r.command = {"python3", "train.py"};
+  r.args = {"--model-dir=gs://custom_containers/model", "--data", "gs://data/x.csv",
+            "--inputs=gs://in-a/x,gs://in-b.example.com/y", "gs://"};
+  r.env = {{"AIP_MODEL_DIR", "gs://out/model/"}, {"EXTRA", "gs://in-a/z"}};
+  a.replicas = {r, r};
+  EXPECT_EQ(UnmountedBucketsNamed(a),
+            (std::vector<std::string>{"custom_containers", "in-a", "in-b.example.com"}));
+  a.replicas.clear();
+  EXPECT_TRUE(UnmountedBucketsNamed(a).empty());
+}
+
 }  // namespace
 }  // namespace ty::service

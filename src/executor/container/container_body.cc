@@ -10,8 +10,21 @@ namespace ty::executor::internal {
 
 using nlohmann::json;
 
+// Room for nothing but the mount points of the binds below it.
+constexpr char kReadOnlyDirOptions[] = "ro,size=64k,mode=0755";
+
 std::string BindOf(const Mount& m) {
   return m.host_path + ":" + m.container_path + (m.read_only ? ":ro" : "");
+}
+
+void AddMounts(const std::vector<Mount>& mounts, const std::string& bucket_root,
+               ContainerBody* body) {
+  bool buckets = false;
+  for (const Mount& m : mounts) {
+    body->binds.push_back(BindOf(m));
+    buckets |= !bucket_root.empty() && m.container_path.rfind(bucket_root + "/", 0) == 0;
+  }
+  if (buckets) body->read_only_dirs.push_back(bucket_root);
 }
 
 std::string MacAddressFor(const std::string& ipv4) {
@@ -73,6 +86,7 @@ std::string RenderContainerBody(const ContainerBody& b) {
   body["Labels"] = b.labels;
   json host;
   host["Binds"] = b.binds;
+  for (const std::string& dir : b.read_only_dirs) host["Tmpfs"][dir] = kReadOnlyDirOptions;
   host["SecurityOpt"] = json::array({"no-new-privileges"});
   host["CapDrop"] = DroppedCapabilities();
   if (!b.gpu_indices.empty()) {
@@ -156,6 +170,12 @@ std::string RenderLibpodBody(const ContainerBody& b, const std::string& name,
   if (b.cmd && !b.cmd->empty()) body["command"] = *b.cmd;
   body["labels"] = b.labels;
   json mounts = json::array();
+  for (const std::string& dir : b.read_only_dirs) {  // First: the binds below it land on it.
+    mounts.push_back({{"type", "tmpfs"},
+                      {"source", "tmpfs"},
+                      {"destination", dir},
+                      {"options", {"ro", "size=64k", "mode=0755"}}});
+  }
   for (const std::string& bind : b.binds) mounts.push_back(LibpodMount(bind));
   body["mounts"] = mounts;
   json devices = json::array();

@@ -22,12 +22,14 @@ struct ContainerBody {
   std::optional<std::vector<std::string>> cmd;         // Unset = the image's CMD.
   std::map<std::string, std::string> labels;
   std::vector<std::string> binds;  // "host:container[:ro]".
-  int nvidia_gpus = 0;             // DeviceRequests; 0 = none.
-  std::vector<int> gpu_indices;    // DeviceRequests by device id (wins over nvidia_gpus).
-  double cpu_limit = 0;            // NanoCpus; 0 = none.
-  int64_t memory_bytes = 0;        // Memory (and MemorySwap: no swap beyond it); 0 = none.
-  int64_t pids_limit = 0;          // PidsLimit: processes and threads at once; 0 = the engine's.
-  std::string network;             // "" = the default network.
+  // An empty read-only tmpfs at each; binds below one still land (the buckets under /gcs).
+  std::vector<std::string> read_only_dirs;
+  int nvidia_gpus = 0;           // DeviceRequests; 0 = none.
+  std::vector<int> gpu_indices;  // DeviceRequests by device id (wins over nvidia_gpus).
+  double cpu_limit = 0;          // NanoCpus; 0 = none.
+  int64_t memory_bytes = 0;      // Memory (and MemorySwap: no swap beyond it); 0 = none.
+  int64_t pids_limit = 0;        // PidsLimit: processes and threads at once; 0 = the engine's.
+  std::string network;           // "" = the default network.
   // Join this container's network namespace instead (a network slot's holder,
   // network_slots.h); "" = none. Excludes `network`.
   std::string netns_container;
@@ -64,6 +66,12 @@ std::string RenderLibpodBody(const ContainerBody& body, const std::string& name,
 
 // "host:container" with ":ro" when read-only.
 std::string BindOf(const Mount& mount);
+
+// The replica's mounts as binds. When any lands under `bucket_root` ("/gcs"), that
+// directory is an empty read-only one besides: a write under /gcs to a bucket the job
+// does not have fails in the trainer (EROFS) instead of vanishing with the container.
+void AddMounts(const std::vector<Mount>& mounts, const std::string& bucket_root,
+               ContainerBody* body);
 
 // 02:42 followed by the address's four bytes: a replica keeps its MAC across restarts
 // in place, so peers' ARP caches stay right. "" for a malformed address.

@@ -171,7 +171,7 @@ internal::ContainerBody ContainerExecutor::ReplicaBody(const AttemptSpec& attemp
   b.labels[kLabelPool] = std::to_string(r.pool);
   b.labels[kLabelIndex] = std::to_string(r.index);
   b.labels[kLabelTask] = r.task_name;
-  for (const Mount& m : r.mounts) b.binds.push_back(internal::BindOf(m));
+  internal::AddMounts(r.mounts, kReplicaBucketRoot, &b);
   internal::ApplyGrant(r, &b);
   if (!attempt.peers_talk && !holder.empty()) {
     b.netns_container = holder;

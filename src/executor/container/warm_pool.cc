@@ -249,7 +249,7 @@ Status WarmPool::CreateSandbox(const ReplicaLaunch& r, const std::string& networ
   body.labels[kLabelSandbox] = s->name;
   body.labels[kLabelSandboxNetwork] = network;
   internal::ApplyGrant(r, &body);  // Limits (a warm shape has no GPUs).
-  for (const Mount& m : r.mounts) body.binds.push_back(internal::BindOf(m));
+  internal::AddMounts(r.mounts, ContainerExecutor::kReplicaBucketRoot, &body);
   body.binds.push_back(options_.init_path + ":" + kInitInContainer + ":ro");
   body.binds.push_back(s->dir + "/run:" + kRunInContainer + ":ro");
   if (!network.empty()) body.binds.push_back(s->dir + "/hosts:/etc/hosts");
