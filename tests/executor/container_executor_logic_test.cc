@@ -322,6 +322,18 @@ TEST_F(ContainerExecutorLogicTest, FailedPullLeavesNothingAndSaysWhy) {
   EXPECT_THAT(engine_->NetworkNames(), IsEmpty());
 }
 
+// Issue 33: a Vertex PyTorch name on a server that has not built the runtime failed
+// with the engine's words (a pull from https://localhost/v2/); it says how to build it.
+TEST_F(ContainerExecutorLogicTest, AnUnbuiltRuntimeSaysHowToBuildIt) {
+  AttemptSpec a = Attempt(1);
+  a.replicas[0].image = "localhost/trainyard/torch-cpu:latest";
+  executor::ExecutorEvent e = LaunchAndWait(a);
+  EXPECT_EQ(e.kind, ExecutorEventKind::kLaunchFailed);
+  EXPECT_THAT(e.message, HasSubstr("is not built on this server"));
+  EXPECT_THAT(e.message, HasSubstr("`trainyard images build pytorch`"));
+  EXPECT_THAT(engine_->Pulls(), IsEmpty()) << "nothing to pull it from";
+}
+
 // gcr.io and pkg.dev names come from the local registry (by its address, host
 // dropped), are tagged by the name the job gave, and are never looked up elsewhere.
 TEST_F(ContainerExecutorLogicTest, AGoogleRegistryNameIsPulledFromTheLocalRegistry) {

@@ -18,6 +18,7 @@
 #include "executor/container/registry_digest.h"
 #include "model/image_reference.h"
 #include "model/registry_names.h"
+#include "model/runtime_catalog.h"
 
 namespace ty::executor {
 namespace {
@@ -412,6 +413,16 @@ Status ContainerExecutor::EnsureImage(const AttemptSpec& attempt, const std::str
 Status ContainerExecutor::PullMissingImage(const AttemptSpec& attempt, const std::string& image) {
   std::optional<std::string> host = model::GoogleRegistryHostOf(image);
   if (!host) {
+    // A runtime of the catalogue is built here, never pulled: say how to build it, not
+    // what the engine answers for a registry at localhost:443 (issue 33).
+    for (const model::Runtime& runtime : model::Runtimes()) {
+      if (runtime.local_image != image) continue;
+      return FailedPrecondition("the runtime image " + image + " (runtime '" +
+                                std::string(runtime.name) +
+                                "') is not built on this server: build it with `trainyard "
+                                "images build " +
+                                std::string(runtime.name) + "`, then submit the job again");
+    }
     Status pulled = engine_->PullImage(image);
     if (pulled.ok()) return pulled;
     return Unavailable("image pull failed for " + image + ": " + pulled.message());
