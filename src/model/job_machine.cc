@@ -315,9 +315,20 @@ std::string JobMachine::FailureMessage(const ReplicaRecord& r, const JobInput& i
       msg += " Termination reason: Error.";
     }
   }
+  bool no_tensorflow = false;
   if (!in.log_tail.empty()) {
     msg += "\nLast log lines of " + r.task_name + ":";
-    for (const std::string& line : in.log_tail) msg += "\n" + line;
+    for (const std::string& line : in.log_tail) {
+      msg += "\n" + line;
+      no_tensorflow |= line.find("No module named 'tensorflow'") != std::string::npos;
+    }
+  }
+  if (no_tensorflow) {
+    // An AI Platform runtimeVersion or a Google base image ran here on a runtime that,
+    // unlike Google's, has no TensorFlow (model/runtime_catalog.h): say why.
+    msg +=
+        "\nThe image has no TensorFlow: this server's prebuilt runtimes have none (Debian "
+        "packages none). Run the trainer in a container image of your own that has it.";
   }
   return msg;
 }

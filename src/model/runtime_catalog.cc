@@ -121,6 +121,77 @@ const Runtime& MlRuntime(std::string_view /*runtime_version*/) {
   return *FindRuntime("scikit-learn");
 }
 
+namespace {
+
+// AI Platform Training's runtime version list as this project reads it: 1.0, 1.2, 1.4
+// to 1.15, 2.1 to 2.8 and 2.11 (TensorFlow 2.9 and 2.10 never became AI Platform
+// runtimes). The list is Google's and closed (AI Platform is retired); a version
+// outside it is refused rather than run on a guess. Uncertain: 1.1 and 1.3, which
+// the list as read here does not have.
+constexpr std::string_view kMlRuntimeVersions[] = {
+    "1.0",  "1.2",  "1.4", "1.5", "1.6", "1.7", "1.8", "1.9", "1.10", "1.11", "1.12", "1.13",
+    "1.14", "1.15", "2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7",  "2.8",  "2.11"};
+
+int MinorOf(std::string_view version) {  // "1.14" -> 14; only called for 1.x.
+  int minor = 0;
+  for (char c : version.substr(version.find('.') + 1)) minor = minor * 10 + (c - '0');
+  return minor;
+}
+
+// The Python versions a runtime version offered: 3.7 from 1.15 on, 3.5 on 1.4 to 1.14,
+// 2.7 up to 1.15.
+bool HadPython(std::string_view runtime_version, std::string_view python_version) {
+  const bool one = runtime_version.rfind("1.", 0) == 0;
+  const int minor = one ? MinorOf(runtime_version) : 0;
+  if (python_version == "3.7") return !one || minor >= 15;
+  if (python_version == "3.5") return one && minor >= 4 && minor <= 14;
+  if (python_version == "2.7") return one;
+  return false;
+}
+
+}  // namespace
+
+Status CheckMlRuntimeVersion(std::string_view runtime_version, std::string_view python_version,
+                             const std::string& runtime_path, const std::string& python_path) {
+  if (!runtime_version.empty()) {
+    bool known = false;
+    std::string all;
+    for (std::string_view v : kMlRuntimeVersions) {
+      known |= v == runtime_version;
+      all += (all.empty() ? "" : ", ") + std::string(v);
+    }
+    if (!known) {
+      return FieldError(runtime_path, "\"" + std::string(runtime_version) +
+                                          "\" is no AI Platform Training runtime version; "
+                                          "they are " +
+                                          all);
+    }
+  }
+  if (python_version.empty()) return Status::Ok();
+  if (python_version != "3.7" && python_version != "3.5" && python_version != "2.7") {
+    return FieldError(python_path, "must be one of \"3.7\", \"3.5\", \"2.7\"");
+  }
+  if (!runtime_version.empty() && !HadPython(runtime_version, python_version)) {
+    return FieldError(python_path, "runtime version " + std::string(runtime_version) +
+                                       " had no Python " + std::string(python_version) +
+                                       " (3.7 from 1.15 on, 3.5 on 1.4 to 1.14, 2.7 up to 1.15)");
+  }
+  return Status::Ok();
+}
+
+std::string DescribeMlRuntime(std::string_view runtime_version, std::string_view python_version) {
+  const Runtime& runtime = MlRuntime(runtime_version);
+  std::string line = "runtimeVersion " + std::string(runtime_version) + " runs on the " +
+                     std::string(runtime.name) + " runtime (" + std::string(runtime.local_image) +
+                     ": " + std::string(runtime.contents) + ")";
+  if (!python_version.empty()) {
+    line += "; pythonVersion " + std::string(python_version) + " runs as its Python 3.11";
+  }
+  return line +
+         ". AI Platform's runtime also had TensorFlow, which this one lacks (Debian packages "
+         "none): a trainer that imports tensorflow fails; run it in a container image of its own.";
+}
+
 std::string DescribeRuntimes() {
   std::string out;
   for (const Runtime& r : kRuntimes) {

@@ -53,6 +53,16 @@ std::string ResolveImage(std::string_view image_uri);
 // the scikit-learn runtime; `pythonVersion` is Debian 12's Python 3.11 whatever it says.
 const Runtime& MlRuntime(std::string_view runtime_version);
 
+// InvalidArgument naming `runtime_path` for a runtimeVersion AI Platform Training never
+// published, or `python_path` for a pythonVersion no runtime of that version had (each
+// listing what exists); OK for "" (not given).
+Status CheckMlRuntimeVersion(std::string_view runtime_version, std::string_view python_version,
+                             const std::string& runtime_path, const std::string& python_path);
+
+// What a package job on `runtime_version` runs, for the first line of its log: the
+// runtime image, its Python, and what AI Platform's runtime had that this one lacks.
+std::string DescribeMlRuntime(std::string_view runtime_version, std::string_view python_version);
+
 // One line per runtime: "NAME  IMAGE  CONTENTS", and the names that map to each.
 std::string DescribeRuntimes();
 

@@ -424,7 +424,12 @@ void JobController::Launch(const model::Job& job) {
   }
   executor::AttemptSpec spec = BuildAttemptSpec(job, ex->ReplicaBucketRoot(), endpoint, trial);
   if (options_.project_buckets) spec.visible_buckets = options_.project_buckets(job.project);
-  if (job.attempt == 1 && !ex->ReplicaBucketRoot().empty()) WarnOfUnmountedBuckets(job, spec);
+  if (job.attempt == 1) {
+    if (std::string runtime = RuntimeLineOf(job); !runtime.empty()) {
+      ServiceLog(job.uid, runtime, "INFO");
+    }
+    if (!ex->ReplicaBucketRoot().empty()) WarnOfUnmountedBuckets(job, spec);
+  }
   core_->Blocking([this, ex, spec = std::move(spec), dir = trial.host_dir] {
     std::error_code ec;
     if (!dir.empty()) std::filesystem::create_directories(dir, ec);

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string_view>
 
+#include "model/runtime_catalog.h"
 #include "model/runtime_env.h"
 #include "service/trial_jobs.h"
 
@@ -101,6 +103,18 @@ void AddGcsBucketsIn(const std::string& text, std::set<std::string>* out) {
 }
 
 }  // namespace
+
+std::string RuntimeLineOf(const model::Job& job) {
+  if (job.dialect != model::Dialect::kMlV1) return "";
+  // The request as accepted (canonical JSON): runtimeVersion is not kept in the spec.
+  nlohmann::json body = nlohmann::json::parse(job.spec_json, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json* input =
+      body.is_object() && body.contains("trainingInput") ? &body["trainingInput"] : nullptr;
+  if (input == nullptr || !input->is_object()) return "";
+  const std::string runtime = input->value("runtimeVersion", "");
+  if (runtime.empty()) return "";
+  return model::DescribeMlRuntime(runtime, input->value("pythonVersion", ""));
+}
 
 std::vector<std::string> UnmountedBucketsNamed(const executor::AttemptSpec& attempt) {
   std::set<std::string> named;

@@ -486,10 +486,9 @@ Result<nlohmann::json> ParseTrainingInput(const nlohmann::json& v, JobSpec* spec
   }
   RETURN_IF_ERROR(ti.String("runtimeVersion", &pkg.runtime_version));
   RETURN_IF_ERROR(ti.String("pythonVersion", &python_version));
-  if (!python_version.empty() && python_version != "3.7" && python_version != "3.5" &&
-      python_version != "2.7") {
-    return FieldError(ti.PathOf("pythonVersion"), "must be one of \"3.7\", \"3.5\", \"2.7\"");
-  }
+  RETURN_IF_ERROR(model::CheckMlRuntimeVersion(pkg.runtime_version, python_version,
+                                               ti.PathOf("runtimeVersion"),
+                                               ti.PathOf("pythonVersion")));
   if (const nlohmann::json* s = ti.Find("scheduling")) {
     ASSIGN_OR_RETURN(nlohmann::json c,
                      ParseMlScheduling(*s, ti.PathOf("scheduling"), &spec->scheduling));

@@ -390,6 +390,18 @@ TEST(JobMachineTest, FailureMessageNamesTheReplicaAndQuotesItsLastLines) {
             "Error.\nLast log lines of workerpool1-0:\nTraceback\nValueError: bad");
 }
 
+// Issue 33: a TensorFlow trainer on an AI Platform runtimeVersion (which runs on a
+// runtime without TensorFlow here) failed with the traceback alone.
+TEST(JobMachineTest, AMissingTensorflowSaysWhy) {
+  JobInput exit = Exit(1, 1);
+  exit.log_tail = {"Traceback (most recent call last):",
+                   "ModuleNotFoundError: No module named 'tensorflow'"};
+  Decision d = Step(JobIn(Setup::kRunning), exit);
+  ASSERT_TRUE(d.job.ending && d.job.ending->error);
+  EXPECT_NE(d.job.ending->error->message.find("The image has no TensorFlow"), std::string::npos)
+      << d.job.ending->error->message;
+}
+
 TEST(JobMachineTest, RestartInPlaceIsCommittedAsRestartingBeforeItRuns) {
   Decision d = Step(JobIn(Setup::kRunning), Exit(1, 137, 9));
   ASSERT_TRUE(d.changed);

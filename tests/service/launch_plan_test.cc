@@ -36,5 +36,22 @@ TEST(LaunchPlanTest, BucketsNamedButNotShownToTheReplicasAreFound) {
   EXPECT_TRUE(UnmountedBucketsNamed(a).empty());
 }
 
+// Issue 33: `--runtime-version 2.4` ran on the scikit-learn runtime without a word; the
+// job's first line now says what it runs on and what it lacks.
+TEST(LaunchPlanTest, ARuntimeVersionSaysWhatItRunsOn) {
+  model::Job job;
+  job.dialect = model::Dialect::kMlV1;
+  job.spec_json = R"({"jobId":"j","trainingInput":{"runtimeVersion":"2.4","pythonVersion":"3.7"}})";
+  const std::string line = RuntimeLineOf(job);
+  EXPECT_EQ(line.rfind("runtimeVersion 2.4 runs on the scikit-learn runtime (", 0), 0u) << line;
+  EXPECT_NE(line.find("pythonVersion 3.7 runs as its Python 3.11"), std::string::npos) << line;
+  EXPECT_NE(line.find("TensorFlow, which this one lacks"), std::string::npos) << line;
+  job.spec_json = R"({"jobId":"j","trainingInput":{"masterConfig":{"imageUri":"img"}}})";
+  EXPECT_EQ(RuntimeLineOf(job), "");  // Its own image: nothing to say.
+  job.dialect = model::Dialect::kVertex;
+  job.spec_json = "not json";
+  EXPECT_EQ(RuntimeLineOf(job), "");
+}
+
 }  // namespace
 }  // namespace ty::service

@@ -425,6 +425,11 @@ const std::vector<Case>& Cases() {
        "trainingInput.parameterServerConfig.acceleratorConfig.count"},
       {"m_runtime_and_image", Dialect::kMlV1, MlBase, [](json& j) { Ti(j)["runtimeVersion"] = "2.11"; },
        "trainingInput.runtimeVersion"},
+      // Issue 33: a version Google never published ran on a guess; now it is named.
+      {"m_runtime_version_never_published", Dialect::kMlV1, MlPackageBase,
+       [](json& j) { Ti(j)["runtimeVersion"] = "2.9"; }, "trainingInput.runtimeVersion"},
+      {"m_python_version_the_runtime_never_had", Dialect::kMlV1, MlPackageBase,
+       [](json& j) { Ti(j)["pythonVersion"] = "2.7"; }, "trainingInput.pythonVersion"},
       {"m_package_uri_dot_dot", Dialect::kMlV1, MlPackageBase,
        [](json& j) { Ti(j)["packageUris"] = {"gs://b/x.tar.gz", "gs://b/../a/x.tar.gz"}; },
        "trainingInput.packageUris[1]"},
