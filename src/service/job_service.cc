@@ -15,6 +15,7 @@
 #include "common/random.h"
 #include "model/registry_names.h"
 #include "model/resource_ids.h"
+#include "model/runtime_env.h"
 #include "model/work_memory.h"
 #include "service/job_logs.h"
 #include "service/launch_plan.h"
@@ -215,6 +216,34 @@ Status InCallersTerms(model::JobKind kind, Status s) {
   return s.field().empty() ? out : out.WithField(renamed(s.field()));
 }
 
+// A claim refused for a bucket (an invalid name, another project's) names the field of
+// the request that holds it, as a parse error would.
+Status NamingTheBucketsField(const model::Job& job, Status s) {
+  if (s.ok() || !s.field().empty()) return s;
+  const bool vertex = job.dialect == model::Dialect::kVertex;
+  auto names = [&s](const std::string& uri) {
+    std::optional<std::pair<std::string, std::string>> split = model::SplitGcsUri(uri);
+    return split && s.message().find(split->first) != std::string::npos;
+  };
+  if (names(job.spec.base_output_directory)) {
+    return s.WithField(vertex ? "jobSpec.baseOutputDirectory.outputUriPrefix"
+                              : "trainingInput.jobDir");
+  }
+  if (names(job.spec.job_dir)) return s.WithField("trainingInput.jobDir");
+  for (size_t p = 0; p < job.spec.pools.size(); ++p) {
+    if (!job.spec.pools[p].python_package) continue;
+    const std::vector<std::string>& uris = job.spec.pools[p].python_package->package_uris;
+    for (size_t i = 0; i < uris.size(); ++i) {
+      if (!names(uris[i])) continue;
+      const std::string index = "packageUris[" + std::to_string(i) + "]";
+      return s.WithField(vertex ? "jobSpec.workerPoolSpecs[" + std::to_string(p) +
+                                      "].pythonPackageSpec." + index
+                                : "trainingInput." + index);
+    }
+  }
+  return s;
+}
+
 }  // namespace
 
 Result<model::Job> JobService::Submit(model::Dialect dialect, const std::string& project,
@@ -245,7 +274,8 @@ Result<model::Job> JobService::Submit(model::Dialect dialect, const std::string&
   // Last check before the job is stored: a claim is not undone if storing fails,
   // which leaves the bucket with the project that asked for it (harmless).
   if (options_.claim_buckets) {
-    RETURN_IF_ERROR(options_.claim_buckets(job.project, BucketsOf(job.spec)));
+    Status claimed = options_.claim_buckets(job.project, BucketsOf(job.spec));
+    if (!claimed.ok()) return InCallersTerms(job.kind, NamingTheBucketsField(job, claimed));
   }
   if (job.spec.study) {
     job.create_time = core_->clock()->Now();

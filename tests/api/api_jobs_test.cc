@@ -248,6 +248,19 @@ TEST_F(ApiJobsTest, UnknownFieldIs400WithFieldViolationPath) {
   EXPECT_FALSE(error["details"][0]["fieldViolations"][0]["description"].get<std::string>().empty());
 }
 
+// Issue 33: a bucket the job names that may not be claimed (a name Cloud Storage
+// refuses) was a 400 naming no field.
+TEST_F(ApiJobsTest, ABucketThatCannotBeClaimedNamesItsField) {
+  Reply r = Post(kVertex, R"({"displayName": "x", "jobSpec": {"workerPoolSpecs": [
+      {"machineSpec": {"machineType": "n1-standard-4"}, "replicaCount": "1",
+       "containerSpec": {"imageUri": "img"}}],
+      "baseOutputDirectory": {"outputUriPrefix": "gs://my-google-data/out"}}})");
+  ASSERT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(r.json()["error"]["details"][0]["fieldViolations"][0]["field"],
+            "jobSpec.baseOutputDirectory.outputUriPrefix")
+      << r.body;
+}
+
 TEST_F(ApiJobsTest, UnknownRoutesAndMethodsAre404) {
   for (auto [method, path] : std::vector<std::pair<std::string, std::string>>{
            {"GET", "/"},
