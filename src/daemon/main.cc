@@ -104,6 +104,8 @@ ty::Result<std::unique_ptr<ty::executor::Executor>> MakeExecutor(
     const std::function<std::string(const std::string&)>& registry_credential) {
   if (kind == "container") {
     ty::executor::ContainerExecutor::Options o;
+    o.clock = ty::SystemClock::Get();
+    o.random = ty::SystemRandom::Get();
     o.engine_socket = cfg.engine_socket;
     o.log_sink = sink;
     ASSIGN_OR_RETURN(o.instance, InstanceId(cfg.data_dir));
@@ -124,6 +126,7 @@ ty::Result<std::unique_ptr<ty::executor::Executor>> MakeExecutor(
   }
   if (kind == "slurm") {
     ty::executor::SlurmExecutor::Options o;
+    o.clock = ty::SystemClock::Get();
     o.state_dir = cfg.slurm_dir.empty() ? cfg.data_dir + "/slurm" : cfg.slurm_dir;
     o.launcher =
         cfg.slurm_launcher.empty() ? ExecutableDir() + "/ty-slurm-launch" : cfg.slurm_launcher;
@@ -141,6 +144,7 @@ ty::Result<std::unique_ptr<ty::executor::Executor>> MakeExecutor(
     return std::unique_ptr<ty::executor::Executor>(std::move(e));
   }
   ty::executor::ProcessExecutor::Options o;
+  o.clock = ty::SystemClock::Get();
   o.state_dir = cfg.data_dir + "/processes";
   o.bucket_root = cfg.bucket_root;
   o.log_sink = sink;

@@ -78,12 +78,12 @@ bool IsAlive(int pid, unsigned long long start_ticks) {
 // ---- Creation ---------------------------------------------------------------
 
 ProcessExecutor::ProcessExecutor(Options options)
-    : options_(std::move(options)),
-      clock_(options_.clock != nullptr ? options_.clock : SystemClock::Get()) {}
+    : options_(std::move(options)), clock_(options_.clock) {}
 
 Result<std::unique_ptr<ProcessExecutor>> ProcessExecutor::Create(Options options) {
   if (options.state_dir.empty()) return InvalidArgument("ProcessExecutor needs a state_dir");
   if (options.log_sink == nullptr) return InvalidArgument("ProcessExecutor needs a log sink");
+  if (options.clock == nullptr) return InvalidArgument("ProcessExecutor needs a clock");
   std::error_code ec;
   std::filesystem::create_directories(options.state_dir, ec);
   if (ec) return Internal("create " + options.state_dir + ": " + ec.message());

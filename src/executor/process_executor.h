@@ -55,7 +55,7 @@ class ProcessExecutor : public Executor {
   struct Options {
     std::string state_dir;              // Required; created if missing.
     logs::LogSink* log_sink = nullptr;  // Required; borrowed.
-    const Clock* clock = nullptr;       // nullptr = SystemClock.
+    const Clock* clock = nullptr;       // Required: only main wires the system's.
     // Host directory with one directory per bucket. Processes see it as it is:
     // ReplicaBucketRoot() is this path, so gs://B/x reaches them as <root>/B/x.
     std::string bucket_root;

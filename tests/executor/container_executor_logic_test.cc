@@ -54,6 +54,8 @@ class ContainerExecutorLogicTest : public ::testing::Test {
       const std::string& instance,
       const std::function<void(ContainerExecutor::Options*)>& tweak = nullptr) {
     ContainerExecutor::Options o;
+    o.clock = SystemClock::Get();
+    o.random = SystemRandom::Get();
     o.instance = instance;
     if (tweak) tweak(&o);
     return ExecutorOnEngine(engine_, o, &sink_, &events_);
@@ -103,6 +105,8 @@ TEST(ContainerLogTimeTest, AWholeSecondStampIsWhenTheLineWasSeenWithinThatSecond
 TEST_F(ContainerExecutorLogicTest, UnavailableWhenTheEngineIsDown) {
   engine_->SetDown(true);
   ContainerExecutor::Options o;
+  o.clock = SystemClock::Get();
+  o.random = SystemRandom::Get();
   o.engine = engine_;
   o.log_sink = &sink_;
   auto ex = ContainerExecutor::Create(o);

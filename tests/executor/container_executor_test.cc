@@ -54,6 +54,8 @@ class ContainerExecutorTest : public ::testing::Test {
       sandbox_dir_ = mkdtemp(tmpl);
     }
     executor::ContainerExecutor::Options o;
+    o.clock = SystemClock::Get();
+    o.random = SystemRandom::Get();
     o.engine_socket = EngineSocket();
     o.log_sink = &sink_;
     o.instance = "warm" + uid_;
@@ -148,6 +150,8 @@ class NativeContainerExecutorTest : public ContainerExecutorTest {
 TEST(ContainerExecutorCreateTest, UnavailableWhenEngineDoesNotAnswer) {
   RecordingLogSink sink;
   executor::ContainerExecutor::Options o;
+  o.clock = SystemClock::Get();
+  o.random = SystemRandom::Get();
   o.engine_socket = "/nonexistent/engine.sock";
   o.log_sink = &sink;
   auto ex = executor::ContainerExecutor::Create(o);
@@ -689,6 +693,8 @@ TEST(ContainerExecutorInstanceTest, ExecutorsOfOtherInstancesLeaveEachOthersRepl
   EventRecorder events{&sink};
   auto make = [&](const std::string& instance) {
     executor::ContainerExecutor::Options o;
+    o.clock = SystemClock::Get();
+    o.random = SystemRandom::Get();
     o.engine_socket = EngineSocket();
     o.log_sink = &sink;
     o.instance = instance;

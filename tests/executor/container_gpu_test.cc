@@ -43,6 +43,8 @@ class ContainerGpuTest : public ::testing::Test {
     if (!out) GTEST_SKIP() << "cannot write " << spec_ << " (CDI specs need root)";
     uid_ = UniqueJobUid();
     executor::ContainerExecutor::Options o;
+    o.clock = SystemClock::Get();
+    o.random = SystemRandom::Get();
     o.engine_socket = EngineSocket();
     o.log_sink = &sink_;
     o.cdi_gpu_kind = kind_;

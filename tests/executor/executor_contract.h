@@ -139,6 +139,8 @@ inline std::unique_ptr<executor::ContainerExecutor> ExecutorOnEngine(
 inline Result<std::unique_ptr<executor::ContainerExecutor>> NewContainerExecutor(
     logs::LogSink* sink, executor::EventCallback callback = nullptr, bool native = false) {
   executor::ContainerExecutor::Options o;
+  o.clock = SystemClock::Get();
+  o.random = SystemRandom::Get();
   o.engine_socket = EngineSocket();
   o.log_sink = sink;
   o.native_create = native;
@@ -217,6 +219,7 @@ class ProcessBackend : public Backend {
   const std::string& state_dir() const { return state_dir_; }
   Result<std::unique_ptr<executor::Executor>> MakeExecutor(logs::LogSink* sink) override {
     executor::ProcessExecutor::Options o;
+    o.clock = SystemClock::Get();
     o.state_dir = state_dir_;
     o.log_sink = sink;
     ASSIGN_OR_RETURN(auto ex, executor::ProcessExecutor::Create(o));
@@ -348,6 +351,8 @@ class WarmContainerBackend : public InstanceContainerBackend {
 
   Result<std::unique_ptr<executor::Executor>> MakeExecutor(logs::LogSink* sink) override {
     executor::ContainerExecutor::Options o;
+    o.clock = SystemClock::Get();
+    o.random = SystemRandom::Get();
     o.engine_socket = EngineSocket();
     o.log_sink = sink;
     o.instance = instance_;
@@ -402,6 +407,8 @@ class SlotsContainerBackend : public InstanceContainerBackend {
   std::string Name() const override { return "SlotsContainer"; }
   Result<std::unique_ptr<executor::Executor>> MakeExecutor(logs::LogSink* sink) override {
     executor::ContainerExecutor::Options o;
+    o.clock = SystemClock::Get();
+    o.random = SystemRandom::Get();
     o.engine_socket = EngineSocket();
     o.log_sink = sink;
     o.instance = instance_;

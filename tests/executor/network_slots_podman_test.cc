@@ -40,6 +40,8 @@ class NetworkSlotsPodmanTest : public ::testing::Test {
     dir_ = mkdtemp(tmpl);
     instance_ = "slots" + UniqueJobUid();
     executor::ContainerExecutor::Options o;
+    o.clock = SystemClock::Get();
+    o.random = SystemRandom::Get();
     o.engine_socket = EngineSocket();
     o.log_sink = &sink_;
     o.instance = instance_;

@@ -52,6 +52,8 @@ class NetworkSlotsTest : public ::testing::Test {
 
   std::unique_ptr<ContainerExecutor> NewExecutor(int slots) {
     ContainerExecutor::Options o;
+    o.clock = SystemClock::Get();
+    o.random = SystemRandom::Get();
     o.instance = kInstance;
     o.network_slots = slots;
     o.sandbox_dir = dir_;

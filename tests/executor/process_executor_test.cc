@@ -35,6 +35,7 @@ class ProcessExecutorTest : public ::testing::Test {
   }
   std::unique_ptr<executor::ProcessExecutor> Make() {
     executor::ProcessExecutor::Options o;
+    o.clock = SystemClock::Get();
     o.state_dir = backend_.state_dir();
     o.log_sink = &sink_;
     auto ex = executor::ProcessExecutor::Create(o);
@@ -155,6 +156,7 @@ TEST_F(ProcessExecutorTest, RecoverResumesAHalfAppendedBatchExactly) {
   ASSERT_TRUE(partial.Append(uid_, entries[0]).ok());
   ASSERT_TRUE(partial.Append(uid_, entries[1]).ok());
   executor::ProcessExecutor::Options o;
+  o.clock = SystemClock::Get();
   o.state_dir = backend_.state_dir();
   o.log_sink = &partial;
   auto ex = executor::ProcessExecutor::Create(o);

@@ -23,6 +23,7 @@ class SlurmBackend : public Backend {
   bool NeedsEngine() const override { return true; }
   Result<std::unique_ptr<executor::Executor>> MakeExecutor(logs::LogSink* sink) override {
     executor::SlurmExecutor::Options o;
+    o.clock = SystemClock::Get();
     o.state_dir = state_dir_;
     o.launcher = std::string(TY_BINARY_DIR) + "/bin/ty-slurm-launch";
     o.log_sink = sink;

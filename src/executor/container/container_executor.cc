@@ -42,14 +42,16 @@ std::vector<std::string> AttemptFilters(const std::string& instance, const std::
 
 ContainerExecutor::ContainerExecutor(Options options)
     : options_(std::move(options)),
-      clock_(options_.clock != nullptr ? options_.clock : SystemClock::Get()),
+      clock_(options_.clock),
       engine_(options_.engine != nullptr
                   ? options_.engine
                   : std::make_shared<EngineApiClient>(options_.engine_socket,
                                                       options_.request_timeout_ms)),
       addresses_([this] { return RunningReplicaAddresses(); }, clock_) {
   warm_ = std::make_unique<WarmPool>(engine_.get(), WarmOptions());
-  slots_ = std::make_unique<NetworkSlots>(engine_.get(), NetworkSlotsOptions{});
+  NetworkSlotsOptions none;  // No holders until Create says how many.
+  none.random = options_.random;
+  slots_ = std::make_unique<NetworkSlots>(engine_.get(), none);
   packages_ = std::make_unique<internal::PackageImages>(engine_.get(), PackageOptions());
 }
 
@@ -69,6 +71,7 @@ WarmPoolOptions ContainerExecutor::WarmOptions() const {
   w.init_path = options_.sandbox_init;
   w.instance = options_.instance;
   w.clock = clock_;
+  w.random = options_.random;
   w.refill = options_.warm_refill;
   w.userns_base = UsernsBase();
   return w;
@@ -76,6 +79,9 @@ WarmPoolOptions ContainerExecutor::WarmOptions() const {
 
 Result<std::unique_ptr<ContainerExecutor>> ContainerExecutor::Create(Options options) {
   if (options.log_sink == nullptr) return InvalidArgument("ContainerExecutor needs a log sink");
+  if (options.clock == nullptr || options.random == nullptr) {
+    return InvalidArgument("ContainerExecutor needs a clock and a random source");
+  }
   if (options.warm_sandboxes > 0 || options.network_slots > 0) {
     if (options.sandbox_dir.empty() || ::access(options.sandbox_init.c_str(), X_OK) != 0) {
       return InvalidArgument(
@@ -118,6 +124,7 @@ Result<std::unique_ptr<ContainerExecutor>> ContainerExecutor::Create(Options opt
     n.root_dir = ex->options_.sandbox_dir + "/netslot-root";
     n.init_path = ex->options_.sandbox_init;
     n.instance = ex->options_.instance;
+    n.random = ex->options_.random;
     ex->slots_ = std::make_unique<NetworkSlots>(ex->engine_.get(), n);
   }
   return ex;

@@ -88,8 +88,10 @@ class ContainerExecutor : public Executor {
     // executor logic pass a fake.
     std::shared_ptr<EngineClient> engine;
     logs::LogSink* log_sink = nullptr;  // Required; borrowed.
-    const Clock* clock = nullptr;       // nullptr = SystemClock.
-    int request_timeout_ms = 30000;     // For every non-streaming engine call.
+    // Required (Create refuses null): only main wires the system's; tests their own.
+    const Clock* clock = nullptr;
+    Random* random = nullptr;        // Names of warm gangs and network-slot holders.
+    int request_timeout_ms = 30000;  // For every non-streaming engine call.
     // Identifies the daemon (its data dir) this executor works for. Every container
     // and network gets it as the label `trainyard.instance`, and Stop, Cleanup and
     // Recover see only objects carrying it, so several daemons can share one engine

@@ -6,10 +6,7 @@ namespace ty::executor {
 
 HealthProbe::HealthProbe(std::function<Status()> probe, std::chrono::milliseconds interval,
                          const Clock* clock)
-    : probe_(std::move(probe)),
-      interval_(interval),
-      clock_(clock != nullptr ? clock : SystemClock::Get()),
-      thread_([this] { Run(); }) {}
+    : probe_(std::move(probe)), interval_(interval), clock_(clock), thread_([this] { Run(); }) {}
 
 HealthProbe::~HealthProbe() {
   {

@@ -48,7 +48,7 @@ struct NetworkSlotsOptions {
   std::string root_dir;      // Host directory made into the holders' root.
   std::string init_path;     // The ty-sandbox-init binary, copied into `root_dir`.
   std::string instance;      // kLabelInstance value; "" = none.
-  Random* random = nullptr;  // Holders' names; nullptr = SystemRandom.
+  Random* random = nullptr;  // Holders' names; required (the executor's).
 };
 
 class NetworkSlots {
@@ -77,9 +77,7 @@ class NetworkSlots {
   void Recover(const std::set<std::string>& in_use);
 
  private:
-  ty::Random& Randomness() const {
-    return options_.random != nullptr ? *options_.random : *SystemRandom::Get();
-  }
+  ty::Random& Randomness() const { return *options_.random; }
   Status PrepareRoot();
   Result<std::string> MakeHolder();
   void Remove(const std::vector<std::string>& holders);

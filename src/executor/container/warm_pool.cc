@@ -60,9 +60,7 @@ void RecordProcess(EngineClient* engine, Sandbox* s) {
 }  // namespace
 
 WarmPool::WarmPool(EngineClient* engine, WarmPoolOptions options)
-    : engine_(engine),
-      options_(std::move(options)),
-      clock_(options_.clock != nullptr ? options_.clock : SystemClock::Get()) {
+    : engine_(engine), options_(std::move(options)), clock_(options_.clock) {
   if (enabled()) builder_ = std::thread([this] { RunBuilder(); });
 }
 
@@ -267,8 +265,7 @@ Status WarmPool::CreateSandbox(const ReplicaLaunch& r, const std::string& networ
 
 Result<WarmGang> WarmPool::Build(const AttemptSpec& shape) {
   WarmGang gang;
-  gang.id =
-      internal::UniqueHexId(options_.random != nullptr ? *options_.random : *SystemRandom::Get());
+  gang.id = internal::UniqueHexId(*options_.random);
   gang.key = ShapeKey(shape);
   const size_t n = shape.replicas.size();
   std::map<std::string, std::string> image_ids;

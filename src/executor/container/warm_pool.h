@@ -72,8 +72,8 @@ struct WarmPoolOptions {
   // false: Refill does nothing and only BuildNow fills the pool (tests that want
   // to know exactly which launches go warm).
   bool refill = true;
-  const Clock* clock = nullptr;  // nullptr = SystemClock.
-  Random* random = nullptr;      // Gang ids; nullptr = SystemRandom.
+  const Clock* clock = nullptr;  // Required (the executor's).
+  Random* random = nullptr;      // Gang ids; required (the executor's).
   // Sandboxes run in this user namespace (ContainerBody::userns_base, created through
   // podman's native API); 0 = the host's ids.
   uint32_t userns_base = 0;

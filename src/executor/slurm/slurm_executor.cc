@@ -573,13 +573,13 @@ Result<std::unique_ptr<SlurmExecutor>> SlurmExecutor::Create(Options options) {
   if (options.state_dir.empty()) return InvalidArgument("slurm executor: state_dir is required");
   if (options.launcher.empty()) return InvalidArgument("slurm executor: launcher is required");
   if (options.log_sink == nullptr) return InvalidArgument("slurm executor: log_sink is required");
+  if (options.clock == nullptr) return InvalidArgument("slurm executor: clock is required");
   std::error_code ec;
   std::filesystem::create_directories(options.state_dir, ec);
   if (ec) return Internal("slurm executor: cannot make " + options.state_dir + ": " + ec.message());
   chmod(options.state_dir.c_str(), 0700);
   std::unique_ptr<SlurmExecutor> ex(new SlurmExecutor(std::move(options)));
-  const Clock* clock = ex->options_.clock != nullptr ? ex->options_.clock : SystemClock::Get();
-  ex->impl_ = std::make_unique<Impl>(ex->options_, clock);
+  ex->impl_ = std::make_unique<Impl>(ex->options_, ex->options_.clock);
   Impl* impl = ex->impl_.get();
   impl->monitor_ = std::thread([impl] { impl->MonitorLoop(); });
   return ex;

@@ -56,7 +56,7 @@ class SlurmExecutor : public Executor {
     // ty-slurm-launch as the hosts run it (same path everywhere).
     std::string launcher;
     logs::LogSink* log_sink = nullptr;  // Required; borrowed.
-    const Clock* clock = nullptr;       // nullptr = SystemClock.
+    const Clock* clock = nullptr;       // Required: only main wires the system's.
     // Host directory with one directory per bucket, on the shared filesystem.
     std::string bucket_root;
     // How replicas on the hosts reach the daemon's machine ("" = the daemon's host
