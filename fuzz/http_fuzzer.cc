@@ -48,6 +48,7 @@ struct World {
     logs = std::move(ty::logs::LogStore::Create((dir / "logs").string()).value());
     ty::service::JobServiceOptions options;
     options.stop_grace = 1000;
+    options.random = [] { return ty::SystemRandom::Get()->Next(); };
     service = std::move(ty::service::JobService::Create(&store, &executor, logs.get(),
                                                         ty::SystemClock::Get(), options)
                             .value());
@@ -61,8 +62,9 @@ struct World {
     if (!objects->CreateBucket("obkt", "q").ok()) __builtin_trap();
     if (!objects->CreateBucket("loose-bkt").ok()) __builtin_trap();
     tokens = std::move(ty::auth::TokenTable::FromConfig(Tokens()).value());
-    router = std::make_unique<ty::api::Router>(service.get(), objects.get(), false,
-                                               ty::api::AccessGate{&tokens, {}});
+    router =
+        std::make_unique<ty::api::Router>(service.get(), objects.get(), ty::SystemRandom::Get(),
+                                          false, ty::api::AccessGate{&tokens, {}});
   }
   ~World() {
     router.reset();

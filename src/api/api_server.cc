@@ -83,7 +83,7 @@ class ApiServer::Impl {
   Impl(service::JobService* service, Options options, std::unique_ptr<net::ssl::context> tls)
       : options_(std::move(options)),
         tls_(std::move(tls)),
-        router_(service, options_.storage, options_.storage_only,
+        router_(service, options_.storage, options_.random, options_.storage_only,
                 AccessGate{options_.tokens, options_.replica_identity}, options_.registry_tokens),
         io_contexts_(MakeContexts(options_.threads)) {
     acceptor_ = std::make_unique<tcp::acceptor>(*io_contexts_.front());
@@ -219,6 +219,9 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Create(service::JobService* servic
     return InvalidArgument("API port must be in 0..65535, got " + std::to_string(options.port));
   }
   if (options.max_body_bytes == 0) return InvalidArgument("max_body_bytes must be > 0");
+  if (options.storage != nullptr && options.random == nullptr) {
+    return InvalidArgument("API server with storage needs a random source (upload session ids)");
+  }
   for (const std::string& cidr : options.allowed_peers) {
     if (!ParseCidr(cidr)) return InvalidArgument("not an IPv4 CIDR: \"" + cidr + "\"");
   }

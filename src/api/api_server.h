@@ -22,6 +22,7 @@
 
 #include "api/registry_token.h"
 #include "auth/tokens.h"
+#include "common/random.h"
 #include "common/status.h"
 
 namespace ty::service {
@@ -43,6 +44,9 @@ class ApiServer {
     int threads = 2;
     // The Cloud Storage JSON API over these buckets (not owned); null = not served.
     gcs::ObjectStore* storage = nullptr;
+    // Required with `storage`: the ids of its resumable upload sessions (main wires the
+    // system's; an id lets its holder write the object, so it must not be guessable).
+    Random* random = nullptr;
     // Peers allowed to connect, as IPv4 CIDRs ("10.88.0.0/13"); empty = anyone.
     // Loopback is always allowed. Others are closed at once (the replica listener
     // binds 0.0.0.0 so containers reach it through their network's gateway, but

@@ -287,14 +287,16 @@ Dispatch Route(service::JobService* service, const HttpRequest& request, bool he
 
 }  // namespace
 
-Router::Router(service::JobService* service, gcs::ObjectStore* storage, bool storage_only,
-               AccessGate gate, RegistryTokenService registry_tokens)
+Router::Router(service::JobService* service, gcs::ObjectStore* storage, Random* random,
+               bool storage_only, AccessGate gate, RegistryTokenService registry_tokens)
     : service_(service),
       storage_(storage),
       storage_only_(storage_only),
       gate_(std::move(gate)),
       registry_tokens_(std::move(registry_tokens)),
-      sessions_(storage != nullptr ? std::make_unique<gcs::UploadSessions>(storage) : nullptr) {
+      sessions_(storage != nullptr && random != nullptr
+                    ? std::make_unique<gcs::UploadSessions>(storage, *random)
+                    : nullptr) {
   if (sessions_) {
     for (const std::string& why : sessions_->set_aside()) spdlog::warn("storage: {}", why);
   }

@@ -79,12 +79,13 @@ struct FollowChunk {
 
 class Router {
  public:
-  // `storage` (optional, not owned): serves the Cloud Storage JSON API over it.
+  // `storage` (optional, not owned): serves the Cloud Storage JSON API over it;
+  // `random` (required with storage): its upload sessions' ids.
   // `storage_only`: everything but the Cloud Storage API and /healthz is a 404.
   // `gate`: who may ask what (api/access.h); every request passes it first.
   // `registry_tokens`: GET /registry/token (api/registry_token.h), before the gate.
   explicit Router(service::JobService* service, gcs::ObjectStore* storage = nullptr,
-                  bool storage_only = false, AccessGate gate = {},
+                  Random* random = nullptr, bool storage_only = false, AccessGate gate = {},
                   RegistryTokenService registry_tokens = {});
   ~Router();
 

@@ -238,6 +238,7 @@ ty::Result<std::unique_ptr<ty::api::ApiServer>> StartReplicaApi(
     o.port = previous;
   }
   o.storage = objects;
+  o.random = ty::SystemRandom::Get();
   o.storage_only = true;  // Replicas get Cloud Storage, never the jobs API.
   const bool slurm = ty::daemon::ExecutorKinds(cfg).count("slurm") > 0;
   if (slurm) {
@@ -498,6 +499,7 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
   auto so = ServiceOptionsFor(cfg, objects->get(), *executors);
   if (!so.ok()) return Fail(so.status());
   so->images_scoped_to_projects = *issuer != nullptr;
+  so->random = [] { return ty::SystemRandom::Get()->Next(); };
   auto service = ty::service::JobService::Create(store->get(), executor, logs->get(),
                                                  ty::SystemClock::Get(), *so);
   if (!service.ok()) return Fail(service.status());
@@ -508,6 +510,7 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
   ao.host = host;
   ao.port = port;
   ao.storage = objects->get();
+  ao.random = ty::SystemRandom::Get();
   ao.tokens = &tokens;
   ao.tls_cert_file = cfg.tls_cert_file;
   ao.tls_key_file = cfg.tls_key_file;

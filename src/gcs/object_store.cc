@@ -322,6 +322,7 @@ ObjectStore::~ObjectStore() = default;
 Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& root,
                                                        const std::string& state_dir,
                                                        const Clock* clock) {
+  if (clock == nullptr) return InvalidArgument("ObjectStore needs a clock");
   std::error_code ec;
   const std::filesystem::path bucket_root = std::filesystem::weakly_canonical(root, ec);
   const std::filesystem::path state = std::filesystem::weakly_canonical(state_dir, ec);
@@ -345,8 +346,7 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const std::string& root,
       std::filesystem::remove(leftover.path(), ec);
     }
   }
-  std::unique_ptr<ObjectStore> store(
-      new ObjectStore(root, state_dir, clock != nullptr ? clock : SystemClock::Get()));
+  std::unique_ptr<ObjectStore> store(new ObjectStore(root, state_dir, clock));
   // Owners: a map of valid bucket names to project ids; anything else in the file is
   // dropped (it is the daemon's own file, but read back as untrusted all the same). A
   // file that is no such map is set aside with why, never overwritten: every bucket is

@@ -141,7 +141,8 @@ class ObjectReader {
 
 class ObjectStore {
  public:
-  // Creates the bucket root and the state directory's parts if missing.
+  // Creates the bucket root and the state directory's parts if missing. `clock` is
+  // required (only main wires the system's).
   static Result<std::unique_ptr<ObjectStore>> Open(const std::string& root,
                                                    const std::string& state_dir,
                                                    const Clock* clock);

@@ -100,8 +100,8 @@ std::optional<UploadSession> FromJson(const nlohmann::json& j) {
 
 }  // namespace
 
-UploadSessions::UploadSessions(ObjectStore* store, Random* random)
-    : store_(store), random_(random != nullptr ? random : SystemRandom::Get()) {
+UploadSessions::UploadSessions(ObjectStore* store, Random& random)
+    : store_(store), random_(&random) {
   std::error_code ec;
   const std::string dir = store_->state_dir() + "/sessions";
   std::filesystem::create_directories(dir, ec);

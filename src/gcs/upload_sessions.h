@@ -43,9 +43,9 @@ struct UploadProgress {
 class UploadSessions {
  public:
   // Loads the sessions a previous daemon left (and drops bytes without a session).
-  // Session ids come from `random` (nullptr = SystemRandom: whoever knows an id may
+  // Session ids come from `random` (main wires the system's: whoever knows an id may
   // write the object, so it must not be guessable).
-  explicit UploadSessions(ObjectStore* store, Random* random = nullptr);
+  UploadSessions(ObjectStore* store, Random& random);
 
   // A new session id. Checks the bucket and name first (NotFound, InvalidArgument).
   Result<std::string> Start(UploadSession session);

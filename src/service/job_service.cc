@@ -48,10 +48,6 @@ bool InScope(const model::Job& job, model::Dialect dialect, const std::string& p
   return dialect == model::Dialect::kMlV1 || job.location == location;
 }
 
-std::function<uint64_t()> DefaultRandom() {
-  return [] { return SystemRandom::Get()->Next(); };
-}
-
 // Each other executor is there, named once, and a project runs on one executor only.
 Status CheckOtherExecutors(const JobServiceOptions& options) {
   std::set<std::string> names = {options.executor_name};
@@ -86,7 +82,7 @@ JobService::JobService(jobstore::JobStore* store, executor::Executor* executor,
   c.limits = options_.limits;
   c.stop_grace = options_.stop_grace;
   c.project_buckets = options_.project_buckets;
-  uids_ = std::make_unique<UidSource>(clock, options_.random ? options_.random : DefaultRandom());
+  uids_ = std::make_unique<UidSource>(clock, options_.random);
   // The controllers on the loop core; each registers the messages it receives
   // (service/messages.h) and knows no other.
   jobs_ = std::make_unique<JobController>(core_.get(), store_, &backends_, logs, uids_.get(),
@@ -121,6 +117,7 @@ Result<std::unique_ptr<JobService>> JobService::Create(jobstore::JobStore* store
                                                        JobServiceOptions options) {
   if (!store || !executor || !logs || !clock)
     return Internal("JobService needs every collaborator");
+  if (!options.random) return InvalidArgument("JobService needs a random source for job ids");
   RETURN_IF_ERROR(model::ValidateSpecLimits(options.limits));
   RETURN_IF_ERROR(CheckOtherExecutors(options));
   return std::unique_ptr<JobService>(

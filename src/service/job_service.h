@@ -44,7 +44,7 @@ struct JobServiceOptions {
   model::JobPolicy policy;
   // Bounds on accepted specs (400 at submit; stored jobs past them fail at start-up).
   model::SpecLimits limits;
-  // Digits of new job ids; default: SystemRandom (common/random.h).
+  // Digits of new job ids. Required: only main wires the system's (common/random.h).
   std::function<uint64_t()> random;
   // Tests: run nothing until RunUntilIdleForTest() (deterministic with a ManualClock).
   bool manual_loop_for_test = false;

@@ -46,12 +46,13 @@ class ApiFixture : public ::testing::Test {
            ("ty-api-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
     std::filesystem::create_directories(dir_);
     logs_ = std::move(logs::LogStore::Create((dir_ / "logs").string()).value());
-    auto objects =
-        gcs::ObjectStore::Open((dir_ / "buckets").string(), (dir_ / "storage").string(), nullptr);
+    auto objects = gcs::ObjectStore::Open((dir_ / "buckets").string(), (dir_ / "storage").string(),
+                                          SystemClock::Get());
     ASSERT_TRUE(objects.ok()) << objects.status().ToString();
     objects_ = std::move(objects).value();
     service::JobServiceOptions options;
     options.stop_grace = 1000000;
+    options.random = [] { return SystemRandom::Get()->Next(); };
     // As the daemon wires it (daemon/main.cc): a job's buckets are its project's.
     options.claim_buckets = [this](const std::string& project, const std::vector<std::string>& b) {
       return objects_->ClaimBuckets(project, b);
@@ -64,6 +65,7 @@ class ApiFixture : public ::testing::Test {
     ApiServer::Options server_options;
     server_options.port = 0;
     server_options.storage = objects_.get();
+    server_options.random = SystemRandom::Get();
     ConfigureServer(&server_options);
     auto server = ApiServer::Create(service_.get(), server_options);
     ASSERT_TRUE(server.ok()) << server.status().ToString();

@@ -33,6 +33,7 @@ TEST_F(ApiPeersTest, OnlyLoopbackAndAllowedNetworksAreServed) {
   o.host = "0.0.0.0";
   o.port = 0;
   o.storage = objects_.get();
+  o.random = SystemRandom::Get();
   o.allowed_peers = {"10.88.0.0/13"};
   auto server = ApiServer::Create(service_.get(), o);
   ASSERT_TRUE(server.ok()) << server.status().ToString();

@@ -28,7 +28,7 @@ class ObjectStoreTest : public ::testing::Test {
     root_ = std::filesystem::temp_directory_path() /
             ("ty-storage-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
     state_ = root_.string() + "-state";
-    auto s = ObjectStore::Open(root_.string(), state_.string(), nullptr);
+    auto s = ObjectStore::Open(root_.string(), state_.string(), SystemClock::Get());
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(*s);
     ASSERT_TRUE(store_->CreateBucket("bkt").ok());
@@ -242,7 +242,7 @@ TEST_F(ObjectStoreTest, ABucketOfNoProjectIsAssignedNeverClaimed) {
   EXPECT_TRUE(store_->ClaimBuckets("tenant-a", {"legacy-data"}).ok());
   EXPECT_EQ(store_->ClaimBuckets("tenant-b", {"legacy-data"}).code(),
             StatusCode::kPermissionDenied);
-  auto reopened = ObjectStore::Open(root_.string(), state_.string(), nullptr);
+  auto reopened = ObjectStore::Open(root_.string(), state_.string(), SystemClock::Get());
   ASSERT_TRUE(reopened.ok());
   store_ = std::move(*reopened);
   EXPECT_EQ(store_->BucketOwner("legacy-data"), "tenant-a");
@@ -259,14 +259,14 @@ namespace {
 // client needs to write the object), 32 hex digits.
 TEST_F(ObjectStoreTest, SessionIdsComeFromTheInjectedRandomSource) {
   SeededRandom seeded(5), replay(5);
-  UploadSessions sessions(store_.get(), &seeded);
+  UploadSessions sessions(store_.get(), seeded);
   UploadSession s;
   s.bucket = "bkt";
   s.name = "a.bin";
   auto id = sessions.Start(s);
   ASSERT_TRUE(id.ok()) << id.status().ToString();
   EXPECT_EQ(*id, RandomHex(replay, 32));
-  UploadSessions system(store_.get());
+  UploadSessions system(store_.get(), *SystemRandom::Get());
   auto other = system.Start(s);
   ASSERT_TRUE(other.ok());
   EXPECT_EQ(other->size(), 32u);
@@ -290,18 +290,19 @@ TEST_F(ObjectStoreTest, PoisonedOwnersAndSessionFilesAreSetAside) {
   std::filesystem::create_symlink("/etc/passwd",
                                   sessions / "00000000000000000000000000000002.json");
   std::ofstream(sessions / "garbage.json") << "{\"bucket\":";
-  auto reopened = ObjectStore::Open(root_.string(), state_.string(), nullptr);
+  auto reopened = ObjectStore::Open(root_.string(), state_.string(), SystemClock::Get());
   ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
   store_ = std::move(*reopened);
   EXPECT_EQ(store_->BucketOwner("a-data"), "");
   EXPECT_TRUE(std::filesystem::exists(state_ / "owners.json.set-aside"));
   EXPECT_EQ(store_->set_aside().size(), 1u);
-  UploadSessions loaded(store_.get());  // Returns: nothing blocked on the FIFO.
+  UploadSessions loaded(store_.get(),
+                        *SystemRandom::Get());  // Returns: nothing blocked on the FIFO.
   EXPECT_EQ(loaded.set_aside().size(), 4u) << ::testing::PrintToString(loaded.set_aside());
   EXPECT_TRUE(std::filesystem::is_empty(sessions));
   // An owners file that is a FIFO does not block the start either.
   ASSERT_EQ(::mkfifo(owners.c_str(), 0600), 0);
-  ASSERT_TRUE(ObjectStore::Open(root_.string(), state_.string(), nullptr).ok());
+  ASSERT_TRUE(ObjectStore::Open(root_.string(), state_.string(), SystemClock::Get()).ok());
   ASSERT_TRUE(store_->AssignBucket("a-data", "tenant-a").ok());
   EXPECT_EQ(store_->BucketOwner("a-data"), "tenant-a");
 }
@@ -310,7 +311,7 @@ TEST_F(ObjectStoreTest, ResumableSessionsSurviveARestart) {
   std::string id;
   std::string chunk = root_.string() + "-chunk";
   {
-    UploadSessions sessions(store_.get());
+    UploadSessions sessions(store_.get(), *SystemRandom::Get());
     UploadSession s;
     s.bucket = "bkt";
     s.name = "resumed.bin";
@@ -325,10 +326,10 @@ TEST_F(ObjectStoreTest, ResumableSessionsSurviveARestart) {
     EXPECT_FALSE(first->object.has_value());
   }
   // The daemon restarts: a new store and session table over the same root.
-  auto reopened = ObjectStore::Open(root_.string(), state_.string(), nullptr);
+  auto reopened = ObjectStore::Open(root_.string(), state_.string(), SystemClock::Get());
   ASSERT_TRUE(reopened.ok());
   store_ = std::move(*reopened);
-  UploadSessions sessions(store_.get());
+  UploadSessions sessions(store_.get(), *SystemRandom::Get());
   auto status = sessions.Query(id, std::nullopt);
   ASSERT_TRUE(status.ok()) << status.status().ToString();
   EXPECT_EQ(status->persisted, 5u);
@@ -375,11 +376,11 @@ TEST_F(ObjectStoreTest, NoRecordAReplicaCanWriteIsTrusted) {
   // Even in the state directory, a record's path is never followed: ids map to paths.
   std::ofstream(state_ / "sessions/bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb2.json") << planted;
   std::ofstream(state_ / "sessions/..%2f..%2fx.json") << planted;
-  auto reopened = ObjectStore::Open(root_.string(), state_.string(), nullptr);
+  auto reopened = ObjectStore::Open(root_.string(), state_.string(), SystemClock::Get());
   ASSERT_TRUE(reopened.ok());
   store_ = std::move(*reopened);
   EXPECT_FALSE(std::filesystem::exists(root_ / ".trainyard"));
-  UploadSessions sessions(store_.get());
+  UploadSessions sessions(store_.get(), *SystemRandom::Get());
   for (const char* id : {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb2"}) {
     EXPECT_EQ(sessions.Query(id, 11).status().code(), StatusCode::kNotFound) << id;
     sessions.Cancel(id);
@@ -393,9 +394,9 @@ TEST_F(ObjectStoreTest, NoRecordAReplicaCanWriteIsTrusted) {
 }
 
 TEST_F(ObjectStoreTest, TheStateDirectoryCannotBeInsideTheBucketRoot) {
-  auto inside = ObjectStore::Open(root_.string(), (root_ / "meta").string(), nullptr);
+  auto inside = ObjectStore::Open(root_.string(), (root_ / "meta").string(), SystemClock::Get());
   EXPECT_EQ(inside.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(ObjectStore::Open(root_.string(), root_.string(), nullptr).status().code(),
+  EXPECT_EQ(ObjectStore::Open(root_.string(), root_.string(), SystemClock::Get()).status().code(),
             StatusCode::kInvalidArgument);
 }
 
@@ -427,7 +428,7 @@ TEST_F(ObjectStoreTest, BucketsBelongToTheProjectThatClaimedThemFirst) {
   ASSERT_TRUE(store_->ClaimBuckets("tenant-a", {"a-data", "a-out"}).ok());
   EXPECT_THAT(store_->BucketsOwnedBy("tenant-a"), ElementsAre("a-data", "a-out"));
   // Owners are the daemon's records: they outlive a restart.
-  auto reopened = ObjectStore::Open(root_.string(), state_.string(), nullptr);
+  auto reopened = ObjectStore::Open(root_.string(), state_.string(), SystemClock::Get());
   ASSERT_TRUE(reopened.ok());
   store_ = std::move(*reopened);
   EXPECT_THAT(store_->BucketsOwnedBy("tenant-b"), ElementsAre("b-out"));

@@ -154,6 +154,7 @@ TEST_F(ExecutorRoutingTest, ARestartRecoversFromEveryExecutorAndCleansUpWhereThe
 
 TEST_F(ExecutorRoutingTest, AProjectRoutedTwiceIsRefused) {
   service::JobServiceOptions options;
+  options.random = [] { return uint64_t{7}; };  // Not what this test refuses.
   options.other_executors = other_executors_;
   options.other_executors.push_back(other_executors_[0]);
   options.other_executors[1].name = "another";
