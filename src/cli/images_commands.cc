@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "common/subprocess.h"
 #include "model/runtime_catalog.h"
 
 namespace ty::cli::internal {
@@ -77,6 +78,24 @@ int RunBuild(Runtime& rt, const ImagesState& st) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+// Whether the engine here holds the runtime's image, and its size: what a job on it
+// needs (one that is not built fails at launch saying so).
+std::string BuiltState(const model::Runtime& runtime) {
+  CommandOptions options;
+  options.timeout = 15 * 1000000;
+  Result<CommandOutput> inspected = RunCommand(
+      {"podman", "image", "inspect", "--format", "{{.Size}}", std::string(runtime.local_image)},
+      options);
+  const std::string build = "not built (trainyard images build " + std::string(runtime.name) + ")";
+  if (!inspected.ok() || inspected->exit_code != 0) return build;
+  uint64_t bytes = 0;
+  for (char c : inspected->out) {
+    if (c < '0' || c > '9') break;
+    bytes = bytes * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return "built, " + std::to_string((bytes + 500000) / 1000000) + " MB";
+}
+
 }  // namespace
 
 std::shared_ptr<void> RegisterImages(CLI::App& app, Selection* selection) {
@@ -85,11 +104,13 @@ std::shared_ptr<void> RegisterImages(CLI::App& app, Selection* selection) {
       "images", "The prebuilt training runtimes (scikit-learn, XGBoost, PyTorch) of this machine.");
   images->require_subcommand(1);
   CLI::App* list = images->add_subcommand(
-      "list", "The runtimes, what they hold and the image names that run on them.");
+      "list",
+      "The runtimes, whether each is built here (and its size), what they hold and the image "
+      "names that run on them.");
   list->callback([selection] {
     selection->command_path = "trainyard.images.list";
     selection->run = [](Runtime& rt) {
-      *rt.out << model::DescribeRuntimes();
+      *rt.out << model::DescribeRuntimes(BuiltState);
       return 0;
     };
   });

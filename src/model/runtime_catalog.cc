@@ -192,10 +192,10 @@ std::string DescribeMlRuntime(std::string_view runtime_version, std::string_view
          "none): a trainer that imports tensorflow fails; run it in a container image of its own.";
 }
 
-std::string DescribeRuntimes() {
+std::string DescribeRuntimes(const std::function<std::string(const Runtime&)>& state_of) {
   std::string out;
   for (const Runtime& r : kRuntimes) {
-    out += std::string(r.name) + "\t" + std::string(r.local_image) + "\t" +
+    out += std::string(r.name) + "\t" + std::string(r.local_image) + "\t" + state_of(r) + "\t" +
            std::string(r.contents) + "\n";
   }
   out +=

@@ -9,6 +9,7 @@
 // is built without CUDA); the catalogue says so. Pure; thread-safe.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -63,7 +64,8 @@ Status CheckMlRuntimeVersion(std::string_view runtime_version, std::string_view 
 // runtime image, its Python, and what AI Platform's runtime had that this one lacks.
 std::string DescribeMlRuntime(std::string_view runtime_version, std::string_view python_version);
 
-// One line per runtime: "NAME  IMAGE  CONTENTS", and the names that map to each.
-std::string DescribeRuntimes();
+// One line per runtime: "NAME  IMAGE  STATE  CONTENTS", STATE being what `state_of`
+// says of it (whether it is built here, and its size), then the names that map to each.
+std::string DescribeRuntimes(const std::function<std::string(const Runtime&)>& state_of);
 
 }  // namespace ty::model

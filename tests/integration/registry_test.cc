@@ -326,6 +326,10 @@ TEST_F(RegistryTest, TheRuntimesArePushedUnderTheirGoogleNames) {
       RunProcess({"curl", "-sf", "--noproxy", "*", "http://" + address_ + "/v2/_catalog"});
   EXPECT_THAT(catalog.out, HasSubstr("vertex-ai/training/sklearn-cpu.1-0"));
   EXPECT_THAT(catalog.out, HasSubstr("deeplearning-platform-release/sklearn-cpu"));
+  // `trainyard images list` says it is built here, and its size (issue 33).
+  ProcessRun listed = RunProcess({std::string(TY_BINARY_DIR) + "/bin/trainyard", "images", "list"});
+  EXPECT_EQ(listed.rc, 0) << listed.err;
+  EXPECT_THAT(listed.out, HasSubstr(std::string(kRuntime) + "\tbuilt, "));
   // Pulled by its Google name on a configured machine, into an empty image store.
   const fs::path store = dir_ / "store";
   ProcessRun pulled = AsConfiguredMachine(

@@ -102,5 +102,21 @@ TEST(RuntimeCatalogTest, TheBuildScriptInstallsTheCataloguesPackages) {
   EXPECT_EQ(vars["TORCH_BASE_IMAGE"], FindRuntime("pytorch")->local_image);
 }
 
+// Issue 33: `images list` did not say what is built. Each runtime's line carries what
+// the caller says of it (the CLI: whether the engine holds it, and its size).
+TEST(RuntimeCatalogTest, TheListSaysOfEachRuntimeWhatTheCallerFound) {
+  const std::string list = DescribeRuntimes([](const Runtime& r) {
+    return r.name == "pytorch" ? std::string("not built (trainyard images build pytorch)")
+                               : std::string("built, 307 MB");
+  });
+  EXPECT_NE(list.find("scikit-learn\tlocalhost/trainyard/sklearn-cpu:latest\tbuilt, 307 MB\t"),
+            std::string::npos)
+      << list;
+  EXPECT_NE(list.find("pytorch\tlocalhost/trainyard/torch-cpu:latest\tnot built (trainyard "
+                      "images build pytorch)\t"),
+            std::string::npos)
+      << list;
+}
+
 }  // namespace
 }  // namespace ty::model
