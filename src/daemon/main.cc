@@ -341,6 +341,7 @@ ty::Result<ty::service::JobServiceOptions> ServiceOptionsFor(
     const DaemonConfig& cfg, ty::gcs::ObjectStore* buckets,
     const std::map<std::string, std::unique_ptr<ty::executor::Executor>>& executors) {
   ty::service::JobServiceOptions so;
+  so.random = [] { return ty::SystemRandom::Get()->Next(); };  // Job ids.
   so.stop_grace = static_cast<ty::DurationMicros>(cfg.stop_grace_seconds * 1e6);
   so.limits = cfg.limits;
   so.max_work_bytes = ty::daemon::MaxWorkBytes(cfg);
@@ -499,7 +500,6 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
   auto so = ServiceOptionsFor(cfg, objects->get(), *executors);
   if (!so.ok()) return Fail(so.status());
   so->images_scoped_to_projects = *issuer != nullptr;
-  so->random = [] { return ty::SystemRandom::Get()->Next(); };
   auto service = ty::service::JobService::Create(store->get(), executor, logs->get(),
                                                  ty::SystemClock::Get(), *so);
   if (!service.ok()) return Fail(service.status());

@@ -433,16 +433,28 @@ void BindMutableColumns(Stmt& st, int first, const model::Job& job) {
 constexpr int kMaxSpecColumnBytes = 64 << 20;
 constexpr int kMaxTrialsColumnBytes = 512 << 20;
 
+// The columns a study's machine keeps as JSON: its trials (29) and progress (32), and any
+// job's outbox (35). DataLoss when one does not read back.
+template <typename Stmt>
+Status ReadJsonColumns(const Stmt& st, model::Job* job) {
+  if (st.Text(29) != "[]") {
+    ASSIGN_OR_RETURN(job->trials, model::DecodeTrials(st.Text(29)));
+  }
+  ASSIGN_OR_RETURN(job->study_progress, model::DecodeStudyProgress(st.Text(32)));
+  ASSIGN_OR_RETURN(job->outbox, model::DecodeOutbox(st.Text(35)));
+  return Status::Ok();
+}
+
 // Reads a row selected with kJobColumns. DataLoss for values this code cannot name, or
 // out of range, or larger than the bounds above.
 template <typename Stmt>
 Result<model::Job> ReadJobRow(const Stmt& st) {
   model::Job job;
   job.uid = st.Text(0);
-  for (auto [col, max] :
-       {std::pair{5, kMaxSpecColumnBytes}, std::pair{26, kMaxSpecColumnBytes},
-        std::pair{25, kMaxSpecColumnBytes}, std::pair{27, kMaxSpecColumnBytes},
-        std::pair{29, kMaxTrialsColumnBytes}, std::pair{34, kMaxSpecColumnBytes}}) {
+  for (auto [col, max] : {std::pair{5, kMaxSpecColumnBytes}, std::pair{26, kMaxSpecColumnBytes},
+                          std::pair{25, kMaxSpecColumnBytes}, std::pair{27, kMaxSpecColumnBytes},
+                          std::pair{29, kMaxTrialsColumnBytes}, std::pair{34, kMaxSpecColumnBytes},
+                          std::pair{35, kMaxSpecColumnBytes}}) {
     if (st.Bytes(col) > max) {
       return Status(StatusCode::kDataLoss, "job " + job.uid + ": column " + std::to_string(col) +
                                                " holds " + std::to_string(st.Bytes(col)) +
@@ -487,11 +499,7 @@ Result<model::Job> ReadJobRow(const Stmt& st) {
   job.spec_record = st.Text(26);
   job.grants = internal::GrantsFromJson(st.Text(27));
   job.preemptions = static_cast<int>(st.Int(28));
-  if (st.Text(29) != "[]") {
-    Result<std::vector<model::Trial>> trials = model::DecodeTrials(st.Text(29));
-    if (!trials.ok()) return trials.status().WithContext("job " + job.uid);
-    job.trials = std::move(*trials);
-  }
+  RETURN_IF_ERROR(ReadJsonColumns(st, &job).WithContext("job " + job.uid));
   job.study_uid = st.Text(30);
   job.trial_id = st.Int(31);
   if (st.Int(18) < 0 || st.Int(18) > (1 << 20) || st.Int(28) < 0 || st.Int(28) > (1 << 20) ||
@@ -499,16 +507,10 @@ Result<model::Job> ReadJobRow(const Stmt& st) {
     return Status(StatusCode::kDataLoss,
                   "job " + job.uid + ": its attempt, preemptions or trial id is out of range");
   }
-  Result<model::StudyProgress> progress = model::DecodeStudyProgress(st.Text(32));
-  if (!progress.ok()) return progress.status().WithContext("job " + job.uid);
-  job.study_progress = std::move(*progress);
   std::optional<model::JobKind> kind = model::JobKindFromName(st.Text(33));
   if (!kind) return Status(StatusCode::kDataLoss, "job " + job.uid + ": unknown kind in store");
   job.kind = *kind;
   job.images = internal::ImagesFromJson(st.Text(34));
-  Result<model::ServiceOutbox> outbox = model::DecodeOutbox(st.Text(35));
-  if (!outbox.ok()) return outbox.status().WithContext("job " + job.uid);
-  job.outbox = std::move(*outbox);
   return job;
 }
 

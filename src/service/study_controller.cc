@@ -251,8 +251,7 @@ Result<model::Job> StudyController::Submit(model::Job job) {
     }
     RETURN_IF_ERROR(s);
   }
-  model::Job created = st.record.job;
-  Publish(created);
+  model::Job created = st.record.job;  // Commit published it.
   studies_[created.uid] = std::move(st);
   core_->Post([this, uid = created.uid] {
     if (Find(uid) != nullptr) Deliver(uid, StudyInput{}).IgnoreError();

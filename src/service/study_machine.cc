@@ -120,7 +120,7 @@ class StudyMachine {
   // The controller says it once, of a record not yet stored: a study with trials, or
   // stopping, was submitted long ago.
   void Submitted(const StudyInput& in) {
-    if (PhaseOf(out_.record) != StudyPhase::kQueued || job().cancel_requested) return;
+    if (PhaseOf(out_.record) != StudyPhase::kQueued) return;
     job().state = model::JobState::kQueued;
     if (job().create_time == 0) job().create_time = now_;
     job().phases.queued = job().create_time;
@@ -134,12 +134,7 @@ class StudyMachine {
     const model::Trial* t = FindActive(in.trial_id);
     if (t != nullptr && t->job_uid == in.job_uid) return;
     if (model::IsTerminal(in.job_state)) return;
-    StudyAction a;
-    a.kind = StudyActionKind::kStopTrial;
-    a.trial_id = in.trial_id;
-    a.job_uid = in.job_uid;
-    a.message = "The study no longer runs this trial.";
-    out_.actions.push_back(std::move(a));
+    StopJob(in.trial_id, in.job_uid, "The study no longer runs this trial.");
   }
 
   // Its search space or tuner no longer builds: failed with why, never left unfinished.
@@ -296,10 +291,13 @@ class StudyMachine {
   }
 
   void StopTrial(const model::Trial& t, std::string why) {
+    StopJob(t.id, t.job_uid, std::move(why));
+  }
+  void StopJob(int64_t trial_id, const std::string& job_uid, std::string why) {
     StudyAction a;
     a.kind = StudyActionKind::kStopTrial;
-    a.trial_id = t.id;
-    a.job_uid = t.job_uid;
+    a.trial_id = trial_id;
+    a.job_uid = job_uid;
     a.message = std::move(why);
     out_.actions.push_back(std::move(a));
   }

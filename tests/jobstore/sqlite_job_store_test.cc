@@ -178,6 +178,28 @@ TEST_F(SqliteJobStoreTest, PoisonedRowsAreSetAsideAndTheRestServed) {
   EXPECT_TRUE(nine->images.empty());
 }
 
+// The outbox (model/outbox.h) is read like every JSON column: a huge or unreadable one
+// sets its row aside, and is never read whole into memory.
+TEST_F(SqliteJobStoreTest, AHostileOutboxSetsItsRowAside) {
+  {
+    auto store = OpenOrDie();
+    ASSERT_NE(store, nullptr);
+    for (const char* uid : {"1", "2", "3"}) ASSERT_TRUE(store->CreateJob(FullJob(uid)).ok());
+  }
+  RawQuery("UPDATE jobs SET outbox_json = CAST(zeroblob(70000000) AS TEXT) WHERE uid = '2'");
+  RawQuery(R"(UPDATE jobs SET outbox_json = '{"lines":[{"seq":"x"}]}' WHERE uid = '3')");
+  auto store = OpenOrDie();
+  ASSERT_NE(store, nullptr);
+  Result<std::vector<model::Job>> loaded = store->ListLiveJobs();
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  ASSERT_EQ(loaded->size(), 1u);
+  EXPECT_EQ((*loaded)[0].uid, "1");
+  const std::vector<std::string> aside = store->SetAsideRows();
+  ASSERT_EQ(aside.size(), 2u) << ::testing::PrintToString(aside);
+  EXPECT_NE(aside[0].find("more than any request makes"), std::string::npos) << aside[0];
+  EXPECT_NE(aside[1].find("outbox"), std::string::npos) << aside[1];
+}
+
 TEST_F(SqliteJobStoreTest, DeleteCascadesOnDisk) {
   auto store = OpenOrDie();
   ASSERT_NE(store, nullptr);
