@@ -3,7 +3,6 @@
 #include <nlohmann/json.hpp>
 
 #include "api/endpoints.h"
-#include "api/query.h"
 #include "auth/replica_credentials.h"
 
 namespace ty::api {
@@ -13,8 +12,6 @@ namespace {
 using auth::Need;
 using auth::Role;
 
-bool IsRead(const HttpRequest& r) { return r.method == "GET" || r.method == "HEAD"; }
-
 // A need on `bucket` at `role`, from its owner; nothing for a bucket that does not
 // exist (its route answers 404), an admin for one no project owns.
 void AddBucket(std::vector<Need>* needs, const std::string& bucket, Role role,
@@ -22,29 +19,6 @@ void AddBucket(std::vector<Need>* needs, const std::string& bucket, Role role,
   std::optional<std::string> owner = owner_of(bucket);
   if (!owner) return;
   needs->push_back(Need{*owner, owner->empty() ? Role::kAdmin : role, bucket});
-}
-
-// The JSON API below `at` (seg[at] == "b"): bucket lists and inserts by ?project=,
-// everything else by the bucket's owner; a rewrite or copy also writes its target.
-std::vector<Need> JsonApiNeeds(const HttpRequest& r, const std::vector<std::string>& seg, size_t at,
-                               const BucketOwnerFn& owner_of) {
-  std::vector<Need> needs;
-  const Role rw = IsRead(r) ? Role::kViewer : Role::kEditor;
-  if (seg.size() == at + 1) {
-    auto project = r.query.find("project");
-    if (project == r.query.end() || project->second.empty()) return {Need{"", Role::kAdmin, ""}};
-    return {Need{project->second, rw, ""}};
-  }
-  // Giving a bucket to a project (PATCH ?project=, `trainyard buckets assign`).
-  if (seg.size() == at + 2 && r.method == "PATCH" && r.query.count("project") > 0) {
-    return {Need{"", Role::kAdmin, ""}};
-  }
-  const bool to_other = seg.size() >= at + 7 &&
-                        (seg[at + 4] == "rewriteTo" || seg[at + 4] == "copyTo") &&
-                        seg[at + 5] == "b";
-  AddBucket(&needs, seg[at + 1], to_other ? Role::kViewer : rw, owner_of);
-  if (to_other) AddBucket(&needs, seg[at + 6], Role::kEditor, owner_of);
-  return needs;
 }
 
 // entries:list names its projects in the body (POST) or the query (GET), as the
@@ -81,36 +55,42 @@ std::vector<Need> LoggingNeeds(const HttpRequest& r) {
 
 }  // namespace
 
-std::vector<Need> NeedsOf(const HttpRequest& r, const BucketOwnerFn& owner_of) {
-  const std::vector<std::string> seg = SplitPath(r.path);
-  const Role rw = IsRead(r) ? Role::kViewer : Role::kEditor;
+std::vector<Need> NeedsOf(const RouteMatch& match, const HttpRequest& r,
+                          const BucketOwnerFn& owner_of) {
   const Need admin{"", Role::kAdmin, ""};
-  if (seg.empty()) return {admin};
-  // The storage routes, in the order RouteStorage tries them.
-  if (SegmentsStartWith(seg, {"storage", "v1", "b"})) return JsonApiNeeds(r, seg, 2, owner_of);
-  if (seg[0] == "b") return JsonApiNeeds(r, seg, 0, owner_of);
-  for (auto [at, upload] : {std::pair<size_t, bool>{4, true}, {5, true}, {4, false}}) {
-    const bool match =
-        at == 5 ? SegmentsStartWith(seg, {"resumable", "upload", "storage", "v1", "b"})
-                : SegmentsStartWith(seg, {upload ? "upload" : "download", "storage", "v1", "b"});
-    if (!match) continue;
-    if (seg.size() <= at) return {admin};
-    std::vector<Need> needs;
-    AddBucket(&needs, seg[at], upload ? Role::kEditor : Role::kViewer, owner_of);
-    return needs;
+  const Route* row = match.shaping();
+  if (row == nullptr) return {admin};  // Anything else is no project's (then 404).
+  const RouteParams& p = match.params;
+  const Role role = row->access.role;
+  std::vector<Need> needs;
+  switch (row->access.scope) {
+    case Scope::kAnyone:
+    case Scope::kOwnAuth:
+      return {};
+    case Scope::kAdmin:
+      return {admin};
+    case Scope::kProject:
+      return {Need{p.project, role, ""}};
+    case Scope::kProjectQuery: {
+      auto project = r.query.find("project");
+      if (project == r.query.end() || project->second.empty()) return {admin};
+      return {Need{project->second, role, ""}};
+    }
+    case Scope::kBucketAssign:
+      // Giving a bucket to a project (PATCH ?project=, `trainyard buckets assign`).
+      if (r.query.count("project") > 0) return {admin};
+      [[fallthrough]];
+    case Scope::kBucket:
+      AddBucket(&needs, p.bucket, role, owner_of);
+      return needs;
+    case Scope::kBucketCopy:
+      AddBucket(&needs, p.bucket, Role::kViewer, owner_of);
+      AddBucket(&needs, p.target_bucket, role, owner_of);
+      return needs;
+    case Scope::kLogging:
+      return LoggingNeeds(r);
   }
-  if (seg.size() == 1 && seg[0] == "metrics") return {admin};
-  if (seg.size() == 2 && seg[0] == "v2" && seg[1] == "entries:list") return LoggingNeeds(r);
-  if (seg.size() >= 3 && (seg[0] == "v1" || seg[0] == "ui") && seg[1] == "projects") {
-    return {Need{seg[2], rw, ""}};
-  }
-  // Path-style reads (GET /BUCKET/OBJECT) of a bucket that exists.
-  if (IsRead(r) && seg.size() >= 2 && owner_of(seg[0])) {
-    std::vector<Need> needs;
-    AddBucket(&needs, seg[0], Role::kViewer, owner_of);
-    return needs;
-  }
-  return {admin};  // Anything else is no project's: admins only (then 404).
+  return {admin};
 }
 
 // Who a request is where the gate is open (or for /healthz): no one in particular,
@@ -148,16 +128,17 @@ Result<auth::Principal> Authenticate(const AccessGate& gate, const HttpRequest& 
   return *who;
 }
 
-Result<auth::Principal> AdmitAs(const AccessGate& gate, const HttpRequest& request,
-                                const BucketOwnerFn& owner_of) {
-  if (gate.open() || request.path == "/healthz") return Anyone();
+Result<auth::Principal> Admit(const AccessGate& gate, const RouteMatch& match,
+                              const HttpRequest& request, const BucketOwnerFn& owner_of) {
+  if (gate.open()) return Anyone();
+  const Route* row = match.shaping();
+  if (row != nullptr && row->access.scope == Scope::kAnyone) {
+    Result<auth::Principal> who = Authenticate(gate, request);
+    return who.ok() ? *who : auth::Principal{"nobody", Role::kNone, {}, {}, ""};
+  }
   ASSIGN_OR_RETURN(auth::Principal who, Authenticate(gate, request));
-  RETURN_IF_ERROR(auth::CheckNeeds(who, NeedsOf(request, owner_of)));
+  RETURN_IF_ERROR(auth::CheckNeeds(who, NeedsOf(match, request, owner_of)));
   return who;
-}
-
-Status Admit(const AccessGate& gate, const HttpRequest& request, const BucketOwnerFn& owner_of) {
-  return AdmitAs(gate, request, owner_of).status();
 }
 
 }  // namespace ty::api

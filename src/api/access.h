@@ -1,14 +1,10 @@
-// What a request needs, in roles on projects (auth/tokens.h), derived from its path,
-// method and (for Logging) its body; and the gate every request passes before a route
-// runs. Storage needs come from the bucket's owner (ObjectStore::BucketOwner): a
-// bucket no project owns needs an admin; one that does not exist needs nothing here
-// (its route answers 404).
-//
-//   GET (and Logging's POST entries:list)      viewer on the project(s) named
-//   POST, PUT, PATCH, DELETE                   editor
-//   /metrics, buckets with no owner, Logging   admin ("*" projects)
-//   beyond projects/, bucket lists with no ?project=
-//   /healthz                                   nobody; its details only to admins
+// What a request needs, in roles on projects (auth/tokens.h), read from the access of
+// the route it matched (routes.h) and its typed parameters; and the gate every request
+// passes before its route runs. Storage needs come from the bucket's owner
+// (ObjectStore::BucketOwner): a bucket no project owns needs an admin; one that does
+// not exist needs nothing here (its route answers 404). A request no row takes needs
+// an admin (then 404); one whose path a row takes with another method needs that
+// row's access (then 404 in that row's dialect).
 //
 // Pure; thread-safe.
 #pragma once
@@ -19,6 +15,7 @@
 #include <vector>
 
 #include "api/http_types.h"
+#include "api/routes.h"
 #include "auth/tokens.h"
 
 namespace ty::api {
@@ -26,7 +23,8 @@ namespace ty::api {
 // The owner of an existing bucket ("" = none); nullopt when there is no such bucket.
 using BucketOwnerFn = std::function<std::optional<std::string>(const std::string& bucket)>;
 
-std::vector<auth::Need> NeedsOf(const HttpRequest& request, const BucketOwnerFn& owner_of);
+std::vector<auth::Need> NeedsOf(const RouteMatch& match, const HttpRequest& request,
+                                const BucketOwnerFn& owner_of);
 
 // Who may use a listener. Without tokens and without `replica` the gate is open (a
 // loopback-only daemon, as before tokens existed).
@@ -45,12 +43,12 @@ struct AccessGate {
 // The principal of `request`, or Unauthenticated (401) saying what was missing.
 Result<auth::Principal> Authenticate(const AccessGate& gate, const HttpRequest& request);
 
-// Ok, or the status to answer: 401 for no or an unknown token, 403 naming the role
-// and project for a principal that lacks one. /healthz always passes.
-Status Admit(const AccessGate& gate, const HttpRequest& request, const BucketOwnerFn& owner_of);
-// The same, answering with the admitted principal (an admin "anyone" where the gate
-// is open), whose `only_job` narrows what a route shows.
-Result<auth::Principal> AdmitAs(const AccessGate& gate, const HttpRequest& request,
-                                const BucketOwnerFn& owner_of);
+// The admitted principal (an admin "anyone" where the gate is open), whose `only_job`
+// narrows what a route shows; or the status to answer: 401 for no or an unknown token,
+// 403 naming the role and project for a principal that lacks one. A Scope::kAnyone
+// route admits everyone, as whoever the request proves to be (else a role-less
+// "nobody"), so /healthz can tell an admin from a passer-by.
+Result<auth::Principal> Admit(const AccessGate& gate, const RouteMatch& match,
+                              const HttpRequest& request, const BucketOwnerFn& owner_of);
 
 }  // namespace ty::api

@@ -10,6 +10,9 @@
 
 #include "api/handlers.h"
 #include "api/http_types.h"
+#include "api/registry_token.h"
+#include "api/routes.h"
+#include "api/storage_api.h"
 #include "common/status.h"
 #include "service/job_service.h"
 #include "wire/dialect.h"
@@ -21,6 +24,20 @@ struct Call {
   service::JobService* service;
   const HttpRequest& request;
   wire::RenderOptions render;  // From `$alt=json;enum-encoding=int`.
+};
+
+// What a route's handler gets (routes.h): the request, once matched and admitted.
+struct RouteCall {
+  service::JobService* service;
+  const HttpRequest& request;  // Cloud Storage rows: the query form-decoded.
+  const RouteParams& params;
+  ApiDialect dialect;
+  const auth::Principal& caller;     // Who the gate admitted.
+  const StorageContext& storage;     // `store` null without the Cloud Storage API.
+  const RegistryTokenService& registry;
+  wire::RenderOptions render;  // From `$alt=json;enum-encoding=int`.
+
+  Call call() const { return Call{service, request, render}; }
 };
 
 // "" or the value of query parameter `name`.

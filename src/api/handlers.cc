@@ -1,4 +1,5 @@
-// Router::Handle: path matching and the helpers shared by the endpoint files.
+// Router::Handle: match the route, admit the caller, run the row; and the request
+// helpers shared by the endpoint files.
 #include "api/handlers.h"
 
 #include <spdlog/spdlog.h>
@@ -65,24 +66,9 @@ Result<nlohmann::json> BodyObject(const HttpRequest& request) {
 
 namespace {
 
-using internal::Call;
-using model::Dialect;
-
 HttpResponse NoRoute(const HttpRequest& request) {
   return ErrorResponse(
       NotFound("No method " + request.method + " " + request.path + " on this server."));
-}
-
-// The last segment may carry a custom verb: "123:cancel" -> ("123", "cancel"). Only
-// the last segment, so a domain-scoped project ("example.com:p") stays intact.
-std::string SplitVerb(std::vector<std::string>* segments) {
-  if (segments->empty()) return "";
-  std::string& last = segments->back();
-  size_t colon = last.rfind(':');
-  if (colon == std::string::npos) return "";
-  std::string verb = last.substr(colon + 1);
-  last.resize(colon);
-  return verb;
 }
 
 wire::RenderOptions RenderOptionsOf(const HttpRequest& request) {
@@ -96,15 +82,6 @@ wire::RenderOptions RenderOptionsOf(const HttpRequest& request) {
   return options;
 }
 
-std::string Join(const std::vector<std::string>& segments, size_t from) {
-  std::string out;
-  for (size_t i = from; i < segments.size(); ++i) {
-    if (!out.empty()) out += '/';
-    out += segments[i];
-  }
-  return out;
-}
-
 Dispatch Respond(HttpResponse response) { return Dispatch{std::move(response), std::nullopt}; }
 
 // Who owns an existing bucket, for the access gate.
@@ -115,174 +92,44 @@ BucketOwnerFn BucketOwnerOf(gcs::ObjectStore* store) {
   };
 }
 
-// Cloud Logging's entries:list, the one route both listeners serve.
-bool IsLoggingList(const HttpRequest& request) {
-  std::vector<std::string> seg = SplitPath(request.path);
-  return seg.size() == 2 && seg[0] == "v2" && seg[1] == "entries:list" &&
-         (request.method == "POST" || request.method == "GET");
+RouteTable::BucketExists BucketExistsIn(gcs::ObjectStore* store) {
+  if (store == nullptr) return nullptr;
+  return [store](const std::string& bucket) { return store->GetBucket(bucket).ok(); };
 }
 
-// Whether a Cloud Storage route would take the request (as RouteStorage decides).
-bool IsStoragePath(const HttpRequest& request, gcs::ObjectStore* store) {
-  const std::string& p = request.path;
-  if (p.rfind("/storage/", 0) == 0 || p.rfind("/b/", 0) == 0 || p.rfind("/upload/", 0) == 0 ||
-      p.rfind("/resumable/", 0) == 0 || p.rfind("/download/", 0) == 0) {
-    return true;
-  }
-  std::vector<std::string> seg = SplitPath(p);  // Path-style reads: GET /BUCKET/OBJECT.
-  return request.method == "GET" && seg.size() >= 2 && store != nullptr &&
-         store->GetBucket(seg[0]).ok();
-}
-
-// A 401 or 403 in the shape the client of that path parses: Cloud Storage's for
-// storage paths, google.rpc's for the rest; a 401 says which scheme it wants.
-HttpResponse Refusal(const HttpRequest& request, gcs::ObjectStore* store, const Status& status) {
-  HttpResponse r =
-      IsStoragePath(request, store) ? internal::StorageError(status) : ErrorResponse(status);
+// An error in the shape the client of `row` parses: Cloud Storage's for its routes,
+// google.rpc's for the rest (and for a path no row takes); a 401 says which scheme it
+// wants.
+HttpResponse ErrorIn(const Route* row, const Status& status) {
+  HttpResponse r = row != nullptr && row->dialect == ApiDialect::kStorage
+                       ? internal::StorageError(status)
+                       : ErrorResponse(status);
   if (status.code() == StatusCode::kUnauthenticated) {
     r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"trainyard\"");
   }
   return r;
 }
 
-bool HealthDetailsFor(const AccessGate& gate, const HttpRequest& request) {
-  if (gate.open()) return true;
-  Result<auth::Principal> who = Authenticate(gate, request);
-  return who.ok() && who->RoleIn("") == auth::Role::kAdmin;
+// The rows a listener serves: the replica listener only Cloud Storage, Logging and
+// /healthz; Cloud Storage only over a store; the registry's tokens only with an issuer.
+std::vector<Route> RowsServed(bool storage, bool storage_only, bool registry) {
+  std::vector<Route> rows;
+  for (const Route& row : ServiceRoutes().rows()) {
+    if (storage_only && !row.on_replica_listener) continue;
+    if (!storage && row.dialect == ApiDialect::kStorage) continue;
+    if (!registry && row.dialect == ApiDialect::kRegistry) continue;
+    rows.push_back(row);
+  }
+  return rows;
 }
 
-// ml v1: projects/p/jobs[/id[/logs|/details]] (seg[3] == "jobs").
-Dispatch RouteMlJobs(const Call& call, const std::vector<std::string>& seg,
-                     const std::string& verb) {
-  const std::string& method = call.request.method;
-  const std::string& project = seg[2];
-  const size_t n = seg.size();
-  service::JobRef ref{Dialect::kMlV1, project, "", ""};
-  if (n == 4 && verb.empty()) {
-    if (method == "POST") return Respond(internal::CreateJob(call, ref));
-    if (method == "GET") return Respond(internal::ListJobs(call, ref));
-  } else if (n == 5) {
-    ref.id = seg[4];
-    if (verb.empty() && method == "GET") return Respond(internal::GetJob(call, ref));
-    if (verb == "cancel" && method == "POST") return Respond(internal::CancelJob(call, ref));
-  } else if (n == 6 && seg[5] == "logs" && verb.empty() && method == "GET") {
-    ref.id = seg[4];
-    return internal::ReadLogs(call, ref);
-  } else if (n == 6 && seg[5] == "details" && verb.empty() && method == "GET") {
-    ref.id = seg[4];
-    return Respond(internal::GetJobDetails(call, ref));
+// Storage clients form-encode their query strings (api/query.h).
+HttpRequest AsItsDialectReadsIt(const Route* row, const HttpRequest& request) {
+  HttpRequest r = request;
+  if (row != nullptr && row->dialect == ApiDialect::kStorage && !r.raw_query.empty()) {
+    r.query = ParseQuery(r.raw_query, /*plus_is_space=*/true);
   }
-  return Respond(NoRoute(call.request));
-}
-
-bool IsVertexCollection(const std::string& segment) {
-  return segment == "customJobs" || segment == "hyperparameterTuningJobs" ||
-         segment == "trainingPipelines";
-}
-
-// Vertex: projects/p/locations/l/{customJobs|hyperparameterTuningJobs|trainingPipelines}
-// [/id[/logs|/details]].
-Dispatch RouteVertexJobs(const Call& call, const std::vector<std::string>& seg,
-                         const std::string& verb) {
-  const std::string& method = call.request.method;
-  const std::string& project = seg[2];
-  const size_t n = seg.size();
-  service::JobRef ref{Dialect::kVertex, project, seg[4], ""};
-  ref.collection = seg[5] == "hyperparameterTuningJobs"
-                       ? model::VertexCollection::kHyperparameterTuningJobs
-                   : seg[5] == "trainingPipelines" ? model::VertexCollection::kTrainingPipelines
-                                                   : model::VertexCollection::kCustomJobs;
-  if (n == 6 && verb.empty()) {
-    if (method == "POST") return Respond(internal::CreateJob(call, ref));
-    if (method == "GET") return Respond(internal::ListJobs(call, ref));
-  } else if (n == 7) {
-    ref.id = seg[6];
-    if (verb.empty() && method == "GET") return Respond(internal::GetJob(call, ref));
-    if (verb.empty() && method == "DELETE") return Respond(internal::DeleteJob(call, ref));
-    if (verb == "cancel" && method == "POST") return Respond(internal::CancelJob(call, ref));
-  } else if (n == 8 && seg[7] == "logs" && verb.empty() && method == "GET") {
-    ref.id = seg[6];
-    return internal::ReadLogs(call, ref);
-  } else if (n == 8 && seg[7] == "details" && verb.empty() && method == "GET") {
-    ref.id = seg[6];
-    return Respond(internal::GetJobDetails(call, ref));
-  }
-  return Respond(NoRoute(call.request));
-}
-
-// /healthz: "ok", or "degraded" with a note per trouble (shown to `details` callers).
-// Still 200 either way: the API serves, and restarting the daemon would not help.
-nlohmann::json Health(service::JobService* service, bool details) {
-  nlohmann::json health = {{"status", "ok"}};
-  auto degrade = [&](const char* key, nlohmann::json note) {
-    health["status"] = "degraded";
-    if (details) health[key] = std::move(note);
-  };
-  // Stored jobs it had to fail are named so an operator sees them without the log.
-  std::vector<std::string> problems = service->problems();
-  if (!problems.empty() && details) health["problems"] = problems;
-  if (executor::BackendHealth engine = service->backend_health(); !engine.reachable) {
-    degrade(
-        "engine",
-        {{"reachable", false}, {"detail", engine.detail}, {"since", FormatRfc3339(engine.since)}});
-  }
-  // Below the data disk's reserve new work is refused: said before the disk is full.
-  if (std::optional<service::JobService::DataDisk> disk = service->data_disk();
-      disk && disk->low()) {
-    degrade("dataDisk", {{"freeBytes", disk->space.free_bytes},
-                         {"reserveBytes", disk->reserve_bytes},
-                         {"detail", "below the reserve: submits are refused"}});
-  }
-  // Job records that cannot be written (a full disk): inputs wait for the store.
-  if (service::StoreWriteHealth store = service->store_health(); store.failing) {
-    degrade("store", {{"writing", false},
-                      {"detail", store.detail},
-                      {"since", FormatRfc3339(store.since)},
-                      {"jobsWaiting", store.jobs_waiting}});
-  }
-  return health;
-}
-
-// `health_details`: /healthz names problems and the engine's state (admins, or
-// everyone on a daemon without tokens); others learn only "ok" or "degraded".
-Dispatch Route(service::JobService* service, const HttpRequest& request, bool health_details) {
-  std::vector<std::string> seg = SplitPath(request.path);
-  const std::string& method = request.method;
-  if (seg.size() == 1 && seg[0] == "healthz" && method == "GET") {
-    return Respond(JsonResponse(Health(service, health_details)));
-  }
-  if (seg.size() == 1 && seg[0] == "metrics" && method == "GET") {
-    return Respond(internal::Metrics(service));
-  }
-  if (seg.size() == 2 && seg[0] == "admin" && seg[1] == "backup" && method == "GET") {
-    return Respond(internal::Backup(service));
-  }
-  if (seg.size() < 4 || (seg[0] != "v1" && seg[0] != "ui") || seg[1] != "projects") {
-    return Respond(NoRoute(request));
-  }
-  const bool ui = seg[0] == "ui";
-  std::string verb = SplitVerb(&seg);
-  Call call{service, request, RenderOptionsOf(request)};
-  const size_t n = seg.size();
-
-  // Operations, under /v1 and /ui (GAPIC polls /ui/..., docs/contracts/client-wire.md §2):
-  //   projects/p/locations/l/operations/o, projects/p/locations/l/customJobs/j/operations/o.
-  if (verb.empty() && method == "GET" && n >= 7 && seg[3] == "locations" &&
-      seg[n - 2] == "operations" && (n == 7 || (n == 9 && IsVertexCollection(seg[5])))) {
-    return Respond(internal::GetOperation(call, Join(seg, 1)));
-  }
-  if (ui) return Respond(NoRoute(request));
-
-  // The ids key stored rows and engine labels: Google's shape, or a 400 naming it.
-  if (Status s = model::CheckProjectId(seg[2]); !s.ok()) return Respond(ErrorResponse(s));
-  if (seg[3] == "locations" && n > 4) {
-    if (Status s = model::CheckLocationId(seg[4]); !s.ok()) return Respond(ErrorResponse(s));
-  }
-  if (seg[3] == "jobs") return RouteMlJobs(call, seg, verb);
-  if (seg[3] == "locations" && n >= 6 && IsVertexCollection(seg[5])) {
-    return RouteVertexJobs(call, seg, verb);
-  }
-  return Respond(NoRoute(request));
+  return r;
 }
 
 }  // namespace
@@ -296,7 +143,9 @@ Router::Router(service::JobService* service, gcs::ObjectStore* storage, Random* 
       registry_tokens_(std::move(registry_tokens)),
       sessions_(storage != nullptr && random != nullptr
                     ? std::make_unique<gcs::UploadSessions>(storage, *random)
-                    : nullptr) {
+                    : nullptr),
+      routes_(RowsServed(storage != nullptr, storage_only,
+                         !storage_only && registry_tokens_.issuer != nullptr)) {
   if (sessions_) {
     for (const std::string& why : sessions_->set_aside()) spdlog::warn("storage: {}", why);
   }
@@ -304,8 +153,11 @@ Router::Router(service::JobService* service, gcs::ObjectStore* storage, Random* 
 Router::~Router() = default;
 
 std::optional<std::string> Router::SpoolFileFor(const HttpRequest& head) const {
-  if (storage_ == nullptr || !internal::IsStorageUpload(head)) return std::nullopt;
-  if (!Admit(gate_, head, BucketOwnerOf(storage_)).ok()) return std::nullopt;
+  const RouteMatch match = routes_.Match(head.method, head.path, BucketExistsIn(storage_));
+  if (storage_ == nullptr || match.route == nullptr || !match.route->spools_body) {
+    return std::nullopt;
+  }
+  if (!Admit(gate_, match, head, BucketOwnerOf(storage_)).ok()) return std::nullopt;
   Result<std::string> file = storage_->NewStagingFile();
   if (!file.ok()) return std::nullopt;  // Read into memory; the handler reports the trouble.
   // MD5 is the slow part of an upload (~0.5 GB/s): hash while the bytes arrive, for
@@ -336,35 +188,24 @@ Dispatch Router::Handle(const HttpRequest& request) const {
   // Last line of defence: a throw from a library must become a 500, not unwind into
   // the network code (docs/style.md §4: no exceptions across modules).
   try {
-    const bool health = request.method == "GET" && request.path == "/healthz";
+    const RouteMatch match = routes_.Match(request.method, request.path, BucketExistsIn(storage_));
+    const Route* row = match.shaping();
+    // What the replica listener does not serve is a 404 for everyone.
+    if (row == nullptr && storage_only_) return Respond(NoRoute(request));
+    const HttpRequest r = AsItsDialectReadsIt(row, request);
     // The registry's clients speak Docker's token protocol, with credentials of their
     // own kind: that route authenticates its callers itself.
-    if (registry_tokens_.issuer != nullptr && !storage_only_ && request.method == "GET" &&
-        request.path == kRegistryTokenPath) {
-      return Respond(IssueRegistryToken(registry_tokens_, request));
+    const bool own_auth = match.route != nullptr && row->access.scope == Scope::kOwnAuth;
+    Result<auth::Principal> admitted =
+        own_auth ? auth::Principal{} : Admit(gate_, match, r, BucketOwnerOf(storage_));
+    if (!admitted.ok()) return Respond(ErrorIn(row, admitted.status()));
+    if (match.route == nullptr) {
+      return Respond(row == nullptr ? NoRoute(request)
+                                    : ErrorIn(row, NotFound("No method " + request.method + " " +
+                                                            request.path + " on this server.")));
     }
-    // What the replica listener does not serve is a 404 for everyone, as before: it
-    // serves Cloud Storage and a replica's own job's Logging entries.
-    const bool logging = IsLoggingList(request);
-    if (storage_only_ && !health && !logging && !IsStoragePath(request, storage_)) {
-      return Respond(NoRoute(request));
-    }
-    Result<auth::Principal> admitted = AdmitAs(gate_, request, BucketOwnerOf(storage_));
-    if (!admitted.ok()) return Respond(Refusal(request, storage_, admitted.status()));
-    if (logging) {
-      return Respond(internal::ListLogEntries(Call{service_, request, RenderOptionsOf(request)},
-                                              admitted->only_job));
-    }
+    std::unique_ptr<gcs::FollowingHasher> follower = TakeFollower(request.body_file);
     internal::StorageContext storage{storage_, sessions_.get(), nullptr};
-    std::unique_ptr<gcs::FollowingHasher> follower;
-    if (!request.body_file.empty()) {
-      std::lock_guard<std::mutex> lock(spool_mu_);
-      auto it = followers_.find(request.body_file);
-      if (it != followers_.end()) {
-        follower = std::move(it->second);
-        followers_.erase(it);
-      }
-    }
     storage.spooled_hashes =
         [&](const std::string& file,
             uint64_t size) -> std::optional<std::pair<std::string, std::string>> {
@@ -372,14 +213,22 @@ Dispatch Router::Handle(const HttpRequest& request) const {
       auto hashes = follower->Finish(size);
       return hashes.ok() ? std::optional(*hashes) : std::nullopt;
     };
-    if (std::optional<HttpResponse> answer = internal::RouteStorage(storage, request)) {
-      return Respond(std::move(*answer));
-    }
-    if (storage_only_ && !health) return Respond(NoRoute(request));
-    return Route(service_, request, HealthDetailsFor(gate_, request));
+    const internal::RouteCall call{service_, r,       match.params,     row->dialect,
+                                   *admitted, storage, registry_tokens_, RenderOptionsOf(r)};
+    return match.route->handler(call);
   } catch (const std::exception& e) {
     return Respond(ErrorResponse(Internal(std::string("internal error: ") + e.what())));
   }
+}
+
+std::unique_ptr<gcs::FollowingHasher> Router::TakeFollower(const std::string& file) const {
+  if (file.empty()) return nullptr;
+  std::lock_guard<std::mutex> lock(spool_mu_);
+  auto it = followers_.find(file);
+  if (it == followers_.end()) return nullptr;
+  std::unique_ptr<gcs::FollowingHasher> follower = std::move(it->second);
+  followers_.erase(it);
+  return follower;
 }
 
 }  // namespace ty::api

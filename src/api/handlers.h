@@ -3,37 +3,14 @@
 // nothing of sockets; the Beast session (http_session.h) owns those and runs log
 // follow streams, which this file only describes (LogFollow) and feeds (NextChunk).
 //
-// Routes (paths literal; `:cancel` may also arrive as `%3Acancel`). Router::Handle
-// tries the Cloud Storage routes first (storage_api.h), then the rest (handlers.cc):
-//   GET    /healthz                                    {"status":"ok"} (+ problems)
-//   GET    /metrics                                    Prometheus text
-//   GET    /admin/backup                               a copy of the job store (admins)
-//   GET    /registry/token                             the registry's token service
-//                                                      (registry_token.h; own auth)
-//   POST   /v2/entries:list  (GET with a query too)    Cloud Logging v2
-//   POST   /v1/projects/{p}/jobs                       ml v1 create (a tuning job when
-//                                                      trainingInput.hyperparameters)
-//   GET    /v1/projects/{p}/jobs[/{id}]                ml v1 list / get
-//   POST   /v1/projects/{p}/jobs/{id}:cancel
-//   GET    /v1/projects/{p}/jobs/{id}/logs             (our extension; ?follow=true)
-//   GET    /v1/projects/{p}/jobs/{id}/details          (our extension)
-//   POST   /v1/projects/{p}/locations/{l}/{c}          Vertex create, where {c} is
-//   GET    /v1/projects/{p}/locations/{l}/{c}[/{id}]   customJobs or
-//   POST   /v1/projects/{p}/locations/{l}/{c}/{id}:cancel   hyperparameterTuningJobs
-//   DELETE /v1/projects/{p}/locations/{l}/{c}/{id}
-//   GET    /v1/projects/{p}/locations/{l}/{c}/{id}/logs     (our extension)
-//   GET    /v1/projects/{p}/locations/{l}/{c}/{id}/details  (our extension)
-//   GET    /{v1,ui}/projects/{p}/locations/{l}[/{c}/{id}]/operations/{n}
-//   Cloud Storage JSON API (only with an ObjectStore):
-//          /storage/v1/b[/{bucket}[/o[/{object}[/compose|/rewriteTo/..|/copyTo/..]]]]
-//          /b/...                                      the same, as Node's client sends it
-//   POST   /upload/storage/v1/b/{bucket}/o             media, multipart, resumable start
-//   PUT    /upload/storage/v1/b/{bucket}/o?upload_id=  resumable session (308 protocol)
-//          /resumable/upload/storage/v1/...            the same, under that prefix
-//   GET    /download/storage/v1/b/{bucket}/o/{object}  media download (Range)
-//   GET    /{bucket}/{object}                          path-style read of an existing bucket
-// An unknown path, and a known path with a method it does not serve, answer 404
-// NOT_FOUND, as Google's front end does for a method it does not know.
+// Routes: one table, every endpoint a row (routes.h; the rows are in route_table.cc):
+// /healthz, /metrics, /admin/backup, the registry's /registry/token, Cloud Logging's
+// entries:list, the ml v1 and Vertex job collections with our /logs and /details
+// extensions, their operations (under /v1 and GAPIC's /ui), and the Cloud Storage JSON
+// API with its upload, download and path-style read paths. Router::Handle matches a
+// request once, passes it through the access gate with the matched row's access, and
+// runs the row's handler. A path no row takes, and a method a known path does not
+// serve, answer 404 NOT_FOUND, as Google's front end does for a method it does not know.
 //
 // Thread-safety: a Router is immutable after construction; Handle and NextChunk may
 // run concurrently on any threads (the JobService is thread-safe).
@@ -49,6 +26,7 @@
 #include "api/access.h"
 #include "api/http_types.h"
 #include "api/registry_token.h"
+#include "api/routes.h"
 #include "gcs/hashes.h"
 #include "gcs/object_store.h"
 #include "gcs/upload_sessions.h"
@@ -111,9 +89,13 @@ class Router {
   const AccessGate gate_;
   const RegistryTokenService registry_tokens_;
   std::unique_ptr<gcs::UploadSessions> sessions_;
+  const RouteTable routes_;  // The rows of ServiceRoutes() this listener serves.
   // Hashers following spooled upload bodies, by file (SpoolFileFor .. Handle).
   mutable std::mutex spool_mu_;
   mutable std::map<std::string, std::unique_ptr<gcs::FollowingHasher>> followers_;
+
+  // The hasher following spooled `file`, taken out of followers_ (null: none).
+  std::unique_ptr<gcs::FollowingHasher> TakeFollower(const std::string& file) const;
 };
 
 }  // namespace ty::api

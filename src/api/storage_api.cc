@@ -147,6 +147,8 @@ Result<std::optional<std::pair<uint64_t, uint64_t>>> RangeOf(const std::string& 
   return Range(std::make_pair(first, last));
 }
 
+}  // namespace
+
 HttpResponse Download(const StorageContext& ctx, const HttpRequest& r, const std::string& bucket,
                       const std::string& name) {
   Result<std::optional<int64_t>> generation = Int64Param(r, "generation");
@@ -192,7 +194,7 @@ HttpResponse Download(const StorageContext& ctx, const HttpRequest& r, const std
 
 // ---- Buckets ----------------------------------------------------------------------
 
-HttpResponse Buckets(const StorageContext& ctx, const HttpRequest& r) {
+HttpResponse ListOrInsertBuckets(const StorageContext& ctx, const HttpRequest& r) {
   if (r.method == "GET") {
     Result<std::vector<gcs::BucketInfo>> all = ctx.store->ListBuckets();
     if (!all.ok()) return StorageError(all.status());
@@ -220,8 +222,8 @@ HttpResponse Buckets(const StorageContext& ctx, const HttpRequest& r) {
   return JsonResponse(BucketJson(r, *made));
 }
 
-HttpResponse Bucket(const StorageContext& ctx, const HttpRequest& r, const std::string& bucket,
-                    bool layout) {
+HttpResponse BucketResource(const StorageContext& ctx, const HttpRequest& r,
+                            const std::string& bucket, bool layout) {
   Result<gcs::BucketInfo> b = ctx.store->GetBucket(bucket);
   if (!b.ok()) return StorageError(b.status());
   if (layout) {
@@ -278,6 +280,8 @@ HttpResponse ListObjects(const StorageContext& ctx, const HttpRequest& r,
   return JsonResponse(out);
 }
 
+namespace {
+
 Result<gcs::ObjectPatch> PatchOf(const std::string& body_text) {
   json body = json::parse(body_text.empty() ? "{}" : body_text, nullptr, false);
   if (!body.is_object()) return InvalidArgument("The request body must be a JSON object");
@@ -313,7 +317,9 @@ Result<gcs::ObjectPatch> PatchOf(const std::string& body_text) {
   return p;
 }
 
-HttpResponse Object(const StorageContext& ctx, const HttpRequest& r, const std::string& bucket,
+}  // namespace
+
+HttpResponse ObjectResource(const StorageContext& ctx, const HttpRequest& r, const std::string& bucket,
                     const std::string& name) {
   if (r.method == "GET" && Param(r, "alt") == "media") return Download(ctx, r, bucket, name);
   Result<gcs::Preconditions> pre = PreconditionsOf(r);
@@ -341,6 +347,8 @@ HttpResponse Object(const StorageContext& ctx, const HttpRequest& r, const std::
   }
   return StorageError(NotFound("No such method " + r.method + " on an object"));
 }
+
+namespace {
 
 // Appends the object's bytes to the staging file `to` (in the kernel), extending
 // `*crc` (if set) by the object's CRC-32C without reading the bytes.
@@ -382,13 +390,12 @@ gcs::ObjectAttributes AttributesOf(const ObjectInfo& source, const json& overrid
   return a;
 }
 
+}  // namespace
+
 // rewriteTo (answers a rewriteResponse, done in one call) and copyTo.
 HttpResponse CopyObject(const StorageContext& ctx, const HttpRequest& r,
-                        const std::vector<std::string>& seg, size_t at, bool rewrite) {
-  const std::string& src_bucket = seg[at + 1];
-  const std::string& src_name = seg[at + 3];
-  const std::string& dst_bucket = seg[at + 6];
-  const std::string& dst_name = seg[at + 8];
+                        const std::string& src_bucket, const std::string& src_name,
+                        const std::string& dst_bucket, const std::string& dst_name, bool rewrite) {
   Result<std::optional<int64_t>> generation = Int64Param(r, "sourceGeneration");
   Result<gcs::Preconditions> pre = PreconditionsOf(r);
   if (!generation.ok() || !pre.ok()) {
@@ -459,31 +466,6 @@ HttpResponse Compose(const StorageContext& ctx, const HttpRequest& r, const std:
   return ObjectResponse(r, *made);
 }
 
-// Everything under /storage/v1 (or Node's bare form): seg[at] == "b".
-HttpResponse JsonApi(const StorageContext& ctx, const HttpRequest& r,
-                     const std::vector<std::string>& seg, size_t at) {
-  const size_t n = seg.size() - at;
-  if (n == 1) return Buckets(ctx, r);
-  const std::string& bucket = seg[at + 1];
-  if (n == 2) return Bucket(ctx, r, bucket, false);
-  if (n == 3 && seg[at + 2] == "storageLayout") return Bucket(ctx, r, bucket, true);
-  if (seg[at + 2] != "o") return StorageError(NotFound("No such route: " + r.path));
-  if (n == 3) {
-    if (r.method == "GET") return ListObjects(ctx, r, bucket);
-    return StorageError(NotFound("Uploads go to /upload/storage/v1/b/" + bucket + "/o"));
-  }
-  const std::string& name = seg[at + 3];
-  if (n == 4) return Object(ctx, r, bucket, name);
-  if (n == 5 && seg[at + 4] == "compose" && r.method == "POST")
-    return Compose(ctx, r, bucket, name);
-  if (n == 9 && (seg[at + 4] == "rewriteTo" || seg[at + 4] == "copyTo") && seg[at + 5] == "b" &&
-      seg[at + 7] == "o" && r.method == "POST") {
-    return CopyObject(ctx, r, seg, at, seg[at + 4] == "rewriteTo");
-  }
-  return StorageError(NotFound("No such route: " + r.path));
-}
-
-}  // namespace
 
 HttpResponse StorageError(const Status& status) {
   int http = HttpStatusFor(status.code());
@@ -527,77 +509,6 @@ Result<gcs::Preconditions> PreconditionsOf(const HttpRequest& r) {
   ASSIGN_OR_RETURN(p.if_metageneration_match, Int64Param(r, "ifMetagenerationMatch"));
   ASSIGN_OR_RETURN(p.if_metageneration_not_match, Int64Param(r, "ifMetagenerationNotMatch"));
   return p;
-}
-
-bool IsStorageUpload(const HttpRequest& r) {
-  if (r.method != "POST" && r.method != "PUT") return false;
-  return r.path.rfind("/upload/storage/v1/", 0) == 0 ||
-         r.path.rfind("/resumable/upload/storage/v1/", 0) == 0;
-}
-
-namespace {
-
-// Which storage route the path names; kNone for the job routes.
-enum class StorageRoute { kNone, kJson, kNodeJson, kUpload, kResumable, kDownload, kPathStyle };
-
-StorageRoute RouteOf(const StorageContext& ctx, const HttpRequest& request,
-                     const std::vector<std::string>& seg) {
-  if (seg.empty()) return StorageRoute::kNone;
-  if (SegmentsStartWith(seg, {"storage", "v1", "b"})) return StorageRoute::kJson;
-  if (seg[0] == "b") return StorageRoute::kNodeJson;
-  if (SegmentsStartWith(seg, {"upload", "storage", "v1", "b"})) return StorageRoute::kUpload;
-  if (SegmentsStartWith(seg, {"resumable", "upload", "storage", "v1", "b"})) {
-    return StorageRoute::kResumable;
-  }
-  if (SegmentsStartWith(seg, {"download", "storage", "v1", "b"})) return StorageRoute::kDownload;
-  // Path-style reads: GET /BUCKET/OBJECT, only for a bucket that exists.
-  if (request.method == "GET" && seg.size() >= 2 && ctx.store->GetBucket(seg[0]).ok()) {
-    return StorageRoute::kPathStyle;
-  }
-  return StorageRoute::kNone;
-}
-
-}  // namespace
-
-std::optional<HttpResponse> RouteStorage(const StorageContext& ctx, const HttpRequest& request) {
-  if (ctx.store == nullptr) return std::nullopt;
-  std::vector<std::string> seg = SplitPath(request.path);
-  const StorageRoute route = RouteOf(ctx, request, seg);
-  if (route == StorageRoute::kNone) return std::nullopt;
-  HttpRequest r = request;  // Storage clients form-encode their query strings.
-  if (!r.raw_query.empty()) r.query = ParseQuery(r.raw_query, /*plus_is_space=*/true);
-  switch (route) {
-    case StorageRoute::kJson:
-      return JsonApi(ctx, r, seg, 2);
-    case StorageRoute::kNodeJson:
-      return JsonApi(ctx, r, seg, 0);
-    case StorageRoute::kUpload:
-    case StorageRoute::kResumable: {
-      const size_t at = route == StorageRoute::kUpload ? 4 : 5;
-      if (r.method == "PUT" || !Param(r, "upload_id").empty()) {
-        // The session URL is /upload/storage/v1/b/BUCKET/o?upload_id=...
-        if (seg.size() != at + 2 || seg[at + 1] != "o") {
-          return StorageError(NotFound("No such upload route: " + r.path));
-        }
-        return PutToSession(ctx, r, seg[at]);
-      }
-      if (seg.size() == at + 2 && seg[at + 1] == "o" && r.method == "POST") {
-        return UploadObject(ctx, r, seg[at]);
-      }
-      return StorageError(NotFound("No such upload route: " + r.path));
-    }
-    case StorageRoute::kDownload:
-      if (seg.size() == 7 && seg[5] == "o") return Download(ctx, r, seg[4], seg[6]);
-      return StorageError(NotFound("No such download route: " + r.path));
-    case StorageRoute::kPathStyle: {
-      std::string name = seg[1];
-      for (size_t i = 2; i < seg.size(); ++i) name += "/" + seg[i];
-      return Download(ctx, r, seg[0], name);
-    }
-    case StorageRoute::kNone:
-      break;
-  }
-  return std::nullopt;
 }
 
 }  // namespace ty::api::internal

@@ -2,7 +2,7 @@
 // (docs/contracts/cloud-storage-v1.md), as gcloud storage, the ml-engine package upload and
 // the Python/Node clients (STORAGE_EMULATOR_HOST) call it.
 //
-// Routes (B = bucket, O = one percent-encoded path segment holding the object name):
+// Paths (route_table.cc has their rows; B = bucket, O = one percent-encoded path segment holding the object name):
 //   /storage/v1/b[/B[/storageLayout|/o[/O[/compose|/rewriteTo/b/B2/o/O2|/copyTo/...]]]]
 //   /b/...                                the same, as Node sends them (no prefix)
 //   /upload/storage/v1/b/B/o              POST multipart | media | resumable; PUT session
@@ -34,12 +34,24 @@ struct StorageContext {
       spooled_hashes;
 };
 
-// The answer when `request` is a storage route; nullopt otherwise (path-style
-// reads only match existing buckets, so the job routes keep their paths).
-std::optional<HttpResponse> RouteStorage(const StorageContext& ctx, const HttpRequest& request);
-
-// Whether the body of `request` should be spooled to a staging file (uploads).
-bool IsStorageUpload(const HttpRequest& request);
+// The Cloud Storage routes' handlers (route_table.cc names their paths). Each answers
+// for every method its rows serve.
+HttpResponse ListOrInsertBuckets(const StorageContext& ctx, const HttpRequest& request);
+HttpResponse BucketResource(const StorageContext& ctx, const HttpRequest& request,
+                            const std::string& bucket, bool layout);
+HttpResponse ListObjects(const StorageContext& ctx, const HttpRequest& request,
+                         const std::string& bucket);
+HttpResponse ObjectResource(const StorageContext& ctx, const HttpRequest& request,
+                            const std::string& bucket, const std::string& name);
+HttpResponse Compose(const StorageContext& ctx, const HttpRequest& request,
+                     const std::string& bucket, const std::string& name);
+// rewriteTo (`rewrite`) or copyTo, from bucket/name to target_bucket/target_name.
+HttpResponse CopyObject(const StorageContext& ctx, const HttpRequest& request,
+                        const std::string& bucket, const std::string& name,
+                        const std::string& target_bucket, const std::string& target_name,
+                        bool rewrite);
+HttpResponse Download(const StorageContext& ctx, const HttpRequest& request,
+                      const std::string& bucket, const std::string& name);
 
 // ---- Shared by storage_api.cc and storage_uploads.cc ----------------------------
 

@@ -357,8 +357,10 @@ TEST(AccessNeedsTest, EachRouteNeedsItsProjectAndRole) {
     r.path = path.substr(0, q);
     if (q != std::string::npos) r.query = ParseQuery(path.substr(q + 1));
     r.body = body;
+    const RouteMatch match =
+        ServiceRoutes().Match(r.method, r.path, [&](const std::string& b) { return !!owner(b); });
     std::string out;
-    for (const auth::Need& n : NeedsOf(r, owner)) {
+    for (const auth::Need& n : NeedsOf(match, r, owner)) {
       out += (out.empty() ? "" : " ") + n.project + ":" + auth::RoleName(n.role);
     }
     return out;

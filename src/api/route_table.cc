@@ -1,0 +1,259 @@
+// Every endpoint the daemon serves, one row each (routes.h). A new endpoint is one row
+// here and its handler; the access gate and the router read the row.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "api/endpoints.h"
+#include "api/http_status.h"
+#include "api/routes.h"
+#include "api/storage_api.h"
+#include "model/resource_ids.h"
+
+namespace ty::api {
+
+namespace {
+
+using auth::Role;
+using internal::RouteCall;
+
+Dispatch Respond(HttpResponse response) { return Dispatch{std::move(response), std::nullopt}; }
+
+// /healthz: "ok", or "degraded" with a note per trouble (shown to `details` callers).
+// Still 200 either way: the API serves, and restarting the daemon would not help.
+nlohmann::json Health(service::JobService* service, bool details) {
+  nlohmann::json health = {{"status", "ok"}};
+  auto degrade = [&](const char* key, nlohmann::json note) {
+    health["status"] = "degraded";
+    if (details) health[key] = std::move(note);
+  };
+  // Stored jobs it had to fail are named so an operator sees them without the log.
+  std::vector<std::string> problems = service->problems();
+  if (!problems.empty() && details) health["problems"] = problems;
+  if (executor::BackendHealth engine = service->backend_health(); !engine.reachable) {
+    degrade(
+        "engine",
+        {{"reachable", false}, {"detail", engine.detail}, {"since", FormatRfc3339(engine.since)}});
+  }
+  // Below the data disk's reserve new work is refused: said before the disk is full.
+  if (std::optional<service::JobService::DataDisk> disk = service->data_disk();
+      disk && disk->low()) {
+    degrade("dataDisk", {{"freeBytes", disk->space.free_bytes},
+                         {"reserveBytes", disk->reserve_bytes},
+                         {"detail", "below the reserve: submits are refused"}});
+  }
+  // Job records that cannot be written (a full disk): inputs wait for the store.
+  if (service::StoreWriteHealth store = service->store_health(); store.failing) {
+    degrade("store", {{"writing", false},
+                      {"detail", store.detail},
+                      {"since", FormatRfc3339(store.since)},
+                      {"jobsWaiting", store.jobs_waiting}});
+  }
+  return health;
+}
+
+// Problems and the engine's state are for admins (everyone, on a daemon without
+// tokens); others learn only "ok" or "degraded".
+Dispatch GetHealth(const RouteCall& c) {
+  return Respond(JsonResponse(Health(c.service, c.caller.RoleIn("") == Role::kAdmin)));
+}
+
+// The job a job route names. The ids key stored rows and engine labels: Google's
+// shape, or a 400 naming the field.
+Result<service::JobRef> JobRefOf(const RouteCall& c) {
+  const RouteParams& p = c.params;
+  RETURN_IF_ERROR(model::CheckProjectId(p.project));
+  if (c.dialect == ApiDialect::kVertex) RETURN_IF_ERROR(model::CheckLocationId(p.location));
+  service::JobRef ref;
+  ref.dialect = c.dialect == ApiDialect::kMlV1 ? model::Dialect::kMlV1 : model::Dialect::kVertex;
+  ref.project = p.project;
+  ref.location = p.location;
+  ref.id = p.job;
+  ref.collection = p.vertex_collection;
+  return ref;
+}
+
+// A job route's handler: its JobRef, or the 400 that says why there is none.
+template <HttpResponse (*Endpoint)(const internal::Call&, const service::JobRef&)>
+Dispatch OnJob(const RouteCall& c) {
+  Result<service::JobRef> ref = JobRefOf(c);
+  if (!ref.ok()) return Respond(ErrorResponse(ref.status()));
+  return Respond(Endpoint(c.call(), *ref));
+}
+
+Dispatch ReadJobLogs(const RouteCall& c) {
+  Result<service::JobRef> ref = JobRefOf(c);
+  if (!ref.ok()) return Respond(ErrorResponse(ref.status()));
+  return internal::ReadLogs(c.call(), *ref);
+}
+
+// An operation's name is its path below the API version: operations of a location or
+// of one job ("projects/p/locations/l/customJobs/j/operations/o").
+Dispatch GetOperation(const RouteCall& c) {
+  const RouteParams& p = c.params;
+  std::string name = "projects/" + p.project + "/locations/" + p.location;
+  if (!p.job.empty()) name += "/" + p.collection + "/" + p.job;
+  return Respond(internal::GetOperation(c.call(), name + "/operations/" + p.operation));
+}
+
+// ---- Cloud Storage ------------------------------------------------------------------
+
+Dispatch StorageBuckets(const RouteCall& c) {
+  return Respond(internal::ListOrInsertBuckets(c.storage, c.request));
+}
+Dispatch StorageBucket(const RouteCall& c) {
+  return Respond(internal::BucketResource(c.storage, c.request, c.params.bucket, false));
+}
+Dispatch StorageLayout(const RouteCall& c) {
+  return Respond(internal::BucketResource(c.storage, c.request, c.params.bucket, true));
+}
+Dispatch StorageList(const RouteCall& c) {
+  return Respond(internal::ListObjects(c.storage, c.request, c.params.bucket));
+}
+Dispatch StorageMisplacedUpload(const RouteCall& c) {
+  return Respond(internal::StorageError(
+      NotFound("Uploads go to /upload/storage/v1/b/" + c.params.bucket + "/o")));
+}
+Dispatch StorageObject(const RouteCall& c) {
+  return Respond(
+      internal::ObjectResource(c.storage, c.request, c.params.bucket, c.params.object));
+}
+Dispatch StorageCompose(const RouteCall& c) {
+  return Respond(internal::Compose(c.storage, c.request, c.params.bucket, c.params.object));
+}
+template <bool kRewrite>
+Dispatch StorageCopy(const RouteCall& c) {
+  const RouteParams& p = c.params;
+  return Respond(internal::CopyObject(c.storage, c.request, p.bucket, p.object, p.target_bucket,
+                                      p.target_object, kRewrite));
+}
+Dispatch StorageDownload(const RouteCall& c) {
+  return Respond(internal::Download(c.storage, c.request, c.params.bucket, c.params.object));
+}
+// POST starts an upload, or (with ?upload_id=) continues a session as PUT does.
+Dispatch StorageUpload(const RouteCall& c) {
+  if (!internal::Param(c.request, "upload_id").empty()) {
+    return Respond(internal::PutToSession(c.storage, c.request, c.params.bucket));
+  }
+  return Respond(internal::UploadObject(c.storage, c.request, c.params.bucket));
+}
+Dispatch StorageSession(const RouteCall& c) {
+  return Respond(internal::PutToSession(c.storage, c.request, c.params.bucket));
+}
+
+// ---- The rows -------------------------------------------------------------------------
+
+constexpr Access kViewer{Scope::kProject, Role::kViewer};
+constexpr Access kEditor{Scope::kProject, Role::kEditor};
+
+void AddOpsRows(std::vector<Route>* rows) {
+  rows->push_back({"GET", "/healthz", ApiDialect::kOps, {Scope::kAnyone, Role::kNone}, GetHealth,
+                   /*on_replica_listener=*/true});
+  rows->push_back({"GET", "/metrics", ApiDialect::kOps, {Scope::kAdmin, Role::kAdmin},
+                   [](const RouteCall& c) { return Respond(internal::Metrics(c.service)); }});
+  rows->push_back({"GET", "/admin/backup", ApiDialect::kOps, {Scope::kAdmin, Role::kAdmin},
+                   [](const RouteCall& c) { return Respond(internal::Backup(c.service)); }});
+  rows->push_back(
+      {"GET", kRegistryTokenPath, ApiDialect::kRegistry, {Scope::kOwnAuth, Role::kNone},
+       [](const RouteCall& c) { return Respond(IssueRegistryToken(c.registry, c.request)); }});
+  // Cloud Logging's entries:list, by body (POST) or query (GET); a replica's reads see
+  // its own job's entries.
+  for (const char* method : {"POST", "GET"}) {
+    rows->push_back({method, "/v2/entries:list", ApiDialect::kLogging,
+                     {Scope::kLogging, Role::kViewer},
+                     [](const RouteCall& c) {
+                       return Respond(internal::ListLogEntries(c.call(), c.caller.only_job));
+                     },
+                     /*on_replica_listener=*/true});
+  }
+}
+
+// A job collection's six or seven routes under `base`, where `{job}` is a job.
+void AddJobRows(std::vector<Route>* rows, ApiDialect dialect, const std::string& base) {
+  const std::string one = base + "/{job}";
+  rows->push_back({"POST", base, dialect, kEditor, OnJob<internal::CreateJob>});
+  rows->push_back({"GET", base, dialect, kViewer, OnJob<internal::ListJobs>});
+  rows->push_back({"GET", one, dialect, kViewer, OnJob<internal::GetJob>});
+  rows->push_back({"POST", one + ":cancel", dialect, kEditor, OnJob<internal::CancelJob>});
+  // Our extensions: a job's log (`?follow=true` streams it) and its replicas' details.
+  rows->push_back({"GET", one + "/logs", dialect, kViewer, ReadJobLogs});
+  rows->push_back({"GET", one + "/details", dialect, kViewer, OnJob<internal::GetJobDetails>});
+  if (dialect == ApiDialect::kVertex) {
+    rows->push_back({"DELETE", one, dialect, kEditor, OnJob<internal::DeleteJob>});
+  }
+}
+
+void AddJobsRows(std::vector<Route>* rows) {
+  AddJobRows(rows, ApiDialect::kMlV1, "/v1/projects/{project}/jobs");
+  AddJobRows(rows, ApiDialect::kVertex,
+             "/v1/projects/{project}/locations/{location}/{collection}");
+  // Operations, under /v1 and /ui: GAPIC polls /ui/... (docs/contracts/client-wire.md §2).
+  for (const char* api : {"/v1", "/ui"}) {
+    const std::string location = std::string(api) + "/projects/{project}/locations/{location}";
+    rows->push_back(
+        {"GET", location + "/operations/{operation}", ApiDialect::kVertex, kViewer, GetOperation});
+    rows->push_back({"GET", location + "/{collection}/{job}/operations/{operation}",
+                     ApiDialect::kVertex, kViewer, GetOperation});
+  }
+}
+
+void AddStorageRows(std::vector<Route>* rows) {
+  auto add = [rows](const char* method, std::string pattern, Access access, RouteHandler handler) {
+    rows->push_back({method, std::move(pattern), ApiDialect::kStorage, access, handler,
+                     /*on_replica_listener=*/true});
+  };
+  const Access project_read{Scope::kProjectQuery, Role::kViewer};
+  const Access project_write{Scope::kProjectQuery, Role::kEditor};
+  const Access read{Scope::kBucket, Role::kViewer};
+  const Access write{Scope::kBucket, Role::kEditor};
+  // The JSON API, as gcloud and Python send it (/storage/v1/b/...) and as Node does (/b/...).
+  for (const std::string b : {"/storage/v1/b", "/b"}) {
+    add("GET", b, project_read, StorageBuckets);
+    add("POST", b, project_write, StorageBuckets);
+    add("GET", b + "/{bucket}", read, StorageBucket);
+    add("PATCH", b + "/{bucket}", {Scope::kBucketAssign, Role::kEditor}, StorageBucket);
+    add("DELETE", b + "/{bucket}", write, StorageBucket);
+    add("GET", b + "/{bucket}/storageLayout", read, StorageLayout);
+    add("GET", b + "/{bucket}/o", read, StorageList);
+    add("POST", b + "/{bucket}/o", write, StorageMisplacedUpload);
+    const std::string object = b + "/{bucket}/o/{object}";
+    add("GET", object, read, StorageObject);
+    for (const char* method : {"PATCH", "PUT", "DELETE"}) add(method, object, write, StorageObject);
+    add("POST", object + "/compose", write, StorageCompose);
+    const Access copy{Scope::kBucketCopy, Role::kEditor};
+    add("POST", object + "/rewriteTo/b/{target_bucket}/o/{target_object}", copy,
+        StorageCopy<true>);
+    add("POST", object + "/copyTo/b/{target_bucket}/o/{target_object}", copy, StorageCopy<false>);
+  }
+  // Uploads: media, multipart and resumable starts, then the session's PUTs
+  // (`?upload_id=`); gcloud starts resumable ones under /resumable.
+  for (const char* u :
+       {"/upload/storage/v1/b/{bucket}/o", "/resumable/upload/storage/v1/b/{bucket}/o"}) {
+    add("POST", u, write, StorageUpload);
+    rows->back().spools_body = true;
+    add("PUT", u, write, StorageSession);
+    rows->back().spools_body = true;
+    add("DELETE", u, write, StorageSession);
+  }
+  add("GET", "/download/storage/v1/b/{bucket}/o/{object}", read, StorageDownload);
+  // Path-style reads (GET /BUCKET/OBJECT): last, and only for a bucket that exists.
+  add("GET", "/{bucket}/{object=**}", read, StorageDownload);
+  rows->back().bucket_must_exist = true;
+}
+
+std::vector<Route> AllRows() {
+  std::vector<Route> rows;
+  AddOpsRows(&rows);
+  AddJobsRows(&rows);
+  AddStorageRows(&rows);
+  return rows;
+}
+
+}  // namespace
+
+const RouteTable& ServiceRoutes() {
+  static const RouteTable* const table = new RouteTable(AllRows());
+  return *table;
+}
+
+}  // namespace ty::api
