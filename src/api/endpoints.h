@@ -32,8 +32,8 @@ struct RouteCall {
   const HttpRequest& request;  // Cloud Storage rows: the query form-decoded.
   const RouteParams& params;
   ApiDialect dialect;
-  const auth::Principal& caller;     // Who the gate admitted.
-  const StorageContext& storage;     // `store` null without the Cloud Storage API.
+  const auth::Principal& caller;  // Who the gate admitted.
+  const StorageContext& storage;  // `store` null without the Cloud Storage API.
   const RegistryTokenService& registry;
   wire::RenderOptions render;  // From `$alt=json;enum-encoding=int`.
 

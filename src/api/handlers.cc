@@ -213,7 +213,7 @@ Dispatch Router::Handle(const HttpRequest& request) const {
       auto hashes = follower->Finish(size);
       return hashes.ok() ? std::optional(*hashes) : std::nullopt;
     };
-    const internal::RouteCall call{service_, r,       match.params,     row->dialect,
+    const internal::RouteCall call{service_,  r,       match.params,     row->dialect,
                                    *admitted, storage, registry_tokens_, RenderOptionsOf(r)};
     return match.route->handler(call);
   } catch (const std::exception& e) {

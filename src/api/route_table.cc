@@ -115,8 +115,7 @@ Dispatch StorageMisplacedUpload(const RouteCall& c) {
       NotFound("Uploads go to /upload/storage/v1/b/" + c.params.bucket + "/o")));
 }
 Dispatch StorageObject(const RouteCall& c) {
-  return Respond(
-      internal::ObjectResource(c.storage, c.request, c.params.bucket, c.params.object));
+  return Respond(internal::ObjectResource(c.storage, c.request, c.params.bucket, c.params.object));
 }
 Dispatch StorageCompose(const RouteCall& c) {
   return Respond(internal::Compose(c.storage, c.request, c.params.bucket, c.params.object));
@@ -147,19 +146,33 @@ constexpr Access kViewer{Scope::kProject, Role::kViewer};
 constexpr Access kEditor{Scope::kProject, Role::kEditor};
 
 void AddOpsRows(std::vector<Route>* rows) {
-  rows->push_back({"GET", "/healthz", ApiDialect::kOps, {Scope::kAnyone, Role::kNone}, GetHealth,
+  rows->push_back({"GET",
+                   "/healthz",
+                   ApiDialect::kOps,
+                   {Scope::kAnyone, Role::kNone},
+                   GetHealth,
                    /*on_replica_listener=*/true});
-  rows->push_back({"GET", "/metrics", ApiDialect::kOps, {Scope::kAdmin, Role::kAdmin},
-                   [](const RouteCall& c) { return Respond(internal::Metrics(c.service)); }});
-  rows->push_back({"GET", "/admin/backup", ApiDialect::kOps, {Scope::kAdmin, Role::kAdmin},
+  rows->push_back(
+      {"GET", "/metrics", ApiDialect::kOps, {Scope::kAdmin, Role::kAdmin}, [](const RouteCall& c) {
+         return Respond(internal::Metrics(c.service));
+       }});
+  rows->push_back({"GET",
+                   "/admin/backup",
+                   ApiDialect::kOps,
+                   {Scope::kAdmin, Role::kAdmin},
                    [](const RouteCall& c) { return Respond(internal::Backup(c.service)); }});
   rows->push_back(
-      {"GET", kRegistryTokenPath, ApiDialect::kRegistry, {Scope::kOwnAuth, Role::kNone},
+      {"GET",
+       kRegistryTokenPath,
+       ApiDialect::kRegistry,
+       {Scope::kOwnAuth, Role::kNone},
        [](const RouteCall& c) { return Respond(IssueRegistryToken(c.registry, c.request)); }});
   // Cloud Logging's entries:list, by body (POST) or query (GET); a replica's reads see
   // its own job's entries.
   for (const char* method : {"POST", "GET"}) {
-    rows->push_back({method, "/v2/entries:list", ApiDialect::kLogging,
+    rows->push_back({method,
+                     "/v2/entries:list",
+                     ApiDialect::kLogging,
                      {Scope::kLogging, Role::kViewer},
                      [](const RouteCall& c) {
                        return Respond(internal::ListLogEntries(c.call(), c.caller.only_job));
@@ -185,8 +198,7 @@ void AddJobRows(std::vector<Route>* rows, ApiDialect dialect, const std::string&
 
 void AddJobsRows(std::vector<Route>* rows) {
   AddJobRows(rows, ApiDialect::kMlV1, "/v1/projects/{project}/jobs");
-  AddJobRows(rows, ApiDialect::kVertex,
-             "/v1/projects/{project}/locations/{location}/{collection}");
+  AddJobRows(rows, ApiDialect::kVertex, "/v1/projects/{project}/locations/{location}/{collection}");
   // Operations, under /v1 and /ui: GAPIC polls /ui/... (docs/contracts/client-wire.md §2).
   for (const char* api : {"/v1", "/ui"}) {
     const std::string location = std::string(api) + "/projects/{project}/locations/{location}";
@@ -221,8 +233,7 @@ void AddStorageRows(std::vector<Route>* rows) {
     for (const char* method : {"PATCH", "PUT", "DELETE"}) add(method, object, write, StorageObject);
     add("POST", object + "/compose", write, StorageCompose);
     const Access copy{Scope::kBucketCopy, Role::kEditor};
-    add("POST", object + "/rewriteTo/b/{target_bucket}/o/{target_object}", copy,
-        StorageCopy<true>);
+    add("POST", object + "/rewriteTo/b/{target_bucket}/o/{target_object}", copy, StorageCopy<true>);
     add("POST", object + "/copyTo/b/{target_bucket}/o/{target_object}", copy, StorageCopy<false>);
   }
   // Uploads: media, multipart and resumable starts, then the session's PUTs

@@ -24,9 +24,9 @@ std::string* ParamField(RouteParams* p, const std::string& name) {
 }
 
 std::optional<model::VertexCollection> CollectionNamed(const std::string& name) {
-  for (auto c : {model::VertexCollection::kCustomJobs,
-                 model::VertexCollection::kHyperparameterTuningJobs,
-                 model::VertexCollection::kTrainingPipelines}) {
+  for (auto c :
+       {model::VertexCollection::kCustomJobs, model::VertexCollection::kHyperparameterTuningJobs,
+        model::VertexCollection::kTrainingPipelines}) {
     if (name == model::CollectionName(c)) return c;
   }
   return std::nullopt;

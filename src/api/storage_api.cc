@@ -319,8 +319,8 @@ Result<gcs::ObjectPatch> PatchOf(const std::string& body_text) {
 
 }  // namespace
 
-HttpResponse ObjectResource(const StorageContext& ctx, const HttpRequest& r, const std::string& bucket,
-                    const std::string& name) {
+HttpResponse ObjectResource(const StorageContext& ctx, const HttpRequest& r,
+                            const std::string& bucket, const std::string& name) {
   if (r.method == "GET" && Param(r, "alt") == "media") return Download(ctx, r, bucket, name);
   Result<gcs::Preconditions> pre = PreconditionsOf(r);
   if (!pre.ok()) return StorageError(pre.status());
@@ -465,7 +465,6 @@ HttpResponse Compose(const StorageContext& ctx, const HttpRequest& r, const std:
   if (!made.ok()) return StorageError(made.status());
   return ObjectResponse(r, *made);
 }
-
 
 HttpResponse StorageError(const Status& status) {
   int http = HttpStatusFor(status.code());

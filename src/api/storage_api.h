@@ -2,7 +2,8 @@
 // (docs/contracts/cloud-storage-v1.md), as gcloud storage, the ml-engine package upload and
 // the Python/Node clients (STORAGE_EMULATOR_HOST) call it.
 //
-// Paths (route_table.cc has their rows; B = bucket, O = one percent-encoded path segment holding the object name):
+// Paths (route_table.cc has their rows; B = bucket, O = one percent-encoded path segment holding
+// the object name):
 //   /storage/v1/b[/B[/storageLayout|/o[/O[/compose|/rewriteTo/b/B2/o/O2|/copyTo/...]]]]
 //   /b/...                                the same, as Node sends them (no prefix)
 //   /upload/storage/v1/b/B/o              POST multipart | media | resumable; PUT session

@@ -351,7 +351,7 @@ ty::Result<ty::service::JobServiceOptions> ServiceOptionsFor(
   so.backup_dir = cfg.data_dir + "/backups";
   if (cfg.data_reserve_mb >= 0)
     so.data_reserve_bytes = static_cast<uint64_t>(cfg.data_reserve_mb) << 20;
-  // Each trial job's cloudml-hypertune file (service/trial_jobs.h).
+  // Each trial job's cloudml-hypertune file (machines/trial_jobs.h).
   so.trial_root = cfg.data_dir + "/trials";
   so.executor_name = cfg.executor;
   ASSIGN_OR_RETURN(so.admission, AdmissionFor(cfg, cfg.executor));

@@ -188,7 +188,7 @@ struct Job {
   int preemptions = 0;
 
   // A study (spec.study set): its trials, in creation order, and what else its
-  // machine remembers (service/study_machine.h).
+  // machine remembers (machines/study_machine.h).
   std::vector<Trial> trials;
   StudyProgress study_progress;
   // A trial job: the study's uid and the trial's id (1, 2, ...); "" / 0 otherwise.

@@ -53,12 +53,12 @@ struct Trial {
 // ACTIVE or STOPPING: its job may still run.
 inline bool IsTrialActive(const Trial& t) { return !IsTrialDone(t.state); }
 
-// What a study remembers beyond its trials (service/study_machine.h), stored with
+// What a study remembers beyond its trials (machines/study_machine.h), stored with
 // the study's record so a restarted daemon goes on exactly where it stopped.
 struct StudyProgress {
   std::string failing;     // Why the study fails once its trials are down; "" = it does not.
   bool exhausted = false;  // The search space has no unseen point left.
-  // Its last lines are committed; the commit that ends it follows (service/study_machine.h).
+  // Its last lines are committed; the commit that ends it follows (machines/study_machine.h).
   bool finishing = false;
   bool operator==(const StudyProgress& o) const {
     return failing == o.failing && exhausted == o.exhausted && finishing == o.finishing;

@@ -25,7 +25,7 @@ AdmissionController::AdmissionController(LoopCore* core, AdmissionOptions option
   });
 }
 
-void AdmissionController::SendInput(const std::string& uid, model::JobInput input) {
+void AdmissionController::SendInput(const std::string& uid, machines::JobInput input) {
   core_->Send(JobInputMessage{uid, std::move(input)});
 }
 
@@ -41,8 +41,8 @@ void AdmissionController::Request(const model::Job& job) {
   holding_.erase(job.uid);
   Result<QueuedDemand> queued = QueuedDemandOf(job, options_.machine_types);
   if (!queued.ok()) {
-    model::JobInput in;
-    in.kind = model::InputKind::kUnrunnable;
+    machines::JobInput in;
+    in.kind = machines::JobInputKind::kUnrunnable;
     in.message = queued.status().message();
     return SendInput(job.uid, std::move(in));
   }
@@ -106,8 +106,8 @@ void AdmissionController::RunPass() {
     auto it = holding_.find(uid);
     if (it == holding_.end()) continue;
     it->second.preempting = true;
-    model::JobInput preempt;
-    preempt.kind = model::InputKind::kPreempt;
+    machines::JobInput preempt;
+    preempt.kind = machines::JobInputKind::kPreempt;
     SendInput(uid, std::move(preempt));
   }
   for (scheduler::Admitted& a : decisions.admit) {
@@ -118,8 +118,8 @@ void AdmissionController::RunPass() {
     last_reason_.erase(a.uid);
     std::vector<model::ReplicaGrant> grants = GrantsOf(queued, a.placement, options_.capacity);
     holding_[a.uid] = AllocationOf(queued, grants, now);
-    model::JobInput in;
-    in.kind = model::InputKind::kAdmitted;
+    machines::JobInput in;
+    in.kind = machines::JobInputKind::kAdmitted;
     in.grants = std::move(grants);
     SendInput(a.uid, std::move(in));
   }

@@ -20,8 +20,8 @@
 #include <optional>
 #include <string>
 
+#include "machines/job_machine.h"
 #include "model/job.h"
-#include "model/job_machine.h"
 #include "model/machine_catalog.h"
 #include "scheduler/admission.h"
 #include "service/job_demand.h"
@@ -78,7 +78,7 @@ class AdmissionController {
   const scheduler::Capacity& capacity() const { return options_.capacity; }
 
  private:
-  void SendInput(const std::string& uid, model::JobInput input);  // To the job controller.
+  void SendInput(const std::string& uid, machines::JobInput input);  // To the job controller.
   void SchedulePass();
   void RunPass();
   void PublishWaits(const scheduler::WaitList& waiting);

@@ -70,7 +70,7 @@ StoreWriteHealth StoreWriteWatch::health() const {
   return health_;
 }
 
-bool HeldInputs::Add(const std::string& uid, model::JobInput input) {
+bool HeldInputs::Add(const std::string& uid, machines::JobInput input) {
   Held& h = held_[uid];
   bool kept_all = true;
   if (h.inputs.size() >= kMaxPerJob) {
@@ -81,7 +81,7 @@ bool HeldInputs::Add(const std::string& uid, model::JobInput input) {
   return kept_all;
 }
 
-std::optional<model::JobInput> HeldInputs::Front(const std::string& uid) const {
+std::optional<machines::JobInput> HeldInputs::Front(const std::string& uid) const {
   auto it = held_.find(uid);
   if (it == held_.end() || it->second.inputs.empty()) return std::nullopt;
   return it->second.inputs.front();

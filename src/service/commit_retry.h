@@ -21,7 +21,7 @@
 
 #include "common/status.h"
 #include "common/time.h"
-#include "model/job_machine.h"
+#include "machines/job_machine.h"
 
 namespace ty::service {
 
@@ -75,9 +75,9 @@ class HeldInputs {
 
   bool Holding(const std::string& uid) const { return held_.count(uid) > 0; }
   // Appends `input`; false when the job already held kMaxPerJob and its oldest was lost.
-  bool Add(const std::string& uid, model::JobInput input);
+  bool Add(const std::string& uid, machines::JobInput input);
   // The job's oldest held input; nullopt when it holds none.
-  std::optional<model::JobInput> Front(const std::string& uid) const;
+  std::optional<machines::JobInput> Front(const std::string& uid) const;
   // Drops the job's oldest input (it committed, or no retry helps); forgets the job
   // once it holds none.
   void Pop(const std::string& uid);
@@ -87,7 +87,7 @@ class HeldInputs {
 
  private:
   struct Held {
-    std::deque<model::JobInput> inputs;
+    std::deque<machines::JobInput> inputs;
     int tries = 0;
   };
   std::map<std::string, Held> held_;

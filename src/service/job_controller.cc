@@ -8,10 +8,10 @@
 #include <tuple>
 
 #include "common/files.h"
+#include "machines/trial_jobs.h"
 #include "model/spec_record.h"
 #include "service/job_logs.h"
 #include "service/launch_plan.h"
-#include "service/trial_jobs.h"
 #include "wire/dialect.h"
 
 namespace ty::service {
@@ -19,27 +19,27 @@ namespace {
 
 constexpr size_t kErrorLogLines = 10;
 
-model::JobInput InputOf(const executor::ExecutorEvent& event) {
-  model::JobInput in;
+machines::JobInput InputOf(const executor::ExecutorEvent& event) {
+  machines::JobInput in;
   in.attempt = event.attempt;
   in.pool = event.pool;
   in.index = event.index;
   in.message = event.message;
   switch (event.kind) {
     case executor::ExecutorEventKind::kAttemptStarted:
-      in.kind = model::InputKind::kAttemptStarted;
+      in.kind = machines::JobInputKind::kAttemptStarted;
       in.image_ready_time = event.image_ready_time;
       in.images = event.images;
       break;
     case executor::ExecutorEventKind::kLaunchFailed:
     case executor::ExecutorEventKind::kLaunchWaiting:  // Not fed (OnExecutorEvent).
-      in.kind = model::InputKind::kLaunchFailed;
+      in.kind = machines::JobInputKind::kLaunchFailed;
       break;
     case executor::ExecutorEventKind::kAttemptPreempted:
-      in.kind = model::InputKind::kBackendPreempted;
+      in.kind = machines::JobInputKind::kBackendPreempted;
       break;
     case executor::ExecutorEventKind::kReplicaExited:
-      in.kind = model::InputKind::kReplicaExited;
+      in.kind = machines::JobInputKind::kReplicaExited;
       in.exit_code = event.exit_code;
       in.signal = event.signal;
       in.oom_killed = event.oom_killed;
@@ -141,17 +141,17 @@ void JobController::Recover(const std::vector<executor::ObservedReplica>& observ
   for (auto& [job, why] : unrunnable_) {
     const std::string uid = job.uid;
     live_[uid] = std::move(job);
-    model::JobInput in;
-    in.kind = model::InputKind::kUnrunnable;
+    machines::JobInput in;
+    in.kind = machines::JobInputKind::kUnrunnable;
     in.message = why;
     Deliver(uid, std::move(in));
     live_.erase(uid);  // Never run, even if its failure could not be recorded.
   }
   unrunnable_.clear();
   using Attempt = std::pair<std::string, int>;
-  std::map<Attempt, std::vector<model::ObservedReplicaState>> by_attempt;
+  std::map<Attempt, std::vector<machines::ObservedReplicaState>> by_attempt;
   for (const auto& o : observed) {
-    model::ObservedReplicaState s;
+    machines::ObservedReplicaState s;
     s.pool = o.pool;
     s.index = o.index;
     s.running = o.running;
@@ -183,8 +183,8 @@ void JobController::Recover(const std::vector<executor::ObservedReplica>& observ
   for (const std::string& uid : uids) {
     model::Job* job = Find(uid);
     if (job == nullptr) continue;
-    model::JobInput in;
-    in.kind = model::InputKind::kRecovered;
+    machines::JobInput in;
+    in.kind = machines::JobInputKind::kRecovered;
     in.attempt = job->attempt;
     in.observed = by_attempt[{uid, job->attempt}];
     Deliver(uid, std::move(in));
@@ -199,9 +199,9 @@ Result<model::Job> JobController::Submit(model::Job job) {
   if (job.uid.empty()) job.uid = uids_->Next();
   job.state = model::JobState::kQueued;
   job.spec_record = model::EncodeSpecRecord(job.spec);
-  model::JobInput in;
-  in.kind = model::InputKind::kSubmitted;
-  model::Decision d = model::Decide(job, in, options_.policy, core_->clock()->Now());
+  machines::JobInput in;
+  in.kind = machines::JobInputKind::kSubmitted;
+  machines::JobDecision d = machines::DecideJob(job, in, options_.policy, core_->clock()->Now());
   model::Job created = d.job;
   Status s = CommitThenAct(std::move(d), /*create=*/true);
   if (s.code() == StatusCode::kAlreadyExists && job.dialect == model::Dialect::kMlV1) {
@@ -222,8 +222,8 @@ Status JobController::Cancel(const std::string& uid, const std::string& reason) 
                ? NotFound("job " + uid + " does not exist.")
                : stored.status();
   }
-  model::JobInput in;
-  in.kind = model::InputKind::kCancel;
+  machines::JobInput in;
+  in.kind = machines::JobInputKind::kCancel;
   in.message = reason;
   // The caller hears whether the cancel was recorded: one whose write failed is lost,
   // and the client must know to send it again.
@@ -256,8 +256,8 @@ void JobController::OnExecutorEvent(const executor::ExecutorEvent& event) {
     return;
   }
   core_->Post([this, event] {
-    model::JobInput in = InputOf(event);
-    if (in.kind == model::InputKind::kReplicaExited && event.exit_code != 0) {
+    machines::JobInput in = InputOf(event);
+    if (in.kind == machines::JobInputKind::kReplicaExited && event.exit_code != 0) {
       // The failure message quotes the replica's last lines: read them here, at the
       // edge, so the decision stays pure.
       if (const model::Job* job = Find(event.job_uid)) {
@@ -273,16 +273,16 @@ void JobController::OnExecutorEvent(const executor::ExecutorEvent& event) {
   });
 }
 
-Status JobController::Decide(const std::string& uid, model::JobInput input) {
+Status JobController::Decide(const std::string& uid, machines::JobInput input) {
   AssertOnLoop();
   model::Job* job = Find(uid);
   if (job == nullptr) return Status::Ok();
   // A failed write is logged inside, and nothing was acted on.
-  return CommitThenAct(model::Decide(*job, input, options_.policy, core_->clock()->Now()),
+  return CommitThenAct(machines::DecideJob(*job, input, options_.policy, core_->clock()->Now()),
                        /*create=*/false);
 }
 
-void JobController::Deliver(const std::string& uid, model::JobInput input) {
+void JobController::Deliver(const std::string& uid, machines::JobInput input) {
   if (held_.Holding(uid)) {
     // Behind the held ones: the machine sees a job's inputs in the order they came.
     if (!held_.Add(uid, std::move(input))) {
@@ -305,7 +305,7 @@ void JobController::ScheduleRetry(const std::string& uid) {
 }
 
 void JobController::RetryHeld(const std::string& uid) {
-  while (std::optional<model::JobInput> next = held_.Front(uid)) {
+  while (std::optional<machines::JobInput> next = held_.Front(uid)) {
     Status s = Decide(uid, *next);
     if (!s.ok() && MeaningOf(s) == CommitFailure::kRetry) {
       NoteWriteFailed(uid, s, /*first_for_job=*/false);
@@ -327,7 +327,7 @@ StoreWriteHealth JobController::store_health() const { return writes_.health(); 
 // ---------------------------------------------------------------------------
 // Commit, then act
 
-Status JobController::CommitThenAct(model::Decision d, bool create) {
+Status JobController::CommitThenAct(machines::JobDecision d, bool create) {
   AssertOnLoop();
   if (core_->dead()) return Unavailable("the service is shutting down");
   model::Job& job = d.job;
@@ -362,45 +362,46 @@ Status JobController::CommitThenAct(model::Decision d, bool create) {
     // Delivered after this task, so after the actions below (messages.h).
     core_->Send(JobCommitted{std::make_shared<const model::Job>(job), before_state});
   }
-  for (const model::JobAction& a : d.actions) Perform(job, a);
+  for (const machines::JobAction& a : d.actions) Perform(job, a);
   return Status::Ok();
 }
 
-void JobController::Perform(const model::Job& job, const model::JobAction& a) {
+void JobController::Perform(const model::Job& job, const machines::JobAction& a) {
   const std::string uid = job.uid;
   const int attempt = a.attempt;
   Backend& backend = backends_->For(job.project);
   executor::Executor* const ex = backend.executor;
   switch (a.kind) {
-    case model::ActionKind::kLog:
+    case machines::JobActionKind::kLog:
       return ServiceLog(uid, a.message, a.severity);
-    case model::ActionKind::kRequestAdmission:
+    case machines::JobActionKind::kRequestAdmission:
       return core_->Send(AdmissionWanted{std::make_shared<const model::Job>(job)});
-    case model::ActionKind::kArmTimer:
+    case machines::JobActionKind::kArmTimer:
       return core_->At(a.at, [this, uid, timer = a.timer] {
-        model::JobInput in;
-        in.kind = model::InputKind::kTimerFired;
+        machines::JobInput in;
+        in.kind = machines::JobInputKind::kTimerFired;
         in.timer = timer;
         Deliver(uid, std::move(in));
       });
-    case model::ActionKind::kLaunch:
+    case machines::JobActionKind::kLaunch:
       return Launch(job);
-    case model::ActionKind::kStop:
+    case machines::JobActionKind::kStop:
       return core_->Blocking([this, ex, uid, attempt] {
         Status s = ex->Stop(uid, attempt, options_.stop_grace);
         if (!s.ok()) spdlog::warn("job {} attempt {}: stop failed: {}", uid, attempt, s.ToString());
       });
-    case model::ActionKind::kCleanup:
+    case machines::JobActionKind::kCleanup:
       return core_->Blocking([ex, uid, attempt] {
         Status s = ex->Cleanup(uid, attempt);
         if (!s.ok())
           spdlog::warn("job {} attempt {}: cleanup failed: {}", uid, attempt, s.ToString());
       });
-    case model::ActionKind::kRestartReplica:
+    case machines::JobActionKind::kRestartReplica:
       return core_->Blocking([this, ex, uid, attempt, pool = a.pool, index = a.index] {
         Status s = ex->RestartReplica(uid, attempt, pool, index);
-        model::JobInput in;
-        in.kind = s.ok() ? model::InputKind::kReplicaRestarted : model::InputKind::kRestartFailed;
+        machines::JobInput in;
+        in.kind = s.ok() ? machines::JobInputKind::kReplicaRestarted
+                         : machines::JobInputKind::kRestartFailed;
         in.attempt = attempt;
         in.pool = pool;
         in.index = index;
@@ -415,7 +416,7 @@ void JobController::Launch(const model::Job& job) {
   executor::Executor* const ex = backend.executor;
   TrialFiles trial;
   if (job.trial_id > 0 && !trial_root_.empty()) {
-    trial.host_dir = TrialMetricsDir(trial_root_, job.uid);
+    trial.host_dir = machines::TrialMetricsDir(trial_root_, job.uid);
     trial.share_host = ex->ReplicasShareHostFilesystem();
   }
   std::string endpoint = backend.storage_endpoint;
@@ -435,8 +436,8 @@ void JobController::Launch(const model::Job& job) {
     if (!dir.empty()) std::filesystem::create_directories(dir, ec);
     Status s = ex->Launch(spec);
     if (s.ok()) return;
-    model::JobInput in;
-    in.kind = model::InputKind::kLaunchFailed;
+    machines::JobInput in;
+    in.kind = machines::JobInputKind::kLaunchFailed;
     in.attempt = spec.attempt;
     in.message = s.message();
     core_->Post([this, uid = spec.job_uid, in] { Deliver(uid, in); });

@@ -1,7 +1,7 @@
 // Internal to service/: the job controller, the one place that turns what happens
 // to a job into committed records and side effects (docs/design.md §2):
 //
-//   input -> model::Decide (pure) -> commit record + history -> publish -> actions
+//   input -> machines::DecideJob (pure) -> commit record + history -> publish -> actions
 //
 // It runs on the LoopCore's loop (every method below "loop thread" asserts it);
 // executor calls run as blocking work and come back as inputs. Admission and
@@ -23,8 +23,8 @@
 #include "executor/executor.h"
 #include "jobstore/job_store.h"
 #include "logs/log_store.h"
+#include "machines/job_machine.h"
 #include "model/job.h"
-#include "model/job_machine.h"
 #include "model/spec_limits.h"
 #include "service/admission_controller.h"
 #include "service/backends.h"
@@ -37,7 +37,7 @@
 namespace ty::service {
 
 struct ControllerOptions {
-  model::JobPolicy policy;
+  machines::JobPolicy policy;
   model::SpecLimits limits;
   DurationMicros stop_grace = 10LL * 1000000;
   // JobServiceOptions::project_buckets.
@@ -63,7 +63,7 @@ class JobController {
   void SetReplicaCredentials(std::function<std::string(const std::string& job_uid)> credential) {
     replica_credential_ = std::move(credential);
   }
-  // Before Load: where trial jobs' metrics directories live (service/trial_jobs.h);
+  // Before Load: where trial jobs' metrics directories live (machines/trial_jobs.h);
   // their primary replica gets it (containers at /tmp/hypertune). "" = none.
   void SetTrialRoot(std::string root) { trial_root_ = std::move(root); }
   // Loop thread: reconcile records with what the executor still has.
@@ -94,11 +94,11 @@ class JobController {
   // The names of the steps are the study controller's too: an input is delivered, the
   // machine decides, the controller commits, then performs each action.
   // Decides `input` with the job machine, then CommitThenAct; the commit's outcome.
-  Status Decide(const std::string& uid, model::JobInput input);
+  Status Decide(const std::string& uid, machines::JobInput input);
   // Decide, for inputs nobody waits on (executor events, timers, recovery, admission):
   // an input whose commit failed for want of a store that writes is held and committed
   // again, in order with the job's later inputs, until it lands (service/commit_retry.h).
-  void Deliver(const std::string& uid, model::JobInput input);
+  void Deliver(const std::string& uid, machines::JobInput input);
   // Commits the job's held inputs in order; on a failure again, tries later.
   void RetryHeld(const std::string& uid);
   void ScheduleRetry(const std::string& uid);
@@ -109,8 +109,8 @@ class JobController {
   // The store's writes as /healthz tells them (writes_).
   void NoteWriteFailed(const std::string& uid, const Status& why, bool first_for_job);
   void NoteWritesLanded(const std::string& uid);
-  Status CommitThenAct(model::Decision decision, bool create);
-  void Perform(const model::Job& job, const model::JobAction& action);
+  Status CommitThenAct(machines::JobDecision decision, bool create);
+  void Perform(const model::Job& job, const machines::JobAction& action);
   void Launch(const model::Job& job);
   // One WARNING line per gs:// bucket the replicas' command lines or environments name
   // that they will not see (issue 33: such writes vanished).

@@ -1,5 +1,5 @@
 // JobService's public methods: requests become loop calls (mutations) or reads of
-// the published index. Decisions live in model/job_machine.h, commits and side
+// the published index. Decisions live in machines/job_machine.h, commits and side
 // effects in job_controller.cc.
 #include "service/job_service.h"
 

@@ -1,7 +1,7 @@
 // JobService: the use cases (submit, get, list, cancel, delete, logs) over one loop
 // core that owns job state (docs/design.md §2): service/loop_core.h runs tasks, timers and
 // blocking work; service/job_controller.h turns inputs into decisions
-// (model/job_machine.h), commits them, then acts.
+// (machines/job_machine.h), commits them, then acts.
 //
 // Threading: API threads call the public methods. Mutations (Submit, Cancel, Delete)
 // run on the loop and wait for it, so the answer reflects a state that is already
@@ -23,8 +23,8 @@
 #include "executor/executor.h"
 #include "jobstore/job_store.h"
 #include "logs/log_store.h"
+#include "machines/job_machine.h"
 #include "model/job.h"
-#include "model/job_machine.h"
 #include "model/spec_limits.h"
 #include "service/disk_reserve.h"
 #include "service/finished_jobs.h"
@@ -41,7 +41,7 @@ struct JobServiceOptions {
   DurationMicros stop_grace = 10LL * 1000000;  // SIGTERM -> SIGKILL.
   int worker_threads = 4;
   // Whole-job attempts and in-place restarts (docs/contracts/runtime.md §9: 3 and 5).
-  model::JobPolicy policy;
+  machines::JobPolicy policy;
   // Bounds on accepted specs (400 at submit; stored jobs past them fail at start-up).
   model::SpecLimits limits;
   // Digits of new job ids. Required: only main wires the system's (common/random.h).
@@ -55,7 +55,7 @@ struct JobServiceOptions {
   // Capacity, quotas and machine sizes admission works with (no nodes: admit all).
   AdmissionOptions admission;
   // Where trial jobs' cloudml-hypertune files live on this host (one directory per
-  // trial job); "" = trials cannot report metrics (service/trial_jobs.h).
+  // trial job); "" = trials cannot report metrics (machines/trial_jobs.h).
   std::string trial_root;
   // Bucket owners (gcs::ObjectStore's, wired by the daemon; unset = no owners:
   // replicas see only the buckets their job names). `claim_buckets` at submit:

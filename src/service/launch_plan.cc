@@ -6,9 +6,9 @@
 #include <set>
 #include <string_view>
 
+#include "machines/trial_jobs.h"
 #include "model/runtime_catalog.h"
 #include "model/runtime_env.h"
-#include "service/trial_jobs.h"
 
 namespace ty::service {
 
@@ -50,9 +50,10 @@ executor::AttemptSpec BuildAttemptSpec(const model::Job& job,
     if (!trial.host_dir.empty() && r.pool == 0 && r.index == 0) {
       // cloudml-hypertune writes CLOUD_ML_HP_METRIC_FILE (default
       // /tmp/hypertune/output.metrics); the daemon reads it from the host.
-      std::string dir = trial.share_host ? trial.host_dir : kReplicaMetricsDir;
-      if (!trial.share_host) launch.mounts.push_back({trial.host_dir, kReplicaMetricsDir, false});
-      launch.env.push_back({"CLOUD_ML_HP_METRIC_FILE", dir + "/" + kTrialMetricsFile});
+      std::string dir = trial.share_host ? trial.host_dir : machines::kReplicaMetricsDir;
+      if (!trial.share_host)
+        launch.mounts.push_back({trial.host_dir, machines::kReplicaMetricsDir, false});
+      launch.env.push_back({"CLOUD_ML_HP_METRIC_FILE", dir + "/" + machines::kTrialMetricsFile});
     }
     const model::MachineSpec& machine = job.spec.pools[r.pool].machine;
     launch.accelerator_type = machine.accelerator_type;

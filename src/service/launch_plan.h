@@ -12,7 +12,7 @@
 
 namespace ty::service {
 
-// A trial job's metrics directory on the host (service/trial_jobs.h) and how its
+// A trial job's metrics directory on the host (machines/trial_jobs.h) and how its
 // primary replica reaches it.
 struct TrialFiles {
   std::string host_dir;     // "" = not a trial job, or trials cannot report.

@@ -18,8 +18,8 @@
 #include <memory>
 #include <string>
 
+#include "machines/job_machine.h"
 #include "model/job.h"
-#include "model/job_machine.h"
 
 namespace ty::service {
 
@@ -40,7 +40,7 @@ struct AdmissionWanted {
 
 struct JobInputMessage {
   std::string uid;
-  model::JobInput input;
+  machines::JobInput input;
 };
 
 struct SubmitTrialJob {

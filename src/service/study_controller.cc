@@ -2,15 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
-#include <fstream>
 #include <memory>
-#include <set>
-#include <sstream>
-#include <string_view>
 
+#include "machines/trial_jobs.h"
 #include "model/spec_record.h"
 #include "service/job_logs.h"
-#include "service/trial_jobs.h"
+#include "service/study_tuner.h"
 #include "tuning/tuner.h"
 #include "wire/dialect.h"
 
@@ -18,20 +15,9 @@ namespace ty::service {
 
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return "";
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// A tuner seed of its own per study, stable across restarts.
-uint64_t SeedOf(const std::string& uid) { return std::hash<std::string>{}(uid); }
-
-StudyInput EndedInput(const model::Job& trial_job, std::string metrics_text) {
-  StudyInput in;
-  in.kind = StudyInputKind::kTrialJobEnded;
+machines::StudyInput EndedInput(const model::Job& trial_job, std::string metrics_text) {
+  machines::StudyInput in;
+  in.kind = machines::StudyInputKind::kTrialJobEnded;
   in.trial_id = trial_job.trial_id;
   in.job_state = trial_job.state;
   in.job_error = trial_job.error;
@@ -40,8 +26,8 @@ StudyInput EndedInput(const model::Job& trial_job, std::string metrics_text) {
   return in;
 }
 
-StudyInput TrialInput(StudyInputKind kind, int64_t trial_id) {
-  StudyInput in;
+machines::StudyInput TrialInput(machines::StudyInputKind kind, int64_t trial_id) {
+  machines::StudyInput in;
   in.kind = kind;
   in.trial_id = trial_id;
   return in;
@@ -90,61 +76,14 @@ Status StudyController::Adopt(model::Job job) {
 }
 
 Result<StudyController::Study> StudyController::MakeStudy(model::Job job) {
-  if (!job.spec.study) return InvalidArgument("job " + job.uid + " is not a study");
+  ASSIGN_OR_RETURN(StudyTuner tuning, OpenStudyTuner(job, store_));
+  for (const model::Trial& t : job.trials) uids_->Reserve(t.job_uid);
   Study st;
+  st.tuner = std::move(tuning.tuner);
+  st.prior_trials = tuning.prior_trials;
   st.record.spec = job.spec.study;
-  const model::StudySpec& spec = *st.record.spec;
-  auto space = tuning::SearchSpace::Create(spec.params);
-  if (!space.ok()) return space.status();
-  tuning::StudyOptions options;
-  options.goal = spec.goal;
-  options.algorithm = spec.algorithm;
-  options.max_trials = spec.max_trials;
-  options.parallel = spec.parallel_trials;
-  options.seed = SeedOf(job.uid);
-  auto tuner = tuning::Tuner::Create(std::move(*space), options);
-  if (!tuner.ok()) return tuner.status();
-  st.tuner = std::make_unique<tuning::Tuner>(std::move(*tuner));
-  ObservePreviousStudy(st, job);
-  // The tuner relearns the study from its finished trials, in the order they were run.
-  for (const model::Trial& t : job.trials) {
-    uids_->Reserve(t.job_uid);
-    if (model::IsTrialActive(t) || t.state == model::TrialState::kCancelled) continue;
-    st.tuner->Observe({t.params, model::ObjectiveOf(t)});
-  }
   st.record.job = std::move(job);
   return st;
-}
-
-// ml v1 resumePreviousJobId. Google documents only that the earlier job's study is
-// continued; here its finished trials inform the suggestions (a grid continues where
-// it stopped, the optimiser starts from what it learnt) while this job runs maxTrials
-// trials of its own and lists only those. Trials whose parameters do not fit this
-// job's space are left out.
-Result<model::Job> StudyController::PreviousStudy(const model::Job& job) const {
-  const std::string& id = job.spec.study->resume_previous_job_id;
-  Result<model::Job> previous = store_->FindMlJob(job.project, id);
-  if (previous.ok()) {
-    Result<model::JobSpec> spec = wire::RestoreSpec(*previous);
-    if (spec.ok() && spec->study) return previous;
-  }
-  return InvalidArgument(
-             "Field: trainingInput.hyperparameters.resumePreviousJobId Error: "
-             "no hyperparameter tuning job '" +
-             id + "' in project " + job.project)
-      .WithField("trainingInput.hyperparameters.resumePreviousJobId");
-}
-
-void StudyController::ObservePreviousStudy(Study& st, const model::Job& job) {
-  if (st.record.spec->resume_previous_job_id.empty()) return;
-  Result<model::Job> previous = PreviousStudy(job);
-  if (!previous.ok()) return;  // Checked at submit; deleted since: start afresh.
-  for (const model::Trial& t : previous->trials) {
-    if (model::IsTrialActive(t) || t.state == model::TrialState::kCancelled) continue;
-    if (!st.tuner->space().Check(t.params).ok()) continue;
-    st.tuner->Observe({t.params, model::ObjectiveOf(t)});
-    ++st.prior_trials;
-  }
 }
 
 Status StudyController::Load() {
@@ -167,15 +106,16 @@ void StudyController::SetAside(model::Job job, const std::string& why) {
     problems_.push_back("study " + job.uid + ": " + why);
   }
   // Its trial jobs are jobs of their own: the job controller recovers or fails them.
-  StudyRecord record;
+  machines::StudyRecord record;
   record.spec = job.spec.study;
   record.job = std::move(job);
-  StudyInput in;
-  in.kind = StudyInputKind::kSetAside;
+  machines::StudyInput in;
+  in.kind = machines::StudyInputKind::kSetAside;
   in.message = why;
-  StudyDecision d = DecideStudy(std::move(record), in, policy_, core_->clock()->Now());
-  for (const StudyAction& a : d.actions) {
-    if (a.kind != StudyActionKind::kCommit) continue;
+  machines::StudyDecision d =
+      machines::DecideStudy(std::move(record), in, policy_, core_->clock()->Now());
+  for (const machines::StudyAction& a : d.actions) {
+    if (a.kind != machines::StudyActionKind::kCommit) continue;
     if (Status s = Commit(a.record.uid, a.record); !s.ok()) {
       spdlog::error("study {}: cannot record its failure: {}", a.record.uid, s.ToString());
     }
@@ -194,19 +134,19 @@ void StudyController::Start() {
     Study* st = Find(uid);
     // What its last commit said, if the daemon died before writing it.
     WriteMissingOutboxLines(logs_, core_->clock()->Now(), uid, st->record.job.outbox);
-    for (StudyInput& in : ReconcileTrials(*st)) {
+    for (machines::StudyInput& in : ReconcileTrials(*st)) {
       if (Find(uid) == nullptr) break;
       Deliver(uid, std::move(in)).IgnoreError();
     }
-    if (Find(uid) != nullptr) Deliver(uid, StudyInput{}).IgnoreError();
+    if (Find(uid) != nullptr) Deliver(uid, machines::StudyInput{}).IgnoreError();
   }
 }
 
 // Trials whose job ended while the daemon was down (or before the study recorded it)
 // end from the job's record; a trial recorded just before a crash whose job was never
 // created is missing (the machine creates it, or cancels it in a stopping study).
-std::vector<StudyInput> StudyController::ReconcileTrials(Study& st) {
-  std::vector<StudyInput> inputs;
+std::vector<machines::StudyInput> StudyController::ReconcileTrials(Study& st) {
+  std::vector<machines::StudyInput> inputs;
   for (const model::Trial& t : st.record.job.trials) {
     if (!model::IsTrialActive(t) || t.job_uid.empty()) continue;
     if (live_jobs_->Get(t.job_uid).has_value()) {
@@ -220,7 +160,7 @@ std::vector<StudyInput> StudyController::ReconcileTrials(Study& st) {
     if (stored.ok() && model::IsTerminal(stored->state)) {
       inputs.push_back(EndedInput(*stored, MetricsText(t)));
     } else if (!stored.ok() && stored.status().code() == StatusCode::kNotFound) {
-      inputs.push_back(TrialInput(StudyInputKind::kTrialJobMissing, t.id));
+      inputs.push_back(TrialInput(machines::StudyInputKind::kTrialJobMissing, t.id));
     }
   }
   return inputs;
@@ -230,20 +170,23 @@ std::vector<StudyInput> StudyController::ReconcileTrials(Study& st) {
 // Requests
 
 Result<model::Job> StudyController::Submit(model::Job job) {
-  if (!job.spec.study->resume_previous_job_id.empty()) RETURN_IF_ERROR(PreviousStudy(job).status());
+  if (!job.spec.study->resume_previous_job_id.empty()) {
+    RETURN_IF_ERROR(PreviousStudy(job, store_).status());
+  }
   job.uid = uids_->Next();
   job.spec_record = model::EncodeSpecRecord(job.spec);
   ASSIGN_OR_RETURN(Study st, MakeStudy(std::move(job)));
-  StudyInput in;
-  in.kind = StudyInputKind::kSubmitted;
+  machines::StudyInput in;
+  in.kind = machines::StudyInputKind::kSubmitted;
   if (const std::string& previous = st.record.spec->resume_previous_job_id; !previous.empty()) {
     in.message = "Resuming the study of job " + previous + ": its " +
                  std::to_string(st.prior_trials) + " finished trials inform the suggestions.";
   }
-  StudyDecision d = DecideStudy(std::move(st.record), in, policy_, core_->clock()->Now());
+  machines::StudyDecision d =
+      machines::DecideStudy(std::move(st.record), in, policy_, core_->clock()->Now());
   st.record = std::move(d.record);
-  for (const StudyAction& a : d.actions) {
-    if (a.kind != StudyActionKind::kCommit) continue;
+  for (const machines::StudyAction& a : d.actions) {
+    if (a.kind != machines::StudyActionKind::kCommit) continue;
     Status s = Commit(a.record.uid, a.record, a.create);
     if (s.code() == StatusCode::kAlreadyExists && a.record.dialect == model::Dialect::kMlV1) {
       return AlreadyExists("Field: job.job_id Error: A job with this id already exists.")
@@ -254,15 +197,15 @@ Result<model::Job> StudyController::Submit(model::Job job) {
   model::Job created = st.record.job;  // Commit published it.
   studies_[created.uid] = std::move(st);
   core_->Post([this, uid = created.uid] {
-    if (Find(uid) != nullptr) Deliver(uid, StudyInput{}).IgnoreError();
+    if (Find(uid) != nullptr) Deliver(uid, machines::StudyInput{}).IgnoreError();
   });
   return created;
 }
 
 Status StudyController::Cancel(const std::string& uid) {
   if (Find(uid) == nullptr) return NotFound("study " + uid + " is not running");
-  StudyInput in;
-  in.kind = StudyInputKind::kCancel;
+  machines::StudyInput in;
+  in.kind = machines::StudyInputKind::kCancel;
   Status s = Deliver(uid, std::move(in));
   if (Study* st = Find(uid); !s.ok() && st != nullptr && st->stalled) {
     return Unavailable("the store cannot write now (" + s.message() +
@@ -279,7 +222,8 @@ void StudyController::OnJobCommitted(const JobCommitted& m) {
   const bool wanted = t != nullptr && model::IsTrialActive(*t) && t->job_uid == job.uid;
   if (m.before == model::JobState::kUnspecified) {
     if (st != nullptr) {
-      StudyInput in = TrialInput(StudyInputKind::kTrialJobCreated, job.trial_id);
+      machines::StudyInput in =
+          TrialInput(machines::StudyInputKind::kTrialJobCreated, job.trial_id);
       in.job_uid = job.uid;
       in.job_state = job.state;
       Deliver(job.study_uid, std::move(in)).IgnoreError();
@@ -292,8 +236,8 @@ void StudyController::OnJobCommitted(const JobCommitted& m) {
   QueueTrialEnd(job.study_uid, EndedInput(job, MetricsText(*t)));
 }
 
-void StudyController::QueueTrialEnd(const std::string& study_uid, StudyInput input) {
-  std::vector<StudyInput>& waiting = ended_[study_uid];
+void StudyController::QueueTrialEnd(const std::string& study_uid, machines::StudyInput input) {
+  std::vector<machines::StudyInput>& waiting = ended_[study_uid];
   waiting.push_back(std::move(input));
   if (waiting.size() == 1) core_->Post([this, study_uid] { DeliverEnds(study_uid); });
 }
@@ -301,7 +245,7 @@ void StudyController::QueueTrialEnd(const std::string& study_uid, StudyInput inp
 void StudyController::DeliverEnds(const std::string& uid) {
   auto it = ended_.find(uid);
   if (it == ended_.end()) return;
-  std::vector<StudyInput> inputs = std::move(it->second);
+  std::vector<machines::StudyInput> inputs = std::move(it->second);
   ended_.erase(it);
   if (inputs.size() == 1) {
     Deliver(uid, std::move(inputs[0])).IgnoreError();
@@ -311,16 +255,17 @@ void StudyController::DeliverEnds(const std::string& uid) {
   // them all held a thousand copies at once).
   // Every commit's lines go with the last one, in order. The commit that ends the
   // study carries none (study_machine.h): it stays an action of its own, after that one.
-  std::vector<StudyAction> after;
+  std::vector<machines::StudyAction> after;
   std::optional<model::Job> to_commit;
   std::vector<model::OutboxLine> lines;
-  for (const StudyInput& in : inputs) {
+  for (const machines::StudyInput& in : inputs) {
     Study* st = Find(uid);
     if (st == nullptr || core_->dead()) return;
-    StudyDecision d = DecideStudy(std::move(st->record), in, policy_, core_->clock()->Now());
+    machines::StudyDecision d =
+        machines::DecideStudy(std::move(st->record), in, policy_, core_->clock()->Now());
     st->record = std::move(d.record);
-    for (StudyAction& a : d.actions) {
-      if (a.kind != StudyActionKind::kCommit || model::IsTerminal(a.record.state)) {
+    for (machines::StudyAction& a : d.actions) {
+      if (a.kind != machines::StudyActionKind::kCommit || model::IsTerminal(a.record.state)) {
         after.push_back(std::move(a));
         continue;
       }
@@ -335,12 +280,12 @@ void StudyController::DeliverEnds(const std::string& uid) {
     if (Status s = Commit(uid, *to_commit); !s.ok())
       return Stall(*st, *to_commit, std::move(after), s);
   }
-  std::vector<StudyInput> follow_ups;
+  std::vector<machines::StudyInput> follow_ups;
   if (!Perform(*st, after, &follow_ups).ok()) {
     if (st = Find(uid); st != nullptr && st->stalled) Keep(*st, std::move(follow_ups));
     return;
   }
-  for (StudyInput& f : follow_ups) {
+  for (machines::StudyInput& f : follow_ups) {
     if (Find(uid) == nullptr) break;
     Deliver(uid, std::move(f)).IgnoreError();
   }
@@ -348,7 +293,7 @@ void StudyController::DeliverEnds(const std::string& uid) {
 
 void StudyController::OnTrialJobRefused(const TrialJobRefused& m) {
   if (Find(m.study_uid) == nullptr) return;
-  StudyInput in = TrialInput(StudyInputKind::kTrialJobRefused, m.trial_id);
+  machines::StudyInput in = TrialInput(machines::StudyInputKind::kTrialJobRefused, m.trial_id);
   in.message = m.message;
   Deliver(m.study_uid, std::move(in)).IgnoreError();
 }
@@ -356,33 +301,34 @@ void StudyController::OnTrialJobRefused(const TrialJobRefused& m) {
 // ---------------------------------------------------------------------------
 // The inbox: decide, commit, act
 
-Status StudyController::Deliver(const std::string& uid, StudyInput input) {
+Status StudyController::Deliver(const std::string& uid, machines::StudyInput input) {
   if (Study* st = Find(uid); st != nullptr && st->stalled) return Keep(*st, std::move(input));
-  std::vector<StudyInput> inbox;
+  std::vector<machines::StudyInput> inbox;
   inbox.push_back(std::move(input));
   Status first = Status::Ok();
   for (size_t i = 0; i < inbox.size(); ++i) {
     Study* st = Find(uid);
     if (st == nullptr || core_->dead()) break;
-    StudyDecision d = DecideStudy(std::move(st->record), inbox[i], policy_, core_->clock()->Now());
+    machines::StudyDecision d =
+        machines::DecideStudy(std::move(st->record), inbox[i], policy_, core_->clock()->Now());
     st->record = std::move(d.record);
-    std::vector<StudyInput> follow_ups;
+    std::vector<machines::StudyInput> follow_ups;
     Status s = Perform(*st, d.actions, &follow_ups);
-    for (StudyInput& f : follow_ups) inbox.push_back(std::move(f));
+    for (machines::StudyInput& f : follow_ups) inbox.push_back(std::move(f));
     if (i == 0) first = s;
     if (s.ok()) continue;
     // The inputs not yet decided wait behind the stalled commit, in order.
     if (st = Find(uid); st != nullptr && st->stalled) {
-      Keep(*st, std::vector<StudyInput>(std::make_move_iterator(inbox.begin() + i + 1),
-                                        std::make_move_iterator(inbox.end())));
+      Keep(*st, std::vector<machines::StudyInput>(std::make_move_iterator(inbox.begin() + i + 1),
+                                                  std::make_move_iterator(inbox.end())));
     }
     break;
   }
   return first;
 }
 
-void StudyController::Stall(Study& st, const model::Job& record, std::vector<StudyAction> after,
-                            const Status& why) {
+void StudyController::Stall(Study& st, const model::Job& record,
+                            std::vector<machines::StudyAction> after, const Status& why) {
   if (core_->dead()) return;  // A stopping service: the next daemon decides again.
   const std::string uid = st.record.job.uid;
   if (MeaningOf(why) == CommitFailure::kDrop) {
@@ -394,9 +340,9 @@ void StudyController::Stall(Study& st, const model::Job& record, std::vector<Stu
   ScheduleRetry(uid, 1);
 }
 
-Status StudyController::Keep(Study& st, StudyInput input) {
-  if (input.kind != StudyInputKind::kMetricsRead) {
-    std::deque<StudyInput>& inputs = st.stalled->inputs;
+Status StudyController::Keep(Study& st, machines::StudyInput input) {
+  if (input.kind != machines::StudyInputKind::kMetricsRead) {
+    std::deque<machines::StudyInput>& inputs = st.stalled->inputs;
     if (inputs.size() >= HeldInputs::kMaxPerJob) {
       spdlog::error("study {}: more than {} inputs wait for the store; the oldest is lost",
                     st.record.job.uid, HeldInputs::kMaxPerJob);
@@ -407,8 +353,8 @@ Status StudyController::Keep(Study& st, StudyInput input) {
   return Unavailable("the study's earlier decisions wait for the store; kept until it writes");
 }
 
-void StudyController::Keep(Study& st, std::vector<StudyInput> inputs) {
-  for (StudyInput& in : inputs) Keep(st, std::move(in)).IgnoreError();
+void StudyController::Keep(Study& st, std::vector<machines::StudyInput> inputs) {
+  for (machines::StudyInput& in : inputs) Keep(st, std::move(in)).IgnoreError();
 }
 
 void StudyController::ScheduleRetry(const std::string& uid, int tries) {
@@ -430,49 +376,49 @@ void StudyController::RetryStalled(const std::string& uid) {
     spdlog::error("study {}: store write failed: {}", uid, s.ToString());
     return;
   }
-  std::vector<StudyInput> next;
+  std::vector<machines::StudyInput> next;
   if (!Perform(*st, done.after, &next).ok() && (st = Find(uid)) != nullptr && st->stalled) {
     Keep(*st, std::move(next));
-    Keep(*st, std::vector<StudyInput>(std::make_move_iterator(done.inputs.begin()),
-                                      std::make_move_iterator(done.inputs.end())));
+    Keep(*st, std::vector<machines::StudyInput>(std::make_move_iterator(done.inputs.begin()),
+                                                std::make_move_iterator(done.inputs.end())));
     return;
   }
   next.insert(next.end(), std::make_move_iterator(done.inputs.begin()),
               std::make_move_iterator(done.inputs.end()));
-  for (StudyInput& in : next) {
+  for (machines::StudyInput& in : next) {
     if (Find(uid) == nullptr) break;
     Deliver(uid, std::move(in)).IgnoreError();  // Kept again if the store fails again.
   }
 }
 
-Status StudyController::Perform(Study& st, const std::vector<StudyAction>& actions,
-                                std::vector<StudyInput>* follow_ups) {
+Status StudyController::Perform(Study& st, const std::vector<machines::StudyAction>& actions,
+                                std::vector<machines::StudyInput>* follow_ups) {
   for (auto it = actions.begin(); it != actions.end(); ++it) {
-    const StudyAction& a = *it;
+    const machines::StudyAction& a = *it;
     switch (a.kind) {
-      case StudyActionKind::kCommit:
+      case machines::StudyActionKind::kCommit:
         if (Status s = Commit(st.record.job.uid, a.record, a.create); !s.ok()) {
-          Stall(st, a.record, std::vector<StudyAction>(it + 1, actions.end()), s);
+          Stall(st, a.record, std::vector<machines::StudyAction>(it + 1, actions.end()), s);
           return s;
         }
         break;
-      case StudyActionKind::kSuggest:
+      case machines::StudyActionKind::kSuggest:
         Suggest(st, a.count, a.pending);
         break;
-      case StudyActionKind::kSubmitTrial:
+      case machines::StudyActionKind::kSubmitTrial:
         CreateTrialJob(st, a.trial_id);
         break;
-      case StudyActionKind::kStopTrial:
+      case machines::StudyActionKind::kStopTrial:
         if (!StopTrialJob(a.job_uid, a.message)) {
-          follow_ups->push_back(TrialInput(StudyInputKind::kTrialJobMissing, a.trial_id));
+          follow_ups->push_back(TrialInput(machines::StudyInputKind::kTrialJobMissing, a.trial_id));
         }
         break;
-      case StudyActionKind::kObserve:
+      case machines::StudyActionKind::kObserve:
         if (const model::Trial* t = FindTrial(st, a.trial_id)) {
           st.tuner->Observe({t->params, model::ObjectiveOf(*t)});
         }
         break;
-      case StudyActionKind::kForget: {
+      case machines::StudyActionKind::kForget: {
         const std::string uid = st.record.job.uid;
         studies_.erase(uid);  // `st` is gone: nothing may follow.
         published_.Drop(uid);
@@ -488,8 +434,8 @@ void StudyController::Suggest(const Study& st, int count, std::vector<model::Ass
   // answer is what the study's would have been now (seeded from the history).
   auto tuner = std::make_shared<tuning::Tuner>(*st.tuner);
   core_->Blocking([this, uid = st.record.job.uid, tuner, count, pending = std::move(pending)] {
-    StudyInput in;
-    in.kind = StudyInputKind::kSuggested;
+    machines::StudyInput in;
+    in.kind = machines::StudyInputKind::kSuggested;
     in.asked = count;
     try {
       in.suggestions = tuner->Suggest(count, pending);
@@ -508,7 +454,8 @@ void StudyController::Suggest(const Study& st, int count, std::vector<model::Ass
 void StudyController::CreateTrialJob(const Study& st, int64_t trial_id) {
   const model::Trial* trial = FindTrial(st, trial_id);
   if (trial == nullptr) return;
-  model::Job trial_job = TrialJob(st.record.job, *st.record.spec, trial->id, trial->params);
+  model::Job trial_job =
+      machines::TrialJob(st.record.job, *st.record.spec, trial->id, trial->params);
   trial_job.uid = trial->job_uid;
   trial_job.create_time = core_->clock()->Now();
   trial_job.update_time = trial_job.create_time;
@@ -526,16 +473,15 @@ bool StudyController::StopTrialJob(const std::string& job_uid, const std::string
     Result<model::Job> stored = store_->GetJob(job_uid);
     return stored.ok() || stored.status().code() != StatusCode::kNotFound;
   }
-  model::JobInput cancel;
-  cancel.kind = model::InputKind::kCancel;
+  machines::JobInput cancel;
+  cancel.kind = machines::JobInputKind::kCancel;
   cancel.message = why;
   core_->Send(JobInputMessage{job_uid, std::move(cancel)});
   return true;
 }
 
 std::string StudyController::MetricsText(const model::Trial& trial) const {
-  if (trial_root_.empty() || trial.job_uid.empty()) return "";
-  return ReadFile(TrialMetricsDir(trial_root_, trial.job_uid) + "/" + kTrialMetricsFile);
+  return ReadTrialMetrics(trial_root_, trial.job_uid);
 }
 
 // ---------------------------------------------------------------------------
@@ -546,11 +492,11 @@ void StudyController::Poll() {
     polling_ = false;  // The next commit of a study starts it again.
     return;
   }
-  std::vector<std::pair<std::string, StudyInput>> reads;
+  std::vector<std::pair<std::string, machines::StudyInput>> reads;
   for (const auto& [uid, st] : studies_) {
     for (const model::Trial& t : st.record.job.trials) {
       if (t.state != model::TrialState::kActive) continue;
-      StudyInput in = TrialInput(StudyInputKind::kMetricsRead, t.id);
+      machines::StudyInput in = TrialInput(machines::StudyInputKind::kMetricsRead, t.id);
       in.metrics_text = MetricsText(t);
       if (!in.metrics_text.empty()) reads.emplace_back(uid, std::move(in));
     }

@@ -3,7 +3,7 @@
 // Job::study_uid set), submitted to the job controller, so they are admitted, run,
 // logged and recovered like every job.
 //
-// What to do is decided by the pure study machine (service/study_machine.h): this
+// What to do is decided by the pure study machine (machines/study_machine.h): this
 // controller only feeds it inputs (a submission, a trial job created or ended as seen
 // among the job controller's commits, a read of a running trial's cloudml-hypertune
 // file, the tuner's answer, a user's cancel, a stored study that no longer builds) and
@@ -26,12 +26,12 @@
 
 #include "jobstore/job_store.h"
 #include "logs/log_store.h"
+#include "machines/study_machine.h"
 #include "model/job.h"
 #include "service/commit_retry.h"
 #include "service/loop_core.h"
 #include "service/messages.h"
 #include "service/published_jobs.h"
-#include "service/study_machine.h"
 #include "service/uid_source.h"
 
 namespace ty::tuning {
@@ -49,7 +49,7 @@ class StudyController {
   // Live studies as API threads read them (and the memory budget counts them).
   const PublishedJobs& published() const { return published_; }
   // `trial_root`: the host directory under which each trial job's metrics directory
-  // lives (service/trial_jobs.h); "" = trials cannot report (every trial infeasible).
+  // lives (machines/trial_jobs.h); "" = trials cannot report (every trial infeasible).
   // Registers its receivers on `core`: construct it before the loop starts.
   // `live_jobs`: the job controller's published jobs (is a trial job running?).
   StudyController(LoopCore* core, jobstore::JobStore* store, logs::LogStore* logs, UidSource* uids,
@@ -80,7 +80,7 @@ class StudyController {
 
  private:
   struct Study {
-    StudyRecord record;  // What the study machine decides on (service/study_machine.h).
+    machines::StudyRecord record;  // What the study machine decides on (machines/study_machine.h).
     std::unique_ptr<tuning::Tuner> tuner;
     int prior_trials = 0;  // Finished trials of resumePreviousJobId's study observed.
     // A commit the store could not write (a full disk; service/commit_retry.h). The
@@ -88,45 +88,42 @@ class StudyController {
     // then the actions that followed it are done and the inputs that came meanwhile
     // are decided, in order. A restart meanwhile decides again from the stored record.
     struct Stalled {
-      model::Job record;               // The commit that failed.
-      std::vector<StudyAction> after;  // The decision's actions after it.
-      std::deque<StudyInput> inputs;   // Arrived since, in order.
+      model::Job record;                         // The commit that failed.
+      std::vector<machines::StudyAction> after;  // The decision's actions after it.
+      std::deque<machines::StudyInput> inputs;   // Arrived since, in order.
       int tries = 1;
     };
     std::optional<Stalled> stalled;
   };
 
   Status Adopt(model::Job job);  // MakeStudy, then holds and publishes it.
-  // The in-memory study of a record: its tuner, relearnt from the trials.
+  // The in-memory study of a record: its tuner (service/study_tuner.h).
   Result<Study> MakeStudy(model::Job job);
   void SetAside(model::Job job, const std::string& why);  // Load: fails it, says why.
-  // InvalidArgument naming resumePreviousJobId when it names no tuning job here.
-  Result<model::Job> PreviousStudy(const model::Job& job) const;
-  void ObservePreviousStudy(Study& st, const model::Job& job);
   // Start: what became of each active trial's job while the daemon was down.
-  std::vector<StudyInput> ReconcileTrials(Study& st);
+  std::vector<machines::StudyInput> ReconcileTrials(Study& st);
 
   // The study's inbox: decides each input with the study machine and performs the
   // decision's actions in order; inputs the actions produce (a trial job that cannot
   // be created or is gone) are decided next. Returns the first decision's outcome
   // (a failed commit), for Cancel.
-  Status Deliver(const std::string& uid, StudyInput input);
+  Status Deliver(const std::string& uid, machines::StudyInput input);
   // Trial jobs that end together (a cancelled study's, a burst) are decided as one
   // batch with one commit: the record holds each of their decisions and all their
   // lines, and every other action follows the commit, in order. One commit per trial end wrote the
   // whole study (every trial's parameters) again each time: 1,000 trials took minutes to cancel.
-  void QueueTrialEnd(const std::string& study_uid, StudyInput input);
+  void QueueTrialEnd(const std::string& study_uid, machines::StudyInput input);
   void DeliverEnds(const std::string& uid);
-  Status Perform(Study& st, const std::vector<StudyAction>& actions,
-                 std::vector<StudyInput>* follow_ups);
+  Status Perform(Study& st, const std::vector<machines::StudyAction>& actions,
+                 std::vector<machines::StudyInput>* follow_ups);
   // After a failed commit of `record`: a store that cannot write stalls the study
   // (Study::stalled) with the actions `after` it; any other failure drops the decision.
-  void Stall(Study& st, const model::Job& record, std::vector<StudyAction> after,
+  void Stall(Study& st, const model::Job& record, std::vector<machines::StudyAction> after,
              const Status& why);
   // An input for a stalled study waits behind its commit (a metrics read is not kept:
   // the next poll reads the file again). Unavailable, saying it is kept.
-  Status Keep(Study& st, StudyInput input);
-  void Keep(Study& st, std::vector<StudyInput> inputs);
+  Status Keep(Study& st, machines::StudyInput input);
+  void Keep(Study& st, std::vector<machines::StudyInput> inputs);
   void RetryStalled(const std::string& uid);
   void ScheduleRetry(const std::string& uid, int tries);
   // Asks the tuner on a worker: a suggestion may take seconds (bench/tuner_latency
@@ -158,10 +155,11 @@ class StudyController {
   UidSource* const uids_;
   const PublishedJobs* const live_jobs_;
   const std::string trial_root_;
-  const StudyPolicy policy_;  // The defaults: a replica's metrics file where containers see it.
+  const machines::StudyPolicy
+      policy_;  // The defaults: a replica's metrics file where containers see it.
   std::map<std::string, Study> studies_;  // Loop thread only.
   // Trial ends waiting for their study's batch (QueueTrialEnd). Loop thread only.
-  std::map<std::string, std::vector<StudyInput>> ended_;
+  std::map<std::string, std::vector<machines::StudyInput>> ended_;
   bool polling_ = false;
 
   PublishedJobs published_;  // Live studies, for API threads.

@@ -59,14 +59,13 @@ TEST(RouteTableTest, ABadRowIsNamedAndNeverMatches) {
       {"GET", "/g", ApiDialect::kOps, {Scope::kAdmin, Role::kAdmin}, Nothing},
       {"GET", "/h{x}", ApiDialect::kOps, {Scope::kAdmin, Role::kAdmin}, Nothing},
   });
-  EXPECT_THAT(table.problems(),
-              testing::ElementsAre(testing::HasSubstr("/a/{job}: no role"),
-                                   testing::HasSubstr("no parameter named nonsense"),
-                                   testing::HasSubstr("must come last"),
-                                   testing::HasSubstr("/e: no handler"),
-                                   testing::HasSubstr("a role its scope cannot use"),
-                                   testing::HasSubstr("/g: served twice"),
-                                   testing::HasSubstr("must be a whole segment")));
+  EXPECT_THAT(
+      table.problems(),
+      testing::ElementsAre(
+          testing::HasSubstr("/a/{job}: no role"),
+          testing::HasSubstr("no parameter named nonsense"), testing::HasSubstr("must come last"),
+          testing::HasSubstr("/e: no handler"), testing::HasSubstr("a role its scope cannot use"),
+          testing::HasSubstr("/g: served twice"), testing::HasSubstr("must be a whole segment")));
   EXPECT_EQ(RowFor(table, "GET", "/a/x"), "404");
   EXPECT_EQ(RowFor(table, "GET", "/e"), "404");
   EXPECT_EQ(RowFor(table, "GET", "/g"), "/g");  // The first of the two still serves.
@@ -86,8 +85,9 @@ TEST(RouteTableTest, EachRequestFindsItsRow) {
   EXPECT_EQ(RowFor(t, "DELETE", "/v1/projects/p/locations/l/customJobs/j"),
             "/v1/projects/{project}/locations/{location}/{collection}/{job}");
   EXPECT_EQ(RowFor(t, "GET", "/v1/projects/p/locations/l/otherJobs/j"), "404");
-  EXPECT_EQ(RowFor(t, "GET", "/ui/projects/p/locations/l/customJobs/j/operations/o"),
-            "/ui/projects/{project}/locations/{location}/{collection}/{job}/operations/{operation}");
+  EXPECT_EQ(
+      RowFor(t, "GET", "/ui/projects/p/locations/l/customJobs/j/operations/o"),
+      "/ui/projects/{project}/locations/{location}/{collection}/{job}/operations/{operation}");
   EXPECT_EQ(RowFor(t, "GET", "/ui/projects/p/jobs"), "404");
   EXPECT_EQ(RowFor(t, "GET", "/storage/v1/b/a-data/o/x"), "/storage/v1/b/{bucket}/o/{object}");
   EXPECT_EQ(RowFor(t, "POST", "/b/a-data/o/x/rewriteTo/b/other/o/y"),
@@ -103,8 +103,9 @@ TEST(RouteTableTest, EachRequestFindsItsRow) {
 
 TEST(RouteTableTest, ParametersArriveDecodedAndTyped) {
   const RouteTable& t = ServiceRoutes();
-  RouteMatch m = t.Match("GET", "/v1/projects/example.com:p/locations/us-central1/"
-                                "hyperparameterTuningJobs/42/details");
+  RouteMatch m = t.Match("GET",
+                         "/v1/projects/example.com:p/locations/us-central1/"
+                         "hyperparameterTuningJobs/42/details");
   ASSERT_NE(m.route, nullptr);
   EXPECT_EQ(m.route->dialect, ApiDialect::kVertex);
   EXPECT_EQ(m.params.project, "example.com:p");  // Only the last segment has a verb.

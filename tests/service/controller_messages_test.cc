@@ -94,8 +94,8 @@ TEST_F(ControllerMessagesTest, ANewControllerRegistersWithoutTouchingTheOthers) 
       auto label = job.spec.labels.find("reap");
       if (job.state != JobState::kRunning || m.before == JobState::kRunning) return;
       if (label == job.spec.labels.end() || label->second != "yes") return;
-      model::JobInput cancel;
-      cancel.kind = model::InputKind::kCancel;
+      machines::JobInput cancel;
+      cancel.kind = machines::JobInputKind::kCancel;
       cancel.message = "Reaped by the test's controller.";
       loop->Send(service::JobInputMessage{job.uid, std::move(cancel)});
     });

@@ -129,7 +129,7 @@ TEST(CommitRetryTest, HeldInputsKeepTheirOrderAndTheirBound) {
   service::HeldInputs held;
   EXPECT_FALSE(held.Holding("j"));
   for (int i = 0; i < 3; ++i) {
-    model::JobInput in;
+    machines::JobInput in;
     in.exit_code = i;
     EXPECT_TRUE(held.Add("j", in));
   }
@@ -142,8 +142,8 @@ TEST(CommitRetryTest, HeldInputsKeepTheirOrderAndTheirBound) {
   held.Pop("j");
   held.Pop("j");
   EXPECT_FALSE(held.Holding("j"));
-  for (size_t i = 0; i < service::HeldInputs::kMaxPerJob; ++i) held.Add("k", model::JobInput{});
-  EXPECT_FALSE(held.Add("k", model::JobInput{})) << "past the bound the oldest goes";
+  for (size_t i = 0; i < service::HeldInputs::kMaxPerJob; ++i) held.Add("k", machines::JobInput{});
+  EXPECT_FALSE(held.Add("k", machines::JobInput{})) << "past the bound the oldest goes";
 }
 
 }  // namespace

@@ -88,7 +88,7 @@ TEST_F(StoredJobsTest, AStudyThatCannotBeResumedIsFailedAndReported) {
   ASSERT_TRUE(stored.ok());
   EXPECT_EQ(stored->state, JobState::kFailed);
   ASSERT_TRUE(stored->error.has_value());
-  EXPECT_EQ(stored->error->code, model::kErrorCodeInternal);
+  EXPECT_EQ(stored->error->code, machines::kErrorCodeInternal);
   EXPECT_NE(stored->error->message.find("no parameters"), std::string::npos)
       << stored->error->message;
   std::vector<std::string> problems = service_->problems();

@@ -1,36 +1,51 @@
-#include "model/job_machine.h"
+#include "machines/job_machine.h"
 
 #include <algorithm>
 
-namespace ty::model {
+namespace ty::machines {
 
-const char* InputKindName(InputKind kind) {
+// The records this machine decides over.
+using model::Ending;
+using model::EndingKind;
+using model::IsTerminal;
+using model::Job;
+using model::JobError;
+using model::JobEvent;
+using model::JobState;
+using model::JobStateName;
+using model::ReplicaDisplayName;
+using model::ReplicaRecord;
+using model::ReplicaState;
+using model::Scheduling;
+using model::TaskName;
+
+const char* JobInputKindName(JobInputKind kind) {
   switch (kind) {
-    case InputKind::kSubmitted:
+    case JobInputKind::kSubmitted:
       return "SUBMITTED";
-    case InputKind::kAdmitted:
+    case JobInputKind::kAdmitted:
       return "ADMITTED";
-    case InputKind::kAttemptStarted:
+    case JobInputKind::kAttemptStarted:
       return "ATTEMPT_STARTED";
-    case InputKind::kLaunchFailed:
+    case JobInputKind::kLaunchFailed:
       return "LAUNCH_FAILED";
-    case InputKind::kReplicaExited:
+    case JobInputKind::kReplicaExited:
       return "REPLICA_EXITED";
-    case InputKind::kReplicaRestarted:
+    case JobInputKind::kReplicaRestarted:
       return "REPLICA_RESTARTED";
-    case InputKind::kRestartFailed:
+    case JobInputKind::kRestartFailed:
       return "RESTART_FAILED";
-    case InputKind::kCancel:
+    case JobInputKind::kCancel:
       return "CANCEL";
-    case InputKind::kTimerFired:
+    case JobInputKind::kTimerFired:
       return "TIMER_FIRED";
-    case InputKind::kRecovered:
+    case JobInputKind::kRecovered:
       return "RECOVERED";
-    case InputKind::kUnrunnable:
+    case JobInputKind::kUnrunnable:
       return "UNRUNNABLE";
-    case InputKind::kPreempt:
+    case JobInputKind::kPreempt:
       return "PREEMPT";
-    case InputKind::kBackendPreempted:
+    case JobInputKind::kBackendPreempted:
       return "BACKEND_PREEMPTED";
   }
   return nullptr;  // Not a kind (every kind has its case: -Werror=switch).
@@ -67,10 +82,10 @@ bool ReplicaLive(const ReplicaRecord& r) {
   return r.state == ReplicaState::kRunning || r.state == ReplicaState::kRestarting;
 }
 
-bool IsExecutorInput(InputKind k) {
-  return k == InputKind::kAttemptStarted || k == InputKind::kLaunchFailed ||
-         k == InputKind::kReplicaExited || k == InputKind::kReplicaRestarted ||
-         k == InputKind::kRestartFailed || k == InputKind::kBackendPreempted;
+bool IsExecutorInput(JobInputKind k) {
+  return k == JobInputKind::kAttemptStarted || k == JobInputKind::kLaunchFailed ||
+         k == JobInputKind::kReplicaExited || k == JobInputKind::kReplicaRestarted ||
+         k == JobInputKind::kRestartFailed || k == JobInputKind::kBackendPreempted;
 }
 
 std::vector<ReplicaRecord> NewReplicaRecords(const Job& job, int attempt) {
@@ -90,14 +105,14 @@ std::vector<ReplicaRecord> NewReplicaRecords(const Job& job, int attempt) {
 }
 
 // One decision under construction. Each handler mutates the record, notes history
-// and appends actions; `Decision::changed` is set by every mutation that must be
+// and appends actions; `JobDecision::changed` is set by every mutation that must be
 // committed before the actions run.
 class JobMachine {
  public:
   JobMachine(const Job& job, const JobPolicy& policy, TimeMicros now) : policy_(policy), now_(now) {
     d_.job = job;
   }
-  Decision Take() { return std::move(d_); }
+  JobDecision Take() { return std::move(d_); }
 
   void Apply(const JobInput& in);
 
@@ -111,18 +126,18 @@ class JobMachine {
   }
   void Log(std::string message, std::string severity = "INFO") {
     JobAction a;
-    a.kind = ActionKind::kLog;
+    a.kind = JobActionKind::kLog;
     a.message = std::move(message);
     a.severity = std::move(severity);
     d_.actions.push_back(std::move(a));
   }
-  void Act(ActionKind kind, int pool = -1, int index = -1) {
+  void Act(JobActionKind kind, int pool = -1, int index = -1) {
     JobAction a;
     a.kind = kind;
     a.attempt = job().attempt;
     a.pool = pool;
     a.index = index;
-    if (kind == ActionKind::kStop) {
+    if (kind == JobActionKind::kStop) {
       if (stop_requested_) return;  // One stop per decision is enough.
       stop_requested_ = true;
     }
@@ -130,7 +145,7 @@ class JobMachine {
   }
   void ArmTimer(TimerKind timer, TimeMicros at) {
     JobAction a;
-    a.kind = ActionKind::kArmTimer;
+    a.kind = JobActionKind::kArmTimer;
     a.timer = timer;
     a.at = at;
     d_.actions.push_back(std::move(a));
@@ -176,7 +191,7 @@ class JobMachine {
   void ArmTimers();
   std::string FailureMessage(const ReplicaRecord& r, const JobInput& in);
 
-  Decision d_;
+  JobDecision d_;
   const JobPolicy& policy_;
   const TimeMicros now_;
   bool stop_requested_ = false;
@@ -187,31 +202,31 @@ void JobMachine::Apply(const JobInput& in) {
   if (IsTerminal(job().state)) return;
   if (IsExecutorInput(in.kind) && in.attempt != job().attempt) return;  // A stale attempt.
   switch (in.kind) {
-    case InputKind::kSubmitted:
+    case JobInputKind::kSubmitted:
       return Submitted();
-    case InputKind::kAdmitted:
+    case JobInputKind::kAdmitted:
       return Admitted(in);
-    case InputKind::kAttemptStarted:
+    case JobInputKind::kAttemptStarted:
       return AttemptStarted(in);
-    case InputKind::kLaunchFailed:
+    case JobInputKind::kLaunchFailed:
       return LaunchFailed(in);
-    case InputKind::kReplicaExited:
+    case JobInputKind::kReplicaExited:
       return ReplicaExited(in);
-    case InputKind::kReplicaRestarted:
+    case JobInputKind::kReplicaRestarted:
       return ReplicaRestarted(in);
-    case InputKind::kRestartFailed:
+    case JobInputKind::kRestartFailed:
       return RestartFailed(in);
-    case InputKind::kCancel:
+    case JobInputKind::kCancel:
       return Cancel(in.message);
-    case InputKind::kTimerFired:
+    case JobInputKind::kTimerFired:
       return TimerFired(in.timer);
-    case InputKind::kUnrunnable:
+    case JobInputKind::kUnrunnable:
       return Unrunnable(in.message);
-    case InputKind::kRecovered:
+    case JobInputKind::kRecovered:
       return Recovered(in.observed);
-    case InputKind::kPreempt:
+    case JobInputKind::kPreempt:
       return Preempt("Preempting this spot job: a job that is not spot needs its resources.");
-    case InputKind::kBackendPreempted:
+    case JobInputKind::kBackendPreempted:
       return Preempt(in.message.empty() ? "The cluster preempted this job." : in.message);
   }
 }
@@ -225,7 +240,7 @@ void JobMachine::Submitted() {
   Log("Job creation request has been successfully validated.");
   Log("Job " + job().public_id() + " is queued.");
   ArmTimers();
-  Act(ActionKind::kRequestAdmission);
+  Act(JobActionKind::kRequestAdmission);
 }
 
 void JobMachine::Admitted(const JobInput& in) {
@@ -255,7 +270,7 @@ void JobMachine::StartAttempt(int attempt) {
   stop_requested_ = false;  // Stops named the previous attempt.
   Changed("attempt", "Attempt " + std::to_string(attempt) + " is starting.");
   Log("Waiting for training program to start.");
-  Act(ActionKind::kLaunch);
+  Act(JobActionKind::kLaunch);
 }
 
 void JobMachine::AttemptStarted(const JobInput& in) {
@@ -271,7 +286,7 @@ void JobMachine::AttemptStarted(const JobInput& in) {
   if (job().ending) {
     // Cancelled while the launch was in flight: stop what just started.
     Changed("state", "Replicas started while stopping.");
-    Act(ActionKind::kStop);
+    Act(JobActionKind::kStop);
     return;
   }
   job().state = JobState::kRunning;
@@ -382,7 +397,7 @@ void JobMachine::RestartInPlace(ReplicaRecord& rec) {
                             std::to_string(policy_.max_replica_restarts) + ").";
   Changed("restart", rec.task_name + " restarted in place " + count);
   Log("Restarting replica " + rec.task_name + " " + count);
-  Act(ActionKind::kRestartReplica, rec.pool, rec.index);
+  Act(JobActionKind::kRestartReplica, rec.pool, rec.index);
 }
 
 void JobMachine::ReplicaRestarted(const JobInput& in) {
@@ -395,7 +410,7 @@ void JobMachine::ReplicaRestarted(const JobInput& in) {
   rec->signal.reset();
   Changed();
   // An ending decided while it was coming back: it must go down with the others.
-  if (job().ending) Act(ActionKind::kStop);
+  if (job().ending) Act(JobActionKind::kStop);
 }
 
 void JobMachine::RestartFailed(const JobInput& in) {
@@ -423,7 +438,7 @@ void JobMachine::RetryOrFail(JobError error) {
 void JobMachine::BeginEnding(Ending ending, const std::string& why) {
   job().ending = std::move(ending);
   Changed("ending", "Stopping attempt " + std::to_string(job().attempt) + ": " + why + ".");
-  if (AnyLive()) Act(ActionKind::kStop);
+  if (AnyLive()) Act(JobActionKind::kStop);
   MaybeFinish();
 }
 
@@ -442,7 +457,7 @@ void JobMachine::MaybeFinish() {
   Ending ending = *job().ending;
   switch (ending.kind) {
     case EndingKind::kRetry:
-      Act(ActionKind::kCleanup);  // Names the attempt that ended.
+      Act(JobActionKind::kCleanup);  // Names the attempt that ended.
       return StartAttempt(job().attempt + 1);
     case EndingKind::kPreempt:
       return Requeue();
@@ -472,11 +487,11 @@ void JobMachine::Finish(JobState state, std::optional<JobError> error) {
   } else {
     Log("Job failed.", "ERROR");
   }
-  if (job().attempt > 0) Act(ActionKind::kCleanup);
+  if (job().attempt > 0) Act(JobActionKind::kCleanup);
 }
 
 void JobMachine::Requeue() {
-  Act(ActionKind::kCleanup);  // Names the attempt that ended.
+  Act(JobActionKind::kCleanup);  // Names the attempt that ended.
   job().state = JobState::kQueued;
   job().ending.reset();
   job().grants.clear();
@@ -489,7 +504,7 @@ void JobMachine::Requeue() {
   Changed("state", "Job was preempted and is queued again.");
   Log("Job was preempted; it is queued again and restarts as attempt " +
       std::to_string(job().attempt + 1) + ".");
-  Act(ActionKind::kRequestAdmission);
+  Act(JobActionKind::kRequestAdmission);
 }
 
 void JobMachine::Cancel(const std::string& reason) {
@@ -506,7 +521,7 @@ void JobMachine::Cancel(const std::string& reason) {
   Changed("state", "Job is cancelling: " + why);
   Log(why);
   // A launch still in flight is stopped when its kAttemptStarted arrives.
-  if (AnyLive()) Act(ActionKind::kStop);
+  if (AnyLive()) Act(JobActionKind::kStop);
   MaybeFinish();
 }
 
@@ -552,7 +567,7 @@ const ObservedReplicaState* FindObserved(const std::vector<ObservedReplicaState>
 void JobMachine::Recovered(const std::vector<ObservedReplicaState>& observed) {
   if (job().state == JobState::kQueued) {
     ArmTimers();
-    return Act(ActionKind::kRequestAdmission);
+    return Act(JobActionKind::kRequestAdmission);
   }
   if (job().state == JobState::kCancelling && !job().ending) {
     // A record written before endings were stored: CANCELLING meant a user cancel.
@@ -583,11 +598,11 @@ void JobMachine::ReplayObserved(const std::vector<ObservedReplicaState>& observe
     }
     if (r.state == ReplicaState::kRestarting && !job().ending) {
       // The restart was decided and committed; whether it ran is unknown: do it (again).
-      Act(ActionKind::kRestartReplica, r.pool, r.index);
+      Act(JobActionKind::kRestartReplica, r.pool, r.index);
       continue;
     }
     JobInput exited;
-    exited.kind = InputKind::kReplicaExited;
+    exited.kind = JobInputKind::kReplicaExited;
     exited.pool = r.pool;
     exited.index = r.index;
     if (r.state == ReplicaState::kRestarting) job().replicas[i].state = ReplicaState::kRunning;
@@ -603,7 +618,7 @@ void JobMachine::ReplayObserved(const std::vector<ObservedReplicaState>& observe
     ReplicaExited(exited);
     if (IsTerminal(job().state) || AnyPending()) return;  // Finished, or a new attempt.
   }
-  if (job().ending && AnyLive()) Act(ActionKind::kStop);
+  if (job().ending && AnyLive()) Act(JobActionKind::kStop);
   MaybeFinish();
 }
 
@@ -619,7 +634,7 @@ void JobMachine::RecoverPendingLaunch(const std::vector<ObservedReplicaState>& o
   if (started > 0) return AdoptInterruptedLaunch(observed, started);
   if (job().ending) {
     // Cancelled while launching and the launch never completed: nothing to stop.
-    if (!observed.empty()) Act(ActionKind::kCleanup);
+    if (!observed.empty()) Act(JobActionKind::kCleanup);
     for (auto& r : job().replicas) {
       if (r.state == ReplicaState::kPending) r.state = ReplicaState::kStopped;
     }
@@ -630,13 +645,13 @@ void JobMachine::RecoverPendingLaunch(const std::vector<ObservedReplicaState>& o
     // Nothing of the attempt exists: its launch never ran. Run it now.
     Log("The launch of attempt " + std::to_string(job().attempt) +
         " was interrupted by a restart; launching it.");
-    return Act(ActionKind::kLaunch);
+    return Act(JobActionKind::kLaunch);
   }
   // Created, none started: remove it and start afresh under a new attempt (new names).
   Log("The launch of attempt " + std::to_string(job().attempt) +
       " was interrupted by a restart before any replica started; relaunching.");
-  Act(ActionKind::kStop);
-  Act(ActionKind::kCleanup);
+  Act(JobActionKind::kStop);
+  Act(JobActionKind::kCleanup);
   StartAttempt(job().attempt + 1);
 }
 
@@ -655,7 +670,7 @@ void JobMachine::AdoptInterruptedLaunch(const std::vector<ObservedReplicaState>&
         (started < total ? ", and starting the rest in place." : "."));
   }
   JobInput in;
-  in.kind = InputKind::kAttemptStarted;
+  in.kind = JobInputKind::kAttemptStarted;
   in.attempt = job().attempt;
   AttemptStarted(in);
   for (auto& r : job().replicas) {
@@ -673,10 +688,11 @@ void JobMachine::AdoptInterruptedLaunch(const std::vector<ObservedReplicaState>&
 
 }  // namespace
 
-Decision Decide(const Job& job, const JobInput& input, const JobPolicy& policy, TimeMicros now) {
+JobDecision DecideJob(const Job& job, const JobInput& input, const JobPolicy& policy,
+                      TimeMicros now) {
   JobMachine machine(job, policy, now);
   machine.Apply(input);
   return machine.Take();
 }
 
-}  // namespace ty::model
+}  // namespace ty::machines

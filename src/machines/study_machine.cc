@@ -1,14 +1,14 @@
-#include "service/study_machine.h"
+#include "machines/study_machine.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <utility>
 
-#include "model/job_machine.h"
-#include "service/trial_jobs.h"
+#include "machines/job_machine.h"
+#include "machines/trial_jobs.h"
 #include "tuning/early_stopping.h"
 
-namespace ty::service {
+namespace ty::machines {
 
 namespace {
 
@@ -139,7 +139,7 @@ class StudyMachine {
 
   // Its search space or tuner no longer builds: failed with why, never left unfinished.
   void SetAside(const std::string& why) {
-    model::JobError error{model::kErrorCodeInternal,
+    model::JobError error{machines::kErrorCodeInternal,
                           "Internal error: the stored study can no longer be run: " + why};
     SayLast(error.message, "ERROR");
     End(model::JobState::kFailed, std::move(error));
@@ -371,7 +371,7 @@ class StudyMachine {
     if (c.active > 0 || !budget_spent) return;
     if (c.succeeded > 0) return FinishStudy(model::JobState::kSucceeded, std::nullopt);
     FinishStudy(model::JobState::kFailed,
-                model::JobError{model::kErrorCodeInternal,
+                model::JobError{machines::kErrorCodeInternal,
                                 "No trial reported the metric '" + spec().tag() +
                                     "': " + std::to_string(job().trials.size()) +
                                     " trials ended infeasible, failed or cancelled."});
@@ -397,10 +397,10 @@ class StudyMachine {
     if (c.active > 0) return;
     if (cancelled) {
       return FinishStudy(model::JobState::kCancelled,
-                         model::JobError{model::kErrorCodeCancelled, "Job was cancelled."});
+                         model::JobError{machines::kErrorCodeCancelled, "Job was cancelled."});
     }
     FinishStudy(model::JobState::kFailed,
-                model::JobError{model::kErrorCodeInternal, progress().failing});
+                model::JobError{machines::kErrorCodeInternal, progress().failing});
   }
 
   // Asks the tuner for the trials there is room for (one question at a time).
@@ -503,4 +503,4 @@ StudyDecision DecideStudy(StudyRecord record, const StudyInput& input, const Stu
   return d.Take();
 }
 
-}  // namespace ty::service
+}  // namespace ty::machines

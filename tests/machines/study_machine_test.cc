@@ -1,7 +1,7 @@
-// Table tests of the pure study machine (service/study_machine.h): every phase,
+// Table tests of the pure study machine (machines/study_machine.h): every phase,
 // driven there through the machine itself, against every input, then the rules that
 // decide how a study goes on and ends.
-#include "service/study_machine.h"
+#include "machines/study_machine.h"
 
 #include <gtest/gtest.h>
 
@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "fakes/study_params.h"
-#include "model/job_machine.h"
+#include "machines/job_machine.h"
 
-namespace ty::service {
+namespace ty::machines {
 namespace {
 
 constexpr TimeMicros kNow = 1'000'000'000;
@@ -324,7 +324,7 @@ TEST(StudyMachineTest, AFailingStudyIsStoredAndFinishesFailingAfterARestart) {
   StudyDecision end = Decide(restarted, Ended(3, model::JobState::kCancelled));
   EXPECT_EQ(end.record.job.state, model::JobState::kFailed);
   ASSERT_TRUE(end.record.job.error.has_value());
-  EXPECT_EQ(end.record.job.error->code, model::kErrorCodeInternal);
+  EXPECT_EQ(end.record.job.error->code, machines::kErrorCodeInternal);
   EXPECT_EQ(end.record.job.error->message, failing.job.study_progress.failing);
   EXPECT_EQ(end.record.job.trials[2].state, model::TrialState::kCancelled);
 }
@@ -494,4 +494,4 @@ TEST(StudyMachineTest, InputsForUnknownOrFinishedTrialsAreIgnored) {
 }
 
 }  // namespace
-}  // namespace ty::service
+}  // namespace ty::machines

@@ -1,6 +1,6 @@
 // Table tests of the pure job state machine: every state (with and without a
 // pending ending) against every input, then the rules that decide outcomes.
-#include "model/job_machine.h"
+#include "machines/job_machine.h"
 
 #include <gtest/gtest.h>
 
@@ -10,8 +10,15 @@
 
 #include "wire/dialect.h"
 
-namespace ty::model {
+namespace ty::machines {
 namespace {
+
+using model::EndingKind;
+using model::Job;
+using model::JobEvent;
+using model::JobState;
+using model::JobStateName;
+using model::ReplicaState;
 
 constexpr TimeMicros kNow = 1'000'000'000;
 
@@ -34,11 +41,11 @@ Job TwoReplicaJob() {
   return job;
 }
 
-Decision Step(const Job& job, const JobInput& in, TimeMicros now = kNow) {
-  return Decide(job, in, JobPolicy{}, now);
+JobDecision Step(const Job& job, const JobInput& in, TimeMicros now = kNow) {
+  return DecideJob(job, in, JobPolicy{}, now);
 }
 
-JobInput Input(InputKind kind, int attempt = 1, int pool = -1, int index = -1) {
+JobInput Input(JobInputKind kind, int attempt = 1, int pool = -1, int index = -1) {
   JobInput in;
   in.kind = kind;
   in.attempt = attempt;
@@ -61,29 +68,30 @@ enum class Setup {
 };
 
 Job JobIn(Setup setup) {
-  Job job = Step(TwoReplicaJob(), Input(InputKind::kSubmitted)).job;
+  Job job = Step(TwoReplicaJob(), Input(JobInputKind::kSubmitted)).job;
   if (setup == Setup::kQueued) return job;
-  if (setup == Setup::kCancelled) return Step(job, Input(InputKind::kCancel)).job;
-  job = Step(job, Input(InputKind::kAdmitted)).job;
+  if (setup == Setup::kCancelled) return Step(job, Input(JobInputKind::kCancel)).job;
+  job = Step(job, Input(JobInputKind::kAdmitted)).job;
   if (setup == Setup::kPreparing) return job;
-  if (setup == Setup::kCancellingLaunch) return Step(job, Input(InputKind::kCancel)).job;
-  job = Step(job, Input(InputKind::kAttemptStarted)).job;
+  if (setup == Setup::kCancellingLaunch) return Step(job, Input(JobInputKind::kCancel)).job;
+  job = Step(job, Input(JobInputKind::kAttemptStarted)).job;
   if (setup == Setup::kRunning) return job;
-  if (setup == Setup::kCancelling) return Step(job, Input(InputKind::kCancel)).job;
-  JobInput primary_ok = Input(InputKind::kReplicaExited, 1, 0, 0);
+  if (setup == Setup::kCancelling) return Step(job, Input(JobInputKind::kCancel)).job;
+  JobInput primary_ok = Input(JobInputKind::kReplicaExited, 1, 0, 0);
   job = Step(job, primary_ok).job;
   if (setup == Setup::kStopping) return job;  // Primary succeeded; worker being stopped.
-  if (setup == Setup::kSucceeded) return Step(job, Input(InputKind::kReplicaExited, 1, 1, 0)).job;
-  JobInput fail = Input(InputKind::kLaunchFailed);
+  if (setup == Setup::kSucceeded)
+    return Step(job, Input(JobInputKind::kReplicaExited, 1, 1, 0)).job;
+  JobInput fail = Input(JobInputKind::kLaunchFailed);
   fail.message = "image pull failed";
   Job preparing = JobIn(Setup::kPreparing);
   return Step(preparing, fail).job;  // kFailed
 }
 
-std::vector<ActionKind> Kinds(const Decision& d, bool with_logs = false) {
-  std::vector<ActionKind> out;
+std::vector<JobActionKind> Kinds(const JobDecision& d, bool with_logs = false) {
+  std::vector<JobActionKind> out;
   for (const auto& a : d.actions) {
-    if (with_logs || a.kind != ActionKind::kLog) out.push_back(a.kind);
+    if (with_logs || a.kind != JobActionKind::kLog) out.push_back(a.kind);
   }
   return out;
 }
@@ -108,7 +116,7 @@ struct Row {
   JobInput input;
   JobState want_state;
   std::optional<EndingKind> want_ending;
-  std::vector<ActionKind> want_actions;  // Without kLog.
+  std::vector<JobActionKind> want_actions;  // Without kLog.
 };
 
 const char* SetupName(Setup s) {
@@ -136,18 +144,18 @@ const char* SetupName(Setup s) {
 }
 
 JobInput Exit(int pool, int code, std::optional<int> signal = std::nullopt) {
-  JobInput in = Input(InputKind::kReplicaExited, 1, pool, 0);
+  JobInput in = Input(JobInputKind::kReplicaExited, 1, pool, 0);
   in.exit_code = code;
   in.signal = signal;
   return in;
 }
 JobInput Timer(TimerKind t) {
-  JobInput in = Input(InputKind::kTimerFired);
+  JobInput in = Input(JobInputKind::kTimerFired);
   in.timer = t;
   return in;
 }
 JobInput Observed(bool primary_running, bool worker_running) {
-  JobInput in = Input(InputKind::kRecovered);
+  JobInput in = Input(JobInputKind::kRecovered);
   in.observed = {{0, 0, primary_running, primary_running ? 0 : 137, std::nullopt, false},
                  {1, 0, worker_running, worker_running ? 0 : 137, std::nullopt, false}};
   if (!worker_running) in.observed[1].signal = 9;
@@ -163,31 +171,31 @@ JobInput Unstarted(bool primary_started) {
   return in;
 }
 
-using A = ActionKind;
+using A = JobActionKind;
 using S = JobState;
 using E = EndingKind;
 
 // The whole table: every setup x every input kind.
 std::vector<Row> Table() {
-  const JobInput submitted = Input(InputKind::kSubmitted);
-  const JobInput admitted = Input(InputKind::kAdmitted);
-  const JobInput started = Input(InputKind::kAttemptStarted);
-  const JobInput launch_failed = Input(InputKind::kLaunchFailed);
+  const JobInput submitted = Input(JobInputKind::kSubmitted);
+  const JobInput admitted = Input(JobInputKind::kAdmitted);
+  const JobInput started = Input(JobInputKind::kAttemptStarted);
+  const JobInput launch_failed = Input(JobInputKind::kLaunchFailed);
   const JobInput primary_ok = Exit(0, 0);
   const JobInput worker_exit1 = Exit(1, 1);
   const JobInput worker_killed = Exit(1, 137, 9);
-  const JobInput restarted = Input(InputKind::kReplicaRestarted, 1, 1, 0);
-  const JobInput restart_failed = Input(InputKind::kRestartFailed, 1, 1, 0);
-  const JobInput cancel = Input(InputKind::kCancel);
+  const JobInput restarted = Input(JobInputKind::kReplicaRestarted, 1, 1, 0);
+  const JobInput restart_failed = Input(JobInputKind::kRestartFailed, 1, 1, 0);
+  const JobInput cancel = Input(JobInputKind::kCancel);
   const JobInput max_wait = Timer(TimerKind::kMaxWait);
   const JobInput timeout = Timer(TimerKind::kTimeout);
   const JobInput all_running = Observed(true, true);
-  JobInput unrunnable = Input(InputKind::kUnrunnable);
+  JobInput unrunnable = Input(JobInputKind::kUnrunnable);
   unrunnable.message = "its spec cannot be read";
   const JobInput worker_gone = Observed(true, false);
-  JobInput backend_preempted = Input(InputKind::kBackendPreempted, 1);
+  JobInput backend_preempted = Input(JobInputKind::kBackendPreempted, 1);
   backend_preempted.message = "Slurm preempted job 12";
-  const JobInput preempt = Input(InputKind::kPreempt);
+  const JobInput preempt = Input(JobInputKind::kPreempt);
   std::vector<Row> t = {
       // QUEUED
       {Setup::kQueued, submitted, S::kQueued, {}, {}},
@@ -321,7 +329,7 @@ std::vector<Row> Table() {
 TEST(JobMachineTableTest, EveryStateAgainstEveryInput) {
   for (const Row& row : Table()) {
     Job job = JobIn(row.setup);
-    Decision d = Step(job, row.input);
+    JobDecision d = Step(job, row.input);
     std::string where = std::string(SetupName(row.setup)) + " + input " +
                         std::to_string(static_cast<int>(row.input.kind)) + " (pool " +
                         std::to_string(row.input.pool) + ")";
@@ -333,7 +341,7 @@ TEST(JobMachineTableTest, EveryStateAgainstEveryInput) {
     EXPECT_EQ(Kinds(d), row.want_actions) << where;
     // A decision that acts on the world has changed the record first.
     if (!row.want_actions.empty() && row.want_actions != std::vector<A>{A::kArmTimer}) {
-      bool only_recovery = row.input.kind == InputKind::kRecovered;
+      bool only_recovery = row.input.kind == JobInputKind::kRecovered;
       if (!only_recovery) {
         EXPECT_TRUE(d.changed) << where;
       }
@@ -363,18 +371,19 @@ TEST(JobMachineTableTest, TheTableHasRowsForEveryStateAndEveryInputKind) {
     rows.insert({static_cast<int>(row.setup), static_cast<int>(row.input.kind)});
   }
   int kinds = 0;
-  for (int k = 0; InputKindName(static_cast<InputKind>(k)) != nullptr; ++k, ++kinds) {
+  for (int k = 0; JobInputKindName(static_cast<JobInputKind>(k)) != nullptr; ++k, ++kinds) {
     for (AnySetup s : setups) {
       EXPECT_TRUE(rows.count({static_cast<int>(s), k}))
-          << "no row for " << SetupName(s) << " + " << InputKindName(static_cast<InputKind>(k));
+          << "no row for " << SetupName(s) << " + "
+          << JobInputKindName(static_cast<JobInputKind>(k));
     }
   }
-  EXPECT_EQ(kinds, static_cast<int>(InputKind::kBackendPreempted) + 1);
+  EXPECT_EQ(kinds, static_cast<int>(JobInputKind::kBackendPreempted) + 1);
 }
 
 TEST(JobMachineTest, StaleAttemptInputsAreIgnored) {
   Job job = JobIn(Setup::kRunning);
-  Decision d = Step(job, Input(InputKind::kReplicaExited, /*attempt=*/7, 0, 0));
+  JobDecision d = Step(job, Input(JobInputKind::kReplicaExited, /*attempt=*/7, 0, 0));
   EXPECT_FALSE(d.changed);
   EXPECT_TRUE(d.actions.empty());
 }
@@ -382,7 +391,7 @@ TEST(JobMachineTest, StaleAttemptInputsAreIgnored) {
 TEST(JobMachineTest, FailureMessageNamesTheReplicaAndQuotesItsLastLines) {
   JobInput exit = Exit(1, 3);
   exit.log_tail = {"Traceback", "ValueError: bad"};
-  Decision d = Step(JobIn(Setup::kRunning), exit);
+  JobDecision d = Step(JobIn(Setup::kRunning), exit);
   ASSERT_TRUE(d.job.ending && d.job.ending->error);
   EXPECT_EQ(d.job.ending->error->code, kErrorCodeUserFailure);
   EXPECT_EQ(d.job.ending->error->message,
@@ -396,21 +405,21 @@ TEST(JobMachineTest, AMissingTensorflowSaysWhy) {
   JobInput exit = Exit(1, 1);
   exit.log_tail = {"Traceback (most recent call last):",
                    "ModuleNotFoundError: No module named 'tensorflow'"};
-  Decision d = Step(JobIn(Setup::kRunning), exit);
+  JobDecision d = Step(JobIn(Setup::kRunning), exit);
   ASSERT_TRUE(d.job.ending && d.job.ending->error);
   EXPECT_NE(d.job.ending->error->message.find("The image has no TensorFlow"), std::string::npos)
       << d.job.ending->error->message;
 }
 
 TEST(JobMachineTest, RestartInPlaceIsCommittedAsRestartingBeforeItRuns) {
-  Decision d = Step(JobIn(Setup::kRunning), Exit(1, 137, 9));
+  JobDecision d = Step(JobIn(Setup::kRunning), Exit(1, 137, 9));
   ASSERT_TRUE(d.changed);
   EXPECT_EQ(d.job.replicas[1].state, ReplicaState::kRestarting);
   EXPECT_EQ(d.job.replicas[1].restarts, 1);
-  Decision back = Step(d.job, Input(InputKind::kReplicaRestarted, 1, 1, 0));
+  JobDecision back = Step(d.job, Input(JobInputKind::kReplicaRestarted, 1, 1, 0));
   EXPECT_EQ(back.job.replicas[1].state, ReplicaState::kRunning);
   // Recovery of a restart that may not have run: it is issued again, not counted again.
-  Decision replay = Step(d.job, Observed(true, false));
+  JobDecision replay = Step(d.job, Observed(true, false));
   EXPECT_EQ(Kinds(replay), (std::vector<A>{A::kArmTimer, A::kRestartReplica}));
   EXPECT_EQ(replay.job.replicas[1].restarts, 1);
 }
@@ -418,12 +427,12 @@ TEST(JobMachineTest, RestartInPlaceIsCommittedAsRestartingBeforeItRuns) {
 TEST(JobMachineTest, RetryEndingStartsTheNextAttemptOnceAllAreDown) {
   Job job = JobIn(Setup::kRunning);
   job.spec.scheduling.restart_job_on_worker_restart = true;
-  Decision d = Step(job, Exit(1, 137, 9));
+  JobDecision d = Step(job, Exit(1, 137, 9));
   ASSERT_TRUE(d.job.ending);
   EXPECT_EQ(d.job.ending->kind, EndingKind::kRetry);
   EXPECT_EQ(Kinds(d), std::vector<A>{A::kStop});
   JobInput primary_stopped = Exit(0, 143, 15);
-  Decision next = Step(d.job, primary_stopped);
+  JobDecision next = Step(d.job, primary_stopped);
   EXPECT_EQ(next.job.attempt, 2);
   EXPECT_FALSE(next.job.ending);
   EXPECT_EQ(Kinds(next), (std::vector<A>{A::kCleanup, A::kLaunch}));
@@ -434,7 +443,7 @@ TEST(JobMachineTest, RetryEndingStartsTheNextAttemptOnceAllAreDown) {
 // the next attempt says nothing until its own launch resolved them again.
 TEST(JobMachineTest, EachAttemptRecordsTheImagesItsLaunchResolved) {
   Job job = JobIn(Setup::kPreparing);
-  JobInput started = Input(InputKind::kAttemptStarted);
+  JobInput started = Input(JobInputKind::kAttemptStarted);
   started.images = {{"gcr.io/p/t:v1", "sha256:first", "sha256:id1"}};
   job = Step(job, started).job;
   ASSERT_EQ(job.images.size(), 1u);
@@ -455,16 +464,16 @@ TEST(JobMachineTest, EachAttemptRecordsTheImagesItsLaunchResolved) {
 // follow are the preemption's, not failures or restarts; once all are down the job is
 // queued again as after an admission preemption, its retries untouched.
 TEST(JobMachineTest, ABackendPreemptionQueuesTheJobAgainOnceItsReplicasAreDown) {
-  JobInput preempted = Input(InputKind::kBackendPreempted, 1);
+  JobInput preempted = Input(JobInputKind::kBackendPreempted, 1);
   preempted.message = "Slurm preempted job 12 (a job of a higher priority needed its resources)";
-  Decision d = Step(JobIn(Setup::kRunning), preempted);
+  JobDecision d = Step(JobIn(Setup::kRunning), preempted);
   ASSERT_TRUE(d.job.ending);
   EXPECT_EQ(d.job.ending->kind, EndingKind::kPreempt);
   EXPECT_EQ(Kinds(d), std::vector<A>{A::kStop});
-  Decision one = Step(d.job, Exit(1, 137, 9));
+  JobDecision one = Step(d.job, Exit(1, 137, 9));
   EXPECT_EQ(one.job.state, JobState::kRunning);
   EXPECT_TRUE(Kinds(one).empty());  // No restart in place.
-  Decision all = Step(one.job, Exit(0, 143, 15));
+  JobDecision all = Step(one.job, Exit(0, 143, 15));
   EXPECT_EQ(all.job.state, JobState::kQueued);
   EXPECT_EQ(all.job.preemptions, 1);
   EXPECT_FALSE(all.job.error);
@@ -482,7 +491,7 @@ TEST(JobMachineTest, LastAttemptFailsInsteadOfRetrying) {
   for (auto& r : job.replicas) r.attempt = 3;
   JobInput killed = Exit(1, 137, 9);
   killed.attempt = 3;
-  Decision d = Step(job, killed);
+  JobDecision d = Step(job, killed);
   ASSERT_TRUE(d.job.ending);
   EXPECT_EQ(d.job.ending->kind, EndingKind::kFail);
 }
@@ -491,12 +500,12 @@ TEST(JobMachineTest, TimersFireOnlyWhenDue) {
   Job preparing = JobIn(Setup::kPreparing);
   TimeMicros due = preparing.create_time + 50'000'000;
   EXPECT_FALSE(Step(preparing, Timer(TimerKind::kMaxWait), due - 1).changed);
-  Decision d = Step(preparing, Timer(TimerKind::kMaxWait), due);
+  JobDecision d = Step(preparing, Timer(TimerKind::kMaxWait), due);
   EXPECT_EQ(d.job.state, JobState::kCancelling);
   Job running = JobIn(Setup::kRunning);
   EXPECT_FALSE(
       Step(running, Timer(TimerKind::kTimeout), running.start_time + 100'000'000 - 1).changed);
-  Decision t = Step(running, Timer(TimerKind::kTimeout), running.start_time + 100'000'000);
+  JobDecision t = Step(running, Timer(TimerKind::kTimeout), running.start_time + 100'000'000);
   EXPECT_EQ(t.job.state, JobState::kCancelling);
   EXPECT_NE(t.job.ending->error->message.find("timeout of 100s"), std::string::npos);
 }
@@ -504,10 +513,10 @@ TEST(JobMachineTest, TimersFireOnlyWhenDue) {
 TEST(JobMachineTest, RecoveringAStoppingJobStopsAgainAndNeverRestarts) {
   // The original hole: a restart during the stop grace after the primary succeeded.
   Job stopping = JobIn(Setup::kStopping);
-  Decision d = Step(stopping, Observed(false, true));
+  JobDecision d = Step(stopping, Observed(false, true));
   EXPECT_EQ(d.job.state, JobState::kRunning);
   EXPECT_EQ(Kinds(d), (std::vector<A>{A::kArmTimer, A::kStop}));
-  Decision killed = Step(d.job, Exit(1, 137, 9));
+  JobDecision killed = Step(d.job, Exit(1, 137, 9));
   EXPECT_EQ(killed.job.state, JobState::kSucceeded);
   EXPECT_EQ(killed.job.replicas[1].restarts, 0);
 }
@@ -515,26 +524,26 @@ TEST(JobMachineTest, RecoveringAStoppingJobStopsAgainAndNeverRestarts) {
 TEST(JobMachineTest, RecordsWrittenBeforeEndingsRecoverACancelAsAUserCancel) {
   Job old = JobIn(Setup::kCancelling);
   old.ending.reset();  // Schema v1 had no ending column.
-  Decision d = Step(old, Observed(true, true));
+  JobDecision d = Step(old, Observed(true, true));
   ASSERT_TRUE(d.job.ending);
   EXPECT_EQ(d.job.ending->kind, EndingKind::kCancel);
   EXPECT_EQ(Kinds(d), (std::vector<A>{A::kArmTimer, A::kStop}));
 }
 
 }  // namespace
-}  // namespace ty::model
+}  // namespace ty::machines
 
-namespace ty::model {
+namespace ty::machines {
 namespace {
 
 // Found after a kill -9 (issue 19): jobs whose replicas exited while the daemon was
 // down got the restart time as endTime. The engine's finish times are kept.
 TEST(JobMachineTest, ExitsReplayedAtRecoveryKeepTheirOwnTimes) {
   Job running = JobIn(Setup::kRunning);
-  JobInput in = Input(InputKind::kRecovered);
+  JobInput in = Input(JobInputKind::kRecovered);
   in.observed = {{0, 0, false, 0, std::nullopt, false, kNow + 10'000'000},
                  {1, 0, false, 0, std::nullopt, false, kNow + 20'000'000}};
-  Decision d = Step(running, in, kNow + 100'000'000);
+  JobDecision d = Step(running, in, kNow + 100'000'000);
   ASSERT_EQ(d.job.state, JobState::kSucceeded);
   EXPECT_EQ(d.job.end_time, kNow + 20'000'000);
   EXPECT_EQ(d.job.replicas[0].end_time, kNow + 10'000'000);
@@ -547,4 +556,4 @@ TEST(JobMachineTest, ExitsReplayedAtRecoveryKeepTheirOwnTimes) {
 }
 
 }  // namespace
-}  // namespace ty::model
+}  // namespace ty::machines

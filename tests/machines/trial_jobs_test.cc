@@ -1,11 +1,11 @@
 // A trial's job: its parameters as flags, in search-space order, conditional children
 // after their parent. Found by ASan under the wrong-type sweep (issue 20): the children
 // were copied into a temporary and the flags read names through dangling pointers.
-#include "service/trial_jobs.h"
+#include "machines/trial_jobs.h"
 
 #include <gtest/gtest.h>
 
-namespace ty::service {
+namespace ty::machines {
 namespace {
 
 model::StudySpec ConditionalSpace() {
@@ -44,4 +44,4 @@ TEST(TrialJobsTest, ConditionalChildrenFollowTheirParentOnTheCommandLine) {
 }
 
 }  // namespace
-}  // namespace ty::service
+}  // namespace ty::machines

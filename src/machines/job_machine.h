@@ -1,6 +1,6 @@
 // The job state machine as one pure function (docs/design.md §2, docs/style.md §6.11):
 //
-//   Decide(job record, input, policy, now) -> (new record, history, actions)
+//   DecideJob(job record, input, policy, now) -> (new record, history, actions)
 //
 // Inputs are what can happen to a job: it was submitted or admitted, the executor
 // started its attempt, failed to launch it, saw a replica exit or restarted one, a
@@ -10,9 +10,9 @@
 // arm a timer, ask for admission, write a service log line.
 //
 // Every pending outcome lives in the record, never in memory only: a stop in
-// progress carries `Job::ending` (succeed / fail with this error / retry as the
+// progress carries `model::Job::ending` (succeed / fail with this error / retry as the
 // next attempt / cancel), a restart in place marks its replica RESTARTING. So the
-// daemon can die between any commit and its actions, and `Decide(record,
+// daemon can die between any commit and its actions, and `DecideJob(record,
 // kRecovered{observed})` finishes exactly what was decided (crash-point tests in
 // tests/service/crash_points_test.cc prove it for every commit).
 //
@@ -36,7 +36,7 @@
 #include "common/time.h"
 #include "model/job.h"
 
-namespace ty::model {
+namespace ty::machines {
 
 struct JobPolicy {
   int max_attempts = 3;  // Whole-job attempts (docs/contracts/runtime.md §9).
@@ -64,7 +64,7 @@ struct ObservedReplicaState {
   bool never_started() const { return !running && exit_code == -1; }
 };
 
-enum class InputKind {
+enum class JobInputKind {
   kSubmitted,         // Just created, QUEUED: log it, arm maxWait, ask for admission.
   kAdmitted,          // Start attempt 1.
   kAttemptStarted,    // Executor: every replica of `attempt` runs.
@@ -81,12 +81,12 @@ enum class InputKind {
                       // its replicas' ends follow; the job is queued again.
 };
 
-// "SUBMITTED", "ADMITTED", ...; nullptr for a value that is no InputKind (the table
+// "SUBMITTED", "ADMITTED", ...; nullptr for a value that is no JobInputKind (the table
 // test enumerates the kinds this way, so a new kind without rows fails it).
-const char* InputKindName(InputKind kind);
+const char* JobInputKindName(JobInputKind kind);
 
 struct JobInput {
-  InputKind kind = InputKind::kSubmitted;
+  JobInputKind kind = JobInputKind::kSubmitted;
   int attempt = 0;  // Executor inputs: the attempt they concern.
   int pool = -1;    // Replica inputs.
   int index = -1;
@@ -97,15 +97,15 @@ struct JobInput {
   // learnt late); never before the replica's start.
   TimeMicros exit_time = 0;
   TimeMicros image_ready_time = 0;        // kAttemptStarted.
-  std::vector<ImageRan> images;           // kAttemptStarted: what its image names stood for.
+  std::vector<model::ImageRan> images;    // kAttemptStarted: what its image names stood for.
   std::string message;                    // Launch/restart failure, how it started, cancel reason.
   std::vector<std::string> log_tail;      // kReplicaExited: the replica's last log lines.
   TimerKind timer = TimerKind::kTimeout;  // kTimerFired.
   std::vector<ObservedReplicaState> observed;  // kRecovered.
-  std::vector<ReplicaGrant> grants;            // kAdmitted: where and with what it runs.
+  std::vector<model::ReplicaGrant> grants;     // kAdmitted: where and with what it runs.
 };
 
-enum class ActionKind {
+enum class JobActionKind {
   kRequestAdmission,  // Queue the job for admission (a kAdmitted input follows).
                       // Its grants are released whenever a committed record is
                       // terminal or queued (the controller does it, not an action).
@@ -118,7 +118,7 @@ enum class ActionKind {
 };
 
 struct JobAction {
-  ActionKind kind = ActionKind::kLog;
+  JobActionKind kind = JobActionKind::kLog;
   int attempt = 0;
   int pool = -1;
   int index = -1;
@@ -128,17 +128,18 @@ struct JobAction {
   std::string severity = "INFO";
 };
 
-struct Decision {
-  Job job;                         // The new record.
-  bool changed = false;            // Commit `job` (and `history`) before any action.
-  std::vector<JobEvent> history;   // Lines for the job's event history.
-  std::vector<JobAction> actions;  // In order.
+struct JobDecision {
+  model::Job job;                        // The new record.
+  bool changed = false;                  // Commit `job` (and `history`) before any action.
+  std::vector<model::JobEvent> history;  // Lines for the job's event history.
+  std::vector<JobAction> actions;        // In order.
 };
 
 // REQUIRES: job.spec is the job's parsed spec (pool sizes drive replica records).
 // Inputs that no longer apply (a stale attempt, a terminal job, a timer whose
 // condition passed) return `changed == false` and no actions.
-Decision Decide(const Job& job, const JobInput& input, const JobPolicy& policy, TimeMicros now);
+JobDecision DecideJob(const model::Job& job, const JobInput& input, const JobPolicy& policy,
+                      TimeMicros now);
 
 // Error codes the machine sets (google.rpc.Code numbers).
 inline constexpr int kErrorCodeCancelled = 1;
@@ -146,4 +147,4 @@ inline constexpr int kErrorCodeUserFailure = 3;  // Vertex reports user-code fai
 inline constexpr int kErrorCodeLaunchFailed = 9;
 inline constexpr int kErrorCodeInternal = 13;
 
-}  // namespace ty::model
+}  // namespace ty::machines

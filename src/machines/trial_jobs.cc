@@ -1,11 +1,11 @@
-#include "service/trial_jobs.h"
+#include "machines/trial_jobs.h"
 
 #include <algorithm>
 #include <functional>
 
 #include "tuning/hypertune_file.h"
 
-namespace ty::service {
+namespace ty::machines {
 
 namespace {
 
@@ -115,4 +115,4 @@ std::optional<model::TrialMeasurement> FinalMeasurement(const model::StudySpec& 
                            });
 }
 
-}  // namespace ty::service
+}  // namespace ty::machines

@@ -1,5 +1,5 @@
 // The study state machine as one pure function, beside the job machine
-// (model/job_machine.h):
+// (machines/job_machine.h):
 //
 //   DecideStudy(study record, input, policy, now) -> (new record, actions)
 //
@@ -41,11 +41,11 @@
 #include <vector>
 
 #include "common/time.h"
+#include "machines/trial_jobs.h"
 #include "model/job.h"
 #include "model/study_spec.h"
-#include "service/trial_jobs.h"
 
-namespace ty::service {
+namespace ty::machines {
 
 struct StudyRecord {
   model::Job job;  // The study's row: state, times, error, trials, progress.
@@ -141,4 +141,4 @@ struct StudyDecision {
 StudyDecision DecideStudy(StudyRecord record, const StudyInput& input, const StudyPolicy& policy,
                           TimeMicros now);
 
-}  // namespace ty::service
+}  // namespace ty::machines

@@ -9,7 +9,7 @@
 #include "model/study_spec.h"
 #include "model/trial.h"
 
-namespace ty::service {
+namespace ty::machines {
 
 // Where a trial job's cloudml-hypertune file lives on the daemon's host:
 // <trial_root>/<job uid>/output.metrics. Containers see the directory at
@@ -45,4 +45,4 @@ std::optional<model::TrialMeasurement> FinalMeasurement(const model::StudySpec& 
 // "lr=0.01, layers=3": parameters as the logs show them.
 std::string DescribeParams(const model::StudySpec& spec, const model::Assignment& params);
 
-}  // namespace ty::service
+}  // namespace ty::machines

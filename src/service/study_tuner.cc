@@ -1,0 +1,90 @@
+#include "service/study_tuner.h"
+
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "machines/trial_jobs.h"
+#include "tuning/tuner.h"
+#include "wire/dialect.h"
+
+namespace ty::service {
+
+namespace {
+
+// A tuner seed of its own per study, stable across restarts.
+uint64_t SeedOf(const std::string& uid) { return std::hash<std::string>{}(uid); }
+
+bool Finished(const model::Trial& t) {
+  return !model::IsTrialActive(t) && t.state != model::TrialState::kCancelled;
+}
+
+// ml v1 resumePreviousJobId. Google documents only that the earlier job's study is
+// continued; here its finished trials inform the suggestions (a grid continues where
+// it stopped, the optimiser starts from what it learnt) while this job runs maxTrials
+// trials of its own and lists only those. Trials whose parameters do not fit this
+// job's space are left out.
+void ObservePreviousStudy(StudyTuner& st, const model::Job& job, jobstore::JobStore* store) {
+  if (job.spec.study->resume_previous_job_id.empty()) return;
+  Result<model::Job> previous = PreviousStudy(job, store);
+  if (!previous.ok()) return;  // Checked at submit; deleted since: start afresh.
+  for (const model::Trial& t : previous->trials) {
+    if (!Finished(t) || !st.tuner->space().Check(t.params).ok()) continue;
+    st.tuner->Observe({t.params, model::ObjectiveOf(t)});
+    ++st.prior_trials;
+  }
+}
+
+}  // namespace
+
+StudyTuner::StudyTuner() = default;
+StudyTuner::StudyTuner(StudyTuner&&) noexcept = default;
+StudyTuner& StudyTuner::operator=(StudyTuner&&) noexcept = default;
+StudyTuner::~StudyTuner() = default;
+
+Result<StudyTuner> OpenStudyTuner(const model::Job& job, jobstore::JobStore* store) {
+  if (!job.spec.study) return InvalidArgument("job " + job.uid + " is not a study");
+  const model::StudySpec& spec = *job.spec.study;
+  ASSIGN_OR_RETURN(tuning::SearchSpace space, tuning::SearchSpace::Create(spec.params));
+  tuning::StudyOptions options;
+  options.goal = spec.goal;
+  options.algorithm = spec.algorithm;
+  options.max_trials = spec.max_trials;
+  options.parallel = spec.parallel_trials;
+  options.seed = SeedOf(job.uid);
+  ASSIGN_OR_RETURN(tuning::Tuner tuner, tuning::Tuner::Create(std::move(space), options));
+  StudyTuner st;
+  st.tuner = std::make_unique<tuning::Tuner>(std::move(tuner));
+  ObservePreviousStudy(st, job, store);
+  // The tuner relearns the study from its finished trials, in the order they were run.
+  for (const model::Trial& t : job.trials) {
+    if (Finished(t)) st.tuner->Observe({t.params, model::ObjectiveOf(t)});
+  }
+  return st;
+}
+
+Result<model::Job> PreviousStudy(const model::Job& job, jobstore::JobStore* store) {
+  const std::string& id = job.spec.study->resume_previous_job_id;
+  Result<model::Job> previous = store->FindMlJob(job.project, id);
+  if (previous.ok()) {
+    Result<model::JobSpec> spec = wire::RestoreSpec(*previous);
+    if (spec.ok() && spec->study) return previous;
+  }
+  return InvalidArgument(
+             "Field: trainingInput.hyperparameters.resumePreviousJobId Error: "
+             "no hyperparameter tuning job '" +
+             id + "' in project " + job.project)
+      .WithField("trainingInput.hyperparameters.resumePreviousJobId");
+}
+
+std::string ReadTrialMetrics(const std::string& trial_root, const std::string& job_uid) {
+  if (trial_root.empty() || job_uid.empty()) return "";
+  std::ifstream in(machines::TrialMetricsDir(trial_root, job_uid) + "/" +
+                   machines::kTrialMetricsFile);
+  if (!in) return "";
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace ty::service
