@@ -66,6 +66,9 @@ Dispatch ReadLogs(const Call& call, const service::JobRef& ref);
 // `only_job`: a replica's own job uid; its entries alone are listed ("" = any).
 HttpResponse ListLogEntries(const Call& call, const std::string& only_job = "");
 
+// The ml v1 discovery document, pointing its client at this daemon (discovery.cc).
+HttpResponse MlDiscoveryDocument(const HttpRequest& request);
+
 // GET /metrics: Prometheus text format (metrics_endpoint.cc).
 HttpResponse Metrics(service::JobService* service);
 HttpResponse Backup(service::JobService* service);  // GET /admin/backup (admin_endpoints.cc).

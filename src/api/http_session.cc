@@ -92,6 +92,7 @@ HttpRequest HttpSession<Stream>::RequestHead() const {
     request.headers[name] = std::string(field.value());
   }
   request.peer = peer_;
+  request.tls = kTls;
   return request;
 }
 

@@ -32,6 +32,7 @@ struct HttpRequest {
   std::string body_file;
   // The client's address ("10.88.0.5"), which tells a replica's job (api/access.h).
   std::string peer;
+  bool tls = false;  // It came over TLS: links back to the daemon are https.
 
   std::string Header(const std::string& lower_name) const {
     auto it = headers.find(lower_name);

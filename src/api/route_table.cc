@@ -96,6 +96,16 @@ Dispatch GetOperation(const RouteCall& c) {
   return Respond(internal::GetOperation(c.call(), name + "/operations/" + p.operation));
 }
 
+// Debian's python3-googleapi asks /discovery/v1/apis/ml/v1/rest first, then (newer
+// clients) /$discovery/rest?version=v1.
+Dispatch GetMlDiscovery(const RouteCall& c) {
+  const std::string version = internal::Param(c.request, "version");
+  if (!version.empty() && version != "v1") {
+    return Respond(ErrorResponse(NotFound("No discovery document for ml " + version)));
+  }
+  return Respond(internal::MlDiscoveryDocument(c.request));
+}
+
 // ---- Cloud Storage ------------------------------------------------------------------
 
 Dispatch StorageBuckets(const RouteCall& c) {
@@ -197,6 +207,11 @@ void AddJobRows(std::vector<Route>* rows, ApiDialect dialect, const std::string&
 }
 
 void AddJobsRows(std::vector<Route>* rows) {
+  // The discovery document is public, as Google's is.
+  for (const char* path : {"/discovery/v1/apis/ml/v1/rest", "/$discovery/rest"}) {
+    rows->push_back(
+        {"GET", path, ApiDialect::kMlV1, {Scope::kAnyone, Role::kNone}, GetMlDiscovery});
+  }
   AddJobRows(rows, ApiDialect::kMlV1, "/v1/projects/{project}/jobs");
   AddJobRows(rows, ApiDialect::kVertex, "/v1/projects/{project}/locations/{location}/{collection}");
   // Operations, under /v1 and /ui: GAPIC polls /ui/... (docs/contracts/client-wire.md §2).

@@ -482,7 +482,8 @@ HttpResponse StorageError(const Status& status) {
 
 std::string BaseUrl(const HttpRequest& r) {
   std::string host = r.Header("host");
-  const std::string url = "http://" + (host.empty() ? std::string("127.0.0.1") : host);
+  const std::string url =
+      (r.tls ? "https://" : "http://") + (host.empty() ? std::string("127.0.0.1") : host);
   // A replica that came with its credential as the URL's userinfo (Basic auth) gets
   // it back in the links it is given, or a client following mediaLink or an upload's
   // Location would lose it (auth/replica_credentials.h). Only what the client itself

@@ -57,7 +57,7 @@ HttpResponse Download(const StorageContext& ctx, const HttpRequest& request,
 // ---- Shared by storage_api.cc and storage_uploads.cc ----------------------------
 
 HttpResponse StorageError(const Status& status);
-// "http://HOST" of the request, for selfLink, mediaLink and session URLs.
+// "http://HOST" (https over TLS) of the request, for selfLink, mediaLink and session URLs.
 std::string BaseUrl(const HttpRequest& request);
 HttpResponse ObjectResponse(const HttpRequest& request, const gcs::ObjectInfo& info);
 // ifGenerationMatch and friends from the query. InvalidArgument for a non-number.

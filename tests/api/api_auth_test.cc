@@ -87,6 +87,8 @@ TEST_F(ApiAuthTest, NoTokenOrAnUnknownOneIs401WithGooglesShape) {
   Reply health = As("", "GET", "/healthz");
   EXPECT_EQ(health.status, 200);
   EXPECT_EQ(health.json(), json({{"status", "ok"}}));
+  // The discovery document is public, as Google's is; what it describes is not.
+  EXPECT_EQ(As("", "GET", "/discovery/v1/apis/ml/v1/rest").status, 200);
 }
 
 TEST_F(ApiAuthTest, AnotherProjectsTokenSeesNoJobAndNoContent) {

@@ -44,6 +44,28 @@ TEST_F(ApiJobsTest, MlCreateGetAndList) {
   EXPECT_EQ(filtered.json()["jobs"][0]["jobId"], "census_001");
 }
 
+// The ml v1 discovery document sends its client back to the daemon it came from, with
+// the methods the daemon serves (the Python client's test runs it: discovery_client_test).
+TEST_F(ApiJobsTest, MlDiscoveryDocumentPointsAtThisDaemon) {
+  Reply r = Send("GET", "/discovery/v1/apis/ml/v1/rest", std::nullopt, {"Host: trainyard:8080"});
+  ASSERT_EQ(r.status, 200) << r.body;
+  json doc = r.json();
+  EXPECT_EQ(doc["rootUrl"], "http://trainyard:8080/");
+  EXPECT_EQ(doc["name"], "ml");
+  const json& jobs = doc["resources"]["projects"]["resources"]["jobs"]["methods"];
+  EXPECT_EQ(jobs["create"]["path"], "v1/{+parent}/jobs");
+  EXPECT_EQ(jobs["create"]["request"]["$ref"], "GoogleCloudMlV1__Job");
+  EXPECT_EQ(jobs["cancel"]["path"], "v1/{+name}:cancel");
+  for (const auto& [name, method] : jobs.items()) {
+    const std::string response = method["response"]["$ref"];
+    ASSERT_TRUE(doc["schemas"].contains(response)) << name << " answers " << response;
+    EXPECT_TRUE(doc["schemas"][response]["properties"].is_object()) << response;
+  }
+  EXPECT_FALSE(doc.contains("auth")) << "a client would then demand credentials of its own";
+  EXPECT_EQ(Get("/$discovery/rest?version=v1").json(), Get("/discovery/v1/apis/ml/v1/rest").json());
+  EXPECT_EQ(Get("/$discovery/rest?version=v2").status, 404);
+}
+
 TEST_F(ApiJobsTest, MlEmptyListIsEmptyObject) {
   Reply r = Get(kMl);
   ASSERT_EQ(r.status, 200);

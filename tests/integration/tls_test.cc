@@ -79,6 +79,17 @@ TEST_F(TlsDaemonTest, TheCliReachesAnHttpsDaemonThroughItsCaFile) {
   EXPECT_THAT(plain.body, ::testing::Not(HasSubstr("over-tls")));
 }
 
+// Links back to the daemon (the discovery document's rootUrl, Cloud Storage's
+// selfLink and mediaLink) name the scheme the request came over.
+TEST_F(TlsDaemonTest, LinksBackToTheDaemonAreHttps) {
+  ProcessRun doc = RunProcess({"curl", "-sS", "--cacert", (dir_ / "cert.pem").string(),
+                               https_ + "/discovery/v1/apis/ml/v1/rest"},
+                              {}, 60);
+  ASSERT_EQ(doc.rc, 0) << doc.err;
+  nlohmann::json parsed = nlohmann::json::parse(doc.out, nullptr, false);
+  EXPECT_EQ(parsed.value("rootUrl", ""), https_ + "/") << doc.out;
+}
+
 TEST_F(TlsDaemonTest, GcloudConfiguredWithTheCaFileListsJobsAndReadsLogs) {
   const std::string gcloud_dir = (dir_ / "gcloud").string();
   ProcessRun configured =
