@@ -138,23 +138,8 @@ struct ExecutorEvent {
 
 using EventCallback = std::function<void(const ExecutorEvent&)>;
 
-// What Recover() found of a replica the executor created before a restart.
-struct ObservedReplica {
-  std::string job_uid;
-  int attempt = 0;
-  int pool = 0;
-  int index = 0;
-  std::string name;
-  bool running = false;       // Still running: exit watching is re-attached.
-  int exit_code = 0;          // When !running.
-  std::optional<int> signal;  // When !running.
-  bool oom_killed = false;
-  TimeMicros finished_at = 0;  // When !running: the engine's finish time (0 = unknown).
-  TimeMicros started_at = 0;   // When !running: the engine's start time (0 = unknown).
-  // A replica created and never started (the daemon stopped between a gang's create
-  // and start) says so with running = false and exit_code = kNeverStarted.
-  static constexpr int kNeverStarted = -1;
-};
+// What Recover() finds of a replica the executor created before a restart.
+using ObservedReplica = model::ObservedReplica;
 
 // Whether the backend (the container engine) answers, as last probed.
 struct BackendHealth {

@@ -13,6 +13,7 @@ using model::JobError;
 using model::JobEvent;
 using model::JobState;
 using model::JobStateName;
+using model::ObservedReplica;
 using model::ReplicaDisplayName;
 using model::ReplicaRecord;
 using model::ReplicaState;
@@ -175,12 +176,12 @@ class JobMachine {
   void Unrunnable(const std::string& why);
   void Preempt(const std::string& why);
   void TimerFired(TimerKind timer);
-  void Recovered(const std::vector<ObservedReplicaState>& observed);
-  void RecoverPendingLaunch(const std::vector<ObservedReplicaState>& observed);
+  void Recovered(const std::vector<ObservedReplica>& observed);
+  void RecoverPendingLaunch(const std::vector<ObservedReplica>& observed);
   // A launch found partly or wholly started: RUNNING with what the backend holds.
-  void AdoptInterruptedLaunch(const std::vector<ObservedReplicaState>& observed, size_t started);
+  void AdoptInterruptedLaunch(const std::vector<ObservedReplica>& observed, size_t started);
   // Each live replica's fate while no daemon watched: exits replayed, restarts redone.
-  void ReplayObserved(const std::vector<ObservedReplicaState>& observed);
+  void ReplayObserved(const std::vector<ObservedReplica>& observed);
 
   void RestartInPlace(ReplicaRecord& rec);
   void RetryOrFail(JobError error);
@@ -556,15 +557,15 @@ void JobMachine::ArmTimers() {
   if (s.timeout > 0 && j.start_time > 0) ArmTimer(TimerKind::kTimeout, j.start_time + s.timeout);
 }
 
-const ObservedReplicaState* FindObserved(const std::vector<ObservedReplicaState>& observed,
-                                         const ReplicaRecord& r) {
+const ObservedReplica* FindObserved(const std::vector<ObservedReplica>& observed,
+                                    const ReplicaRecord& r) {
   for (const auto& o : observed) {
     if (o.pool == r.pool && o.index == r.index) return &o;
   }
   return nullptr;
 }
 
-void JobMachine::Recovered(const std::vector<ObservedReplicaState>& observed) {
+void JobMachine::Recovered(const std::vector<ObservedReplica>& observed) {
   if (job().state == JobState::kQueued) {
     ArmTimers();
     return Act(JobActionKind::kRequestAdmission);
@@ -581,12 +582,12 @@ void JobMachine::Recovered(const std::vector<ObservedReplicaState>& observed) {
   ReplayObserved(observed);
 }
 
-void JobMachine::ReplayObserved(const std::vector<ObservedReplicaState>& observed) {
+void JobMachine::ReplayObserved(const std::vector<ObservedReplica>& observed) {
   // Replay what happened to each replica while no daemon watched.
   for (size_t i = 0; i < job().replicas.size(); ++i) {
     ReplicaRecord r = job().replicas[i];
     if (!ReplicaLive(r)) continue;
-    const ObservedReplicaState* o = FindObserved(observed, r);
+    const ObservedReplica* o = FindObserved(observed, r);
     if (o != nullptr && o->running) {
       if (r.state == ReplicaState::kRestarting) {
         JobInput back;
@@ -622,13 +623,13 @@ void JobMachine::ReplayObserved(const std::vector<ObservedReplicaState>& observe
   MaybeFinish();
 }
 
-void JobMachine::RecoverPendingLaunch(const std::vector<ObservedReplicaState>& observed) {
+void JobMachine::RecoverPendingLaunch(const std::vector<ObservedReplica>& observed) {
   // A gang start creates every replica, then starts them: one found started (running,
   // or exited with its own code) means the program ran, so the attempt is taken over
   // as it is, never launched again over it (the training would run twice).
   size_t started = 0;
   for (const auto& r : job().replicas) {
-    const ObservedReplicaState* o = FindObserved(observed, r);
+    const ObservedReplica* o = FindObserved(observed, r);
     if (o != nullptr && !o->never_started()) ++started;
   }
   if (started > 0) return AdoptInterruptedLaunch(observed, started);
@@ -655,12 +656,12 @@ void JobMachine::RecoverPendingLaunch(const std::vector<ObservedReplicaState>& o
   StartAttempt(job().attempt + 1);
 }
 
-void JobMachine::AdoptInterruptedLaunch(const std::vector<ObservedReplicaState>& observed,
+void JobMachine::AdoptInterruptedLaunch(const std::vector<ObservedReplica>& observed,
                                         size_t started) {
   const size_t total = job().replicas.size();
   bool all_running = started == total;
   for (const auto& r : job().replicas) {
-    const ObservedReplicaState* o = FindObserved(observed, r);
+    const ObservedReplica* o = FindObserved(observed, r);
     all_running = all_running && o != nullptr && o->running;
   }
   if (!all_running) {
@@ -674,7 +675,7 @@ void JobMachine::AdoptInterruptedLaunch(const std::vector<ObservedReplicaState>&
   in.attempt = job().attempt;
   AttemptStarted(in);
   for (auto& r : job().replicas) {
-    const ObservedReplicaState* o = FindObserved(observed, r);
+    const ObservedReplica* o = FindObserved(observed, r);
     if (o != nullptr && o->started_at > 0 && o->started_at <= now_) r.start_time = o->started_at;
     // Never started: started now, in place (its peers know its name and address);
     // once stopping, it never runs.

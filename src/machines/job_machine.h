@@ -49,21 +49,6 @@ enum class TimerKind {
   kTimeout,  // Still running at start_time + timeout: cancelled.
 };
 
-// What a replica of the current attempt looks like on the executor after a restart.
-struct ObservedReplicaState {
-  int pool = 0;
-  int index = 0;
-  bool running = false;
-  int exit_code = 0;          // When !running.
-  std::optional<int> signal;  // When !running.
-  bool oom_killed = false;
-  TimeMicros finished_at = 0;  // When !running: when it ended, if the backend knows.
-  TimeMicros started_at = 0;   // When !running: when it started, if the backend knows.
-  // Created by a launch the daemon's stop interrupted, never started (exit_code -1:
-  // executor::ObservedReplica::kNeverStarted).
-  bool never_started() const { return !running && exit_code == -1; }
-};
-
 enum class JobInputKind {
   kSubmitted,         // Just created, QUEUED: log it, arm maxWait, ask for admission.
   kAdmitted,          // Start attempt 1.
@@ -101,8 +86,8 @@ struct JobInput {
   std::string message;                    // Launch/restart failure, how it started, cancel reason.
   std::vector<std::string> log_tail;      // kReplicaExited: the replica's last log lines.
   TimerKind timer = TimerKind::kTimeout;  // kTimerFired.
-  std::vector<ObservedReplicaState> observed;  // kRecovered.
-  std::vector<model::ReplicaGrant> grants;     // kAdmitted: where and with what it runs.
+  std::vector<model::ObservedReplica> observed;  // kRecovered.
+  std::vector<model::ReplicaGrant> grants;       // kAdmitted: where and with what it runs.
 };
 
 enum class JobActionKind {

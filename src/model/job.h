@@ -104,6 +104,26 @@ struct PhaseTimes {
   TimeMicros finished = 0;     // Terminal state reached.
 };
 
+// A replica an executor created before a daemon restart, as its Recover() finds it;
+// the job machine's kRecovered input carries those of the job's current attempt.
+struct ObservedReplica {
+  std::string job_uid;
+  int attempt = 0;
+  int pool = 0;
+  int index = 0;
+  std::string name;
+  bool running = false;       // Still running: exit watching is re-attached.
+  int exit_code = 0;          // When !running.
+  std::optional<int> signal;  // When !running.
+  bool oom_killed = false;
+  TimeMicros finished_at = 0;  // When !running: when it ended, if the backend knows (0: not).
+  TimeMicros started_at = 0;   // When !running: when it started, if the backend knows (0: not).
+  // A replica created and never started (the daemon stopped between a gang's create
+  // and start) says so with running = false and exit_code = kNeverStarted.
+  static constexpr int kNeverStarted = -1;
+  bool never_started() const { return !running && exit_code == kNeverStarted; }
+};
+
 // What admission gave one replica of the job, kept in the record so every attempt
 // and a restarted daemon use the same node and GPUs (scheduler/ decided it).
 struct ReplicaGrant {

@@ -149,19 +149,8 @@ void JobController::Recover(const std::vector<executor::ObservedReplica>& observ
   }
   unrunnable_.clear();
   using Attempt = std::pair<std::string, int>;
-  std::map<Attempt, std::vector<machines::ObservedReplicaState>> by_attempt;
-  for (const auto& o : observed) {
-    machines::ObservedReplicaState s;
-    s.pool = o.pool;
-    s.index = o.index;
-    s.running = o.running;
-    s.exit_code = o.exit_code;
-    s.signal = o.signal;
-    s.oom_killed = o.oom_killed;
-    s.finished_at = o.finished_at;
-    s.started_at = o.started_at;
-    by_attempt[{o.job_uid, o.attempt}].push_back(s);
-  }
+  std::map<Attempt, std::vector<model::ObservedReplica>> by_attempt;
+  for (const auto& o : observed) by_attempt[{o.job_uid, o.attempt}].push_back(o);
   std::set<Attempt> in_use;
   std::vector<std::string> uids;
   for (const auto& [uid, job] : live_) {

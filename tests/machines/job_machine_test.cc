@@ -156,8 +156,8 @@ JobInput Timer(TimerKind t) {
 }
 JobInput Observed(bool primary_running, bool worker_running) {
   JobInput in = Input(JobInputKind::kRecovered);
-  in.observed = {{0, 0, primary_running, primary_running ? 0 : 137, std::nullopt, false},
-                 {1, 0, worker_running, worker_running ? 0 : 137, std::nullopt, false}};
+  in.observed = {{.pool = 0, .running = primary_running, .exit_code = primary_running ? 0 : 137},
+                 {.pool = 1, .running = worker_running, .exit_code = worker_running ? 0 : 137}};
   if (!worker_running) in.observed[1].signal = 9;
   return in;
 }
@@ -541,8 +541,8 @@ namespace {
 TEST(JobMachineTest, ExitsReplayedAtRecoveryKeepTheirOwnTimes) {
   Job running = JobIn(Setup::kRunning);
   JobInput in = Input(JobInputKind::kRecovered);
-  in.observed = {{0, 0, false, 0, std::nullopt, false, kNow + 10'000'000},
-                 {1, 0, false, 0, std::nullopt, false, kNow + 20'000'000}};
+  in.observed = {{.pool = 0, .finished_at = kNow + 10'000'000},
+                 {.pool = 1, .finished_at = kNow + 20'000'000}};
   JobDecision d = Step(running, in, kNow + 100'000'000);
   ASSERT_EQ(d.job.state, JobState::kSucceeded);
   EXPECT_EQ(d.job.end_time, kNow + 20'000'000);
