@@ -108,27 +108,24 @@ Dispatch GetMlDiscovery(const RouteCall& c) {
 
 // ---- Cloud Storage ------------------------------------------------------------------
 
-Dispatch StorageBuckets(const RouteCall& c) {
-  return Respond(internal::ListOrInsertBuckets(c.storage, c.request));
+// A Cloud Storage handler of the request alone, of a bucket, or of an object in it.
+template <HttpResponse (*Handler)(const internal::StorageContext&, const HttpRequest&)>
+Dispatch OnStorage(const RouteCall& c) {
+  return Respond(Handler(c.storage, c.request));
 }
-Dispatch StorageBucket(const RouteCall& c) {
-  return Respond(internal::BucketResource(c.storage, c.request, c.params.bucket, false));
+template <HttpResponse (*Handler)(const internal::StorageContext&, const HttpRequest&,
+                                  const std::string&)>
+Dispatch OnBucket(const RouteCall& c) {
+  return Respond(Handler(c.storage, c.request, c.params.bucket));
 }
-Dispatch StorageLayout(const RouteCall& c) {
-  return Respond(internal::BucketResource(c.storage, c.request, c.params.bucket, true));
-}
-Dispatch StorageList(const RouteCall& c) {
-  return Respond(internal::ListObjects(c.storage, c.request, c.params.bucket));
+template <HttpResponse (*Handler)(const internal::StorageContext&, const HttpRequest&,
+                                  const std::string&, const std::string&)>
+Dispatch OnObject(const RouteCall& c) {
+  return Respond(Handler(c.storage, c.request, c.params.bucket, c.params.object));
 }
 Dispatch StorageMisplacedUpload(const RouteCall& c) {
   return Respond(internal::StorageError(
       NotFound("Uploads go to /upload/storage/v1/b/" + c.params.bucket + "/o")));
-}
-Dispatch StorageObject(const RouteCall& c) {
-  return Respond(internal::ObjectResource(c.storage, c.request, c.params.bucket, c.params.object));
-}
-Dispatch StorageCompose(const RouteCall& c) {
-  return Respond(internal::Compose(c.storage, c.request, c.params.bucket, c.params.object));
 }
 template <bool kRewrite>
 Dispatch StorageCopy(const RouteCall& c) {
@@ -136,18 +133,12 @@ Dispatch StorageCopy(const RouteCall& c) {
   return Respond(internal::CopyObject(c.storage, c.request, p.bucket, p.object, p.target_bucket,
                                       p.target_object, kRewrite));
 }
-Dispatch StorageDownload(const RouteCall& c) {
-  return Respond(internal::Download(c.storage, c.request, c.params.bucket, c.params.object));
-}
 // POST starts an upload, or (with ?upload_id=) continues a session as PUT does.
 Dispatch StorageUpload(const RouteCall& c) {
   if (!internal::Param(c.request, "upload_id").empty()) {
     return Respond(internal::PutToSession(c.storage, c.request, c.params.bucket));
   }
   return Respond(internal::UploadObject(c.storage, c.request, c.params.bucket));
-}
-Dispatch StorageSession(const RouteCall& c) {
-  return Respond(internal::PutToSession(c.storage, c.request, c.params.bucket));
 }
 
 // ---- The rows -------------------------------------------------------------------------
@@ -235,18 +226,22 @@ void AddStorageRows(std::vector<Route>* rows) {
   const Access write{Scope::kBucket, Role::kEditor};
   // The JSON API, as gcloud and Python send it (/storage/v1/b/...) and as Node does (/b/...).
   for (const std::string b : {"/storage/v1/b", "/b"}) {
-    add("GET", b, project_read, StorageBuckets);
-    add("POST", b, project_write, StorageBuckets);
-    add("GET", b + "/{bucket}", read, StorageBucket);
-    add("PATCH", b + "/{bucket}", {Scope::kBucketAssign, Role::kEditor}, StorageBucket);
-    add("DELETE", b + "/{bucket}", write, StorageBucket);
-    add("GET", b + "/{bucket}/storageLayout", read, StorageLayout);
-    add("GET", b + "/{bucket}/o", read, StorageList);
+    add("GET", b, project_read, OnStorage<internal::ListBuckets>);
+    add("POST", b, project_write, OnStorage<internal::InsertBucket>);
+    add("GET", b + "/{bucket}", read, OnBucket<internal::GetBucket>);
+    add("PATCH", b + "/{bucket}", {Scope::kBucketAssign, Role::kEditor},
+        OnBucket<internal::PatchBucket>);
+    add("DELETE", b + "/{bucket}", write, OnBucket<internal::DeleteBucket>);
+    add("GET", b + "/{bucket}/storageLayout", read, OnBucket<internal::GetStorageLayout>);
+    add("GET", b + "/{bucket}/o", read, OnBucket<internal::ListObjects>);
     add("POST", b + "/{bucket}/o", write, StorageMisplacedUpload);
     const std::string object = b + "/{bucket}/o/{object}";
-    add("GET", object, read, StorageObject);
-    for (const char* method : {"PATCH", "PUT", "DELETE"}) add(method, object, write, StorageObject);
-    add("POST", object + "/compose", write, StorageCompose);
+    add("GET", object, read, OnObject<internal::GetObject>);
+    add("DELETE", object, write, OnObject<internal::DeleteObject>);
+    for (const char* method : {"PATCH", "PUT"}) {
+      add(method, object, write, OnObject<internal::PatchObject>);
+    }
+    add("POST", object + "/compose", write, OnObject<internal::Compose>);
     const Access copy{Scope::kBucketCopy, Role::kEditor};
     add("POST", object + "/rewriteTo/b/{target_bucket}/o/{target_object}", copy, StorageCopy<true>);
     add("POST", object + "/copyTo/b/{target_bucket}/o/{target_object}", copy, StorageCopy<false>);
@@ -257,13 +252,13 @@ void AddStorageRows(std::vector<Route>* rows) {
        {"/upload/storage/v1/b/{bucket}/o", "/resumable/upload/storage/v1/b/{bucket}/o"}) {
     add("POST", u, write, StorageUpload);
     rows->back().spools_body = true;
-    add("PUT", u, write, StorageSession);
+    add("PUT", u, write, OnBucket<internal::PutToSession>);
     rows->back().spools_body = true;
-    add("DELETE", u, write, StorageSession);
+    add("DELETE", u, write, OnBucket<internal::PutToSession>);
   }
-  add("GET", "/download/storage/v1/b/{bucket}/o/{object}", read, StorageDownload);
+  add("GET", "/download/storage/v1/b/{bucket}/o/{object}", read, OnObject<internal::Download>);
   // Path-style reads (GET /BUCKET/OBJECT): last, and only for a bucket that exists.
-  add("GET", "/{bucket}/{object=**}", read, StorageDownload);
+  add("GET", "/{bucket}/{object=**}", read, OnObject<internal::Download>);
   rows->back().bucket_must_exist = true;
 }
 

@@ -194,23 +194,23 @@ HttpResponse Download(const StorageContext& ctx, const HttpRequest& r, const std
 
 // ---- Buckets ----------------------------------------------------------------------
 
-HttpResponse ListOrInsertBuckets(const StorageContext& ctx, const HttpRequest& r) {
-  if (r.method == "GET") {
-    Result<std::vector<gcs::BucketInfo>> all = ctx.store->ListBuckets();
-    if (!all.ok()) return StorageError(all.status());
-    // buckets.list names its project (gcloud always sends it): that project's buckets
-    // only. Buckets of no project are listed for admins, who list without a project.
-    const std::string project = Param(r, "project");
-    json items = json::array();
-    for (const auto& b : *all) {
-      if (!project.empty() && ctx.store->BucketOwner(b.name) != project) continue;
-      items.push_back(BucketJson(r, b));
-    }
-    json out = {{"kind", "storage#buckets"}};
-    if (!items.empty()) out["items"] = std::move(items);
-    return JsonResponse(out);
+HttpResponse ListBuckets(const StorageContext& ctx, const HttpRequest& r) {
+  Result<std::vector<gcs::BucketInfo>> all = ctx.store->ListBuckets();
+  if (!all.ok()) return StorageError(all.status());
+  // buckets.list names its project (gcloud always sends it): that project's buckets
+  // only. Buckets of no project are listed for admins, who list without a project.
+  const std::string project = Param(r, "project");
+  json items = json::array();
+  for (const auto& b : *all) {
+    if (!project.empty() && ctx.store->BucketOwner(b.name) != project) continue;
+    items.push_back(BucketJson(r, b));
   }
-  if (r.method != "POST") return StorageError(NotFound("No such method " + r.method));
+  json out = {{"kind", "storage#buckets"}};
+  if (!items.empty()) out["items"] = std::move(items);
+  return JsonResponse(out);
+}
+
+HttpResponse InsertBucket(const StorageContext& ctx, const HttpRequest& r) {
   json body = json::parse(r.body.empty() ? "{}" : r.body, nullptr, false);
   if (!body.is_object() || !body.contains("name") || !body["name"].is_string()) {
     return StorageError(InvalidArgument("Bucket name is required: {\"name\": \"...\"}"));
@@ -222,36 +222,46 @@ HttpResponse ListOrInsertBuckets(const StorageContext& ctx, const HttpRequest& r
   return JsonResponse(BucketJson(r, *made));
 }
 
-HttpResponse BucketResource(const StorageContext& ctx, const HttpRequest& r,
-                            const std::string& bucket, bool layout) {
+HttpResponse GetBucket(const StorageContext& ctx, const HttpRequest& r, const std::string& bucket) {
   Result<gcs::BucketInfo> b = ctx.store->GetBucket(bucket);
   if (!b.ok()) return StorageError(b.status());
-  if (layout) {
-    // Flat namespace: gcloud would switch to the Folders API for a hierarchical one.
-    return JsonResponse({{"kind", "storage#storageLayout"},
-                         {"bucket", bucket},
-                         {"location", "US"},
-                         {"locationType", "multi-region"}});
-  }
-  if (r.method == "PATCH" && r.query.count("project") > 0) {
-    // An admin gives the bucket to a project (`trainyard buckets assign`); the gate
-    // asks for an admin (api/access.cc).
-    const std::string project = Param(r, "project");
-    if (Status valid = model::CheckProjectId(project); !valid.ok()) {
-      return StorageError(InvalidArgument("project: " + valid.message()));
-    }
-    if (Status s = ctx.store->AssignBucket(bucket, project); !s.ok()) return StorageError(s);
-    return JsonResponse(BucketJson(r, *b));
-  }
-  if (r.method == "DELETE") {
-    Status s = ctx.store->DeleteBucket(bucket);
-    if (s.code() == StatusCode::kFailedPrecondition) s = AlreadyExists(s.message());  // 409.
-    if (!s.ok()) return StorageError(s);
-    HttpResponse done;
-    done.status = 204;
-    return done;
-  }
   return JsonResponse(BucketJson(r, *b));
+}
+
+HttpResponse GetStorageLayout(const StorageContext& ctx, const HttpRequest& r,
+                              const std::string& bucket) {
+  Result<gcs::BucketInfo> b = ctx.store->GetBucket(bucket);
+  if (!b.ok()) return StorageError(b.status());
+  // Flat namespace: gcloud would switch to the Folders API for a hierarchical one.
+  return JsonResponse({{"kind", "storage#storageLayout"},
+                       {"bucket", bucket},
+                       {"location", "US"},
+                       {"locationType", "multi-region"}});
+}
+
+HttpResponse PatchBucket(const StorageContext& ctx, const HttpRequest& r,
+                         const std::string& bucket) {
+  if (r.query.count("project") == 0) return GetBucket(ctx, r, bucket);  // Nothing else patches.
+  Result<gcs::BucketInfo> b = ctx.store->GetBucket(bucket);
+  if (!b.ok()) return StorageError(b.status());
+  // An admin gives the bucket to a project (`trainyard buckets assign`); the gate asks
+  // for an admin (Scope::kBucketAssign).
+  const std::string project = Param(r, "project");
+  if (Status valid = model::CheckProjectId(project); !valid.ok()) {
+    return StorageError(InvalidArgument("project: " + valid.message()));
+  }
+  if (Status s = ctx.store->AssignBucket(bucket, project); !s.ok()) return StorageError(s);
+  return JsonResponse(BucketJson(r, *b));
+}
+
+HttpResponse DeleteBucket(const StorageContext& ctx, const HttpRequest& r,
+                          const std::string& bucket) {
+  Status s = ctx.store->DeleteBucket(bucket);
+  if (s.code() == StatusCode::kFailedPrecondition) s = AlreadyExists(s.message());  // 409.
+  if (!s.ok()) return StorageError(s);
+  HttpResponse done;
+  done.status = 204;
+  return done;
 }
 
 // ---- Objects ----------------------------------------------------------------------
@@ -319,33 +329,44 @@ Result<gcs::ObjectPatch> PatchOf(const std::string& body_text) {
 
 }  // namespace
 
-HttpResponse ObjectResource(const StorageContext& ctx, const HttpRequest& r,
-                            const std::string& bucket, const std::string& name) {
-  if (r.method == "GET" && Param(r, "alt") == "media") return Download(ctx, r, bucket, name);
+HttpResponse GetObject(const StorageContext& ctx, const HttpRequest& r, const std::string& bucket,
+                       const std::string& name) {
+  if (Param(r, "alt") == "media") return Download(ctx, r, bucket, name);
+  Result<gcs::Preconditions> pre = PreconditionsOf(r);  // Checked, as every object call does.
+  if (!pre.ok()) return StorageError(pre.status());
+  Result<std::optional<int64_t>> generation = Int64Param(r, "generation");
+  if (!generation.ok()) return StorageError(generation.status());
+  Result<ObjectInfo> info = ctx.store->Stat(bucket, name, *generation);
+  if (!info.ok()) return StorageError(info.status());
+  return ObjectResponse(r, *info);
+}
+
+HttpResponse DeleteObject(const StorageContext& ctx, const HttpRequest& r,
+                          const std::string& bucket, const std::string& name) {
   Result<gcs::Preconditions> pre = PreconditionsOf(r);
   if (!pre.ok()) return StorageError(pre.status());
   Result<std::optional<int64_t>> generation = Int64Param(r, "generation");
   if (!generation.ok()) return StorageError(generation.status());
-  if (r.method == "GET") {
-    Result<ObjectInfo> info = ctx.store->Stat(bucket, name, *generation);
-    if (!info.ok()) return StorageError(info.status());
-    return ObjectResponse(r, *info);
+  Status s = ctx.store->Delete(bucket, name, *generation, *pre);
+  if (!s.ok()) return StorageError(s);
+  HttpResponse done;
+  done.status = 204;
+  return done;
+}
+
+// PATCH, and PUT (the whole-resource update, taken alike).
+HttpResponse PatchObject(const StorageContext& ctx, const HttpRequest& r, const std::string& bucket,
+                         const std::string& name) {
+  Result<gcs::Preconditions> pre = PreconditionsOf(r);
+  if (!pre.ok()) return StorageError(pre.status());
+  if (Result<std::optional<int64_t>> g = Int64Param(r, "generation"); !g.ok()) {
+    return StorageError(g.status());
   }
-  if (r.method == "DELETE") {
-    Status s = ctx.store->Delete(bucket, name, *generation, *pre);
-    if (!s.ok()) return StorageError(s);
-    HttpResponse done;
-    done.status = 204;
-    return done;
-  }
-  if (r.method == "PATCH" || r.method == "PUT") {
-    Result<gcs::ObjectPatch> patch = PatchOf(r.body);
-    if (!patch.ok()) return StorageError(patch.status());
-    Result<ObjectInfo> info = ctx.store->Patch(bucket, name, *patch, *pre);
-    if (!info.ok()) return StorageError(info.status());
-    return ObjectResponse(r, *info);
-  }
-  return StorageError(NotFound("No such method " + r.method + " on an object"));
+  Result<gcs::ObjectPatch> patch = PatchOf(r.body);
+  if (!patch.ok()) return StorageError(patch.status());
+  Result<ObjectInfo> info = ctx.store->Patch(bucket, name, *patch, *pre);
+  if (!info.ok()) return StorageError(info.status());
+  return ObjectResponse(r, *info);
 }
 
 namespace {

@@ -35,15 +35,28 @@ struct StorageContext {
       spooled_hashes;
 };
 
-// The Cloud Storage routes' handlers (route_table.cc names their paths). Each answers
-// for every method its rows serve.
-HttpResponse ListOrInsertBuckets(const StorageContext& ctx, const HttpRequest& request);
-HttpResponse BucketResource(const StorageContext& ctx, const HttpRequest& request,
-                            const std::string& bucket, bool layout);
+// The Cloud Storage routes' handlers, one per method and path (route_table.cc has the
+// rows).
+HttpResponse ListBuckets(const StorageContext& ctx, const HttpRequest& request);
+HttpResponse InsertBucket(const StorageContext& ctx, const HttpRequest& request);
+HttpResponse GetBucket(const StorageContext& ctx, const HttpRequest& request,
+                       const std::string& bucket);
+HttpResponse GetStorageLayout(const StorageContext& ctx, const HttpRequest& request,
+                              const std::string& bucket);
+// With ?project=: gives the bucket to that project (admins).
+HttpResponse PatchBucket(const StorageContext& ctx, const HttpRequest& request,
+                         const std::string& bucket);
+HttpResponse DeleteBucket(const StorageContext& ctx, const HttpRequest& request,
+                          const std::string& bucket);
 HttpResponse ListObjects(const StorageContext& ctx, const HttpRequest& request,
                          const std::string& bucket);
-HttpResponse ObjectResource(const StorageContext& ctx, const HttpRequest& request,
-                            const std::string& bucket, const std::string& name);
+// GET: the object's resource, or its bytes with ?alt=media.
+HttpResponse GetObject(const StorageContext& ctx, const HttpRequest& request,
+                       const std::string& bucket, const std::string& name);
+HttpResponse DeleteObject(const StorageContext& ctx, const HttpRequest& request,
+                          const std::string& bucket, const std::string& name);
+HttpResponse PatchObject(const StorageContext& ctx, const HttpRequest& request,
+                         const std::string& bucket, const std::string& name);
 HttpResponse Compose(const StorageContext& ctx, const HttpRequest& request,
                      const std::string& bucket, const std::string& name);
 // rewriteTo (`rewrite`) or copyTo, from bucket/name to target_bucket/target_name.

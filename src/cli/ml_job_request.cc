@@ -53,74 +53,56 @@ bool HasString(const nlohmann::json& obj, const char* key) {
   return it != obj.end() && it->is_string() && !it->get<std::string>().empty();
 }
 
-}  // namespace
-
-Result<nlohmann::json> BuildMlJob(const MlSubmitFlags& flags) {
+// The flags gcloud checks before it builds anything, with gcloud's messages.
+Status CheckMlFlags(const MlSubmitFlags& flags) {
   if (flags.master_image_uri && flags.runtime_version) {
-    return Status(InvalidArgument("Only one of --master-image-uri, --runtime-version can be set."));
+    return InvalidArgument("Only one of --master-image-uri, --runtime-version can be set.");
   }
   if (flags.worker_machine_type.has_value() != flags.worker_count.has_value()) {
-    return Status(
-        InvalidArgument("argument --worker-count --worker-machine-type: Both must be specified."));
+    return InvalidArgument(
+        "argument --worker-count --worker-machine-type: Both must be specified.");
   }
   if (flags.parameter_server_machine_type.has_value() != flags.parameter_server_count.has_value()) {
-    return Status(
-        InvalidArgument("argument --parameter-server-count --parameter-server-machine-type: Both "
-                        "must be specified."));
+    return InvalidArgument(
+        "argument --parameter-server-count --parameter-server-machine-type: Both "
+        "must be specified.");
   }
   if (flags.worker_count && *flags.worker_count < 1) {
-    return Status(
-        InvalidFlag("--worker-count", "Value must be greater than or equal to 1; received: " +
-                                          std::to_string(*flags.worker_count)));
+    return InvalidFlag("--worker-count", "Value must be greater than or equal to 1; received: " +
+                                             std::to_string(*flags.worker_count));
   }
   if (flags.parameter_server_count && *flags.parameter_server_count < 1) {
-    return Status(InvalidFlag("--parameter-server-count",
-                              "Value must be greater than or equal to 1; received: " +
-                                  std::to_string(*flags.parameter_server_count)));
+    return InvalidFlag("--parameter-server-count",
+                       "Value must be greater than or equal to 1; received: " +
+                           std::to_string(*flags.parameter_server_count));
   }
   static const std::vector<std::string> kTiers = {"basic",     "standard-1", "premium-1",
                                                   "basic-gpu", "basic-tpu",  "custom"};
   if (flags.scale_tier &&
       std::find(kTiers.begin(), kTiers.end(), *flags.scale_tier) == kTiers.end()) {
-    return Status(InvalidArgument("argument --scale-tier: Invalid choice: '" + *flags.scale_tier +
-                                  "'. Valid choices are [basic, basic-gpu, basic-tpu, custom, "
-                                  "premium-1, standard-1]."));
+    return InvalidArgument("argument --scale-tier: Invalid choice: '" + *flags.scale_tier +
+                           "'. Valid choices are [basic, basic-gpu, basic-tpu, custom, "
+                           "premium-1, standard-1].");
   }
+  return Status::Ok();
+}
 
-  nlohmann::json job = nlohmann::json::object();
-  if (flags.config) {
-    if (!flags.config->is_object()) {
-      return Status(InvalidFlag("--config", "the file must hold a Job (a YAML mapping)."));
+// --packages: gs:// URIs only (there is no uploader).
+Result<nlohmann::json> PackageUris(const std::string& packages) {
+  nlohmann::json uris = nlohmann::json::array();
+  for (const std::string& p : SplitList(packages)) {
+    if (p.rfind("gs://", 0) != 0) {
+      return InvalidFlag("--packages", "[" + p +
+                                           "] is a local file; trainyard has no uploader: "
+                                           "copy it into a bucket and pass its gs:// URI.");
     }
-    job = *flags.config;
+    uris.push_back(p);
   }
-  job["jobId"] = flags.job_id;
-  nlohmann::json& input = job["trainingInput"];
-  if (!input.is_object()) input = nlohmann::json::object();
+  return uris;
+}
 
-  if (flags.labels) {
-    ASSIGN_OR_RETURN(nlohmann::json labels, ParseLabels("--labels", *flags.labels));
-    job["labels"] = std::move(labels);
-  }
-  if (flags.region) input["region"] = *flags.region;
-  if (flags.module_name) input["pythonModule"] = *flags.module_name;
-  if (flags.packages) {
-    nlohmann::json uris = nlohmann::json::array();
-    for (const std::string& p : SplitList(*flags.packages)) {
-      if (p.rfind("gs://", 0) != 0) {
-        return Status(
-            InvalidFlag("--packages", "[" + p +
-                                          "] is a local file; trainyard has no uploader: "
-                                          "copy it into a bucket and pass its gs:// URI."));
-      }
-      uris.push_back(p);
-    }
-    input["packageUris"] = std::move(uris);
-  }
-  if (flags.job_dir) input["jobDir"] = *flags.job_dir;
-  if (flags.scale_tier) input["scaleTier"] = TierName(*flags.scale_tier);
-  if (flags.runtime_version) input["runtimeVersion"] = *flags.runtime_version;
-  if (flags.python_version) input["pythonVersion"] = *flags.python_version;
+// The master, worker and parameter-server flags into trainingInput.
+Status ApplyPoolFlags(const MlSubmitFlags& flags, nlohmann::json& input) {
   if (flags.master_machine_type) input["masterType"] = *flags.master_machine_type;
   if (flags.master_image_uri) input["masterConfig"]["imageUri"] = *flags.master_image_uri;
   if (flags.master_accelerator) {
@@ -148,6 +130,58 @@ Result<nlohmann::json> BuildMlJob(const MlSubmitFlags& flags) {
         input["parameterServerConfig"]["acceleratorConfig"],
         ParseAccelerator("--parameter-server-accelerator", *flags.parameter_server_accelerator));
   }
+  return Status::Ok();
+}
+
+// What gcloud requires of the finished trainingInput (flags and --config together).
+Status CheckMlInput(const nlohmann::json& input) {
+  if (!HasString(input, "region")) {
+    return InvalidArgument(
+        "The required property [region] is not currently set.\n"
+        "It can be set on a per-command basis by re-running your command with the "
+        "[--region] flag.");
+  }
+  if (HasString(input, "scaleTier") && input["scaleTier"] == "CUSTOM" &&
+      !HasString(input, "masterType")) {
+    return InvalidArgument("--master-machine-type is required if scale-tier is set to CUSTOM.");
+  }
+  bool has_packages = input.contains("packageUris") && input["packageUris"].is_array() &&
+                      !input["packageUris"].empty();
+  bool has_image = input.contains("masterConfig") && input["masterConfig"].is_object() &&
+                   HasString(input["masterConfig"], "imageUri");
+  if (!has_packages && !has_image) return InvalidArgument("Non-custom jobs must have packages.");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<nlohmann::json> BuildMlJob(const MlSubmitFlags& flags) {
+  RETURN_IF_ERROR(CheckMlFlags(flags));
+  nlohmann::json job = nlohmann::json::object();
+  if (flags.config) {
+    if (!flags.config->is_object()) {
+      return Status(InvalidFlag("--config", "the file must hold a Job (a YAML mapping)."));
+    }
+    job = *flags.config;
+  }
+  job["jobId"] = flags.job_id;
+  nlohmann::json& input = job["trainingInput"];
+  if (!input.is_object()) input = nlohmann::json::object();
+
+  if (flags.labels) {
+    ASSIGN_OR_RETURN(nlohmann::json labels, ParseLabels("--labels", *flags.labels));
+    job["labels"] = std::move(labels);
+  }
+  if (flags.region) input["region"] = *flags.region;
+  if (flags.module_name) input["pythonModule"] = *flags.module_name;
+  if (flags.packages) {
+    ASSIGN_OR_RETURN(input["packageUris"], PackageUris(*flags.packages));
+  }
+  if (flags.job_dir) input["jobDir"] = *flags.job_dir;
+  if (flags.scale_tier) input["scaleTier"] = TierName(*flags.scale_tier);
+  if (flags.runtime_version) input["runtimeVersion"] = *flags.runtime_version;
+  if (flags.python_version) input["pythonVersion"] = *flags.python_version;
+  RETURN_IF_ERROR(ApplyPoolFlags(flags, input));
   if (flags.use_chief_in_tf_config) {
     if (*flags.use_chief_in_tf_config != "true" && *flags.use_chief_in_tf_config != "false") {
       return Status(InvalidFlag("--use-chief-in-tf-config", "expected true or false."));
@@ -158,24 +192,7 @@ Result<nlohmann::json> BuildMlJob(const MlSubmitFlags& flags) {
   if (flags.enable_web_access) input["enableWebAccess"] = true;
   // gcloud: user args replace the config's args entirely (an absent `--` keeps them).
   if (!flags.user_args.empty()) input["args"] = flags.user_args;
-
-  if (!HasString(input, "region")) {
-    return Status(
-        InvalidArgument("The required property [region] is not currently set.\n"
-                        "It can be set on a per-command basis by re-running your command with the "
-                        "[--region] flag."));
-  }
-  if (HasString(input, "scaleTier") && input["scaleTier"] == "CUSTOM" &&
-      !HasString(input, "masterType")) {
-    return Status(
-        InvalidArgument("--master-machine-type is required if scale-tier is set to CUSTOM."));
-  }
-  bool has_packages = input.contains("packageUris") && input["packageUris"].is_array() &&
-                      !input["packageUris"].empty();
-  bool has_image = input.contains("masterConfig") && input["masterConfig"].is_object() &&
-                   HasString(input["masterConfig"], "imageUri");
-  if (!has_packages && !has_image)
-    return Status(InvalidArgument("Non-custom jobs must have packages."));
+  RETURN_IF_ERROR(CheckMlInput(input));
   return job;
 }
 
