@@ -221,6 +221,36 @@ Result<nlohmann::json> ParseWorkerPoolSpec(const std::string& value) {
   return pool;
 }
 
+namespace {
+
+// --args, --command and --python-package-uris, over every pool of the spec (as gcloud
+// does: they replace what the config says).
+void ApplyContainerFlags(const CustomJobFlags& flags, nlohmann::json& spec) {
+  // Repeated --args append, as gcloud's `action=append` list flag does.
+  std::optional<std::vector<std::string>> args;
+  for (const std::string& a : flags.args) {
+    if (!args) args.emplace();
+    for (std::string& item : SplitList(a)) args->push_back(std::move(item));
+  }
+  std::optional<std::vector<std::string>> command;
+  if (flags.command) command = SplitList(*flags.command);
+  std::optional<std::vector<std::string>> package_uris;
+  if (flags.python_package_uris) package_uris = SplitList(*flags.python_package_uris);
+  for (nlohmann::json& pool : spec["workerPoolSpecs"]) {
+    if (!pool.is_object()) continue;
+    if (auto c = pool.find("containerSpec"); c != pool.end() && c->is_object()) {
+      if (args) (*c)["args"] = StringArray(*args);
+      if (command) (*c)["command"] = StringArray(*command);
+    }
+    if (auto p = pool.find("pythonPackageSpec"); p != pool.end() && p->is_object()) {
+      if (args) (*p)["args"] = StringArray(*args);
+      if (package_uris) (*p)["packageUris"] = StringArray(*package_uris);
+    }
+  }
+}
+
+}  // namespace
+
 Result<nlohmann::json> BuildCustomJob(const CustomJobFlags& flags) {
   if (flags.display_name.empty()) {
     return Status(InvalidArgument("argument --display-name: Must be specified."));
@@ -255,27 +285,7 @@ Result<nlohmann::json> BuildCustomJob(const CustomJobFlags& flags) {
     RETURN_IF_ERROR(ValidateConfigPools(spec));
   }
 
-  // Repeated --args append, as gcloud's `action=append` list flag does.
-  std::optional<std::vector<std::string>> args;
-  for (const std::string& a : flags.args) {
-    if (!args) args.emplace();
-    for (std::string& item : SplitList(a)) args->push_back(std::move(item));
-  }
-  std::optional<std::vector<std::string>> command;
-  if (flags.command) command = SplitList(*flags.command);
-  std::optional<std::vector<std::string>> package_uris;
-  if (flags.python_package_uris) package_uris = SplitList(*flags.python_package_uris);
-  for (nlohmann::json& pool : spec["workerPoolSpecs"]) {
-    if (!pool.is_object()) continue;
-    if (auto c = pool.find("containerSpec"); c != pool.end() && c->is_object()) {
-      if (args) (*c)["args"] = StringArray(*args);
-      if (command) (*c)["command"] = StringArray(*command);
-    }
-    if (auto p = pool.find("pythonPackageSpec"); p != pool.end() && p->is_object()) {
-      if (args) (*p)["args"] = StringArray(*args);
-      if (package_uris) (*p)["packageUris"] = StringArray(*package_uris);
-    }
-  }
+  ApplyContainerFlags(flags, spec);
   if (flags.service_account) spec["serviceAccount"] = *flags.service_account;
   if (flags.network) spec["network"] = *flags.network;
   if (flags.persistent_resource_id) spec["persistentResourceId"] = *flags.persistent_resource_id;

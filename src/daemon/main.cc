@@ -209,6 +209,44 @@ static int PortIn(const std::string& text) {
 // The listener replicas use for the Cloud Storage API (see --replica-listen), and
 // the endpoint the service puts in their environment. Local processes use the main
 // listener. Null when there is none.
+// The replica listener's port of the previous run (0: none). Read back as untrusted: a
+// regular file of a few bytes (a FIFO would block the start).
+int PreviousReplicaPort(const std::string& record) {
+  ty::Result<std::string> text = ty::ReadStateFile(record, 16);
+  return text.ok() ? PortIn(*text) : 0;
+}
+
+// Written only when it changed, and a failure (a full data disk) is said, never fatal:
+// the daemon must start on a full disk to finish what waits for room.
+void RememberReplicaPort(const std::string& record, int port) {
+  if (ty::Status s = ty::WritePrivateFile(record, std::to_string(port)); !s.ok()) {
+    spdlog::warn("replica listener: cannot record port {} for the next start: {}", port,
+                 s.message());
+  }
+}
+
+using ReplicaListener = std::pair<std::unique_ptr<ty::api::ApiServer>, int>;
+
+// The replica listener on `o.port` (the previous run's, `previous`), or on any free port
+// when that one is taken meanwhile.
+ty::Result<ReplicaListener> StartReplicaListener(ty::service::JobService* service,
+                                                 ty::api::ApiServer::Options o, int previous) {
+  ASSIGN_OR_RETURN(std::unique_ptr<ty::api::ApiServer> server,
+                   ty::api::ApiServer::Create(service, o));
+  ty::Result<int> bound = server->Start();
+  if (!bound.ok() && previous != 0) {
+    spdlog::warn(
+        "replica listener: port {} of the previous run is taken ({}); running "
+        "replicas of that run lose the Storage API",
+        previous, bound.status().message());
+    o.port = 0;
+    ASSIGN_OR_RETURN(server, ty::api::ApiServer::Create(service, o));
+    bound = server->Start();
+  }
+  ASSIGN_OR_RETURN(int port, std::move(bound));
+  return ReplicaListener{std::move(server), port};
+}
+
 ty::Result<std::unique_ptr<ty::api::ApiServer>> StartReplicaApi(
     const DaemonConfig& cfg, ty::service::JobService* service, ty::gcs::ObjectStore* objects,
     int main_port, std::shared_ptr<const ty::auth::ReplicaCredentials> shared) {
@@ -229,14 +267,8 @@ ty::Result<std::unique_ptr<ty::api::ApiServer>> StartReplicaApi(
   // Port 0: the port of the previous run when it is free again, because replicas that
   // outlive a restart keep STORAGE_EMULATOR_HOST as they were launched with.
   const std::string port_record = cfg.data_dir + "/replica-port";
-  int previous = 0;
-  if (o.port == 0) {
-    // Read back as untrusted: a regular file of a few bytes (a FIFO would block the
-    // start), else no previous port.
-    ty::Result<std::string> text = ty::ReadStateFile(port_record, 16);
-    previous = text.ok() ? PortIn(*text) : 0;
-    o.port = previous;
-  }
+  const int previous = o.port == 0 ? PreviousReplicaPort(port_record) : 0;
+  if (o.port == 0) o.port = previous;
   o.storage = objects;
   o.random = ty::SystemRandom::Get();
   o.storage_only = true;  // Replicas get Cloud Storage, never the jobs API.
@@ -254,31 +286,13 @@ ty::Result<std::unique_ptr<ty::api::ApiServer>> StartReplicaApi(
     o.allowed_peers = kContainerNetworks;
   }
   o.replica_identity = ReplicaIdentity(service, objects, shared);
-  ASSIGN_OR_RETURN(std::unique_ptr<ty::api::ApiServer> server,
-                   ty::api::ApiServer::Create(service, o));
-  ty::Result<int> bound = server->Start();
-  if (!bound.ok() && previous != 0) {  // Taken meanwhile: any free port, as asked.
-    spdlog::warn(
-        "replica listener: port {} of the previous run is taken ({}); running "
-        "replicas of that run lose the Storage API",
-        previous, bound.status().message());
-    o.port = 0;
-    ASSIGN_OR_RETURN(server, ty::api::ApiServer::Create(service, o));
-    bound = server->Start();
-  }
-  ASSIGN_OR_RETURN(int port, std::move(bound));
-  // Written only when it changed, and a failure (a full data disk) is said, never fatal:
-  // the daemon must start on a full disk to finish what waits for room.
-  if (where.second == 0 && port != previous) {
-    if (ty::Status s = ty::WritePrivateFile(port_record, std::to_string(port)); !s.ok()) {
-      spdlog::warn("replica listener: cannot record port {} for the next start: {}", port,
-                   s.message());
-    }
-  }
+  ASSIGN_OR_RETURN(ReplicaListener listener, StartReplicaListener(service, o, previous));
+  auto& [server, port] = listener;
+  if (where.second == 0 && port != previous) RememberReplicaPort(port_record, port);
   service->SetReplicaStoragePort(port);
   spdlog::info("replicas reach the storage API on port {} ({})", port,
                slurm ? "Slurm's with their job's credential" : "from container networks");
-  return server;
+  return std::move(server);
 }
 
 // Blocks the stop signals in every thread (threads started later inherit the
