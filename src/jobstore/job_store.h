@@ -49,7 +49,9 @@ class JobStore {
   virtual Result<std::vector<model::Job>> ListJobs() = 0;
 
   // Every job not in a terminal state, oldest first, with replicas: what the service
-  // keeps in memory (finished jobs are read back from the store when asked for).
+  // keeps in memory (finished jobs are read back from the store when asked for). And a
+  // finished job whose outbox still holds its last lines (model/outbox.h): start-up
+  // writes those its log lacks, then commits the record without them.
   virtual Result<std::vector<model::Job>> ListLiveJobs() = 0;
 
   // One page of a scope's jobs, newest first by uid as a number, for List: at most

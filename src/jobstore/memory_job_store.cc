@@ -81,7 +81,7 @@ Result<std::vector<model::Job>> MemoryJobStore::ListLiveJobs() {
   ASSIGN_OR_RETURN(std::vector<model::Job> all, ListJobs());
   std::vector<model::Job> out;
   for (auto& job : all) {
-    if (!model::IsTerminal(job.state)) out.push_back(std::move(job));
+    if (!model::IsTerminal(job.state) || !job.outbox.lines.empty()) out.push_back(std::move(job));
   }
   return out;
 }

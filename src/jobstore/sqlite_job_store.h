@@ -10,7 +10,8 @@
 //             spec_record (v4: the versioned internal spec; '' before) | ... |
 //             outbox_json (v11: the last commit's service lines, model/outbox.h)
 //             INDEX (dialect, project, location, uid_num): List pages by scope
-//             INDEX (state) WHERE not terminal: start-up loads live jobs only
+//             INDEX (state) WHERE not terminal or lines in the outbox (v12): start-up
+//             loads live jobs, and finished ones whose last lines may be unwritten
 //             UNIQUE (dialect, project, job_id) WHERE dialect = 'ML_V1'
 //   replicas  (uid FK -> jobs ON DELETE CASCADE, pos) PK | pool | idx | attempt |
 //             task_name | handle | state | exit_code? | signal? | restarts | times
@@ -48,7 +49,13 @@ namespace ty::jobstore {
 class SqliteJobStore : public JobStore {
  public:
   // The schema this code writes. Files at a higher version are refused.
-  static constexpr int kSchemaVersion = 11;
+  static constexpr int kSchemaVersion = 12;
+  // What start-up reads (ListLiveJobs), after "SELECT columns FROM jobs". Through the
+  // partial index named: left to itself SQLite walks jobs_by_create_time to skip the
+  // sort, reading every job ever run (32 ms for 100,000 in memory; 0.03 ms this way).
+  static constexpr char kLiveJobsQuery[] =
+      "INDEXED BY jobs_live WHERE state NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED') OR "
+      "instr(outbox_json, '\"lines\":') > 0 ORDER BY create_time, uid";
 
   // Opens (creating if missing) the database at `path`; ":memory:" gives a private
   // in-memory database (no WAL there). Applies pending migrations.

@@ -112,6 +112,9 @@ class JobMachine {
  public:
   JobMachine(const Job& job, const JobPolicy& policy, TimeMicros now) : policy_(policy), now_(now) {
     d_.job = job;
+    // The lines of the record's last commit were written after it: this decision's
+    // commit carries its own.
+    d_.job.outbox.lines.clear();
   }
   JobDecision Take() { return std::move(d_); }
 
@@ -125,12 +128,11 @@ class JobMachine {
     job().update_time = now_;
     if (!message.empty()) d_.history.push_back(JobEvent{now_, kind, message});
   }
+  // A service line, committed in the record's outbox (model/outbox.h) and written to
+  // the job's log after the commit.
   void Log(std::string message, std::string severity = "INFO") {
-    JobAction a;
-    a.kind = JobActionKind::kLog;
-    a.message = std::move(message);
-    a.severity = std::move(severity);
-    d_.actions.push_back(std::move(a));
+    d_.changed = true;
+    job().outbox.Add(std::move(message), std::move(severity));
   }
   void Act(JobActionKind kind, int pool = -1, int index = -1) {
     JobAction a;

@@ -7,7 +7,8 @@
 // user cancelled it, a timer fired, or the daemon restarted and observed what the
 // executor still has. Actions are the side effects the caller performs *after*
 // committing the new record: launch, stop, restart a replica, clean up an attempt,
-// arm a timer, ask for admission, write a service log line.
+// arm a timer, ask for admission. What the decision says to the job's log goes into the
+// record's outbox (model/outbox.h), committed with it and written after the commit.
 //
 // Every pending outcome lives in the record, never in memory only: a stop in
 // progress carries `model::Job::ending` (succeed / fail with this error / retry as the
@@ -99,23 +100,20 @@ enum class JobActionKind {
   kRestartReplica,    // Restart (pool, index) of `attempt` in place.
   kCleanup,           // Remove what is left of `attempt`.
   kArmTimer,          // Deliver kTimerFired{timer} at `at`.
-  kLog,               // Write `message` to the job's service log with `severity`.
 };
 
 struct JobAction {
-  JobActionKind kind = JobActionKind::kLog;
+  JobActionKind kind = JobActionKind::kRequestAdmission;
   int attempt = 0;
   int pool = -1;
   int index = -1;
   TimerKind timer = TimerKind::kTimeout;
   TimeMicros at = 0;
-  std::string message;
-  std::string severity = "INFO";
 };
 
 struct JobDecision {
-  model::Job job;                        // The new record.
-  bool changed = false;                  // Commit `job` (and `history`) before any action.
+  model::Job job;        // The new record; `job.outbox` holds this decision's service lines.
+  bool changed = false;  // Commit `job` (and `history`) before any action.
   std::vector<model::JobEvent> history;  // Lines for the job's event history.
   std::vector<JobAction> actions;        // In order.
 };

@@ -8,8 +8,10 @@
 // keeps (logs::LogEntry::source_time of a "service" entry), so what was written is
 // known by number, never by matching text. The record keeps only its last commit's
 // lines: every earlier commit's lines were written before the next decision was made.
-// A finished record carries none (its machine commits the last lines before the end),
-// so start-up reads only the live records' outboxes.
+// A finished study carries none (its machine commits the last lines before the end). A
+// finished job carries its last lines until they are written, then is committed without
+// them; start-up reads the live records and the finished ones that still carry lines
+// (jobstore::JobStore::ListLiveJobs).
 #pragma once
 
 #include <cstdint>

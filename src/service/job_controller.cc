@@ -109,6 +109,12 @@ Status JobController::Load() {
   ASSIGN_OR_RETURN(std::string last_uid, store_->LastUid());
   uids_->Reserve(last_uid);
   for (auto& job : stored) {
+    // What its last commit said, if the daemon died before writing it.
+    WriteMissingOutboxLines(logs_, core_->clock()->Now(), job.uid, job.outbox);
+    if (model::IsTerminal(job.state)) {  // Finished: only its last lines were owed.
+      ForgetWrittenLines(job);
+      continue;
+    }
     Result<model::JobSpec> spec = wire::RestoreSpec(job);
     if (!spec.ok()) {
       SetAsideUnrunnable(std::move(job),
@@ -350,9 +356,24 @@ Status JobController::CommitThenAct(machines::JobDecision d, bool create) {
     }
     // Delivered after this task, so after the actions below (messages.h).
     core_->Send(JobCommitted{std::make_shared<const model::Job>(job), before_state});
+    WriteOutbox(logs_, core_->clock()->Now(), job.uid, job.outbox);
+    if (model::IsTerminal(job.state)) ForgetWrittenLines(job);
   }
   for (const machines::JobAction& a : d.actions) Perform(job, a);
   return Status::Ok();
+}
+
+void JobController::ForgetWrittenLines(const model::Job& finished) {
+  if (finished.outbox.lines.empty()) return;
+  model::Job record = finished;
+  record.outbox.lines.clear();
+  // A record that keeps them is read at the next start, which writes none twice.
+  if (Status s = store_->UpdateJob(record); !s.ok() && !core_->dead()) {
+    spdlog::warn(
+        "job {}: its last lines are written; recording that failed ({}); the next "
+        "start checks them again",
+        finished.uid, s.message());
+  }
 }
 
 void JobController::Perform(const model::Job& job, const machines::JobAction& a) {
@@ -361,8 +382,6 @@ void JobController::Perform(const model::Job& job, const machines::JobAction& a)
   Backend& backend = backends_->For(job.project);
   executor::Executor* const ex = backend.executor;
   switch (a.kind) {
-    case machines::JobActionKind::kLog:
-      return ServiceLog(uid, a.message, a.severity);
     case machines::JobActionKind::kRequestAdmission:
       return core_->Send(AdmissionWanted{std::make_shared<const model::Job>(job)});
     case machines::JobActionKind::kArmTimer:

@@ -1,7 +1,8 @@
 // Internal to service/: the job controller, the one place that turns what happens
 // to a job into committed records and side effects (docs/design.md §2):
 //
-//   input -> machines::DecideJob (pure) -> commit record + history -> publish -> actions
+//   input -> machines::DecideJob (pure) -> commit record + history + lines -> publish
+//         -> write the lines -> actions
 //
 // It runs on the LoopCore's loop (every method below "loop thread" asserts it);
 // executor calls run as blocking work and come back as inputs. Admission and
@@ -109,7 +110,12 @@ class JobController {
   // The store's writes as /healthz tells them (writes_).
   void NoteWriteFailed(const std::string& uid, const Status& why, bool first_for_job);
   void NoteWritesLanded(const std::string& uid);
+  // Commits the decision's record (its history and its outbox's lines with it), writes
+  // those lines to the job's log, then performs the actions.
   Status CommitThenAct(machines::JobDecision decision, bool create);
+  // A finished record's lines are written: commits it without them, so start-up no
+  // longer reads it (jobstore::JobStore::ListLiveJobs).
+  void ForgetWrittenLines(const model::Job& finished);
   void Perform(const model::Job& job, const machines::JobAction& action);
   void Launch(const model::Job& job);
   // One WARNING line per gs:// bucket the replicas' command lines or environments name

@@ -89,6 +89,7 @@ Result<StudyController::Study> StudyController::MakeStudy(model::Job job) {
 Status StudyController::Load() {
   ASSIGN_OR_RETURN(std::vector<model::Job> stored, store_->ListLiveJobs());
   for (model::Job& job : stored) {
+    if (model::IsTerminal(job.state)) continue;  // Its last lines: the job controller's.
     Result<model::JobSpec> spec = wire::RestoreSpec(job);
     if (!spec.ok() || !spec->study) continue;
     job.spec = std::move(*spec);

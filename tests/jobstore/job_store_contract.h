@@ -395,6 +395,26 @@ TYPED_TEST_P(JobStoreContractTest, LiveJobsAndLastUid) {
   EXPECT_EQ(*this->store_->LastUid(), "100");
 }
 
+// A finished job whose last lines may not be in its log yet is read at start-up with
+// the live ones (model/outbox.h), until it is committed without them.
+TYPED_TEST_P(JobStoreContractTest, AFinishedJobWithLinesIsReadAtStartUpUntilTheyAreWritten) {
+  model::Job done = FullJob("7");
+  done.state = model::JobState::kSucceeded;
+  done.outbox.Add("Job completed successfully.");
+  ASSERT_TRUE(this->store_->CreateJob(done).ok());
+  model::Job quiet = FullJob("8");
+  quiet.state = model::JobState::kFailed;
+  ASSERT_TRUE(this->store_->CreateJob(quiet).ok());
+  Result<std::vector<model::Job>> live = this->store_->ListLiveJobs();
+  ASSERT_TRUE(live.ok());
+  ASSERT_EQ(live->size(), 1u);
+  EXPECT_EQ((*live)[0].uid, "7");
+  EXPECT_EQ((*live)[0].outbox.lines.at(0).message, "Job completed successfully.");
+  done.outbox.lines.clear();
+  ASSERT_TRUE(this->store_->UpdateJob(done).ok());
+  EXPECT_TRUE(this->store_->ListLiveJobs()->empty());
+}
+
 TYPED_TEST_P(JobStoreContractTest, CountsJobsByState) {
   EXPECT_TRUE(this->store_->CountJobsByState()->empty());
   for (int i = 0; i < 5; ++i) {
@@ -467,16 +487,14 @@ TYPED_TEST_P(JobStoreContractTest, StudyTrialsRoundTripAndTrialJobsAreNotListed)
   EXPECT_EQ(this->store_->ListLiveJobs()->size(), 2u);
 }
 
-REGISTER_TYPED_TEST_SUITE_P(JobStoreContractTest, StudyTrialsRoundTripAndTrialJobsAreNotListed,
-                            CountsJobsByState, CreateGetRoundTripsEveryField,
-                            ListJobsPageNewestFirstWithinScope, LiveJobsAndLastUid,
-                            PendingEndingRoundTripsAndClears, RoundTripsDefaultsAndEmptyOptionals,
-                            DuplicateUidIsAlreadyExists, MlJobIdIsUniquePerProject, FindMlJob,
-                            UpdateJobReplacesStateReplicasAndError, UpdateKeepsIdentity,
-                            MissingJobIsNotFound, ListJobsOldestFirst,
-                            DeleteJobRemovesReplicasAndEvents,
-                            ADeletionIsKeptAndItsUidNeverHandedOutAgain, EventsKeepAppendOrder,
-                            AppendEventToMissingJobIsNotFound,
-                            ACommitWritesTheRecordAndItsEventsOrNeither);
+REGISTER_TYPED_TEST_SUITE_P(
+    JobStoreContractTest, StudyTrialsRoundTripAndTrialJobsAreNotListed, CountsJobsByState,
+    CreateGetRoundTripsEveryField, ListJobsPageNewestFirstWithinScope, LiveJobsAndLastUid,
+    AFinishedJobWithLinesIsReadAtStartUpUntilTheyAreWritten, PendingEndingRoundTripsAndClears,
+    RoundTripsDefaultsAndEmptyOptionals, DuplicateUidIsAlreadyExists, MlJobIdIsUniquePerProject,
+    FindMlJob, UpdateJobReplacesStateReplicasAndError, UpdateKeepsIdentity, MissingJobIsNotFound,
+    ListJobsOldestFirst, DeleteJobRemovesReplicasAndEvents,
+    ADeletionIsKeptAndItsUidNeverHandedOutAgain, EventsKeepAppendOrder,
+    AppendEventToMissingJobIsNotFound, ACommitWritesTheRecordAndItsEventsOrNeither);
 
 }  // namespace ty::jobstore::testing

@@ -178,6 +178,26 @@ TEST_F(SqliteJobStoreTest, PoisonedRowsAreSetAsideAndTheRestServed) {
   EXPECT_TRUE(nine->images.empty());
 }
 
+// Start-up reads the live jobs and the finished ones with unwritten lines through the
+// partial index, never by scanning every job ever run.
+TEST_F(SqliteJobStoreTest, StartUpReadsThroughTheLiveIndex) {
+  ASSERT_NE(OpenOrDie(), nullptr);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  const std::string sql =
+      std::string("EXPLAIN QUERY PLAN SELECT uid FROM jobs ") + SqliteJobStore::kLiveJobsQuery;
+  ASSERT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  std::string plan;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    plan += reinterpret_cast<const char*>(sqlite3_column_text(st, 3));
+    plan += "\n";
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  EXPECT_NE(plan.find("INDEX jobs_live"), std::string::npos) << plan;
+}
+
 // The outbox (model/outbox.h) is read like every JSON column: a huge or unreadable one
 // sets its row aside, and is never read whole into memory.
 TEST_F(SqliteJobStoreTest, AHostileOutboxSetsItsRowAside) {
@@ -385,7 +405,8 @@ TEST(SqliteMigrationTest, Version9StoresEachRecordsKind) {
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     for (const char* sql :
          {"ALTER TABLE jobs DROP COLUMN kind", "ALTER TABLE jobs DROP COLUMN images_json",
-          "ALTER TABLE jobs DROP COLUMN outbox_json", "PRAGMA user_version = 8"}) {
+          "DROP INDEX jobs_live", "ALTER TABLE jobs DROP COLUMN outbox_json",
+          "PRAGMA user_version = 8"}) {
       ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
     }
     sqlite3_close(db);

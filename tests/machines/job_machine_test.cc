@@ -88,11 +88,9 @@ Job JobIn(Setup setup) {
   return Step(preparing, fail).job;  // kFailed
 }
 
-std::vector<JobActionKind> Kinds(const JobDecision& d, bool with_logs = false) {
+std::vector<JobActionKind> Kinds(const JobDecision& d) {
   std::vector<JobActionKind> out;
-  for (const auto& a : d.actions) {
-    if (with_logs || a.kind != JobActionKind::kLog) out.push_back(a.kind);
-  }
+  for (const auto& a : d.actions) out.push_back(a.kind);
   return out;
 }
 
@@ -116,7 +114,7 @@ struct Row {
   JobInput input;
   JobState want_state;
   std::optional<EndingKind> want_ending;
-  std::vector<JobActionKind> want_actions;  // Without kLog.
+  std::vector<JobActionKind> want_actions;
 };
 
 const char* SetupName(Setup s) {
@@ -479,7 +477,9 @@ TEST(JobMachineTest, ABackendPreemptionQueuesTheJobAgainOnceItsReplicasAreDown) 
   EXPECT_FALSE(all.job.error);
   EXPECT_EQ(Kinds(all), (std::vector<A>{A::kCleanup, A::kRequestAdmission}));
   bool said = false;
-  for (const JobAction& a : d.actions) said = said || a.message.find("Slurm preempted") == 0;
+  for (const model::OutboxLine& l : d.job.outbox.lines) {
+    said = said || l.message.find("Slurm preempted") == 0;
+  }
   for (const JobEvent& e : d.history) said = said || e.message.find("Slurm preempted") == 0;
   EXPECT_TRUE(said);
 }

@@ -15,6 +15,7 @@
 #include "jobstore/memory_job_store.h"
 #include "logs/log_store.h"
 #include "service/crash_harness.h"
+#include "service/job_logs.h"
 #include "service/job_service.h"
 #include "service/sim_executor.h"
 #include "wire/dialect.h"
@@ -51,7 +52,21 @@ struct Outcome {
   int commits = 0;
   bool crashed = false;
   bool recorded = true;  // False: the daemon died before the job's first write landed.
+  // How often the job's log says how it ended ("Job completed successfully.", ...).
+  std::map<std::string, int> endings;
 };
+
+// The service lines that say how a job ended, counted.
+std::map<std::string, int> EndingsSaid(logs::LogStore* logs, const std::string& uid) {
+  std::map<std::string, int> out;
+  for (const logs::LogEntry& e : service::ReadServiceLines(logs, uid)) {
+    if (e.message == "Job completed successfully." || e.message == "Job failed." ||
+        e.message == "Job was cancelled.") {
+      ++out[e.message];
+    }
+  }
+  return out;
+}
 
 SimRun Forever(bool ignores_sigterm = false) {
   return SimRun{std::nullopt, 0, std::nullopt, ignores_sigterm};
@@ -147,6 +162,7 @@ class CrashPointsTest : public ::testing::TestWithParam<Scenario> {
     out.removed_running = executor.removed_running();
     out.commits = plan.commits;
     out.crashed = plan.crashed;
+    out.endings = EndingsSaid(logs.get(), uid);
     return out;
   }
 
@@ -166,6 +182,9 @@ void ExpectSameEnd(const Outcome& want, const Outcome& got, const std::string& w
                        << " started more often than without a crash";
   }
   EXPECT_EQ(got.leftovers, 0u) << where << ": replicas left on the executor";
+  // The line that says how the job ended is in its log once, whenever the daemon died:
+  // it is committed with the record that ends the job (model/outbox.h).
+  EXPECT_EQ(got.endings, want.endings) << where;
   EXPECT_EQ(got.removed_running, 0) << where << ": a running replica was removed without a stop";
 }
 
@@ -174,6 +193,8 @@ TEST_P(CrashPointsTest, EveryCommitIsACrashPoint) {
   Outcome clean = Run(s, 0, AtCommit::kContinue);
   ASSERT_EQ(model::JobStateName(clean.state), model::JobStateName(s.want));
   EXPECT_EQ(clean.leftovers, 0u);
+  ASSERT_EQ(clean.endings.size(), 1u) << "one line says how the job ended";
+  EXPECT_EQ(clean.endings.begin()->second, 1);
   ASSERT_GT(clean.commits, 2);
   for (AtCommit mode : kCrashModes) {
     for (int k = 1; k <= clean.commits; ++k) {
