@@ -40,6 +40,10 @@ struct RouteCall {
   Call call() const { return Call{service, request, render}; }
 };
 
+inline Dispatch Respond(HttpResponse response) {
+  return Dispatch{std::move(response), std::nullopt};
+}
+
 // "" or the value of query parameter `name`.
 std::string Param(const HttpRequest& request, const std::string& name);
 // Non-negative int query parameter; `fallback` when absent. InvalidArgument otherwise.

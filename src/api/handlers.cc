@@ -66,6 +66,8 @@ Result<nlohmann::json> BodyObject(const HttpRequest& request) {
 
 namespace {
 
+using internal::Respond;
+
 HttpResponse NoRoute(const HttpRequest& request) {
   return ErrorResponse(
       NotFound("No method " + request.method + " " + request.path + " on this server."));
@@ -81,8 +83,6 @@ wire::RenderOptions RenderOptionsOf(const HttpRequest& request) {
   }
   return options;
 }
-
-Dispatch Respond(HttpResponse response) { return Dispatch{std::move(response), std::nullopt}; }
 
 // Who owns an existing bucket, for the access gate.
 BucketOwnerFn BucketOwnerOf(gcs::ObjectStore* store) {

@@ -15,9 +15,8 @@ namespace ty::api {
 namespace {
 
 using auth::Role;
+using internal::Respond;
 using internal::RouteCall;
-
-Dispatch Respond(HttpResponse response) { return Dispatch{std::move(response), std::nullopt}; }
 
 // /healthz: "ok", or "degraded" with a note per trouble (shown to `details` callers).
 // Still 200 either way: the API serves, and restarting the daemon would not help.
