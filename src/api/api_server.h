@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "api/registry_token.h"
+#include "artifacts/repositories.h"
 #include "auth/tokens.h"
 #include "common/random.h"
 #include "common/status.h"
@@ -72,6 +73,8 @@ class ApiServer {
     // GET /registry/token for the daemon's registry (api/registry_token.h); no issuer:
     // not served (a daemon without tokens runs its registry without authentication).
     RegistryTokenService registry_tokens;
+    // Artifact Registry's repositories (not owned); null: those routes are not served.
+    artifacts::Repositories* artifacts = nullptr;
   };
 
   // InvalidArgument for bad options (threads < 1, port outside 0..65535, a TLS

@@ -13,6 +13,7 @@
 #include "api/registry_token.h"
 #include "api/routes.h"
 #include "api/storage_api.h"
+#include "artifacts/repositories.h"
 #include "common/status.h"
 #include "service/job_service.h"
 #include "wire/dialect.h"
@@ -35,7 +36,8 @@ struct RouteCall {
   const auth::Principal& caller;  // Who the gate admitted.
   const StorageContext& storage;  // `store` null without the Cloud Storage API.
   const RegistryTokenService& registry;
-  wire::RenderOptions render;  // From `$alt=json;enum-encoding=int`.
+  artifacts::Repositories* artifacts;  // Null without Artifact Registry's repositories.
+  wire::RenderOptions render;          // From `$alt=json;enum-encoding=int`.
 
   Call call() const { return Call{service, request, render}; }
 };
@@ -72,6 +74,13 @@ HttpResponse ListLogEntries(const Call& call, const std::string& only_job = "");
 
 // The ml v1 discovery document, pointing its client at this daemon (discovery.cc).
 HttpResponse MlDiscoveryDocument(const HttpRequest& request);
+
+// Artifact Registry's repositories (artifacts_endpoints.cc): create (answers a done
+// operation), get, list, and the locations that have any.
+HttpResponse CreateRepository(const RouteCall& call);
+HttpResponse GetRepository(const RouteCall& call);
+HttpResponse ListRepositories(const RouteCall& call);
+HttpResponse ListRepositoryLocations(const RouteCall& call);
 
 // GET /metrics: Prometheus text format (metrics_endpoint.cc).
 HttpResponse Metrics(service::JobService* service);

@@ -27,6 +27,7 @@
 #include "api/http_types.h"
 #include "api/registry_token.h"
 #include "api/routes.h"
+#include "artifacts/repositories.h"
 #include "gcs/hashes.h"
 #include "gcs/object_store.h"
 #include "gcs/upload_sessions.h"
@@ -62,9 +63,11 @@ class Router {
   // `storage_only`: everything but the Cloud Storage API and /healthz is a 404.
   // `gate`: who may ask what (api/access.h); every request passes it first.
   // `registry_tokens`: GET /registry/token (api/registry_token.h), before the gate.
+  // `artifacts` (optional, not owned): Artifact Registry's repositories.
   explicit Router(service::JobService* service, gcs::ObjectStore* storage = nullptr,
                   Random* random = nullptr, bool storage_only = false, AccessGate gate = {},
-                  RegistryTokenService registry_tokens = {});
+                  RegistryTokenService registry_tokens = {},
+                  artifacts::Repositories* artifacts = nullptr);
   ~Router();
 
   Dispatch Handle(const HttpRequest& request) const;
@@ -88,6 +91,7 @@ class Router {
   const bool storage_only_;
   const AccessGate gate_;
   const RegistryTokenService registry_tokens_;
+  artifacts::Repositories* const artifacts_;  // Not owned; may be null.
   std::unique_ptr<gcs::UploadSessions> sessions_;
   const RouteTable routes_;  // The rows of ServiceRoutes() this listener serves.
   // Hashers following spooled upload bodies, by file (SpoolFileFor .. Handle).

@@ -214,6 +214,23 @@ void AddJobsRows(std::vector<Route>* rows) {
   }
 }
 
+void AddArtifactsRows(std::vector<Route>* rows) {
+  const std::string base = "/v1/projects/{project}/locations/{location}/repositories";
+  rows->push_back({"POST", base, ApiDialect::kArtifacts, kEditor,
+                   [](const RouteCall& c) { return Respond(internal::CreateRepository(c)); }});
+  rows->push_back({"GET", base, ApiDialect::kArtifacts, kViewer,
+                   [](const RouteCall& c) { return Respond(internal::ListRepositories(c)); }});
+  rows->push_back({"GET", base + "/{repository}", ApiDialect::kArtifacts, kViewer,
+                   [](const RouteCall& c) { return Respond(internal::GetRepository(c)); }});
+  // gcloud lists the locations (to list every one's repositories) through v1beta2.
+  for (const char* version : {"/v1", "/v1beta2"}) {
+    rows->push_back({"GET", std::string(version) + "/projects/{project}/locations",
+                     ApiDialect::kArtifacts, kViewer, [](const RouteCall& c) {
+                       return Respond(internal::ListRepositoryLocations(c));
+                     }});
+  }
+}
+
 void AddStorageRows(std::vector<Route>* rows) {
   auto add = [rows](const char* method, std::string pattern, Access access, RouteHandler handler) {
     rows->push_back({method, std::move(pattern), ApiDialect::kStorage, access, handler,
@@ -265,6 +282,7 @@ std::vector<Route> AllRows() {
   std::vector<Route> rows;
   AddOpsRows(&rows);
   AddJobsRows(&rows);
+  AddArtifactsRows(&rows);
   AddStorageRows(&rows);
   return rows;
 }

@@ -16,6 +16,7 @@ std::string* ParamField(RouteParams* p, const std::string& name) {
   if (name == "collection") return &p->collection;
   if (name == "job") return &p->job;
   if (name == "operation") return &p->operation;
+  if (name == "repository") return &p->repository;
   if (name == "bucket") return &p->bucket;
   if (name == "object") return &p->object;
   if (name == "target_bucket") return &p->target_bucket;

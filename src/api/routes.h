@@ -27,12 +27,13 @@ namespace ty::api {
 
 // Who speaks on a route; it picks the error shape and how a handler reads the request.
 enum class ApiDialect {
-  kOps,       // /healthz, /metrics, /admin/...: google.rpc errors.
-  kRegistry,  // The registry's token service: Docker's protocol.
-  kMlV1,      // AI Platform Training (ml v1).
-  kVertex,    // Vertex AI (aiplatform v1), with the /ui operation polls.
-  kLogging,   // Cloud Logging v2.
-  kStorage,   // Cloud Storage JSON API: its own error shape, form-encoded queries.
+  kOps,        // /healthz, /metrics, /admin/...: google.rpc errors.
+  kRegistry,   // The registry's token service: Docker's protocol.
+  kMlV1,       // AI Platform Training (ml v1).
+  kVertex,     // Vertex AI (aiplatform v1), with the /ui operation polls.
+  kLogging,    // Cloud Logging v2.
+  kStorage,    // Cloud Storage JSON API: its own error shape, form-encoded queries.
+  kArtifacts,  // Artifact Registry's repositories.
 };
 
 // Whose role a route needs (access.cc turns it into auth::Needs).
@@ -61,6 +62,7 @@ struct RouteParams {
   model::VertexCollection vertex_collection = model::VertexCollection::kCustomJobs;
   std::string job;
   std::string operation;
+  std::string repository;
   std::string bucket;
   std::string object;
   std::string target_bucket;

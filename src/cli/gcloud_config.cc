@@ -27,6 +27,7 @@ std::vector<GcloudSetting> TrainyardSettings(const std::string& endpoint,
       {"api_endpoint_overrides/ml", base},
       {"api_endpoint_overrides/logging", base},
       {"api_endpoint_overrides/storage", base},
+      {"api_endpoint_overrides/artifactregistry", base},
       // No Google login. A daemon with tokens gets the file's token as a bearer token
       // (gcloud reads the file at each command); one without, no credentials at all.
       {"auth/disable_credentials", access_token_file.empty() ? "True" : "False"},
@@ -35,6 +36,8 @@ std::vector<GcloudSetting> TrainyardSettings(const std::string& endpoint,
       // `gcloud ai ...` and `ai-platform jobs submit training` need a region.
       {"ai/region", region},
       {"compute/region", region},
+      // `gcloud artifacts repositories ...` without --location.
+      {"artifacts/location", region},
       // gcloud polls job logs every 60 s by default (`ai-platform jobs submit training
       // --stream-logs`, `ai-platform jobs stream-logs`): a first line a minute late and
       // a job that failed in a second reported after three. Google's quota is the reason

@@ -20,6 +20,7 @@
 #include <map>
 
 #include "api/api_server.h"
+#include "artifacts/repositories.h"
 #include "auth/replica_credentials.h"
 #include "auth/tokens.h"
 #include "common/files.h"
@@ -295,6 +296,12 @@ ty::Result<std::unique_ptr<ty::api::ApiServer>> StartReplicaApi(
   return std::move(server);
 }
 
+// --port-file: the bound port, for scripts and tests that asked for port 0.
+ty::Status WritePortFile(const DaemonConfig& cfg, int port) {
+  if (cfg.port_file.empty()) return ty::Status::Ok();
+  return ty::WriteFileAtomically(cfg.port_file, std::to_string(port) + "\n");
+}
+
 // Blocks the stop signals in every thread (threads started later inherit the
 // mask); main waits for them with sigwait.
 sigset_t BlockStopSignals() {
@@ -528,6 +535,10 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
   ao.tokens = &tokens;
   ao.tls_cert_file = cfg.tls_cert_file;
   ao.tls_key_file = cfg.tls_key_file;
+  auto repositories = ty::artifacts::Repositories::Open(cfg.data_dir + "/artifact-repositories",
+                                                        ty::SystemClock::Get());
+  if (!repositories.ok()) return Fail(repositories.status());
+  ao.artifacts = repositories->get();
   if (*issuer) {
     ao.registry_tokens =
         RegistryTokensFor(issuer->get(), &tokens, service->get(), objects->get(), shared);
@@ -542,12 +553,7 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
   auto replica_api = StartReplicaApi(cfg, service->get(), objects->get(), *bound, shared);
   if (!replica_api.ok()) return Fail(replica_api.status());
   if (ty::Status s = (*service)->Start(); !s.ok()) return Fail(s);
-  if (!cfg.port_file.empty()) {
-    if (ty::Status s = ty::WriteFileAtomically(cfg.port_file, std::to_string(*bound) + "\n");
-        !s.ok()) {
-      return Fail(s);
-    }
-  }
+  if (ty::Status s = WritePortFile(cfg, *bound); !s.ok()) return Fail(s);
   spdlog::info("trainyardd listening on {}://{}:{} (data {}, executor {})",
                cfg.tls_cert_file.empty() ? "http" : "https", host, *bound, cfg.data_dir,
                fmt::join(ty::daemon::ExecutorKinds(cfg), " and "));

@@ -87,6 +87,13 @@ TEST_F(ApiAuthTest, NoTokenOrAnUnknownOneIs401WithGooglesShape) {
   Reply health = As("", "GET", "/healthz");
   EXPECT_EQ(health.status, 200);
   EXPECT_EQ(health.json(), json({{"status", "ok"}}));
+  // Artifact Registry's repositories are a project's like its jobs.
+  EXPECT_EQ(As("", "POST",
+               "/v1/projects/tenant-a/locations/us-central1/repositories"
+               "?repositoryId=r",
+               "{}")
+                .status,
+            401);
   // The discovery document is public, as Google's is; what it describes is not.
   EXPECT_EQ(As("", "GET", "/discovery/v1/apis/ml/v1/rest").status, 200);
 }
@@ -143,6 +150,13 @@ TEST_F(ApiAuthTest, ViewersReadEditorsWriteInBothDialectsAndTuning) {
   EXPECT_EQ(As("alice", "GET", "/metrics").status, 403);
   EXPECT_EQ(As("root", "GET", "/metrics").status, 200);
   EXPECT_EQ(As("root", "GET", job).status, 200);
+  // Artifact Registry's repositories: the editor creates, the viewer reads, bob (another
+  // project's) neither.
+  const std::string repos = "/v1/projects/tenant-a/locations/us-central1/repositories";
+  EXPECT_EQ(As("val", "POST", repos + "?repositoryId=r", "{}").status, 403);
+  EXPECT_EQ(As("alice", "POST", repos + "?repositoryId=r", "{}").status, 200);
+  EXPECT_EQ(As("val", "GET", repos + "/r").status, 200);
+  EXPECT_EQ(As("bob", "GET", repos + "/r").status, 403);
 }
 
 TEST_F(ApiAuthTest, LoggingNeedsAViewerOfEveryProjectNamed) {

@@ -62,9 +62,14 @@ class ApiFixture : public ::testing::Test {
     ASSERT_TRUE(service.ok()) << service.status().ToString();
     service_ = std::move(service).value();
     ASSERT_TRUE(service_->Start().ok());
+    auto repositories = artifacts::Repositories::Open((dir_ / "artifact-repositories").string(),
+                                                      SystemClock::Get());
+    ASSERT_TRUE(repositories.ok()) << repositories.status().ToString();
+    repositories_ = std::move(repositories).value();
     ApiServer::Options server_options;
     server_options.port = 0;
     server_options.storage = objects_.get();
+    server_options.artifacts = repositories_.get();
     server_options.random = SystemRandom::Get();
     ConfigureServer(&server_options);
     auto server = ApiServer::Create(service_.get(), server_options);
@@ -235,7 +240,8 @@ class ApiFixture : public ::testing::Test {
   jobstore::MemoryJobStore store_;
   testing::FakeExecutor executor_;
   std::unique_ptr<logs::LogStore> logs_;
-  std::unique_ptr<gcs::ObjectStore> objects_;  // Cloud Storage over dir_/buckets.
+  std::unique_ptr<gcs::ObjectStore> objects_;              // Cloud Storage over dir_/buckets.
+  std::unique_ptr<artifacts::Repositories> repositories_;  // Artifact Registry's.
   std::unique_ptr<service::JobService> service_;
   std::unique_ptr<ApiServer> server_;
   std::string base_;

@@ -592,5 +592,32 @@ TEST_F(GcloudTest, LocalRunBuildsOnThePrebuiltNameAndRunsThroughDocker) {
   EXPECT_THAT(run.out + run.err, HasSubstr("['--lr=0.3']"));
 }
 
+// The guides' `gcloud artifacts repositories create` (issue 33), then describe and list,
+// in one location and across all (gcloud asks v1beta2 for the locations then).
+TEST_F(GcloudTest, ArtifactsRepositoriesCreateDescribeAndList) {
+  ProcessRun create =
+      Gcloud({"artifacts", "repositories", "create", "flower-app", "--repository-format=docker",
+              "--location=us-central1", "--description=Docker repository"});
+  ASSERT_EQ(create.rc, 0) << create.err;
+  EXPECT_THAT(create.err, HasSubstr("Created repository [flower-app]"));
+  ProcessRun describe =
+      Gcloud({"artifacts", "repositories", "describe", "flower-app", "--location=us-central1"});
+  ASSERT_EQ(describe.rc, 0) << describe.err;
+  EXPECT_THAT(describe.out,
+              HasSubstr("name: projects/p/locations/us-central1/repositories/flower-app"));
+  EXPECT_THAT(describe.out, HasSubstr("format: DOCKER"));
+  EXPECT_THAT(describe.out, HasSubstr("description: Docker repository"));
+  ProcessRun here = Gcloud({"artifacts", "repositories", "list", "--location=us-central1"});
+  ASSERT_EQ(here.rc, 0) << here.err;
+  EXPECT_THAT(here.out, HasSubstr("flower-app"));
+  ProcessRun everywhere = Gcloud({"artifacts", "repositories", "list", "--location=all"});
+  ASSERT_EQ(everywhere.rc, 0) << everywhere.err;
+  EXPECT_THAT(everywhere.out, HasSubstr("flower-app"));
+  ProcessRun again = Gcloud({"artifacts", "repositories", "create", "flower-app",
+                             "--repository-format=docker", "--location=us-central1"});
+  EXPECT_NE(again.rc, 0);
+  EXPECT_THAT(again.err, HasSubstr("already exists"));
+}
+
 }  // namespace
 }  // namespace ty::testing
