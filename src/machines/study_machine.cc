@@ -503,4 +503,31 @@ StudyDecision DecideStudy(StudyRecord record, const StudyInput& input, const Stu
   return d.Take();
 }
 
+StudyDecision DecideStudyBatch(StudyRecord record, const std::vector<StudyInput>& inputs,
+                               const StudyPolicy& policy, TimeMicros now) {
+  StudyDecision batch;
+  batch.record = std::move(record);
+  std::optional<StudyAction> merged;
+  std::vector<model::OutboxLine> lines;
+  std::vector<StudyAction> after;
+  for (const StudyInput& in : inputs) {
+    StudyDecision d = DecideStudy(std::move(batch.record), in, policy, now);
+    batch.record = std::move(d.record);
+    for (StudyAction& a : d.actions) {
+      if (a.kind != StudyActionKind::kCommit || model::IsTerminal(a.record.state)) {
+        after.push_back(std::move(a));
+        continue;
+      }
+      for (model::OutboxLine& l : a.record.outbox.lines) lines.push_back(std::move(l));
+      merged = std::move(a);  // Only the last commit's record is kept: each is the whole study.
+    }
+  }
+  if (merged) {
+    merged->record.outbox.lines = std::move(lines);
+    batch.actions.push_back(std::move(*merged));
+  }
+  for (StudyAction& a : after) batch.actions.push_back(std::move(a));
+  return batch;
+}
+
 }  // namespace ty::machines

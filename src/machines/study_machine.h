@@ -141,4 +141,14 @@ struct StudyDecision {
 StudyDecision DecideStudy(StudyRecord record, const StudyInput& input, const StudyPolicy& policy,
                           TimeMicros now);
 
+// Inputs that arrive together (trial jobs ending in one burst: a cancelled study's) as
+// one decision with one commit: each input decided in turn, their commits merged into
+// the last one, which carries every commit's lines in order. A commit that ends the
+// study carries no lines (the end follows its last lines); it stays an action of its
+// own, after the merged one, in order with the other actions. One commit per input
+// wrote the whole study (every trial's parameters) each time: 1,000 trials took minutes
+// to cancel.
+StudyDecision DecideStudyBatch(StudyRecord record, const std::vector<StudyInput>& inputs,
+                               const StudyPolicy& policy, TimeMicros now);
+
 }  // namespace ty::machines

@@ -248,41 +248,15 @@ void StudyController::DeliverEnds(const std::string& uid) {
   if (it == ended_.end()) return;
   std::vector<machines::StudyInput> inputs = std::move(it->second);
   ended_.erase(it);
-  if (inputs.size() == 1) {
-    Deliver(uid, std::move(inputs[0])).IgnoreError();
-    return;
-  }
-  // Only the last commit's record is kept (each decision's is the whole study: keeping
-  // them all held a thousand copies at once).
-  // Every commit's lines go with the last one, in order. The commit that ends the
-  // study carries none (study_machine.h): it stays an action of its own, after that one.
-  std::vector<machines::StudyAction> after;
-  std::optional<model::Job> to_commit;
-  std::vector<model::OutboxLine> lines;
-  for (const machines::StudyInput& in : inputs) {
-    Study* st = Find(uid);
-    if (st == nullptr || core_->dead()) return;
-    machines::StudyDecision d =
-        machines::DecideStudy(std::move(st->record), in, policy_, core_->clock()->Now());
-    st->record = std::move(d.record);
-    for (machines::StudyAction& a : d.actions) {
-      if (a.kind != machines::StudyActionKind::kCommit || model::IsTerminal(a.record.state)) {
-        after.push_back(std::move(a));
-        continue;
-      }
-      for (model::OutboxLine& l : a.record.outbox.lines) lines.push_back(std::move(l));
-      to_commit = std::move(a.record);
-    }
-  }
-  if (to_commit) to_commit->outbox.lines = std::move(lines);
   Study* st = Find(uid);
-  if (st == nullptr) return;
-  if (to_commit) {
-    if (Status s = Commit(uid, *to_commit); !s.ok())
-      return Stall(*st, *to_commit, std::move(after), s);
-  }
+  if (st == nullptr || core_->dead()) return;
+  // Behind a commit the store refused, the ends wait their turn like any input.
+  if (st->stalled) return Keep(*st, std::move(inputs));
+  machines::StudyDecision d =
+      machines::DecideStudyBatch(std::move(st->record), inputs, policy_, core_->clock()->Now());
+  st->record = std::move(d.record);
   std::vector<machines::StudyInput> follow_ups;
-  if (!Perform(*st, after, &follow_ups).ok()) {
+  if (!Perform(*st, d.actions, &follow_ups).ok()) {
     if (st = Find(uid); st != nullptr && st->stalled) Keep(*st, std::move(follow_ups));
     return;
   }

@@ -109,9 +109,7 @@ class StudyController {
   // (a failed commit), for Cancel.
   Status Deliver(const std::string& uid, machines::StudyInput input);
   // Trial jobs that end together (a cancelled study's, a burst) are decided as one
-  // batch with one commit: the record holds each of their decisions and all their
-  // lines, and every other action follows the commit, in order. One commit per trial end wrote the
-  // whole study (every trial's parameters) again each time: 1,000 trials took minutes to cancel.
+  // batch with one commit (machines::DecideStudyBatch).
   void QueueTrialEnd(const std::string& study_uid, machines::StudyInput input);
   void DeliverEnds(const std::string& uid);
   Status Perform(Study& st, const std::vector<machines::StudyAction>& actions,

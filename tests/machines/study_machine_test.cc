@@ -493,5 +493,49 @@ TEST(StudyMachineTest, InputsForUnknownOrFinishedTrialsAreIgnored) {
   EXPECT_EQ(Render(Decide(r, Input(StudyInputKind::kTrialJobMissing, 1)).actions), "");
 }
 
+// Trial jobs ending in one burst (a cancelled study's) are one decision with one
+// commit: it carries every line the one-by-one decisions' commits would have, in order;
+// the commit that ends the study stays its own, after it.
+TEST(StudyMachineTest, ABatchOfEndsIsOneCommitCarryingEveryLineInOrder) {
+  const StudyRecord start = Cancelling();
+  const std::vector<StudyInput> ends = {Ended(1, model::JobState::kCancelled),
+                                        Ended(2, model::JobState::kCancelled),
+                                        Ended(3, model::JobState::kCancelled)};
+  StudyRecord r = start;
+  std::vector<std::string> said;
+  size_t terminal_commits = 0;
+  for (const StudyInput& in : ends) {
+    StudyDecision d = Decide(r, in);
+    for (const StudyAction& a : Of(d.actions, StudyActionKind::kCommit)) {
+      if (model::IsTerminal(a.record.state)) {
+        ++terminal_commits;
+        continue;
+      }
+      for (const model::OutboxLine& l : a.record.outbox.lines) said.push_back(l.message);
+    }
+    r = d.record;
+  }
+  ASSERT_GE(said.size(), 3u) << "each end says something";
+  StudyDecision batch = DecideStudyBatch(start, ends, StudyPolicy{}, kNow);
+  const std::string rendered = Render(batch.actions);
+  ASSERT_FALSE(batch.actions.empty());
+  ASSERT_EQ(batch.actions[0].kind, StudyActionKind::kCommit) << rendered;
+  std::vector<std::string> carried;
+  int64_t last_seq = 0;
+  for (const model::OutboxLine& l : batch.actions[0].record.outbox.lines) {
+    carried.push_back(l.message);
+    EXPECT_GT(l.seq, last_seq) << rendered;
+    last_seq = l.seq;
+  }
+  EXPECT_EQ(carried, said);
+  const std::vector<StudyAction> commits = Of(batch.actions, StudyActionKind::kCommit);
+  EXPECT_EQ(commits.size(), 1 + terminal_commits) << rendered;
+  for (size_t i = 1; i < commits.size(); ++i) {
+    EXPECT_TRUE(model::IsTerminal(commits[i].record.state)) << rendered;
+    EXPECT_TRUE(commits[i].record.outbox.lines.empty()) << rendered;
+  }
+  EXPECT_EQ(model::JobStateName(batch.record.job.state), model::JobStateName(r.job.state));
+}
+
 }  // namespace
 }  // namespace ty::machines
