@@ -125,13 +125,17 @@ std::vector<Route> RowsServed(bool storage, bool storage_only, bool registry, bo
   return rows;
 }
 
-// Storage clients form-encode their query strings (api/query.h).
-HttpRequest AsItsDialectReadsIt(const Route* row, const HttpRequest& request) {
-  HttpRequest r = request;
-  if (row != nullptr && row->dialect == ApiDialect::kStorage && !r.raw_query.empty()) {
-    r.query = ParseQuery(r.raw_query, /*plus_is_space=*/true);
+// Storage clients form-encode their query strings (api/query.h): for their rows, a
+// copy of the request with the query read so (`*copy`); every other request as it is,
+// never copied (its body may be megabytes).
+const HttpRequest& AsItsDialectReadsIt(const Route* row, const HttpRequest& request,
+                                       std::optional<HttpRequest>* copy) {
+  if (row == nullptr || row->dialect != ApiDialect::kStorage || request.raw_query.empty()) {
+    return request;
   }
-  return r;
+  copy->emplace(request);
+  (*copy)->query = ParseQuery(request.raw_query, /*plus_is_space=*/true);
+  return **copy;
 }
 
 }  // namespace
@@ -197,7 +201,8 @@ Dispatch Router::Handle(const HttpRequest& request) const {
     const Route* row = match.shaping();
     // What the replica listener does not serve is a 404 for everyone.
     if (row == nullptr && storage_only_) return Respond(NoRoute(request));
-    const HttpRequest r = AsItsDialectReadsIt(row, request);
+    std::optional<HttpRequest> form_decoded;
+    const HttpRequest& r = AsItsDialectReadsIt(row, request, &form_decoded);
     // The registry's clients speak Docker's token protocol, with credentials of their
     // own kind: that route authenticates its callers itself.
     const bool own_auth = match.route != nullptr && row->access.scope == Scope::kOwnAuth;

@@ -53,7 +53,9 @@ class JobController {
                 UidSource* uids, ControllerOptions options);
 
   // Start-up, before the loop runs: reads the stored jobs that are not finished (the
-  // history stays in the store). A job whose spec cannot be read or exceeds today's
+  // history stays in the store). For every record read (studies and finished jobs that
+  // still carry lines included) it first writes the lines its last commit carried that
+  // the log lacks (model/outbox.h). A job whose spec cannot be read or exceeds today's
   // limits is failed (never run) and listed in problems(); it never stops the
   // daemon. Errors only when the store cannot be read.
   Status Load();

@@ -133,8 +133,6 @@ void StudyController::Start() {
   for (const auto& [uid, st] : studies_) uids.push_back(uid);
   for (const std::string& uid : uids) {
     Study* st = Find(uid);
-    // What its last commit said, if the daemon died before writing it.
-    WriteMissingOutboxLines(logs_, core_->clock()->Now(), uid, st->record.job.outbox);
     for (machines::StudyInput& in : ReconcileTrials(*st)) {
       if (Find(uid) == nullptr) break;
       Deliver(uid, std::move(in)).IgnoreError();

@@ -9,8 +9,9 @@
 // file, the tuner's answer, a user's cancel, a stored study that no longer builds) and
 // performs its actions: commit the record and then write the lines it carries
 // (model/outbox.h), ask the tuner off the loop, submit or stop trial jobs. Load() takes
-// the stored studies, Start() writes what their last commits said if a dying daemon
-// did not, and reconciles each recorded trial with its job.
+// the stored studies (what their last commits said and a dying daemon did not write,
+// JobController::Load writes, as for every stored record), and Start() reconciles each
+// recorded trial with its job.
 //
 // Loop thread only, but for the published state (GetLive, FindLiveMl).
 #pragma once
