@@ -71,14 +71,4 @@ std::map<std::string, std::string> ParseQuery(std::string_view query, bool plus_
   return params;
 }
 
-bool SegmentsStartWith(const std::vector<std::string>& segments,
-                       std::initializer_list<const char*> head) {
-  if (segments.size() < head.size()) return false;
-  size_t i = 0;
-  for (const char* h : head) {
-    if (segments[i++] != h) return false;
-  }
-  return true;
-}
-
 }  // namespace ty::api

@@ -7,7 +7,6 @@
 // Pure functions; thread-safe.
 #pragma once
 
-#include <initializer_list>
 #include <map>
 #include <string>
 #include <string_view>
@@ -20,9 +19,6 @@ std::string PercentDecode(std::string_view text);
 // Splits "/v1/projects/p/jobs/x%3Acancel" into decoded segments
 // {"v1", "projects", "p", "jobs", "x:cancel"}. Empty segments are dropped.
 std::vector<std::string> SplitPath(std::string_view path);
-// Whether `segments` begins with `head` ({"storage", "v1", "b"}).
-bool SegmentsStartWith(const std::vector<std::string>& segments,
-                       std::initializer_list<const char*> head);
 
 // Parses "a=1&b=x%20y" (no leading '?'). A name without '=' gets "". Repeated
 // names keep the last value.
