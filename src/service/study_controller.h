@@ -8,7 +8,8 @@
 // among the job controller's commits, a read of a running trial's cloudml-hypertune
 // file, the tuner's answer, a user's cancel, a stored study that no longer builds) and
 // performs its actions: commit the record and then write the lines it carries
-// (model/outbox.h), ask the tuner off the loop, submit or stop trial jobs. Load() takes
+// (model/outbox.h), ask the tuner off the loop (service/study_tuner.h), create or stop
+// trial jobs (service/trial_job_link.h). Load() takes
 // the stored studies (what their last commits said and a dying daemon did not write,
 // JobController::Load writes, as for every stored record), and Start() reconciles each
 // recorded trial with its job.
@@ -16,12 +17,10 @@
 // Loop thread only, but for the published state (GetLive, FindLiveMl).
 #pragma once
 
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -29,10 +28,11 @@
 #include "logs/log_store.h"
 #include "machines/study_machine.h"
 #include "model/job.h"
-#include "service/commit_retry.h"
 #include "service/loop_core.h"
 #include "service/messages.h"
 #include "service/published_jobs.h"
+#include "service/study_stalls.h"
+#include "service/trial_job_link.h"
 #include "service/uid_source.h"
 
 namespace ty::tuning {
@@ -64,7 +64,7 @@ class StudyController {
   // Any thread: why stored studies were failed at start-up (for /healthz).
   std::vector<std::string> problems() const;
   // Any thread: studies whose decisions wait for a store that cannot write.
-  StoreWriteHealth store_health() const { return writes_.health(); }
+  StoreWriteHealth store_health() const { return stalls_.health(); }
   // Loop thread, once, after recovery: reconciles trials with their jobs and resumes.
   void Start();
 
@@ -84,76 +84,42 @@ class StudyController {
     machines::StudyRecord record;  // What the study machine decides on (machines/study_machine.h).
     std::unique_ptr<tuning::Tuner> tuner;
     int prior_trials = 0;  // Finished trials of resumePreviousJobId's study observed.
-    // A commit the store could not write (a full disk; service/commit_retry.h). The
-    // record in memory is the one decided; the commit is written again until it lands,
-    // then the actions that followed it are done and the inputs that came meanwhile
-    // are decided, in order. A restart meanwhile decides again from the stored record.
-    struct Stalled {
-      model::Job record;                         // The commit that failed.
-      std::vector<machines::StudyAction> after;  // The decision's actions after it.
-      std::deque<machines::StudyInput> inputs;   // Arrived since, in order.
-      int tries = 1;
-    };
-    std::optional<Stalled> stalled;
   };
 
-  Status Adopt(model::Job job);  // MakeStudy, then holds and publishes it.
   // The in-memory study of a record: its tuner (service/study_tuner.h).
   Result<Study> MakeStudy(model::Job job);
   void SetAside(model::Job job, const std::string& why);  // Load: fails it, says why.
-  // Start: what became of each active trial's job while the daemon was down.
-  std::vector<machines::StudyInput> ReconcileTrials(Study& st);
 
   // The study's inbox: decides each input with the study machine and performs the
-  // decision's actions in order; inputs the actions produce (a trial job that cannot
-  // be created or is gone) are decided next. Returns the first decision's outcome
-  // (a failed commit), for Cancel.
+  // decision's actions, in order; inputs the actions produce (a trial job that cannot
+  // be created or is gone) are decided after. Trial jobs that end together (a
+  // cancelled study's, a burst) are decided as one batch with one commit
+  // (machines::DecideStudyBatch). Behind a stalled commit the inputs wait their turn.
+  // Returns the first input's outcome (a failed commit), for Cancel.
+  Status Deliver(const std::string& uid, std::vector<machines::StudyInput> inbox);
   Status Deliver(const std::string& uid, machines::StudyInput input);
-  // Trial jobs that end together (a cancelled study's, a burst) are decided as one
-  // batch with one commit (machines::DecideStudyBatch).
+  // Trial ends are gathered until the loop is free, then delivered together.
   void QueueTrialEnd(const std::string& study_uid, machines::StudyInput input);
   void DeliverEnds(const std::string& uid);
   Status Perform(Study& st, const std::vector<machines::StudyAction>& actions,
                  std::vector<machines::StudyInput>* follow_ups);
-  // After a failed commit of `record`: a store that cannot write stalls the study
-  // (Study::stalled) with the actions `after` it; any other failure drops the decision.
-  void Stall(Study& st, const model::Job& record, std::vector<machines::StudyAction> after,
-             const Status& why);
-  // An input for a stalled study waits behind its commit (a metrics read is not kept:
-  // the next poll reads the file again). Unavailable, saying it is kept.
-  Status Keep(Study& st, machines::StudyInput input);
-  void Keep(Study& st, std::vector<machines::StudyInput> inputs);
-  void RetryStalled(const std::string& uid);
-  void ScheduleRetry(const std::string& uid, int tries);
-  // Asks the tuner on a worker: a suggestion may take seconds (bench/tuner_latency
-  // --widest), which the loop must not wait for. Its answer comes back as kSuggested.
-  void Suggest(const Study& st, int count, std::vector<model::Assignment> pending);
+  // A stalled commit landed (service/study_stalls.h): what waited behind it is done.
+  void OnCommitLanded(const std::string& uid, StalledStudyCommit done);
   // Messages: a trial job created (announced) or ended (the trial ends), a trial
   // job that could not be created.
   void OnJobCommitted(const JobCommitted& m);
   void OnTrialJobRefused(const TrialJobRefused& m);
-  // Asks the job controller for trial `trial_id`'s job under the uid its record holds.
-  void CreateTrialJob(const Study& st, int64_t trial_id);
-  // Asks the job controller to cancel it; false when no such job exists.
-  bool StopTrialJob(const std::string& job_uid, const std::string& why);
-  // The trial's cloudml-hypertune file as written so far ("" when there is none).
-  std::string MetricsText(const model::Trial& trial) const;
-  void Poll();
+  void Poll();  // Running trials' metrics files: intermediate measurements, early stops.
   // Writes the study's record as a commit action carries it, then its outbox's lines
   // (model/outbox.h).
   Status Commit(const std::string& uid, const model::Job& record, bool create = false);
-  // Aborted when the service stopped during a write just made: nothing more is done.
-  Status StoppedDuringTheWrite() const;
-  void Publish(const model::Job& job);
   Study* Find(const std::string& uid);
-  static const model::Trial* FindTrial(const Study& st, int64_t trial_id);
 
   LoopCore* const core_;
   jobstore::JobStore* const store_;
   logs::LogStore* const logs_;
   UidSource* const uids_;
-  const PublishedJobs* const live_jobs_;
-  const std::string trial_root_;
+  const TrialJobLink trials_;
   const machines::StudyPolicy
       policy_;  // The defaults: a replica's metrics file where containers see it.
   std::map<std::string, Study> studies_;  // Loop thread only.
@@ -162,7 +128,7 @@ class StudyController {
   bool polling_ = false;
 
   PublishedJobs published_;  // Live studies, for API threads.
-  StoreWriteWatch writes_;   // Stalled studies, for /healthz and describe.
+  StudyStalls stalls_;       // Commits the store could not write yet.
   mutable std::mutex problems_mu_;
   std::vector<std::string> problems_;  // Guarded by problems_mu_.
 };

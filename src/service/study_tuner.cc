@@ -1,8 +1,7 @@
 #include "service/study_tuner.h"
 
-#include <fstream>
 #include <functional>
-#include <sstream>
+#include <memory>
 
 #include "machines/trial_jobs.h"
 #include "tuning/tuner.h"
@@ -77,14 +76,23 @@ Result<model::Job> PreviousStudy(const model::Job& job, jobstore::JobStore* stor
       .WithField("trainingInput.hyperparameters.resumePreviousJobId");
 }
 
-std::string ReadTrialMetrics(const std::string& trial_root, const std::string& job_uid) {
-  if (trial_root.empty() || job_uid.empty()) return "";
-  std::ifstream in(machines::TrialMetricsDir(trial_root, job_uid) + "/" +
-                   machines::kTrialMetricsFile);
-  if (!in) return "";
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+void SuggestOffLoop(LoopCore* core, const tuning::Tuner& tuner, int count,
+                    std::vector<model::Assignment> pending,
+                    std::function<void(machines::StudyInput)> answer) {
+  // A copy: observations arriving meanwhile go to the study's own tuner. The copy's
+  // answer is what the study's would have been now (seeded from the history).
+  auto copy = std::make_shared<tuning::Tuner>(tuner);
+  core->Blocking([core, copy, count, pending = std::move(pending), answer = std::move(answer)] {
+    machines::StudyInput in;
+    in.kind = machines::StudyInputKind::kSuggested;
+    in.asked = count;
+    try {
+      in.suggestions = copy->Suggest(count, pending);
+    } catch (const std::exception& e) {
+      in.error = e.what();
+    }
+    core->Post([answer, in = std::move(in)]() mutable { answer(std::move(in)); });
+  });
 }
 
 }  // namespace ty::service

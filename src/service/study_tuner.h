@@ -1,15 +1,18 @@
 // Internal to service/: what a study's controller keeps beside its record, built from
 // the record alone: the tuner, relearnt from the finished trials (and, for ml v1's
-// resumePreviousJobId, those of the study it resumes), and each running trial's
-// cloudml-hypertune file as its replica has written it so far.
+// resumePreviousJobId, those of the study it resumes), and asking it off the loop.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "jobstore/job_store.h"
+#include "machines/study_machine.h"
 #include "model/job.h"
+#include "service/loop_core.h"
 
 namespace ty::tuning {
 class Tuner;  // tuning/tuner.h; Eigen stays out of this header.
@@ -36,8 +39,11 @@ Result<StudyTuner> OpenStudyTuner(const model::Job& job, jobstore::JobStore* sto
 // it names no tuning job of the project.
 Result<model::Job> PreviousStudy(const model::Job& job, jobstore::JobStore* store);
 
-// Trial `job_uid`'s cloudml-hypertune file under `trial_root` as written so far ("" when
-// there is none, or no trial root).
-std::string ReadTrialMetrics(const std::string& trial_root, const std::string& job_uid);
+// Asks a copy of `tuner` for `count` suggestions on a worker, since a suggestion may
+// take seconds (bench/tuner_latency --widest) that the loop must not wait for; `answer`
+// gets the kSuggested input (or the tuner's error) back on the loop thread.
+void SuggestOffLoop(LoopCore* core, const tuning::Tuner& tuner, int count,
+                    std::vector<model::Assignment> pending,
+                    std::function<void(machines::StudyInput)> answer);
 
 }  // namespace ty::service
