@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -25,6 +26,30 @@ using executor::AttemptSpec;
 using executor::ExecutorEventKind;
 using executor::ReplicaLaunch;
 using ::testing::HasSubstr;
+
+// A daemon that dies inside a warm launch, between the hand-overs (StartWarmGang):
+// replica `never_handed` keeps its launch prepared and never gets it. The fault is
+// injected by overriding the one step, the executor's code unchanged.
+class DyingWarmExecutor : public executor::ContainerExecutor {
+ public:
+  static Result<std::unique_ptr<ContainerExecutor>> Create(Options options, size_t never_handed) {
+    return ContainerExecutor::Create(std::move(options), [never_handed](Options checked) {
+      return std::unique_ptr<ContainerExecutor>(
+          new DyingWarmExecutor(std::move(checked), never_handed));
+    });
+  }
+
+ protected:
+  Status HandOverLaunch(size_t replica, const std::string& sandbox_dir) override {
+    if (replica == never_handed_) return Status::Ok();
+    return ContainerExecutor::HandOverLaunch(replica, sandbox_dir);
+  }
+
+ private:
+  DyingWarmExecutor(Options options, size_t never_handed)
+      : ContainerExecutor(std::move(options)), never_handed_(never_handed) {}
+  const size_t never_handed_;
+};
 
 class ContainerExecutorTest : public ::testing::Test {
  protected:
@@ -63,8 +88,9 @@ class ContainerExecutorTest : public ::testing::Test {
     o.sandbox_dir = sandbox_dir_;
     o.sandbox_init = std::string(TY_BINARY_DIR) + "/bin/ty-sandbox-init";
     o.warm_refill = refill;
-    o.skip_warm_handover_for_test = skip_handover_;
-    ASSIGN_OR_RETURN(auto ex, executor::ContainerExecutor::Create(o));
+    ASSIGN_OR_RETURN(auto ex, dies_before_handing_over_
+                                  ? DyingWarmExecutor::Create(o, *dies_before_handing_over_)
+                                  : executor::ContainerExecutor::Create(o));
     ex->SetEventCallback(events_.Callback());
     return ex;
   }
@@ -118,7 +144,8 @@ class ContainerExecutorTest : public ::testing::Test {
 
   bool warm_ = false;
   bool native_ = false;
-  std::function<bool(size_t)> skip_handover_;  // ContainerExecutor::Options'.
+  // Warm mode: the executor is a DyingWarmExecutor that never hands this replica over.
+  std::optional<size_t> dies_before_handing_over_;
   std::string sandbox_dir_;
 
   std::string uid_;
@@ -880,7 +907,7 @@ TEST_F(WarmContainerExecutorTest, RecoverRemovesUntakenSandboxesOfItsInstance) {
 // Before, that start was refused ("the replica is running": the sandbox's init waits)
 // and the attempt failed for a daemon's death.
 TEST_F(WarmContainerExecutorTest, AReplicaADyingDaemonLeftUnlaunchedStartsInPlace) {
-  skip_handover_ = [](size_t replica) { return replica == 1; };
+  dies_before_handing_over_ = 1;
   ex_.reset();
   auto dying = NewWarmExecutor();
   ASSERT_TRUE(dying.ok()) << dying.status().ToString();
@@ -891,7 +918,7 @@ TEST_F(WarmContainerExecutorTest, AReplicaADyingDaemonLeftUnlaunchedStartsInPlac
   ex_.reset();  // The daemon died before handing replica 1 its launch.
   EXPECT_THAT(sink_.Messages(uid_), ::testing::ElementsAre("zero"));
 
-  skip_handover_ = nullptr;
+  dies_before_handing_over_.reset();
   auto next = NewWarmExecutor();
   ASSERT_TRUE(next.ok()) << next.status().ToString();
   ex_ = std::move(*next);

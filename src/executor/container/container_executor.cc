@@ -78,6 +78,13 @@ WarmPoolOptions ContainerExecutor::WarmOptions() const {
 }
 
 Result<std::unique_ptr<ContainerExecutor>> ContainerExecutor::Create(Options options) {
+  return Create(std::move(options), [](Options checked) {
+    return std::unique_ptr<ContainerExecutor>(new ContainerExecutor(std::move(checked)));
+  });
+}
+
+Result<std::unique_ptr<ContainerExecutor>> ContainerExecutor::Create(Options options,
+                                                                     const Make& make) {
   if (options.log_sink == nullptr) return InvalidArgument("ContainerExecutor needs a log sink");
   if (options.clock == nullptr || options.random == nullptr) {
     return InvalidArgument("ContainerExecutor needs a clock and a random source");
@@ -93,7 +100,7 @@ Result<std::unique_ptr<ContainerExecutor>> ContainerExecutor::Create(Options opt
     std::filesystem::create_directories(options.sandbox_dir, ec);
     if (ec) return Internal("cannot create " + options.sandbox_dir + ": " + ec.message());
   }
-  std::unique_ptr<ContainerExecutor> ex(new ContainerExecutor(std::move(options)));
+  std::unique_ptr<ContainerExecutor> ex = make(std::move(options));
   Status ping = ex->engine_->Ping();
   if (!ping.ok()) {
     return Unavailable(

@@ -104,10 +104,6 @@ class ContainerExecutor : public Executor {
     std::string sandbox_dir;
     std::string sandbox_init;
     bool warm_refill = true;  // WarmPoolOptions::refill.
-    // Tests of a daemon dying inside a warm launch: asked before each sandbox's
-    // prepared launch is handed over; true leaves that one prepared, never handed
-    // (what a death between the hand-overs leaves). Null in the daemon.
-    std::function<bool(size_t replica)> skip_warm_handover_for_test;
     // Host directory with one directory per bucket, mounted at /gcs in every
     // replica (kReplicaBucketRoot); "" = no buckets.
     std::string bucket_root;
@@ -210,6 +206,18 @@ class ContainerExecutor : public Executor {
                                                                const std::string& gateway,
                                                                size_t count);
 
+ protected:
+  // For a test's subclass that injects a fault at one step, as a wrapper would (the
+  // executor's own code has no test branch): `make` builds the executor from the
+  // options Create checked.
+  using Make = std::function<std::unique_ptr<ContainerExecutor>(Options)>;
+  static Result<std::unique_ptr<ContainerExecutor>> Create(Options options, const Make& make);
+  explicit ContainerExecutor(Options options);
+  // Hands warm sandbox `sandbox_dir`, replica `replica` of the gang, its prepared launch
+  // (WarmPool::HandOverLaunch): the step a daemon dying inside a warm launch may not
+  // reach for some replicas (StartWarmGang).
+  virtual Status HandOverLaunch(size_t replica, const std::string& sandbox_dir);
+
  private:
   // The attempt as this engine runs it: the daemon's instance label, the bucket mount.
   AttemptSpec WithEngineParts(const AttemptSpec& attempt) const;
@@ -251,8 +259,6 @@ class ContainerExecutor : public Executor {
     TimeMicros skip_until = 0;       // Lines at or before this time are already in the sink.
     std::optional<LogLine> run_end;  // Restarted: where the previous run ended.
   };
-
-  ContainerExecutor(Options options);
 
   void RunLaunch(const AttemptSpec& attempt);  // Waits for a launch slot, then:
   void RunLaunchInSlot(AttemptSpec attempt);   // A copy: package installs change its images.

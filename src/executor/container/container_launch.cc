@@ -606,15 +606,18 @@ Status ContainerExecutor::StartWarmGang(const AttemptSpec& attempt, const WarmGa
   if (Status s = FirstError(results); !s.ok()) {
     return Unavailable("start replica from warm gang: " + s.message());
   }
-  const auto& skip = options_.skip_warm_handover_for_test;
   ForEachConcurrently(n, [&](size_t i) {
-    results[i] = skip && skip(i) ? Status::Ok() : WarmPool::HandOverLaunch(gang.sandboxes[i].dir);
+    results[i] = HandOverLaunch(i, gang.sandboxes[i].dir);
     return results[i].ok();
   });
   if (Status s = FirstError(results); !s.ok()) {
     return Unavailable("start replica from warm gang: " + s.message());
   }
   return Status::Ok();
+}
+
+Status ContainerExecutor::HandOverLaunch(size_t /*replica*/, const std::string& sandbox_dir) {
+  return WarmPool::HandOverLaunch(sandbox_dir);
 }
 
 Result<std::string> ContainerExecutor::CreateReplica(const AttemptSpec& attempt,
