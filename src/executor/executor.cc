@@ -1,5 +1,7 @@
 #include "executor/executor.h"
 
+#include "model/runtime_env.h"
+
 namespace ty::executor {
 
 std::string ReplicaName(const std::string& job_uid, int attempt, int pool, int index) {
@@ -26,6 +28,14 @@ bool ParseReplicaName(const std::string& name, std::string* job_uid, int* attemp
   if (end <= 3) return false;
   *job_uid = name.substr(3, end - 3);
   return true;
+}
+
+ReplicaLaunch WithMetricsDir(ReplicaLaunch r, bool same_filesystem) {
+  if (r.metrics_host_dir.empty()) return r;
+  const std::string dir = same_filesystem ? r.metrics_host_dir : model::kReplicaMetricsDir;
+  if (!same_filesystem) r.mounts.push_back({r.metrics_host_dir, model::kReplicaMetricsDir, false});
+  r.env.push_back({"CLOUD_ML_HP_METRIC_FILE", dir + "/" + model::kTrialMetricsFile});
+  return r;
 }
 
 std::string JoinIndices(const std::vector<int>& indices) {

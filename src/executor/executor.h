@@ -61,6 +61,10 @@ struct ReplicaLaunch {
   std::vector<std::string> args;
   std::vector<model::EnvVar> env;  // Full environment the service computed.
   std::vector<Mount> mounts;       // Extra; buckets are the executor's (AttemptSpec).
+  // A trial's reporting replica: the directory on the daemon's host its
+  // cloudml-hypertune file must land in (the study reads it there); "" = none. How
+  // the replica writes there is the executor's (WithMetricsDir).
+  std::string metrics_host_dir;
   // Python packages (gs:// URIs) to install into `image` with pip before the replica
   // runs; an executor that cannot leaves them to PYTHONPATH (model::ReplicaRuntime).
   std::vector<std::string> python_packages;
@@ -78,6 +82,11 @@ struct ReplicaLaunch {
 
 // "0,2" for device indices {0, 2}.
 std::string JoinIndices(const std::vector<int>& indices);
+
+// `r` with its metrics_host_dir made the replica's: mounted at model::kReplicaMetricsDir,
+// or, when the replica runs on the daemon's own filesystem (`same_filesystem`: local
+// processes), the host path as it is; CLOUD_ML_HP_METRIC_FILE names the file there.
+ReplicaLaunch WithMetricsDir(ReplicaLaunch r, bool same_filesystem);
 
 // What an attempt needs, not how to provide it: the executor picks networks, mount
 // points and device requests (docs/design.md decision 3).
@@ -177,9 +186,6 @@ class Executor {
   // from (Slurm: host networking, shared by every job on a host): each job's replicas
   // then carry a credential of their own (auth/replica_credentials.h).
   virtual bool ReplicasNeedCredential() const { return false; }
-  // True when replicas run on the daemon's own filesystem (local processes): host
-  // paths are handed to them as they are instead of being mounted.
-  virtual bool ReplicasShareHostFilesystem() const { return false; }
   // The host uid (and gid) root in a replica is, when replicas run in a user namespace;
   // what the daemon puts where they write must belong to it. 0 = the host's own ids.
   virtual uint32_t ReplicaUidBase() const { return 0; }

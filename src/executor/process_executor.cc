@@ -116,7 +116,9 @@ Status ProcessExecutor::Launch(const AttemptSpec& attempt) {
     }
     return Status::Ok();
   }));
-  return work_.StartLaunch([this, attempt] { RunLaunch(attempt); });
+  AttemptSpec owned = attempt;
+  for (ReplicaLaunch& r : owned.replicas) r = WithMetricsDir(std::move(r), /*same_filesystem=*/true);
+  return work_.StartLaunch([this, owned] { RunLaunch(owned); });
 }
 
 void ProcessExecutor::RunLaunch(const AttemptSpec& attempt) {

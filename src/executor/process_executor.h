@@ -75,7 +75,6 @@ class ProcessExecutor : public Executor {
   Status RestartReplica(const std::string& job_uid, int attempt, int pool, int index) override;
   Status Cleanup(const std::string& job_uid, int attempt) override;
   std::string ReplicaBucketRoot() const override { return options_.bucket_root; }
-  bool ReplicasShareHostFilesystem() const override { return true; }
   // A replica whose wrapper vanished without writing its status (SIGKILL) is
   // reported with exit code 137 (signal 9); one with no pid file with -1.
   Result<std::vector<ObservedReplica>> Recover() override;

@@ -6,18 +6,18 @@
 #include <vector>
 
 #include "model/job.h"
+#include "model/runtime_env.h"
 #include "model/study_spec.h"
 #include "model/trial.h"
 
 namespace ty::machines {
 
 // Where a trial job's cloudml-hypertune file lives on the daemon's host:
-// <trial_root>/<job uid>/output.metrics. Containers see the directory at
-// /tmp/hypertune (the library's default); local processes are pointed at it with
-// CLOUD_ML_HP_METRIC_FILE.
+// <trial_root>/<job uid>/model::kTrialMetricsFile. The executor makes the replica
+// write there (executor::ReplicaLaunch::metrics_host_dir).
 std::string TrialMetricsDir(const std::string& trial_root, const std::string& job_uid);
-inline constexpr char kTrialMetricsFile[] = "output.metrics";
-inline constexpr char kReplicaMetricsDir[] = "/tmp/hypertune";
+using model::kReplicaMetricsDir;
+using model::kTrialMetricsFile;
 
 // The job of trial `trial_id` of `study`: the study's pools with the trial's
 // parameters appended to every replica's arguments as `--name=value` (in the order of

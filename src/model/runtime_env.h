@@ -14,6 +14,11 @@
 
 namespace ty::model {
 
+// Where a trial's replica writes its cloudml-hypertune file, as the library does by
+// default (CLOUD_ML_HP_METRIC_FILE can say otherwise): <dir>/<file>.
+inline constexpr char kReplicaMetricsDir[] = "/tmp/hypertune";
+inline constexpr char kTrialMetricsFile[] = "output.metrics";
+
 // Every replica listens on this port in the cluster maps (docs/contracts/runtime.md §3).
 inline constexpr int kClusterPort = 2222;
 

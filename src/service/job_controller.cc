@@ -422,16 +422,14 @@ void JobController::Perform(const model::Job& job, const machines::JobAction& a)
 void JobController::Launch(const model::Job& job) {
   const Backend& backend = backends_->For(job.project);
   executor::Executor* const ex = backend.executor;
-  TrialFiles trial;
-  if (job.trial_id > 0 && !trial_root_.empty()) {
-    trial.host_dir = machines::TrialMetricsDir(trial_root_, job.uid);
-    trial.share_host = ex->ReplicasShareHostFilesystem();
-  }
+  const std::string metrics_dir = job.trial_id > 0 && !trial_root_.empty()
+                                      ? machines::TrialMetricsDir(trial_root_, job.uid)
+                                      : "";
   std::string endpoint = backend.storage_endpoint;
   if (replica_credential_ && ex->ReplicasNeedCredential() && !endpoint.empty()) {
     endpoint = WithUserinfo(endpoint, "replica", replica_credential_(job.uid));
   }
-  executor::AttemptSpec spec = BuildAttemptSpec(job, ex->ReplicaBucketRoot(), endpoint, trial);
+  executor::AttemptSpec spec = BuildAttemptSpec(job, ex->ReplicaBucketRoot(), endpoint, metrics_dir);
   if (options_.project_buckets) spec.visible_buckets = options_.project_buckets(job.project);
   if (job.attempt == 1) {
     if (std::string runtime = RuntimeLineOf(job); !runtime.empty()) {
@@ -439,7 +437,7 @@ void JobController::Launch(const model::Job& job) {
     }
     if (!ex->ReplicaBucketRoot().empty()) WarnOfUnmountedBuckets(job, spec);
   }
-  core_->Blocking([this, ex, spec = std::move(spec), dir = trial.host_dir] {
+  core_->Blocking([this, ex, spec = std::move(spec), dir = metrics_dir] {
     std::error_code ec;
     if (!dir.empty()) std::filesystem::create_directories(dir, ec);
     Status s = ex->Launch(spec);

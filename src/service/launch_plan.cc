@@ -15,7 +15,7 @@ namespace ty::service {
 executor::AttemptSpec BuildAttemptSpec(const model::Job& job,
                                        const std::string& replica_bucket_root,
                                        const std::string& storage_endpoint,
-                                       const TrialFiles& trial) {
+                                       const std::string& trial_metrics_dir) {
   executor::AttemptSpec spec;
   spec.job_uid = job.uid;
   spec.attempt = job.attempt;
@@ -47,14 +47,8 @@ executor::AttemptSpec BuildAttemptSpec(const model::Job& job,
     launch.args = rt.args;
     launch.env = rt.env;
     launch.python_packages = rt.python_packages;
-    if (!trial.host_dir.empty() && r.pool == 0 && r.index == 0) {
-      // cloudml-hypertune writes CLOUD_ML_HP_METRIC_FILE (default
-      // /tmp/hypertune/output.metrics); the daemon reads it from the host.
-      std::string dir = trial.share_host ? trial.host_dir : machines::kReplicaMetricsDir;
-      if (!trial.share_host)
-        launch.mounts.push_back({trial.host_dir, machines::kReplicaMetricsDir, false});
-      launch.env.push_back({"CLOUD_ML_HP_METRIC_FILE", dir + "/" + machines::kTrialMetricsFile});
-    }
+    // The primary replica reports (cloudml-hypertune); the daemon reads the file there.
+    if (r.pool == 0 && r.index == 0) launch.metrics_host_dir = trial_metrics_dir;
     const model::MachineSpec& machine = job.spec.pools[r.pool].machine;
     launch.accelerator_type = machine.accelerator_type;
     launch.accelerator_count = machine.accelerator_type.empty() ? 0 : machine.accelerator_count;

@@ -12,23 +12,16 @@
 
 namespace ty::service {
 
-// A trial job's metrics directory on the host (machines/trial_jobs.h) and how its
-// primary replica reaches it.
-struct TrialFiles {
-  std::string host_dir;     // "" = not a trial job, or trials cannot report.
-  bool share_host = false;  // Local processes: the host path as it is; else mounted.
-};
-
 // REQUIRES: job.attempt >= 1 and job.replicas describe that attempt.
 // `replica_bucket_root`: where the executor shows replicas the buckets.
 // `storage_endpoint`: the daemon's Cloud Storage API as replicas reach it ("" = none).
 // A trial job (job.trial_id > 0) gets its trial id in TF_CONFIG / CLUSTER_SPEC /
-// CLOUD_ML_TRIAL_ID and per-trial output directories; its primary replica gets
-// CLOUD_ML_HP_METRIC_FILE in `trial.host_dir`.
+// CLOUD_ML_TRIAL_ID and per-trial output directories; its primary replica reports
+// into `trial_metrics_dir` (a host directory; "" = trials cannot report).
 executor::AttemptSpec BuildAttemptSpec(const model::Job& job,
                                        const std::string& replica_bucket_root,
                                        const std::string& storage_endpoint = "",
-                                       const TrialFiles& trial = {});
+                                       const std::string& trial_metrics_dir = "");
 
 // Buckets the job names (baseOutputDirectory, jobDir, Python package URIs), sorted,
 // once each: created before launch so replicas can write into them, and claimed for

@@ -7,6 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "executor/executor_contract.h"
@@ -245,6 +249,27 @@ TEST_P(ExecutorContractTest, EnvironmentArrivesExactly) {
   EXPECT_THAT(lines, Contains("TY_QUOTES=it's \"quoted\" $HOME"));
   EXPECT_THAT(lines, Contains("TY_EMPTY="));
   EXPECT_THAT(lines, Contains("CLOUD_ML_JOB_ID=" + uid_));
+}
+
+// Issue 32 item 5: the spec says where a trial's report must land on the daemon's host
+// (metrics_host_dir); how the replica writes there is each executor's own (a mount, or
+// the host path itself). The replica writes where CLOUD_ML_HP_METRIC_FILE says, as
+// cloudml-hypertune does.
+TEST_P(ExecutorContractTest, ATrialsReportLandsInItsHostMetricsDirectory) {
+  char tmpl[] = "/tmp/ty-metrics-XXXXXX";  // /tmp: every Slurm host sees it.
+  const std::string dir = mkdtemp(tmpl);
+  ReplicaLaunch r =
+      Replica(0, 0, "echo '{\"accuracy\": \"0.5\"}' > \"$CLOUD_ML_HP_METRIC_FILE\" && echo wrote");
+  r.metrics_host_dir = dir;
+  LaunchAndWaitStarted(Attempt({r}));
+  auto exits = events_.WaitFor(uid_, ExecutorEventKind::kReplicaExited, 1);
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0].exit_code, 0) << ::testing::PrintToString(sink_.Messages(uid_));
+  std::ifstream in(dir + "/output.metrics");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "{\"accuracy\": \"0.5\"}\n");
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
 }
 
 // The replica keeps state only in its working directory (writable in both

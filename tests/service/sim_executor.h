@@ -130,8 +130,6 @@ class SimExecutor : public executor::Executor {
 
   std::string ReplicaBucketRoot() const override { return "/gcs"; }
   // Like local processes: a trial's metrics file is a host path.
-  bool ReplicasShareHostFilesystem() const override { return true; }
-
   // Starts replicas whose launch is due and ends runs whose time has come.
   void Tick() {
     std::vector<executor::ExecutorEvent> events;
@@ -190,7 +188,9 @@ class SimExecutor : public executor::Executor {
         << "{\"" << rep.metric_tag << "\": \"" << rep.objective << "\", \"global_step\": \"1\"}\n";
   }
 
-  static void NoteTrial(const executor::ReplicaLaunch& launch, Replica* rep) {
+  // Its replicas run on the host's filesystem, as local processes do.
+  static void NoteTrial(const executor::ReplicaLaunch& given, Replica* rep) {
+    const executor::ReplicaLaunch launch = executor::WithMetricsDir(given, /*same_filesystem=*/true);
     for (const auto& [name, value] : launch.env) {
       if (name == "CLOUD_ML_HP_METRIC_FILE") rep->metrics_file = value;
       if (name == "CLOUD_ML_HP_METRIC_TAG") rep->metric_tag = value;

@@ -206,6 +206,7 @@ Status ContainerExecutor::Launch(const AttemptSpec& attempt) {
 AttemptSpec ContainerExecutor::WithEngineParts(const AttemptSpec& attempt) const {
   AttemptSpec owned = attempt;
   if (!options_.instance.empty()) owned.labels[kLabelInstance] = options_.instance;
+  for (ReplicaLaunch& r : owned.replicas) r = WithMetricsDir(std::move(r), false);
   // Buckets: each bucket of the job and of its project at /gcs/BUCKET (as on Vertex),
   // mounted one by one: never the bucket root, so no replica sees another project's
   // buckets. The mounts are part of the attempt from here on, so warm gangs are

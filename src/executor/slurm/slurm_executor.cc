@@ -168,8 +168,10 @@ class SlurmExecutor::Impl {
     return Status::Ok();
   }
 
-  // The attempt with its buckets mounted at /gcs/B from the shared bucket root.
-  AttemptSpec WithBucketMounts(AttemptSpec attempt) {
+  // The attempt with its buckets mounted at /gcs/B from the shared bucket root, and a
+  // trial's metrics directory (the daemon's, on the cluster's shared filesystem).
+  AttemptSpec WithMounts(AttemptSpec attempt) {
+    for (ReplicaLaunch& r : attempt.replicas) r = WithMetricsDir(std::move(r), false);
     if (o_.bucket_root.empty()) return attempt;
     for (ReplicaLaunch& r : attempt.replicas) {
       r = internal::WithPackageInstall(std::move(r), kReplicaBucketRoot);
@@ -182,7 +184,7 @@ class SlurmExecutor::Impl {
   }
 
   Status Submit(const AttemptSpec& spec, const std::shared_ptr<AttemptWatch>& w) {
-    AttemptSpec attempt = WithBucketMounts(spec);
+    AttemptSpec attempt = WithMounts(spec);
     RETURN_IF_ERROR(internal::EnsureBucketDirs(o_.bucket_root, internal::MountedBuckets(attempt)));
     if (o_.userns_base > 0)
       RETURN_IF_ERROR(internal::GiveWritableMountsTo(attempt, o_.userns_base));
