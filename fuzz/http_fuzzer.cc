@@ -47,7 +47,7 @@ struct World {
     std::filesystem::create_directories(dir);
     logs = std::move(ty::logs::LogStore::Create((dir / "logs").string()).value());
     ty::service::JobServiceOptions options;
-    options.stop_grace = 1000;
+    options.jobs.stop_grace = 1000;
     options.random = [] { return ty::SystemRandom::Get()->Next(); };
     service = std::move(ty::service::JobService::Create(&store, &executor, logs.get(),
                                                         ty::SystemClock::Get(), options)

@@ -363,8 +363,8 @@ ty::Result<ty::service::JobServiceOptions> ServiceOptionsFor(
     const std::map<std::string, std::unique_ptr<ty::executor::Executor>>& executors) {
   ty::service::JobServiceOptions so;
   so.random = [] { return ty::SystemRandom::Get()->Next(); };  // Job ids.
-  so.stop_grace = static_cast<ty::DurationMicros>(cfg.stop_grace_seconds * 1e6);
-  so.limits = cfg.limits;
+  so.jobs.stop_grace = static_cast<ty::DurationMicros>(cfg.stop_grace_seconds * 1e6);
+  so.jobs.limits = cfg.limits;
   so.max_work_bytes = ty::daemon::MaxWorkBytes(cfg);
   spdlog::info("memory budget of unfinished work: {} MiB (max_daemon_memory)",
                so.max_work_bytes >> 20);
@@ -373,7 +373,7 @@ ty::Result<ty::service::JobServiceOptions> ServiceOptionsFor(
   if (cfg.data_reserve_mb >= 0)
     so.data_reserve_bytes = static_cast<uint64_t>(cfg.data_reserve_mb) << 20;
   // Each trial job's cloudml-hypertune file (machines/trial_jobs.h).
-  so.trial_root = cfg.data_dir + "/trials";
+  so.jobs.trial_root = cfg.data_dir + "/trials";
   so.executor_name = cfg.executor;
   ASSIGN_OR_RETURN(so.admission, AdmissionFor(cfg, cfg.executor));
   for (const auto& [kind, executor] : executors) {
@@ -391,7 +391,7 @@ ty::Result<ty::service::JobServiceOptions> ServiceOptionsFor(
   so.claim_buckets = [buckets](const std::string& project, const std::vector<std::string>& b) {
     return buckets->ClaimBuckets(project, b);
   };
-  so.project_buckets = [buckets](const std::string& project) {
+  so.jobs.project_buckets = [buckets](const std::string& project) {
     return buckets->BucketsOwnedBy(project);
   };
   return so;

@@ -422,8 +422,8 @@ void JobController::Perform(const model::Job& job, const machines::JobAction& a)
 void JobController::Launch(const model::Job& job) {
   const Backend& backend = backends_->For(job.project);
   executor::Executor* const ex = backend.executor;
-  const std::string metrics_dir = job.trial_id > 0 && !trial_root_.empty()
-                                      ? machines::TrialMetricsDir(trial_root_, job.uid)
+  const std::string metrics_dir = job.trial_id > 0 && !options_.trial_root.empty()
+                                      ? machines::TrialMetricsDir(options_.trial_root, job.uid)
                                       : "";
   std::string endpoint = backend.storage_endpoint;
   if (replica_credential_ && ex->ReplicasNeedCredential() && !endpoint.empty()) {

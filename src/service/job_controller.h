@@ -37,11 +37,19 @@
 
 namespace ty::service {
 
+// How jobs run: JobServiceOptions::jobs, handed to the job controller as it is.
 struct ControllerOptions {
+  DurationMicros stop_grace = 10LL * 1000000;  // SIGTERM -> SIGKILL.
+  // Whole-job attempts and in-place restarts (docs/contracts/runtime.md §9: 3 and 5).
   machines::JobPolicy policy;
+  // Bounds on accepted specs (400 at submit; stored jobs past them fail at start-up).
   model::SpecLimits limits;
-  DurationMicros stop_grace = 10LL * 1000000;
-  // JobServiceOptions::project_buckets.
+  // Where trial jobs' cloudml-hypertune files live on this host, one directory per
+  // trial job (machines/trial_jobs.h); their primary replica reports there
+  // (executor::ReplicaLaunch::metrics_host_dir). "" = trials cannot report metrics.
+  std::string trial_root;
+  // Every bucket a project's replicas may see, at launch (gcs::ObjectStore's owners,
+  // wired by the daemon); unset = replicas see only the buckets their job names.
   std::function<std::vector<std::string>(const std::string& project)> project_buckets;
 };
 
@@ -66,9 +74,6 @@ class JobController {
   void SetReplicaCredentials(std::function<std::string(const std::string& job_uid)> credential) {
     replica_credential_ = std::move(credential);
   }
-  // Before Load: where trial jobs' metrics directories live (machines/trial_jobs.h);
-  // their primary replica gets it (containers at /tmp/hypertune). "" = none.
-  void SetTrialRoot(std::string root) { trial_root_ = std::move(root); }
   // Loop thread: reconcile records with what the executor still has.
   void Recover(const std::vector<executor::ObservedReplica>& observed);
 
@@ -136,7 +141,6 @@ class JobController {
   UidSource* const uids_;
   const ControllerOptions options_;
   std::function<std::string(const std::string& job_uid)> replica_credential_;  // Null: none.
-  std::string trial_root_;
 
   // Loop-thread only: every job that is not finished, with its parsed spec.
   std::map<std::string, model::Job> live_;

@@ -77,16 +77,11 @@ JobService::JobService(jobstore::JobStore* store, executor::Executor* executor,
   core_ = std::make_unique<LoopCore>(
       clock, options_.manual_loop_for_test ? LoopCore::Mode::kManual : LoopCore::Mode::kThreaded,
       options_.worker_threads);
-  ControllerOptions c;
-  c.policy = options_.policy;
-  c.limits = options_.limits;
-  c.stop_grace = options_.stop_grace;
-  c.project_buckets = options_.project_buckets;
   uids_ = std::make_unique<UidSource>(clock, options_.random);
   // The controllers on the loop core; each registers the messages it receives
   // (service/messages.h) and knows no other.
   jobs_ = std::make_unique<JobController>(core_.get(), store_, &backends_, logs, uids_.get(),
-                                          std::move(c));
+                                          options_.jobs);
   auto add_backend = [this, logs, clock](const std::string& name, executor::Executor* ex,
                                          const AdmissionOptions& admission) {
     backends_.Add(name, ex).admission = std::make_unique<AdmissionController>(
@@ -103,9 +98,8 @@ JobService::JobService(jobstore::JobStore* store, executor::Executor* executor,
     for (const std::string& project : other.projects)
       backends_.Route(project, other.name).IgnoreError();
   }
-  jobs_->SetTrialRoot(options_.trial_root);
   studies_ = std::make_unique<StudyController>(core_.get(), store_, logs, uids_.get(),
-                                               &jobs_->published(), options_.trial_root);
+                                               &jobs_->published(), options_.jobs.trial_root);
   if (options_.register_controllers_for_test) options_.register_controllers_for_test(core_.get());
 }
 
@@ -118,7 +112,7 @@ Result<std::unique_ptr<JobService>> JobService::Create(jobstore::JobStore* store
   if (!store || !executor || !logs || !clock)
     return Internal("JobService needs every collaborator");
   if (!options.random) return InvalidArgument("JobService needs a random source for job ids");
-  RETURN_IF_ERROR(model::ValidateSpecLimits(options.limits));
+  RETURN_IF_ERROR(model::ValidateSpecLimits(options.jobs.limits));
   RETURN_IF_ERROR(CheckOtherExecutors(options));
   return std::unique_ptr<JobService>(
       new JobService(store, executor, logs, clock, std::move(options)));
@@ -251,7 +245,7 @@ Result<model::Job> JobService::Submit(model::Dialect dialect, const std::string&
   parsed.spec.dialect = dialect;
   // Before anything is stored or allocated in proportion to the spec's sizes.
   RETURN_IF_ERROR(
-      InCallersTerms(parsed.kind, model::CheckSpecLimits(parsed.spec, options_.limits)));
+      InCallersTerms(parsed.kind, model::CheckSpecLimits(parsed.spec, options_.jobs.limits)));
   model::Job job;
   job.dialect = dialect;
   job.project = project;

@@ -38,12 +38,9 @@ namespace ty::service {
 class StudyController;  // service/study_controller.h
 
 struct JobServiceOptions {
-  DurationMicros stop_grace = 10LL * 1000000;  // SIGTERM -> SIGKILL.
+  // How jobs run: grace, retries, spec limits, trial files, the buckets replicas see.
+  ControllerOptions jobs;
   int worker_threads = 4;
-  // Whole-job attempts and in-place restarts (docs/contracts/runtime.md §9: 3 and 5).
-  machines::JobPolicy policy;
-  // Bounds on accepted specs (400 at submit; stored jobs past them fail at start-up).
-  model::SpecLimits limits;
   // Digits of new job ids. Required: only main wires the system's (common/random.h).
   std::function<uint64_t()> random;
   // Tests: run nothing until RunUntilIdleForTest() (deterministic with a ManualClock).
@@ -54,16 +51,11 @@ struct JobServiceOptions {
   std::function<void(LoopCore*)> register_controllers_for_test;
   // Capacity, quotas and machine sizes admission works with (no nodes: admit all).
   AdmissionOptions admission;
-  // Where trial jobs' cloudml-hypertune files live on this host (one directory per
-  // trial job); "" = trials cannot report metrics (machines/trial_jobs.h).
-  std::string trial_root;
-  // Bucket owners (gcs::ObjectStore's, wired by the daemon; unset = no owners:
-  // replicas see only the buckets their job names). `claim_buckets` at submit:
-  // PermissionDenied when another project owns one the job names, else they become
-  // the job's project's. `project_buckets` at launch: every bucket replicas may see.
+  // Bucket owners (gcs::ObjectStore's, wired by the daemon; unset = no owners), at
+  // submit: PermissionDenied when another project owns a bucket the job names, else
+  // they become the job's project's (jobs.project_buckets: what replicas then see).
   std::function<Status(const std::string& project, const std::vector<std::string>& buckets)>
       claim_buckets;
-  std::function<std::vector<std::string>(const std::string& project)> project_buckets;
   // Executors beside Create's, each admitting its jobs against its own capacity, and
   // the projects whose jobs run there (issue 21); every other project's jobs run on
   // Create's executor, admitted by `admission` above.

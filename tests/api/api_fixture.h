@@ -51,7 +51,7 @@ class ApiFixture : public ::testing::Test {
     ASSERT_TRUE(objects.ok()) << objects.status().ToString();
     objects_ = std::move(objects).value();
     service::JobServiceOptions options;
-    options.stop_grace = 1000000;
+    options.jobs.stop_grace = 1000000;
     options.random = [] { return SystemRandom::Get()->Next(); };
     // As the daemon wires it (daemon/main.cc): a job's buckets are its project's.
     options.claim_buckets = [this](const std::string& project, const std::vector<std::string>& b) {

@@ -107,7 +107,7 @@ class CrashPointsTest : public ::testing::TestWithParam<Scenario> {
     Outcome out;
     CrashPlan plan{crash_at, mode};
     service::JobServiceOptions o;
-    o.stop_grace = kGrace;
+    o.jobs.stop_grace = kGrace;
     auto make_service = [&](bool with_crash) {
       return StartCrashableService(&store, &executor, logs.get(), &clock, o,
                                    with_crash ? &plan : nullptr);

@@ -39,7 +39,7 @@ class ServiceFixture : public ::testing::Test {
 
   void StartService() {
     service::JobServiceOptions options;
-    options.stop_grace = 1000000;
+    options.jobs.stop_grace = 1000000;
     options.manual_loop_for_test = true;
     uint64_t seq = 0;
     options.random = [seq]() mutable { return ++seq; };

@@ -107,8 +107,8 @@ class StudyCrashPointsTest : public ::testing::Test {
     StudyOutcome out;
     CrashPlan plan{crash_at, mode};
     service::JobServiceOptions o;
-    o.stop_grace = kSecond;
-    o.trial_root = (dir_ / "trials").string();
+    o.jobs.stop_grace = kSecond;
+    o.jobs.trial_root = (dir_ / "trials").string();
     auto make_service = [&](bool with_crash) {
       return StartCrashableService(&store, &executor, logs.get(), &clock, o,
                                    with_crash ? &plan : nullptr);
