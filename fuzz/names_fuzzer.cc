@@ -5,12 +5,12 @@
 #include "common/time.h"
 #include "fuzz/fuzz_input.h"
 #include "gcs/object_store.h"
-#include "model/image_reference.h"
+#include "images/reference.h"
 #include "model/resource_ids.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(ty::fuzz::Text(data, size));
-  auto image = ty::model::ParseImageReference(text);
+  auto image = ty::images::ParseImageReference(text);
   // An accepted reference never holds what would change an engine API path.
   if (image.ok() && text.find_first_of("?#% \n") != std::string::npos) __builtin_trap();
   (void)ty::model::CheckProjectId(text);

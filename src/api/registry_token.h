@@ -33,7 +33,7 @@ struct RegistryTokenService {
   const auth::TokenTable* tokens = nullptr;           // Not owned.
   // The principal of a job's credential while its job lives; nullopt otherwise.
   std::function<std::optional<auth::Principal>(const std::string& credential)> job;
-  std::vector<std::string> shared_projects;  // model::SharedImageProjects().
+  std::vector<std::string> shared_projects;  // images::SharedImageProjects().
   std::string service;                       // The registry's `service` and `issuer`.
   std::string issuer_name;
   std::function<int64_t()> now_s;

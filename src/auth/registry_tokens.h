@@ -17,7 +17,7 @@
 // JWT's `x5c` header.
 //
 // Names: the registry sees `PROJECT/REPO...` (one registry serves every Google host,
-// model/registry_names.h), so a repository's project is its first path component.
+// images/google_names.h), so a repository's project is its first path component.
 #pragma once
 
 #include <cstdint>

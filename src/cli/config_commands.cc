@@ -16,7 +16,7 @@
 #include "cli/gcloud_config.h"
 #include "cli/registry_config.h"
 #include "common/files.h"
-#include "model/registry_names.h"
+#include "images/google_names.h"
 
 namespace ty::cli::internal {
 namespace {
@@ -101,7 +101,7 @@ int Run(Runtime& rt, const ConfigState& st) {
 }
 
 struct RegistryState {
-  std::string address = model::kDefaultRegistryAddress;  // trainyardd's default --registry.
+  std::string address = images::kDefaultRegistryAddress;  // trainyardd's default --registry.
   std::vector<std::string> extra_hosts;
   std::string hosts_file = "/etc/hosts";
   std::string conf_file = "/etc/containers/registries.conf.d/50-trainyard-registry.conf";
@@ -166,10 +166,10 @@ int RunRegistry(Runtime& rt, const RegistryState& st) {
     if (!parsed.ok()) return ReportError(rt, kRegistryCommand, parsed.status());
     ip = *parsed;
   }
-  std::vector<std::string> hosts = model::GoogleRegistryHosts();
+  std::vector<std::string> hosts = images::GoogleRegistryHosts();
   hosts.insert(hosts.end(), st.extra_hosts.begin(), st.extra_hosts.end());
   for (const std::string& h : st.extra_hosts) {
-    if (!model::IsGoogleRegistryHost(h)) {
+    if (!images::IsGoogleRegistryHost(h)) {
       return ReportError(rt, kRegistryCommand,
                          InvalidArgument("--host " + h + " is not gcr.io, *.gcr.io or *.pkg.dev"));
     }

@@ -1,4 +1,4 @@
-// `trainyard images list|build`: the prebuilt training runtimes (model/runtime_catalog.h)
+// `trainyard images list|build`: the prebuilt training runtimes (images/runtimes.h)
 // and the command that builds them from Debian packages on this machine. Building is
 // scripts/build-sample-image's (mmdebstrap + podman import, cached by a hash of its
 // inputs), which the quickstart and the tests use too: one way to make the images.
@@ -11,7 +11,7 @@
 
 #include "cli/commands.h"
 #include "common/subprocess.h"
-#include "model/runtime_catalog.h"
+#include "images/runtimes.h"
 
 namespace ty::cli::internal {
 namespace {
@@ -33,10 +33,10 @@ std::string ScriptsDir(Runtime& rt) {
 Result<std::vector<std::string>> RuntimeNames(const std::vector<std::string>& asked) {
   std::vector<std::string> out;
   for (const std::string& name : asked) {
-    const model::Runtime* r = model::FindRuntime(name);
+    const images::Runtime* r = images::FindRuntime(name);
     if (r == nullptr) {
       std::string known;
-      for (const model::Runtime& k : model::Runtimes()) known += " " + std::string(k.name);
+      for (const images::Runtime& k : images::Runtimes()) known += " " + std::string(k.name);
       const bool tf = name.rfind("tf", 0) == 0 || name.rfind("tensorflow", 0) == 0;
       return InvalidArgument("no runtime \"" + name + "\"" +
                              (tf ? " (Debian packages no TensorFlow)" : "") +
@@ -45,7 +45,7 @@ Result<std::vector<std::string>> RuntimeNames(const std::vector<std::string>& as
     out.emplace_back(r->name);
   }
   if (asked.empty()) {
-    for (const model::Runtime& r : model::Runtimes()) out.emplace_back(r.name);
+    for (const images::Runtime& r : images::Runtimes()) out.emplace_back(r.name);
   }
   return out;
 }
@@ -80,7 +80,7 @@ int RunBuild(Runtime& rt, const ImagesState& st) {
 
 // Whether the engine here holds the runtime's image, and its size: what a job on it
 // needs (one that is not built fails at launch saying so).
-std::string BuiltState(const model::Runtime& runtime) {
+std::string BuiltState(const images::Runtime& runtime) {
   CommandOptions options;
   options.timeout = 15 * 1000000;
   Result<CommandOutput> inspected = RunCommand(
@@ -110,7 +110,7 @@ std::shared_ptr<void> RegisterImages(CLI::App& app, Selection* selection) {
   list->callback([selection] {
     selection->command_path = "trainyard.images.list";
     selection->run = [](Runtime& rt) {
-      *rt.out << model::DescribeRuntimes(BuiltState);
+      *rt.out << images::DescribeRuntimes(BuiltState);
       return 0;
     };
   });

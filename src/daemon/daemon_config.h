@@ -11,7 +11,7 @@
 #include <string>
 
 #include "common/status.h"
-#include "model/registry_names.h"
+#include "images/google_names.h"
 #include "model/spec_limits.h"
 
 namespace ty::daemon {
@@ -52,7 +52,7 @@ struct DaemonConfig {
   std::string tls_key_file;
   // The registry standing in for gcr.io and *.pkg.dev (executor/container/local_registry.h):
   // "HOST:PORT", "" = none.
-  std::string registry = model::kDefaultRegistryAddress;
+  std::string registry = images::kDefaultRegistryAddress;
   bool registry_serve = true;
   // Start although the store check (daemon/store_check.h) found jobs lost; command line only.
   bool accept_store_loss = false;  // Run docker-registry there; false = one is already there.

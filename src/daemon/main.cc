@@ -37,7 +37,7 @@
 #include "gcs/object_store.h"
 #include "jobstore/sqlite_job_store.h"
 #include "logs/log_store.h"
-#include "model/registry_names.h"
+#include "images/google_names.h"
 #include "service/capacity_config.h"
 #include "service/job_service.h"
 
@@ -420,7 +420,7 @@ ty::api::RegistryTokenService RegistryTokensFor(
   return {.issuer = issuer,
           .tokens = tokens,
           .job = [identity](const std::string& credential) { return identity("", credential); },
-          .shared_projects = ty::model::SharedImageProjects(),
+          .shared_projects = ty::images::SharedImageProjects(),
           .service = ty::daemon::kRegistryService,
           .issuer_name = ty::daemon::kRegistryIssuer,
           .now_s = [] { return ty::SystemClock::Get()->Now() / 1000000; }};

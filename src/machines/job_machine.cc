@@ -343,7 +343,7 @@ std::string JobMachine::FailureMessage(const ReplicaRecord& r, const JobInput& i
   }
   if (no_tensorflow) {
     // An AI Platform runtimeVersion or a Google base image ran here on a runtime that,
-    // unlike Google's, has no TensorFlow (model/runtime_catalog.h): say why.
+    // unlike Google's, has no TensorFlow (images/runtimes.h): say why.
     msg +=
         "\nThe image has no TensorFlow: this server's prebuilt runtimes have none (Debian "
         "packages none). Run the trainer in a container image of your own that has it.";

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/runtime_catalog.h"
+#include "images/runtimes.h"
 
 namespace ty::model {
 namespace {
@@ -263,7 +263,7 @@ ReplicaRuntime BuildReplicaRuntime(const Job& job, int pool, int index,
     extra_args = {"--job-dir", dir};
   }
   if (wp.container) {
-    rt.image = ResolveImage(wp.container->image_uri);  // A prebuilt name: its runtime.
+    rt.image = images::ResolveImage(wp.container->image_uri);  // A prebuilt name: its runtime.
     rt.command = wp.container->command;
     rt.args = wp.container->args;
     // Service-added arguments go after the user's (docs/contracts/runtime.md §1). With no user args
@@ -271,7 +271,7 @@ ReplicaRuntime BuildReplicaRuntime(const Job& job, int pool, int index,
     rt.args.insert(rt.args.end(), extra_args.begin(), extra_args.end());
   } else {
     const PythonPackageSpec& pkg = *wp.python_package;
-    rt.image = ResolveImage(pkg.executor_image_uri);
+    rt.image = images::ResolveImage(pkg.executor_image_uri);
     rt.python_packages = pkg.package_uris;
     // The prebuilt-image runner: `python3 -m MODULE ARGS`. The container executor
     // installs the packages into the image first (executor/container/package_images.h); the

@@ -2,7 +2,7 @@
 
 #include <tuple>
 
-#include "model/image_reference.h"
+#include "model/spec_images.h"
 
 namespace ty::model {
 namespace {

@@ -13,7 +13,7 @@
 #include <string_view>
 
 #include "common/random.h"
-#include "model/registry_names.h"
+#include "model/spec_images.h"
 #include "model/resource_ids.h"
 #include "model/runtime_env.h"
 #include "model/work_memory.h"

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "machines/trial_jobs.h"
-#include "model/runtime_catalog.h"
+#include "images/runtimes.h"
 #include "model/runtime_env.h"
 
 namespace ty::service {
@@ -108,7 +108,7 @@ std::string RuntimeLineOf(const model::Job& job) {
   if (input == nullptr || !input->is_object()) return "";
   const std::string runtime = input->value("runtimeVersion", "");
   if (runtime.empty()) return "";
-  return model::DescribeMlRuntime(runtime, input->value("pythonVersion", ""));
+  return images::DescribeMlRuntime(runtime, input->value("pythonVersion", ""));
 }
 
 std::vector<std::string> UnmountedBucketsNamed(const executor::AttemptSpec& attempt) {

@@ -34,7 +34,7 @@ std::vector<std::string> BucketsOf(const model::JobSpec& spec);
 std::vector<std::string> UnmountedBucketsNamed(const executor::AttemptSpec& attempt);
 
 // For an ml v1 job on a runtimeVersion: what that version runs on here and what it
-// lacks (model::DescribeMlRuntime), the job's first line at launch; "" otherwise.
+// lacks (images::DescribeMlRuntime), the job's first line at launch; "" otherwise.
 std::string RuntimeLineOf(const model::Job& job);
 
 }  // namespace ty::service

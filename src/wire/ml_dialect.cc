@@ -36,7 +36,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/machine_types.h"
-#include "model/runtime_catalog.h"
+#include "images/runtimes.h"
 #include "model/spec_limits.h"
 #include "wire/dialect.h"
 #include "wire/study_json.h"
@@ -370,7 +370,7 @@ void BuildPools(const Roles& roles, const PackageFields& pkg, JobSpec* spec) {
       } else {
         // The runtime image stands for runtimeVersion; it is not part of the request.
         pool.python_package =
-            PythonPackageSpec{std::string(MlRuntime(pkg.runtime_version).local_image),
+            PythonPackageSpec{std::string(images::MlRuntime(pkg.runtime_version).local_image),
                               pkg.uris,
                               pkg.module,
                               pkg.args,
@@ -486,7 +486,7 @@ Result<nlohmann::json> ParseTrainingInput(const nlohmann::json& v, JobSpec* spec
   }
   RETURN_IF_ERROR(ti.String("runtimeVersion", &pkg.runtime_version));
   RETURN_IF_ERROR(ti.String("pythonVersion", &python_version));
-  RETURN_IF_ERROR(model::CheckMlRuntimeVersion(pkg.runtime_version, python_version,
+  RETURN_IF_ERROR(images::CheckMlRuntimeVersion(pkg.runtime_version, python_version,
                                                ti.PathOf("runtimeVersion"),
                                                ti.PathOf("pythonVersion")));
   if (const nlohmann::json* s = ti.Find("scheduling")) {

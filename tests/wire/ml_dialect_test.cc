@@ -99,7 +99,7 @@ TEST(MlDialectTest, PackageJobUsesPythonPackageSpec) {
   EXPECT_EQ(master.machine.machine_type, "standard");
   EXPECT_FALSE(master.container.has_value());
   ASSERT_TRUE(master.python_package.has_value());
-  // The runtime for runtimeVersion (model/runtime_catalog.h), not part of the request.
+  // The runtime for runtimeVersion (images/runtimes.h), not part of the request.
   EXPECT_EQ(master.python_package->executor_image_uri, "localhost/trainyard/sklearn-cpu:latest");
   EXPECT_EQ(master.python_package->package_uris,
             (std::vector<std::string>{"gs://b/trainer-0.1.tar.gz", "gs://b/dep.whl"}));

@@ -108,7 +108,7 @@ class ContainerExecutor : public Executor {
     // replica (kReplicaBucketRoot); "" = no buckets.
     std::string bucket_root;
     // "HOST:PORT" of the registry standing in for gcr.io and *.pkg.dev
-    // (registry_names.h): such names are pulled from it, never from the internet.
+    // (images/google_names.h): such names are pulled from it, never from the internet.
     // "" = none here, and such a name the engine lacks fails its job at once.
     std::string google_registry;
     // The credential the daemon pulls a job's images from that registry with when it

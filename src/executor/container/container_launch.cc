@@ -16,9 +16,9 @@
 #include "executor/container/container_body.h"
 #include "executor/container/container_executor.h"
 #include "executor/container/registry_digest.h"
-#include "model/image_reference.h"
-#include "model/registry_names.h"
-#include "model/runtime_catalog.h"
+#include "images/reference.h"
+#include "images/google_names.h"
+#include "images/runtimes.h"
 
 namespace ty::executor {
 namespace {
@@ -57,7 +57,7 @@ bool IsLeftoverOf(const AttemptSpec& a, const std::string& name, EngineClient* e
 // the image with every manifest digest it was pulled or pushed by).
 std::set<std::string> DigestsOf(const std::string& image, const ImageConfig& config) {
   std::string repository = image;
-  if (Result<model::ImageReference> ref = model::ParseImageReference(image); ref.ok()) {
+  if (Result<images::ImageReference> ref = images::ParseImageReference(image); ref.ok()) {
     repository = ref->domain.empty() ? ref->path : ref->domain + "/" + ref->path;
   }
   std::set<std::string> out;
@@ -354,7 +354,7 @@ Status ContainerExecutor::EnsureImages(const AttemptSpec& attempt,
       return false;
     }
     resolved[i] = RanOf(image, *config, RegistryDigest(attempt, image));
-    if (model::GoogleRegistryHostOf(image)) {
+    if (images::GoogleRegistryHostOf(image)) {
       SayLaunchWaits(attempt,
                      "Image " + image + " is " +
                          (resolved[i].digest.empty() ? resolved[i].id : resolved[i].digest) + ".");
@@ -368,8 +368,8 @@ Status ContainerExecutor::EnsureImages(const AttemptSpec& attempt,
 
 std::string ContainerExecutor::RegistryDigest(const AttemptSpec& attempt,
                                               const std::string& image) {
-  if (!model::GoogleRegistryHostOf(image) || options_.google_registry.empty()) return "";
-  std::optional<std::string> mirror = model::MirrorReference(image, options_.google_registry);
+  if (!images::GoogleRegistryHostOf(image) || options_.google_registry.empty()) return "";
+  std::optional<std::string> mirror = images::MirrorReference(image, options_.google_registry);
   if (!mirror) return "";
   Result<std::string> digest = internal::RegistryManifestDigest(*mirror, LoginFor(attempt), 10000);
   if (!digest.ok()) {
@@ -394,7 +394,7 @@ Status ContainerExecutor::EnsureImage(const AttemptSpec& attempt, const std::str
   if (!exists.ok()) {
     return Unavailable("image inspect failed for " + image + ": " + exists.status().message());
   }
-  if (model::GoogleRegistryHostOf(image) && !options_.google_registry.empty()) {
+  if (images::GoogleRegistryHostOf(image) && !options_.google_registry.empty()) {
     // A gcr.io / pkg.dev name is pulled from the daemon's registry at every launch (a
     // loopback manifest check when nothing changed): a tag pushed again after the
     // engine first got the name runs on the next attempt, not the first image for ever.
@@ -412,11 +412,11 @@ Status ContainerExecutor::EnsureImage(const AttemptSpec& attempt, const std::str
 }
 
 Status ContainerExecutor::PullMissingImage(const AttemptSpec& attempt, const std::string& image) {
-  std::optional<std::string> host = model::GoogleRegistryHostOf(image);
+  std::optional<std::string> host = images::GoogleRegistryHostOf(image);
   if (!host) {
     // A runtime of the catalogue is built here, never pulled: say how to build it, not
     // what the engine answers for a registry at localhost:443 (issue 33).
-    for (const model::Runtime& runtime : model::Runtimes()) {
+    for (const images::Runtime& runtime : images::Runtimes()) {
       if (runtime.local_image != image) continue;
       return FailedPrecondition("the runtime image " + image + " (runtime '" +
                                 std::string(runtime.name) +
@@ -428,7 +428,7 @@ Status ContainerExecutor::PullMissingImage(const AttemptSpec& attempt, const std
     if (pulled.ok()) return pulled;
     return Unavailable("image pull failed for " + image + ": " + pulled.message());
   }
-  std::optional<std::string> mirror = model::MirrorReference(image, options_.google_registry);
+  std::optional<std::string> mirror = images::MirrorReference(image, options_.google_registry);
   if (!mirror) {
     return FailedPrecondition("image pull failed for " + image + ": no registry serves " + *host +
                               " names here (the daemon's registry is off), and the engine " +
@@ -520,7 +520,7 @@ std::map<std::string, std::future<Result<ImageConfig>>> ContainerExecutor::Inspe
         std::async(std::launch::async, [this, &attempt, image]() -> Result<ImageConfig> {
           // A Google name's tag may have moved in the registry since the gang was made:
           // resolved first (a loopback manifest check), so a moved tag discards the gang.
-          if (model::GoogleRegistryHostOf(image) && !options_.google_registry.empty()) {
+          if (images::GoogleRegistryHostOf(image) && !options_.google_registry.empty()) {
             RETURN_IF_ERROR(EnsureImage(attempt, image));
           }
           return engine_->InspectImage(image);

@@ -1,5 +1,5 @@
 // LocalRegistry: the daemon's own OCI registry (Debian's docker-registry, the CNCF
-// distribution registry), standing in for gcr.io and *.pkg.dev (registry_names.h).
+// distribution registry), standing in for gcr.io and *.pkg.dev (images/google_names.h).
 // Plain HTTP on a loopback address by default; with the daemon's tokens configured it
 // takes only tokens of the daemon's token service (auth/registry_tokens.h) and may
 // listen beyond loopback. Images are stored under the daemon's data directory. A supervising thread

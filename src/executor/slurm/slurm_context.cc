@@ -4,7 +4,7 @@
 
 #include "common/files.h"
 #include "executor/container/container_body.h"
-#include "model/registry_names.h"
+#include "images/google_names.h"
 #include "model/runtime_env.h"
 
 namespace ty::executor {
@@ -151,7 +151,7 @@ PodmanEnvironment SplitEnvironment(const std::vector<model::EnvVar>& env) {
 }
 
 std::string RegistryAuthFile(const SlurmContext& c, const ReplicaLaunch& r) {
-  std::optional<std::string> host = model::GoogleRegistryHostOf(r.image);
+  std::optional<std::string> host = images::GoogleRegistryHostOf(r.image);
   if (c.registry_password.empty() || !host) return "";
   const std::string userinfo = "trainyard-job:" + c.registry_password;
   return json{{"auths", {{*host, {{"auth", Base64Encode(userinfo)}}}}}}.dump();

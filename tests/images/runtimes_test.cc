@@ -1,4 +1,4 @@
-#include "model/runtime_catalog.h"
+#include "images/runtimes.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-namespace ty::model {
+namespace ty::images {
 namespace {
 
 TEST(RuntimeCatalogTest, VertexPrebuiltTrainingNamesMapToRuntimes) {
@@ -119,4 +119,4 @@ TEST(RuntimeCatalogTest, TheListSaysOfEachRuntimeWhatTheCallerFound) {
 }
 
 }  // namespace
-}  // namespace ty::model
+}  // namespace ty::images

@@ -1,11 +1,11 @@
-#include "model/image_reference.h"
+#include "images/reference.h"
 
 #include <cctype>
 
 #include "common/text.h"
-#include "model/runtime_catalog.h"
+#include "images/runtimes.h"
 
-namespace ty::model {
+namespace ty::images {
 namespace {
 
 constexpr size_t kMaxNameChars = 255;
@@ -153,37 +153,4 @@ Result<ImageReference> ParseImageReference(std::string_view text) {
   return out;
 }
 
-namespace {
-
-std::string ImagePath(const JobSpec& spec, size_t pool) {
-  const WorkerPool& p = spec.pools[pool];
-  if (spec.dialect == Dialect::kMlV1) {
-    if (p.python_package) return "trainingInput.runtimeVersion";
-    static constexpr const char* kRoles[] = {"masterConfig", "workerConfig",
-                                             "parameterServerConfig", "evaluatorConfig"};
-    return std::string("trainingInput.") + kRoles[pool < 4 ? pool : 0] + ".imageUri";
-  }
-  return "jobSpec.workerPoolSpecs[" + std::to_string(pool) + "]" +
-         (p.python_package ? ".pythonPackageSpec.executorImageUri" : ".containerSpec.imageUri");
-}
-
-}  // namespace
-
-Status CheckSpecImages(const JobSpec& spec) {
-  for (size_t i = 0; i < spec.pools.size(); ++i) {
-    const WorkerPool& p = spec.pools[i];
-    const std::string* image = p.container        ? &p.container->image_uri
-                               : p.python_package ? &p.python_package->executor_image_uri
-                                                  : nullptr;
-    if (image == nullptr || p.empty()) continue;
-    // An ml v1 package job names no image: the runtime image comes from runtimeVersion
-    // at launch, not from the request.
-    if (image->empty() && p.python_package && spec.dialect == Dialect::kMlV1) continue;
-    Result<ImageReference> parsed = ParseImageReference(*image);
-    if (!parsed.ok()) return FieldError(ImagePath(spec, i), parsed.status().message());
-    RETURN_IF_ERROR(CheckPrebuiltAvailable(*image, ImagePath(spec, i)));
-  }
-  return Status::Ok();
-}
-
-}  // namespace ty::model
+}  // namespace ty::images

@@ -17,7 +17,7 @@
 
 #include "common/status.h"
 
-namespace ty::model {
+namespace ty::images {
 
 struct Runtime {
   std::string_view name;         // "scikit-learn": what `trainyard images build` takes.
@@ -68,4 +68,4 @@ std::string DescribeMlRuntime(std::string_view runtime_version, std::string_view
 // says of it (whether it is built here, and its size), then the names that map to each.
 std::string DescribeRuntimes(const std::function<std::string(const Runtime&)>& state_of);
 
-}  // namespace ty::model
+}  // namespace ty::images

@@ -1,8 +1,8 @@
-#include "model/runtime_catalog.h"
+#include "images/runtimes.h"
 
 #include <array>
 
-namespace ty::model {
+namespace ty::images {
 
 namespace {
 
@@ -209,4 +209,4 @@ std::string DescribeRuntimes(const std::function<std::string(const Runtime&)>& s
   return out;
 }
 
-}  // namespace ty::model
+}  // namespace ty::images

@@ -15,9 +15,8 @@
 #include <vector>
 
 #include "common/status.h"
-#include "model/job_spec.h"
 
-namespace ty::model {
+namespace ty::images {
 
 // Where trainyardd serves its registry unless told otherwise, and where `trainyard
 // config registry` points the names: port 80, since a name without a port is tried
@@ -38,7 +37,7 @@ std::optional<std::string> GoogleRegistryHostOf(std::string_view image);
 std::optional<std::string> MirrorReference(std::string_view image, std::string_view address);
 
 // The projects every job may pull images of, whose names the prebuilt runtimes use
-// (runtime_catalog.h); with tokens only an admin of every project pushes there.
+// (images/runtimes.h); with tokens only an admin of every project pushes there.
 const std::vector<std::string>& SharedImageProjects();
 
 // The project a Google registry name belongs to, its first path component after the
@@ -46,13 +45,9 @@ const std::vector<std::string>& SharedImageProjects();
 // names. The registry sees the same component first (one registry, every host).
 std::optional<std::string> GoogleImageProject(std::string_view image);
 
-// With tokens, a job pulls only its own project's images and the shared ones:
-// PermissionDenied naming the field, the image's project and the rule otherwise.
-Status CheckImageProjects(const std::string& project, const JobSpec& spec);
-
 // The host names `trainyard config registry` points at the local registry: gcr.io's
 // four, and docker.pkg.dev for the multi-regions and every region Vertex runs in
 // (/etc/hosts has no wildcards; `--host` adds others).
 std::vector<std::string> GoogleRegistryHosts();
 
-}  // namespace ty::model
+}  // namespace ty::images

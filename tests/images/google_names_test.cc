@@ -1,9 +1,9 @@
-#include "model/registry_names.h"
+#include "images/google_names.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace ty::model {
+namespace ty::images {
 namespace {
 
 using ::testing::Contains;
@@ -38,24 +38,6 @@ TEST(RegistryNamesTest, AnImagesProjectIsItsFirstComponentAfterTheHost) {
   EXPECT_EQ(GoogleImageProject("localhost/p/img"), std::nullopt);
 }
 
-// With tokens a job names only its own project's images and the shared runtimes'.
-TEST(RegistryNamesTest, AJobNamesOnlyItsProjectsImagesAndTheSharedOnes) {
-  JobSpec spec;
-  spec.pools.resize(2);
-  spec.pools[0].container = ContainerSpec{.image_uri = "gcr.io/mine/img:1"};
-  spec.pools[1].python_package =
-      PythonPackageSpec{.executor_image_uri = "us-docker.pkg.dev/vertex-ai/training/x:1"};
-  EXPECT_TRUE(CheckImageProjects("mine", spec).ok());
-  spec.pools[1].container = ContainerSpec{.image_uri = "localhost/anything:1"};
-  spec.pools[1].python_package.reset();
-  EXPECT_TRUE(CheckImageProjects("mine", spec).ok());
-  spec.pools[1].container->image_uri = "europe-west4-docker.pkg.dev/theirs/r/img:1";
-  Status s = CheckImageProjects("mine", spec);
-  EXPECT_EQ(s.code(), StatusCode::kPermissionDenied);
-  EXPECT_THAT(s.message(), ::testing::HasSubstr("workerPoolSpecs[1].containerSpec.imageUri"));
-  EXPECT_THAT(s.message(), ::testing::HasSubstr("is an image of project theirs"));
-}
-
 TEST(RegistryNamesTest, TheHostListCoversTheGuidesNamesAndOnlyGoogleHosts) {
   std::vector<std::string> hosts = GoogleRegistryHosts();
   EXPECT_THAT(hosts, Contains("gcr.io"));
@@ -65,4 +47,4 @@ TEST(RegistryNamesTest, TheHostListCoversTheGuidesNamesAndOnlyGoogleHosts) {
 }
 
 }  // namespace
-}  // namespace ty::model
+}  // namespace ty::images

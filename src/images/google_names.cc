@@ -1,9 +1,9 @@
-// Google registry names and the local registry that serves them; see registry_names.h.
-#include "model/registry_names.h"
+// Google registry names and the local registry that serves them; see google_names.h.
+#include "images/google_names.h"
 
 #include <algorithm>
 
-namespace ty::model {
+namespace ty::images {
 namespace {
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
@@ -84,32 +84,6 @@ std::optional<std::string> GoogleImageProject(std::string_view image) {
   return std::string(rest.substr(0, end));
 }
 
-Status CheckImageProjects(const std::string& project, const JobSpec& spec) {
-  for (size_t i = 0; i < spec.pools.size(); ++i) {
-    const WorkerPool& pool = spec.pools[i];
-    std::string image, field;
-    if (pool.container) {
-      image = pool.container->image_uri;
-      field = "containerSpec.imageUri";
-    } else if (pool.python_package) {
-      image = pool.python_package->executor_image_uri;
-      field = "pythonPackageSpec.executorImageUri";
-    }
-    std::optional<std::string> owner = GoogleImageProject(image);
-    if (!owner || *owner == project) continue;
-    const auto& shared = SharedImageProjects();
-    if (std::find(shared.begin(), shared.end(), *owner) != shared.end()) continue;
-    const std::string path = "workerPoolSpecs[" + std::to_string(i) + "]." + field;
-    return PermissionDenied(path + ": " + image + " is an image of project " + *owner +
-                            "; a job of project " + project +
-                            " pulls only its own project's images (gcr.io/" + project +
-                            "/..., REGION-docker.pkg.dev/" + project +
-                            "/...) and the shared "
-                            "runtimes'");
-  }
-  return Status::Ok();
-}
-
 std::vector<std::string> GoogleRegistryHosts() {
   std::vector<std::string> hosts = {"gcr.io",
                                     "us.gcr.io",
@@ -124,4 +98,4 @@ std::vector<std::string> GoogleRegistryHosts() {
   return hosts;
 }
 
-}  // namespace ty::model
+}  // namespace ty::images

@@ -1,12 +1,12 @@
 // Image references are parsed by the OCI / Docker reference grammar at submit: an
 // image goes into engine API paths, so anything else is a 400 naming the field.
-#include "model/image_reference.h"
+#include "images/reference.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-namespace ty::model {
+namespace ty::images {
 namespace {
 
 TEST(ImageReferenceTest, ReferencesUsersWriteAreAccepted) {
@@ -53,28 +53,5 @@ TEST(ImageReferenceTest, WhatIsNotAReferenceIsRefused) {
   }
 }
 
-TEST(ImageReferenceTest, TheSpecsFieldIsNamed) {
-  JobSpec spec;
-  spec.pools.resize(2);
-  spec.pools[0].replica_count = 1;
-  spec.pools[0].container = ContainerSpec{"gcr.io/p/ok:1", {}, {}, {}};
-  spec.pools[1].replica_count = 1;
-  spec.pools[1].container = ContainerSpec{"../images/x", {}, {}, {}};
-  Status s = CheckSpecImages(spec);
-  ASSERT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.field(), "jobSpec.workerPoolSpecs[1].containerSpec.imageUri");
-  spec.dialect = Dialect::kMlV1;
-  EXPECT_EQ(CheckSpecImages(spec).field(), "trainingInput.workerConfig.imageUri");
-  spec.pools[1].container->image_uri = "gcr.io/p/ok:2";
-  EXPECT_TRUE(CheckSpecImages(spec).ok());
-  // ml v1 package jobs name no image (runtimeVersion picks it).
-  spec.pools[1].container.reset();
-  spec.pools[1].python_package = PythonPackageSpec{"", {"gs://b/p.tar.gz"}, "m", {}, {}};
-  EXPECT_TRUE(CheckSpecImages(spec).ok());
-  spec.dialect = Dialect::kVertex;
-  EXPECT_EQ(CheckSpecImages(spec).field(),
-            "jobSpec.workerPoolSpecs[1].pythonPackageSpec.executorImageUri");
-}
-
 }  // namespace
-}  // namespace ty::model
+}  // namespace ty::images

@@ -13,8 +13,8 @@
 // The first component is a domain when it holds '.' or ':' or is "localhost" (as
 // Docker reads "gcr.io/p/img" and "localhost:5000/img"); the name is at most 255
 // characters. A reference like "../containers/json?x=" or "-v /:/host" is refused
-// at submit with a 400 naming the field, and the executor can put any accepted
-// reference into an engine API path.
+// at submit with a 400 naming the field (model/spec_images.h), and the executor can
+// put any accepted reference into an engine API path.
 //
 // Pure; thread-safe.
 #pragma once
@@ -23,9 +23,8 @@
 #include <string_view>
 
 #include "common/status.h"
-#include "model/job_spec.h"
 
-namespace ty::model {
+namespace ty::images {
 
 struct ImageReference {
   std::string domain;  // "" when the name has none ("python:3.11").
@@ -37,9 +36,4 @@ struct ImageReference {
 // InvalidArgument saying which rule `text` breaks.
 Result<ImageReference> ParseImageReference(std::string_view text);
 
-// The first image of `spec` that is not a valid reference, as a FieldError naming its
-// wire path (e.g. "jobSpec.workerPoolSpecs[0].containerSpec.imageUri" or
-// "trainingInput.masterConfig.imageUri").
-Status CheckSpecImages(const JobSpec& spec);
-
-}  // namespace ty::model
+}  // namespace ty::images
