@@ -187,6 +187,25 @@ TimeMicros ContainerExecutor::ShownTime(std::optional<TimeMicros> stamp, TimeMic
   return std::clamp(seen, *stamp, *stamp + kSecond - 1);
 }
 
+namespace {
+
+// A line as the engine stores it: "<RFC 3339 time> <message>", the time absent when
+// the engine wrote none.
+struct StampedLine {
+  std::optional<TimeMicros> stamp;
+  std::string_view message;
+};
+
+StampedLine SplitStamp(std::string_view line) {
+  const size_t space = line.find(' ');
+  if (space == std::string_view::npos) return {std::nullopt, line};
+  Result<TimeMicros> engine_time = ParseRfc3339(line.substr(0, space));
+  if (!engine_time.ok()) return {std::nullopt, line};
+  return {*engine_time, line.substr(space + 1)};
+}
+
+}  // namespace
+
 Status ContainerExecutor::CaptureLogs(const std::string& container, const std::string& job_uid,
                                       const std::string& task, bool replica_done,
                                       LogCursor* cursor) {
@@ -207,69 +226,73 @@ Status ContainerExecutor::CaptureLogs(const std::string& container, const std::s
       cursor->run_end && cursor->last < cursor->run_end->line.time ? &*cursor->run_end : nullptr;
   bool fragment_split = false;
   Status stored = Status::Ok();  // The first append that failed; the rest of the read waits.
-  auto on_line = [&](int stream, std::string_view line) {
+  auto on_line = [&](int stream, std::string_view text) {
     if (!stored.ok()) return;
     const TimeMicros seen = Now();
-    TimeMicros t = seen;
-    std::optional<TimeMicros> stamp;  // The engine's own time of the line.
-    std::string_view message = line;
-    size_t space = line.find(' ');
-    if (space != std::string_view::npos) {
-      Result<TimeMicros> engine_time = ParseRfc3339(line.substr(0, space));
-      if (engine_time.ok()) {
-        t = *engine_time;
-        stamp = *engine_time;
-        message = line.substr(space + 1);
-      }
+    StampedLine line = SplitStamp(text);
+    TimeMicros t = std::max(line.stamp.value_or(seen), cursor->last + 1);
+    if (end != nullptr && t >= end->line.time &&
+        IsOnlyThePreviousRunsEnd(end, stream, &t, &line.message, &fragment_split)) {
+      return;
     }
-    t = std::max(t, cursor->last + 1);
-    if (end != nullptr && t >= end->line.time) {
-      if (end->kind == RunEnd::Kind::kUnknown) {
-        // The slot holds the previous run's last line unchanged only if that
-        // line was whole; otherwise it holds a newer line, or is empty because
-        // the fragment waits for its stream's next "\n".
-        bool whole =
-            t == end->line.time && stream == end->line.stream && message == end->line.message;
-        end->kind = whole ? RunEnd::Kind::kWhole : RunEnd::Kind::kFragment;
-      }
-      if (end->kind == RunEnd::Kind::kFragment) {
-        // Whatever now takes the fragment's slot is the new run's.
-        if (t == end->line.time) t += 1;
-        if (!fragment_split && stream == end->line.stream &&
-            message.substr(0, end->line.message.size()) == end->line.message) {
-          fragment_split = true;
-          message.remove_prefix(end->line.message.size());
-          // Only the fragment itself (the new run wrote nothing on its stream).
-          if (message.empty()) return;
-        }
-      }
-    }
-    // Where the cursor stood before this line: a line the sink cannot take is read
-    // again from there, its numbering the same.
-    const TimeMicros last_before = cursor->last, shown_before = cursor->last_shown;
-    LogLine line_before = cursor->last_line;
-    cursor->last = t;
-    cursor->last_line = {.time = t, .stream = stream, .message = std::string(message)};
-    if (t <= cursor->skip_until) return;
-    logs::LogEntry entry;
-    // Lines read in one go may be seen within one microsecond: still one after another.
-    entry.time = std::max(ShownTime(stamp, seen), cursor->last_shown + 1);
-    cursor->last_shown = entry.time;
-    entry.source_time = t;
-    entry.task = task;
-    entry.stream = stream == 2 ? logs::LogStream::kStderr : logs::LogStream::kStdout;
-    entry.message = std::string(message);
-    stored = options_.log_sink->Append(job_uid, entry);
-    if (!stored.ok()) {
-      cursor->last = last_before;
-      cursor->last_shown = shown_before;
-      cursor->last_line = std::move(line_before);
-    }
+    stored = AppendLine(job_uid, task, stream, t, ShownTime(line.stamp, seen), line.message,
+                        cursor);
   };
   Status read = engine_->StreamLogs(container, /*follow=*/false, since_s, on_line,
                                     work_.cancel_flag(), /*flush_partial=*/replica_done);
   if (!stored.ok()) return ResourceExhausted(stored.message());
   return read;
+}
+
+bool ContainerExecutor::IsOnlyThePreviousRunsEnd(RunEnd* end, int stream, TimeMicros* t,
+                                                 std::string_view* message,
+                                                 bool* fragment_split) {
+  if (end->kind == RunEnd::Kind::kUnknown) {
+    // The slot holds the previous run's last line unchanged only if that line was
+    // whole; otherwise it holds a newer line, or is empty because the fragment waits
+    // for its stream's next "\n".
+    const bool whole =
+        *t == end->line.time && stream == end->line.stream && *message == end->line.message;
+    end->kind = whole ? RunEnd::Kind::kWhole : RunEnd::Kind::kFragment;
+  }
+  if (end->kind != RunEnd::Kind::kFragment) return false;
+  // Whatever now takes the fragment's slot is the new run's.
+  if (*t == end->line.time) *t += 1;
+  if (*fragment_split || stream != end->line.stream ||
+      message->substr(0, end->line.message.size()) != end->line.message) {
+    return false;
+  }
+  *fragment_split = true;
+  message->remove_prefix(end->line.message.size());
+  // Only the fragment itself (the new run wrote nothing on its stream).
+  return message->empty();
+}
+
+Status ContainerExecutor::AppendLine(const std::string& job_uid, const std::string& task,
+                                     int stream, TimeMicros t, TimeMicros shown,
+                                     std::string_view message, LogCursor* cursor) {
+  // Where the cursor stood before this line: a line the sink cannot take is read
+  // again from there, its numbering the same.
+  const TimeMicros last_before = cursor->last, shown_before = cursor->last_shown;
+  LogLine line_before = cursor->last_line;
+  cursor->last = t;
+  cursor->last_line = {.time = t, .stream = stream, .message = std::string(message)};
+  if (t <= cursor->skip_until) return Status::Ok();
+  logs::LogEntry entry;
+  // Lines read in one go may be seen within one microsecond: still one after another.
+  entry.time = std::max(shown, cursor->last_shown + 1);
+  cursor->last_shown = entry.time;
+  entry.source_time = t;
+  entry.task = task;
+  entry.stream = stream == 2 ? logs::LogStream::kStderr : logs::LogStream::kStdout;
+  entry.message = std::string(message);
+  Status stored = options_.log_sink->Append(job_uid, entry);
+  if (!stored.ok()) {
+    cursor->last = last_before;
+    cursor->last_shown = shown_before;
+    cursor->last_line = std::move(line_before);
+  }
+  return stored;
 }
 
 void ContainerExecutor::RunWatcher(const Watched& w) {

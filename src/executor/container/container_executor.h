@@ -351,6 +351,15 @@ class ContainerExecutor : public Executor {
                      const std::string& task, bool replica_done, LogCursor* cursor);
   // The engine second a re-read of the cursor's replica starts from (0: the start).
   static int64_t RereadFromSecond(const LogCursor& cursor);
+  // A restarted replica's re-read reaching `end`, its previous run's last line: true
+  // when this line is only that run's unfinished fragment (dropped); otherwise the
+  // line's time `t` and `message` are what the new run wrote.
+  static bool IsOnlyThePreviousRunsEnd(RunEnd* end, int stream, TimeMicros* t,
+                                       std::string_view* message, bool* fragment_split);
+  // Appends one line read at engine time `t` (shown at `shown`) unless the cursor
+  // already passed it; on a sink failure the cursor stays where it was.
+  Status AppendLine(const std::string& job_uid, const std::string& task, int stream,
+                    TimeMicros t, TimeMicros shown, std::string_view message, LogCursor* cursor);
   TimeMicros Now() const { return clock_->Now(); }
 
   // Creates every replica of the attempt (none started); `created` gets the names of
