@@ -296,6 +296,12 @@ Status ContainerExecutor::AppendLine(const std::string& job_uid, const std::stri
 }
 
 void ContainerExecutor::RunWatcher(const Watched& w) {
+  std::optional<WatchedEnd> end = WatchUntilEnded(w);
+  if (end && !work_.shutting_down()) ReportExit(w, *end);
+}
+
+std::optional<ContainerExecutor::WatchedEnd> ContainerExecutor::WatchUntilEnded(
+    const Watched& w) {
   // Capture polls the engine's stored log instead of following it: podman's follow
   // stream was seen to skip a block of lines when attached while a replica writes
   // fast, and to stay open after the replica exited. A plain read returns what is
@@ -307,27 +313,20 @@ void ContainerExecutor::RunWatcher(const Watched& w) {
   LogCursor cursor;
   cursor.skip_until = w.skip_until;
   if (w.run_end) cursor.run_end = RunEnd{.line = *w.run_end};
-  bool gone = false;
-  std::optional<ContainerState> last_state;
+  WatchedEnd end;
   int interval_ms = kFirstPollMs;
   for (;;) {
     Result<ContainerState> state = engine_->InspectContainer(w.container);
-    if (!state.ok() && state.status().code() == StatusCode::kNotFound) {
-      gone = true;
-      break;
-    }
+    if (!state.ok() && state.status().code() == StatusCode::kNotFound) break;
     // Only a final status counts: while a stop is under way podman already reports
     // Running=false (status "stopping") with a provisional exit code of 0.
     bool done = state.ok() && (state->status == "exited" || state->status == "dead" ||
                                state->status == "stopped");
-    if (state.ok()) last_state = *state;
+    if (state.ok()) end.last_state = *state;
     if (state.ok() && state->running) oom_watch_.Watch(w.container, state->pid);
     Status s = CaptureLogs(w.container, w.job_uid, w.task, /*replica_done=*/done, &cursor);
-    if (work_.shutting_down()) return;
-    if (s.code() == StatusCode::kNotFound) {
-      gone = true;
-      break;
-    }
+    if (work_.shutting_down()) return std::nullopt;
+    if (s.code() == StatusCode::kNotFound) break;
     // The last read must succeed before the exit is told: the exit says the log is
     // complete, and an engine that went away between the inspect and the read (the
     // chaos test's outage) would otherwise cost the replica's last lines. Other errors
@@ -337,30 +336,32 @@ void ContainerExecutor::RunWatcher(const Watched& w) {
     const bool engine_away = s.code() == StatusCode::kUnavailable ||
                              s.code() == StatusCode::kDeadlineExceeded ||
                              s.code() == StatusCode::kResourceExhausted;
-    if (done && !engine_away) break;
+    if (done && !engine_away) return end;
     int wait_ms = (s.ok() && state.ok()) ? interval_ms : 1000;  // Engine trouble: back off.
     work_.SleepUnlessShuttingDown(wait_ms);
-    if (work_.shutting_down()) return;
+    if (work_.shutting_down()) return std::nullopt;
     interval_ms = std::min(kLogPollMs, interval_ms * 3 / 2);
   }
+  end.gone = true;
+  return end;
+}
 
-  int exit_code = 128 + 9;  // Also when removed underneath us (forced Cleanup): killed.
-  bool oom_killed = false;
-  if (!gone && last_state) {
-    exit_code = last_state->exit_code;
-    oom_killed = last_state->oom_killed;
-  }
+void ContainerExecutor::ReportExit(const Watched& w, const WatchedEnd& end) {
+  const bool known = !end.gone && end.last_state.has_value();
+  // Also when removed underneath us (forced Cleanup): killed.
+  const int exit_code = known ? end.last_state->exit_code : 128 + 9;
   // Also when the engine did not say so (podman 4.3 on cgroup v1 never does).
-  oom_killed = oom_watch_.TakeOomKilled(w.container) || oom_killed;
+  const bool oom_killed =
+      oom_watch_.TakeOomKilled(w.container) || (known && end.last_state->oom_killed);
   // Before the exit is known: the address may go to another job's replica next.
   addresses_.Forget(w.job_uid);
   ExecutorEvent e =
       internal::ReplicaExitedEvent(w.job_uid, w.attempt, w.pool, w.index, exit_code, Now());
   // The engine's own finish time: the exit may have happened long before the daemon
   // could tell (an engine outage, the daemon frozen), and endTime is when it ended.
-  if (!gone && last_state) e.finished_at = last_state->finished_at;
+  if (known) e.finished_at = end.last_state->finished_at;
   e.oom_killed = oom_killed;
-  if (!work_.shutting_down()) work_.Emit(e);
+  work_.Emit(e);
 }
 
 // ---- Stop / Cleanup / Recover ---------------------------------------------
@@ -534,6 +535,19 @@ Result<ContainerState> ContainerExecutor::StateForRecovery(const ContainerSummar
   return listed;
 }
 
+namespace {
+
+// An exited replica's end as the engine tells it.
+void TakeExit(const ContainerState& state, ObservedReplica* o) {
+  o->exit_code = state.exit_code;
+  o->signal = SignalOf(state.exit_code);
+  o->oom_killed = state.oom_killed;
+  o->finished_at = state.finished_at;
+  o->started_at = state.started_at;
+}
+
+}  // namespace
+
 std::optional<ObservedReplica> ContainerExecutor::RecoverReplica(const FoundReplica& r) {
   const std::optional<ObservedReplica> kRemoved;  // Removed meanwhile: nothing to report.
   const ContainerSummary& c = r.container;
@@ -578,28 +592,26 @@ std::optional<ObservedReplica> ContainerExecutor::RecoverReplica(const FoundRepl
   } else if (state->status == "created") {
     o.exit_code = ObservedReplica::kNeverStarted;  // The daemon died mid-launch.
   } else {
-    o.exit_code = state->exit_code;
-    o.signal = SignalOf(state->exit_code);
-    o.oom_killed = state->oom_killed;
-    o.finished_at = state->finished_at;
-    o.started_at = state->started_at;
+    TakeExit(*state, &o);
     // It may have written lines after the previous daemon stopped watching; the
     // caller reports its end (with its last lines) as soon as Recover returns, and
     // nobody would read them later. A replica this executor watches is (being)
     // captured to the end by its watcher; reading it here too could race it.
-    if (!work_.IsWatched(c.name)) {
-      LogCursor cursor;
-      cursor.skip_until = watch.skip_until;
-      Status s = CaptureLogs(c.id, o.job_uid, r.task, /*replica_done=*/true, &cursor);
-      if (s.code() == StatusCode::kNotFound) return kRemoved;
-      if (!s.ok()) {
-        // Its lines so far are in the sink; the watcher reads on from the last.
-        watch.skip_until = options_.log_sink->LastEntryTime(o.job_uid, r.task);
-        return watch_instead(s);
-      }
+    Status s = work_.IsWatched(c.name) ? Status::Ok() : ReadToTheEnd(watch);
+    if (s.code() == StatusCode::kNotFound) return kRemoved;
+    if (!s.ok()) {
+      // Its lines so far are in the sink; the watcher reads on from the last.
+      watch.skip_until = options_.log_sink->LastEntryTime(o.job_uid, r.task);
+      return watch_instead(s);
     }
   }
   return std::optional<ObservedReplica>(std::move(o));
+}
+
+Status ContainerExecutor::ReadToTheEnd(const Watched& w) {
+  LogCursor cursor;
+  cursor.skip_until = w.skip_until;
+  return CaptureLogs(w.container, w.job_uid, w.task, /*replica_done=*/true, &cursor);
 }
 
 // ---- Lookup ------------------------------------------------------------------

@@ -342,7 +342,19 @@ class ContainerExecutor : public Executor {
                        std::vector<std::string>* addresses);
   void RemoveAll(const std::vector<std::string>& containers, const std::string& network);
   void StartWatcher(const Watched& w);
-  void RunWatcher(const Watched& w);
+  void RunWatcher(const Watched& w);  // WatchUntilEnded, then ReportExit.
+  // How a watched replica's container ended: removed underneath (gone), or its last
+  // state as inspected.
+  struct WatchedEnd {
+    bool gone = false;
+    std::optional<ContainerState> last_state;
+  };
+  // Polls the replica's state and log until it ended and its log is complete; nullopt
+  // when the executor shuts down first.
+  std::optional<WatchedEnd> WatchUntilEnded(const Watched& w);
+  void ReportExit(const Watched& w, const WatchedEnd& end);
+  // An exited replica's log read to its end, from where the sink stands.
+  Status ReadToTheEnd(const Watched& w);
   // Reads what the engine has stored of the replica's log, from a second before
   // `cursor`, into the sink, dropping what is already there. `replica_done` also
   // takes an unterminated last line (the replica will not finish it). NotFound
