@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -96,6 +97,29 @@ std::string BuiltState(const images::Runtime& runtime) {
   return "built, " + std::to_string((bytes + 500000) / 1000000) + " MB";
 }
 
+// The Python package installs the daemon keeps (images::kPackageImageRepo), newest
+// first: what a job with the same executor image and packages starts from without pip.
+std::string InstalledPackages() {
+  CommandOptions options;
+  options.timeout = 15 * 1000000;
+  Result<CommandOutput> listed = RunCommand(
+      {"podman", "image", "ls", "--filter", std::string("reference=") + images::kPackageImageRepo,
+       "--format", "{{.Repository}}:{{.Tag}}\t{{.Size}}\t{{.CreatedSince}}"},
+      options);
+  std::string out = "\nPython package installs kept (reused by jobs with the same executor image "
+                    "and packages; at most " +
+                    std::to_string(images::kPackageInstallsKept) + ", oldest removed first):\n";
+  if (!listed.ok() || listed->exit_code != 0) return out + "  (podman cannot list them here)\n";
+  if (listed->out.empty()) return out + "  none\n";
+  std::string lines;
+  for (size_t at = 0; at < listed->out.size();) {
+    const size_t end = std::min(listed->out.find('\n', at), listed->out.size());
+    lines += "  " + listed->out.substr(at, end - at) + "\n";
+    at = end + 1;
+  }
+  return out + lines;
+}
+
 }  // namespace
 
 std::shared_ptr<void> RegisterImages(CLI::App& app, Selection* selection) {
@@ -106,11 +130,11 @@ std::shared_ptr<void> RegisterImages(CLI::App& app, Selection* selection) {
   CLI::App* list = images->add_subcommand(
       "list",
       "The runtimes, whether each is built here (and its size), what they hold and the image "
-      "names that run on them.");
+      "names that run on them; then the Python package installs kept for reuse.");
   list->callback([selection] {
     selection->command_path = "trainyard.images.list";
     selection->run = [](Runtime& rt) {
-      *rt.out << images::DescribeRuntimes(BuiltState);
+      *rt.out << images::DescribeRuntimes(BuiltState) << InstalledPackages();
       return 0;
     };
   });

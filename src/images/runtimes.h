@@ -9,6 +9,7 @@
 // is built without CUDA); the catalogue says so. Pure; thread-safe.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <span>
@@ -67,5 +68,12 @@ std::string DescribeMlRuntime(std::string_view runtime_version, std::string_view
 // One line per runtime: "NAME  IMAGE  STATE  CONTENTS", STATE being what `state_of`
 // says of it (whether it is built here, and its size), then the names that map to each.
 std::string DescribeRuntimes(const std::function<std::string(const Runtime&)>& state_of);
+
+// A Python-package pool's packages installed into its executor image are kept as an
+// image of this repository (executor/container/package_images.h), reused by every job
+// with the same executor image and packages; at most kPackageInstallsKept of them,
+// the oldest removed first.
+inline constexpr char kPackageImageRepo[] = "localhost/trainyard/packages";
+inline constexpr size_t kPackageInstallsKept = 32;
 
 }  // namespace ty::images

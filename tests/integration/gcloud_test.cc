@@ -522,8 +522,32 @@ TEST_F(GcloudTest, TheGuidesPackageAndDistributedCommandsRunAsWritten) {
   // after two empty polls once the job has ended, so a job that ends 5-10 s after the
   // submit (pip's install, then imports) can end its stream before its last lines show
   // (CI saw it). Streamed again after the end, every line is there.
-  EXPECT_THAT(LogsAfterTheEnd("guide_pkg"),
-              HasSubstr("master-replica-0\t\tguide trainer ['--epochs=1']"));
+  const std::string first_logs = LogsAfterTheEnd("guide_pkg");
+  EXPECT_THAT(first_logs, HasSubstr("master-replica-0\t\tguide trainer ['--epochs=1']"));
+  EXPECT_THAT(first_logs, HasSubstr("Installing the Python packages"));
+
+  // Issue 33 item 6: each submit builds a new sdist (the same files, new archive bytes,
+  // staged under a path of its own); the install cache hits by what the package holds.
+  ProcessRun again =
+      Gcloud({"ai-platform", "jobs", "submit", "training", "guide_pkg_again",
+              "--region=us-central1", "--package-path=" + (config_dir_ / "guide/trainer").string(),
+              "--module-name=trainer.task", "--staging-bucket=gs://guide-bkt",
+              "--scale-tier=basic", "--", "--epochs=2"},
+             300);
+  ASSERT_EQ(again.rc, 0) << again.err.substr(0, 3000);
+  nlohmann::json again_done = daemon_.WaitForField("/v1/projects/p/jobs/guide_pkg_again", "state",
+                                                   {"SUCCEEDED", "FAILED"}, 120);
+  EXPECT_EQ(again_done.value("state", ""), "SUCCEEDED") << again_done.dump();
+  const std::string again_uri = again_done["trainingInput"]["packageUris"][0];
+  EXPECT_EQ(again_uri.rfind("gs://guide-bkt/guide_pkg_again/", 0), 0u) << again_uri;
+  const std::string again_logs = LogsAfterTheEnd("guide_pkg_again");
+  EXPECT_THAT(again_logs, HasSubstr("guide trainer ['--epochs=2']"));
+  EXPECT_THAT(again_logs, ::testing::Not(HasSubstr("Installing the Python packages")))
+      << again_logs;
+  // `trainyard images list` shows the installs kept for reuse.
+  ProcessRun listed = RunProcess({std::string(TY_BINARY_DIR) + "/bin/trainyard", "images", "list"});
+  EXPECT_THAT(listed.out, HasSubstr("Python package installs kept"));
+  EXPECT_THAT(listed.out, HasSubstr("localhost/trainyard/packages:"));
 
   const std::string uri = Gcloud({"ai-platform", "jobs", "describe", "guide_pkg",
                                   "--format=value(trainingInput.packageUris[0])"})

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "executor/container/container_body.h"
+#include "executor/container/package_digest.h"
 
 namespace ty::executor::internal {
 
@@ -184,20 +185,17 @@ Result<std::string> PackageImages::KeyFor(const std::string& image_id,
     EVP_DigestUpdate(total.get(), s.data(), s.size());
     EVP_DigestUpdate(total.get(), "\n", 1);
   };
-  add("v1");  // Bump when the install script changes what an image holds.
+  add("v2");  // Bump when the install script changes what an image holds.
   add(image_id);
   for (size_t i = 0; i < uris.size() && i < host_paths.size(); ++i) {
-    std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> file(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-    EVP_DigestInit_ex(file.get(), EVP_sha256(), nullptr);
-    int fd = ::open(host_paths[i].c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return NotFound("package " + uris[i] + " cannot be read");
-    char buf[1 << 16];
-    ssize_t n = 0;
-    while ((n = ::read(fd, buf, sizeof buf)) > 0) EVP_DigestUpdate(file.get(), buf, n);
-    ::close(fd);
-    if (n < 0) return Internal("reading package " + uris[i] + " failed");
-    add(uris[i]);
-    add(HexSha256(file.get()));
+    Result<std::string> digest = PackageDigest(host_paths[i]);
+    if (!digest.ok()) return NotFound("package " + uris[i] + " cannot be read");
+    // The bucket (one project's: no two projects share an installed image) and the
+    // file name (pip reads a wheel's tags and a package's kind from it), not the path
+    // between: gcloud stages every submit's package under a path of its own.
+    const std::string bucket = uris[i].substr(0, uris[i].find('/', 5));  // "gs://B"
+    add(bucket + " " + fs::path(uris[i]).filename().string());
+    add(*digest);
   }
   return HexSha256(total.get()).substr(0, 32);
 }

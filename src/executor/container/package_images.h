@@ -6,9 +6,10 @@
 // mounted read-only, no network (pip runs with --no-index, so a requirement the image
 // lacks fails with pip's message naming it), the replicas' user namespace. The container
 // is then committed as the image `localhost/trainyard/packages:<key>`, where the key
-// hashes the executor image's id and each package's URI and contents: every later
-// replica, trial and job with the same inputs starts from that image without pip.
-// Package URIs name their bucket, and a bucket belongs to one project, so no two
+// hashes the executor image's id and each package's bucket, file name and what it holds
+// (package_digest.h: the files, not the archive's bytes, so gcloud's fresh sdist of the
+// same trainer on every submit hits): every later replica, trial and job with the same
+// inputs starts from that image without pip. A bucket belongs to one project, so no two
 // projects share an installed image.
 //
 // Installed images beyond a bound are removed, oldest first (Options::keep_images).
@@ -26,10 +27,11 @@
 
 #include "common/status.h"
 #include "executor/container/engine_client.h"
+#include "images/runtimes.h"
 
 namespace ty::executor::internal {
 
-inline constexpr char kPackageImageRepo[] = "localhost/trainyard/packages";
+using images::kPackageImageRepo;
 
 // What one install may use: the pool's admitted share (its first replica's grant), so
 // pip and a package's setup.py run inside the resources admission gave the job.
@@ -51,7 +53,7 @@ class PackageImages {
     int64_t timeout_ms = 15LL * 60 * 1000;
     // Installed images kept: after each new install the oldest beyond this many are
     // removed (never one a container uses), so distinct packages cannot fill the disk.
-    size_t keep_images = 32;
+    size_t keep_images = images::kPackageInstallsKept;
   };
   PackageImages(EngineClient* engine, Options options)
       : engine_(engine), options_(std::move(options)) {}
@@ -71,7 +73,7 @@ class PackageImages {
   static constexpr size_t kSaidLines = 200;
 
   // The tag Prepare uses for these inputs: a hash of the image id and of each
-  // package's URI and contents. Exposed for tests.
+  // package's bucket, file name and contents (PackageDigest). Exposed for tests.
   static Result<std::string> KeyFor(const std::string& image_id,
                                     const std::vector<std::string>& uris,
                                     const std::vector<std::string>& host_paths);
