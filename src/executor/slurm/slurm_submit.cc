@@ -48,35 +48,19 @@ std::string SlurmJobName(const std::string& job_uid, int attempt) {
   return "ty-" + job_uid + "-" + std::to_string(attempt);
 }
 
-SlurmJobShape ShapeSlurmJob(const AttemptSpec& attempt, const SlurmSubmitSettings& settings) {
-  std::vector<Component> pools;  // In pool order.
-  std::vector<ReplicaLaunch> sorted = attempt.replicas;
-  std::sort(sorted.begin(), sorted.end(), [](const ReplicaLaunch& a, const ReplicaLaunch& b) {
-    return std::tie(a.pool, a.index) < std::tie(b.pool, b.index);
-  });
-  for (const ReplicaLaunch& r : sorted) {
-    if (pools.empty() || pools.back().pool != r.pool) pools.push_back({r.pool});
-    ++pools.back().tasks;
-    Grow(&pools.back(), r);
-  }
-  SlurmJobShape shape;
-  int total = 0;
-  for (const Component& c : pools) {
-    shape.pools +=
-        (shape.pools.empty() ? "" : ",") + std::to_string(c.pool) + ":" + std::to_string(c.tasks);
-    total += c.tasks;
-  }
-  shape.heterogeneous =
-      pools.size() > 1 && settings.cluster_nodes >= static_cast<int>(pools.size());
+namespace {
 
-  std::vector<std::string>& a = shape.sbatch_args;
-  a = {"--parsable",
-       "--job-name=" + SlurmJobName(attempt.job_uid, attempt.attempt),
-       "--comment=trainyard:" + attempt.job_uid,
-       "--output=" + settings.dir + "/batch.out",
-       "--chdir=" + settings.dir,
-       "--no-requeue",
-       "--kill-on-invalid-dep=yes"};
+// sbatch's options that do not depend on the job's shape: name, files, partition, QOS,
+// and the time limit.
+std::vector<std::string> CommonSbatchArgs(const AttemptSpec& attempt,
+                                          const SlurmSubmitSettings& settings) {
+  std::vector<std::string> a = {"--parsable",
+                                "--job-name=" + SlurmJobName(attempt.job_uid, attempt.attempt),
+                                "--comment=trainyard:" + attempt.job_uid,
+                                "--output=" + settings.dir + "/batch.out",
+                                "--chdir=" + settings.dir,
+                                "--no-requeue",
+                                "--kill-on-invalid-dep=yes"};
   const bool spot = attempt.spot;
   const std::string& partition =
       spot && !settings.spot_partition.empty() ? settings.spot_partition : settings.partition;
@@ -89,6 +73,39 @@ SlurmJobShape ShapeSlurmJob(const AttemptSpec& attempt, const SlurmSubmitSetting
     const int64_t minutes = (attempt.time_limit + 60LL * 1000000 - 1) / (60LL * 1000000) + 2;
     a.push_back("--time=" + std::to_string(minutes));
   }
+  return a;
+}
+
+// The attempt's replicas grouped by pool, in pool order.
+std::vector<Component> PoolsOf(const std::vector<ReplicaLaunch>& sorted) {
+  std::vector<Component> pools;
+  for (const ReplicaLaunch& r : sorted) {
+    if (pools.empty() || pools.back().pool != r.pool) pools.push_back({r.pool});
+    ++pools.back().tasks;
+    Grow(&pools.back(), r);
+  }
+  return pools;
+}
+
+}  // namespace
+
+SlurmJobShape ShapeSlurmJob(const AttemptSpec& attempt, const SlurmSubmitSettings& settings) {
+  std::vector<ReplicaLaunch> sorted = attempt.replicas;
+  std::sort(sorted.begin(), sorted.end(), [](const ReplicaLaunch& a, const ReplicaLaunch& b) {
+    return std::tie(a.pool, a.index) < std::tie(b.pool, b.index);
+  });
+  const std::vector<Component> pools = PoolsOf(sorted);
+  SlurmJobShape shape;
+  int total = 0;
+  for (const Component& c : pools) {
+    shape.pools +=
+        (shape.pools.empty() ? "" : ",") + std::to_string(c.pool) + ":" + std::to_string(c.tasks);
+    total += c.tasks;
+  }
+  shape.heterogeneous =
+      pools.size() > 1 && settings.cluster_nodes >= static_cast<int>(pools.size());
+  std::vector<std::string>& a = shape.sbatch_args;
+  a = CommonSbatchArgs(attempt, settings);
   const std::string launch =
       ShellQuote(settings.launcher) + " --context " + ShellQuote(settings.dir);
   std::string step = "exec srun --resv-ports=" + std::to_string(total);
