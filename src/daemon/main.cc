@@ -490,6 +490,31 @@ ty::Result<std::unique_ptr<ty::jobstore::SqliteJobStore>> OpenCheckedStore(
   return store;
 }
 
+// The daemon's secret outlives restarts, and so do the credentials of replicas that
+// run on meanwhile; a job's credential also pulls its images where the registry takes
+// tokens.
+ty::Result<std::shared_ptr<const ty::auth::ReplicaCredentials>> OpenReplicaCredentials(
+    const DaemonConfig& cfg) {
+  ASSIGN_OR_RETURN(ty::auth::ReplicaCredentials credentials,
+                   ty::auth::ReplicaCredentials::Open(cfg.data_dir + "/replica-secret"));
+  return std::make_shared<const ty::auth::ReplicaCredentials>(std::move(credentials));
+}
+
+// The public API server's options but for the service's parts (artifacts, registry tokens).
+ty::api::ApiServer::Options ApiOptionsFor(const DaemonConfig& cfg, const std::string& host,
+                                          int port, ty::gcs::ObjectStore* objects,
+                                          const ty::auth::TokenTable& tokens) {
+  ty::api::ApiServer::Options ao;
+  ao.host = host;
+  ao.port = port;
+  ao.storage = objects;
+  ao.random = ty::SystemRandom::Get();
+  ao.tokens = &tokens;
+  ao.tls_cert_file = cfg.tls_cert_file;
+  ao.tls_key_file = cfg.tls_key_file;
+  return ao;
+}
+
 // Opens the backends, starts the servers and the service, and runs until a stop
 // signal arrives.
 int Serve(const DaemonConfig& cfg, const std::string& host, int port,
@@ -499,12 +524,9 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
   auto logs = ty::logs::LogStore::Create(cfg.data_dir + "/logs");
   if (!logs.ok()) return Fail(logs.status());
 
-  // The daemon's secret outlives restarts, and so do the credentials of replicas
-  // that run on meanwhile; a job's credential also pulls its images where the
-  // registry takes tokens.
-  auto credentials = ty::auth::ReplicaCredentials::Open(cfg.data_dir + "/replica-secret");
+  auto credentials = OpenReplicaCredentials(cfg);
   if (!credentials.ok()) return Fail(credentials.status());
-  auto shared = std::make_shared<const ty::auth::ReplicaCredentials>(std::move(*credentials));
+  const std::shared_ptr<const ty::auth::ReplicaCredentials>& shared = *credentials;
   auto issuer = ty::daemon::OpenRegistryIssuer(cfg, tokens);
   if (!issuer.ok()) return Fail(issuer.status());
   std::function<std::string(const std::string&)> registry_credential;
@@ -527,14 +549,7 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
 
   // The servers start before the service, whose first launches need the port
   // replicas reach the storage API on (requests wait for the loop meanwhile).
-  ty::api::ApiServer::Options ao;
-  ao.host = host;
-  ao.port = port;
-  ao.storage = objects->get();
-  ao.random = ty::SystemRandom::Get();
-  ao.tokens = &tokens;
-  ao.tls_cert_file = cfg.tls_cert_file;
-  ao.tls_key_file = cfg.tls_key_file;
+  ty::api::ApiServer::Options ao = ApiOptionsFor(cfg, host, port, objects->get(), tokens);
   auto repositories = ty::artifacts::Repositories::Open(cfg.data_dir + "/artifact-repositories",
                                                         ty::SystemClock::Get());
   if (!repositories.ok()) return Fail(repositories.status());
