@@ -456,19 +456,37 @@ Status ReadJsonColumns(const Stmt& st, model::Job* job) {
 // Reads a row selected with kJobColumns. DataLoss for values this code cannot name, or
 // out of range, or larger than the bounds above.
 template <typename Stmt>
-Result<model::Job> ReadJobRow(const Stmt& st) {
-  model::Job job;
-  job.uid = st.Text(0);
+Status CheckColumnSizes(const Stmt& st, const std::string& uid) {
   for (auto [col, max] : {std::pair{5, kMaxSpecColumnBytes}, std::pair{26, kMaxSpecColumnBytes},
                           std::pair{25, kMaxSpecColumnBytes}, std::pair{27, kMaxSpecColumnBytes},
                           std::pair{29, kMaxTrialsColumnBytes}, std::pair{34, kMaxSpecColumnBytes},
                           std::pair{35, kMaxSpecColumnBytes}}) {
     if (st.Bytes(col) > max) {
-      return Status(StatusCode::kDataLoss, "job " + job.uid + ": column " + std::to_string(col) +
+      return Status(StatusCode::kDataLoss, "job " + uid + ": column " + std::to_string(col) +
                                                " holds " + std::to_string(st.Bytes(col)) +
                                                " bytes, more than any request makes");
     }
   }
+  return Status::Ok();
+}
+
+// Columns 11-15: when each phase began.
+template <typename Stmt>
+model::PhaseTimes ReadPhases(const Stmt& st) {
+  model::PhaseTimes phases;
+  phases.queued = st.Int(11);
+  phases.admitted = st.Int(12);
+  phases.image_ready = st.Int(13);
+  phases.all_running = st.Int(14);
+  phases.finished = st.Int(15);
+  return phases;
+}
+
+template <typename Stmt>
+Result<model::Job> ReadJobRow(const Stmt& st) {
+  model::Job job;
+  job.uid = st.Text(0);
+  RETURN_IF_ERROR(CheckColumnSizes(st, job.uid));
   std::optional<model::Dialect> dialect = internal::DialectFromName(st.Text(1));
   std::optional<model::JobState> state = model::JobStateFromName(st.Text(6));
   if (!dialect || !state) {
@@ -486,11 +504,7 @@ Result<model::Job> ReadJobRow(const Stmt& st) {
   job.start_time = st.Int(8);
   job.end_time = st.Int(9);
   job.update_time = st.Int(10);
-  job.phases.queued = st.Int(11);
-  job.phases.admitted = st.Int(12);
-  job.phases.image_ready = st.Int(13);
-  job.phases.all_running = st.Int(14);
-  job.phases.finished = st.Int(15);
+  job.phases = ReadPhases(st);
   if (!st.IsNull(16)) job.error = model::JobError{static_cast<int>(st.Int(16)), st.Text(17)};
   job.attempt = static_cast<int>(st.Int(18));
   job.cancel_requested = st.Int(19) != 0;
