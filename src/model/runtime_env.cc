@@ -229,6 +229,31 @@ void AppendServiceEnv(const Job& job, const RuntimeOptions& options, std::vector
 
 }  // namespace
 
+namespace {
+
+// A Python-package pool on a prebuilt image: `python3 -m MODULE ARGS`. The container
+// executor installs the packages into the image first (executor/container/
+// package_images.h); the packages (resolved under the executor's bucket root) are on
+// PYTHONPATH too, so wheels and zips import where nothing installs them (the process
+// executor).
+void SetPackageRunner(const PythonPackageSpec& pkg, const RuntimeOptions& options,
+                      const std::vector<std::string>& extra_args, ReplicaRuntime* rt) {
+  rt->image = images::ResolveImage(pkg.executor_image_uri);
+  rt->python_packages = pkg.package_uris;
+  std::string pythonpath;
+  for (const auto& uri : pkg.package_uris) {
+    auto split = SplitGcsUri(uri);
+    std::string path = split ? options.bucket_root + "/" + split->first + "/" + split->second : uri;
+    pythonpath += (pythonpath.empty() ? "" : ":") + path;
+  }
+  if (!pythonpath.empty()) Set(rt->env, "PYTHONPATH", pythonpath);
+  rt->command = {"python3", "-m", pkg.python_module};
+  rt->args = pkg.args;
+  rt->args.insert(rt->args.end(), extra_args.begin(), extra_args.end());
+}
+
+}  // namespace
+
 ReplicaRuntime BuildReplicaRuntime(const Job& job, int pool, int index,
                                    const RuntimeOptions& options) {
   const JobSpec& spec = job.spec;
@@ -270,24 +295,7 @@ ReplicaRuntime BuildReplicaRuntime(const Job& job, int pool, int index,
     // this replaces the image's CMD, as ml v1 `args` do for an ENTRYPOINT image.
     rt.args.insert(rt.args.end(), extra_args.begin(), extra_args.end());
   } else {
-    const PythonPackageSpec& pkg = *wp.python_package;
-    rt.image = images::ResolveImage(pkg.executor_image_uri);
-    rt.python_packages = pkg.package_uris;
-    // The prebuilt-image runner: `python3 -m MODULE ARGS`. The container executor
-    // installs the packages into the image first (executor/container/package_images.h); the
-    // packages (resolved under the executor's bucket root) are on PYTHONPATH too, so
-    // wheels and zips import where nothing installs them (the process executor).
-    std::string pythonpath;
-    for (const auto& uri : pkg.package_uris) {
-      auto split = SplitGcsUri(uri);
-      std::string path =
-          split ? options.bucket_root + "/" + split->first + "/" + split->second : uri;
-      pythonpath += (pythonpath.empty() ? "" : ":") + path;
-    }
-    if (!pythonpath.empty()) Set(env, "PYTHONPATH", pythonpath);
-    rt.command = {"python3", "-m", pkg.python_module};
-    rt.args = pkg.args;
-    rt.args.insert(rt.args.end(), extra_args.begin(), extra_args.end());
+    SetPackageRunner(*wp.python_package, options, extra_args, &rt);
   }
   return rt;
 }
