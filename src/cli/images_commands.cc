@@ -106,9 +106,10 @@ std::string InstalledPackages() {
       {"podman", "image", "ls", "--filter", std::string("reference=") + images::kPackageImageRepo,
        "--format", "{{.Repository}}:{{.Tag}}\t{{.Size}}\t{{.CreatedSince}}"},
       options);
-  std::string out = "\nPython package installs kept (reused by jobs with the same executor image "
-                    "and packages; at most " +
-                    std::to_string(images::kPackageInstallsKept) + ", oldest removed first):\n";
+  std::string out =
+      "\nPython package installs kept (reused by jobs with the same executor image "
+      "and packages; at most " +
+      std::to_string(images::kPackageInstallsKept) + ", oldest removed first):\n";
   if (!listed.ok() || listed->exit_code != 0) return out + "  (podman cannot list them here)\n";
   if (listed->out.empty()) return out + "  none\n";
   std::string lines;

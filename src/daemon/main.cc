@@ -35,9 +35,9 @@
 #include "executor/process_executor.h"
 #include "executor/slurm/slurm_executor.h"
 #include "gcs/object_store.h"
+#include "images/google_names.h"
 #include "jobstore/sqlite_job_store.h"
 #include "logs/log_store.h"
-#include "images/google_names.h"
 #include "service/capacity_config.h"
 #include "service/job_service.h"
 

@@ -117,7 +117,8 @@ Status ProcessExecutor::Launch(const AttemptSpec& attempt) {
     return Status::Ok();
   }));
   AttemptSpec owned = attempt;
-  for (ReplicaLaunch& r : owned.replicas) r = WithMetricsDir(std::move(r), /*same_filesystem=*/true);
+  for (ReplicaLaunch& r : owned.replicas)
+    r = WithMetricsDir(std::move(r), /*same_filesystem=*/true);
   return work_.StartLaunch([this, owned] { RunLaunch(owned); });
 }
 
@@ -365,6 +366,31 @@ Status ProcessExecutor::Stop(const std::string& job_uid, int attempt, DurationMi
   return Status::Ok();
 }
 
+namespace {
+
+// What a replica's meta file recorded of its launch (task, command, args, env); nullopt
+// when it lacks the command or the environment (written by an older daemon, or damaged).
+std::optional<ReplicaLaunch> LaunchFromMeta(const json& meta) {
+  if (!meta.contains("command") || !meta["command"].is_array() || meta["command"].empty() ||
+      !meta.contains("env") || !meta["env"].is_array()) {
+    return std::nullopt;
+  }
+  ReplicaLaunch launch;
+  try {
+    launch.task_name = meta.value("task", "");
+    launch.command = meta["command"].get<std::vector<std::string>>();
+    launch.args = meta.value("args", std::vector<std::string>{});
+    for (const json& e : meta["env"]) {
+      launch.env.push_back({e.at(0).get<std::string>(), e.at(1).get<std::string>()});
+    }
+  } catch (const json::exception&) {
+    return std::nullopt;
+  }
+  return launch;
+}
+
+}  // namespace
+
 Status ProcessExecutor::RestartReplica(const std::string& job_uid, int attempt, int pool,
                                        int index) {
   std::lock_guard<std::mutex> lock(recover_mu_);
@@ -398,31 +424,16 @@ Status ProcessExecutor::RestartReplica(const std::string& job_uid, int attempt, 
   AttemptSpec spec;
   spec.job_uid = job_uid;
   spec.attempt = attempt;
-  ReplicaLaunch launch;
-  launch.pool = pool;
-  launch.index = index;
-  launch.name = name;
-  launch.task_name = meta.value("task", "");
-  bool complete = meta.contains("command") && meta["command"].is_array() &&
-                  !meta["command"].empty() && meta.contains("env") && meta["env"].is_array();
-  try {
-    if (complete) {
-      launch.command = meta["command"].get<std::vector<std::string>>();
-      launch.args = meta.value("args", std::vector<std::string>{});
-      for (const json& e : meta["env"]) {
-        launch.env.push_back({e.at(0).get<std::string>(), e.at(1).get<std::string>()});
-      }
-    }
-  } catch (const json::exception&) {
-    complete = false;
-  }
-  if (!complete) {
+  std::optional<ReplicaLaunch> launch = LaunchFromMeta(meta);
+  if (!launch)
     return FailedPrecondition(what + ": its meta file does not record the command to run");
-  }
+  launch->pool = pool;
+  launch->index = index;
+  launch->name = name;
   // A stale status would be taken for the new run's if its wrapper is SIGKILLed.
   std::remove(PathOf(name, ".exit").c_str());
   Replica started;
-  RETURN_IF_ERROR(Spawn(spec, launch, /*append=*/true, &started));
+  RETURN_IF_ERROR(Spawn(spec, *launch, /*append=*/true, &started));
   // Resuming from .cursor starts the capture where the previous run's output
   // ended (and re-takes what the sink lacks of it: a run nobody watched).
   StartWatcher(started, /*resume=*/true);

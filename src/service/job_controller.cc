@@ -429,7 +429,8 @@ void JobController::Launch(const model::Job& job) {
   if (replica_credential_ && ex->ReplicasNeedCredential() && !endpoint.empty()) {
     endpoint = WithUserinfo(endpoint, "replica", replica_credential_(job.uid));
   }
-  executor::AttemptSpec spec = BuildAttemptSpec(job, ex->ReplicaBucketRoot(), endpoint, metrics_dir);
+  executor::AttemptSpec spec =
+      BuildAttemptSpec(job, ex->ReplicaBucketRoot(), endpoint, metrics_dir);
   if (options_.project_buckets) spec.visible_buckets = options_.project_buckets(job.project);
   if (job.attempt == 1) {
     if (std::string runtime = RuntimeLineOf(job); !runtime.empty()) {

@@ -13,9 +13,9 @@
 #include <string_view>
 
 #include "common/random.h"
-#include "model/spec_images.h"
 #include "model/resource_ids.h"
 #include "model/runtime_env.h"
+#include "model/spec_images.h"
 #include "model/work_memory.h"
 #include "service/job_logs.h"
 #include "service/launch_plan.h"

@@ -6,8 +6,8 @@
 #include <set>
 #include <string_view>
 
-#include "machines/trial_jobs.h"
 #include "images/runtimes.h"
+#include "machines/trial_jobs.h"
 #include "model/runtime_env.h"
 
 namespace ty::service {

@@ -220,10 +220,10 @@ Status StudyController::Deliver(const std::string& uid, std::vector<machines::St
     }
     const TimeMicros now = core_->clock()->Now();
     machines::StudyDecision d =
-        ends > i + 1 ? machines::DecideStudyBatch(
-                           std::move(st->record), {inbox.begin() + i, inbox.begin() + ends},
-                           policy_, now)
-                     : machines::DecideStudy(std::move(st->record), inbox[i], policy_, now);
+        ends > i + 1
+            ? machines::DecideStudyBatch(std::move(st->record),
+                                         {inbox.begin() + i, inbox.begin() + ends}, policy_, now)
+            : machines::DecideStudy(std::move(st->record), inbox[i], policy_, now);
     st->record = std::move(d.record);
     std::vector<machines::StudyInput> follow_ups;
     Status s = Perform(*st, d.actions, &follow_ups);

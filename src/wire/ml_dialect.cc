@@ -35,8 +35,8 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
-#include "model/machine_types.h"
 #include "images/runtimes.h"
+#include "model/machine_types.h"
 #include "model/spec_limits.h"
 #include "wire/dialect.h"
 #include "wire/study_json.h"
@@ -487,8 +487,8 @@ Result<nlohmann::json> ParseTrainingInput(const nlohmann::json& v, JobSpec* spec
   RETURN_IF_ERROR(ti.String("runtimeVersion", &pkg.runtime_version));
   RETURN_IF_ERROR(ti.String("pythonVersion", &python_version));
   RETURN_IF_ERROR(images::CheckMlRuntimeVersion(pkg.runtime_version, python_version,
-                                               ti.PathOf("runtimeVersion"),
-                                               ti.PathOf("pythonVersion")));
+                                                ti.PathOf("runtimeVersion"),
+                                                ti.PathOf("pythonVersion")));
   if (const nlohmann::json* s = ti.Find("scheduling")) {
     ASSIGN_OR_RETURN(nlohmann::json c,
                      ParseMlScheduling(*s, ti.PathOf("scheduling"), &spec->scheduling));

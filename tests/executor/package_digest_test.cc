@@ -54,10 +54,8 @@ class PackageDigestTest : public ::testing::Test {
     return "with tarfile.open(out, 'w:gz', format=tarfile." + fmt +
            ") as t:\n"
            "  for n, b, m in MEMBERS" +
-           order + ":\n" +
-           "    i = tarfile.TarInfo(n); i.size = len(b); i.mode = m; i.mtime = " +
-           std::to_string(mtime) +
-           "; i.uname = 'u" + std::to_string(mtime) +
+           order + ":\n" + "    i = tarfile.TarInfo(n); i.size = len(b); i.mode = m; i.mtime = " +
+           std::to_string(mtime) + "; i.uname = 'u" + std::to_string(mtime) +
            "'\n"
            "    t.addfile(i, io.BytesIO(b))\n";
   }

@@ -118,8 +118,8 @@ TEST_F(PackageImagesTest, TheKeyFollowsImageBucketNameAndContents) {
   EXPECT_EQ(base, key("sha256:aa", "gs://b/dir/p.tar.gz"));
   // gcloud stages each submit's package under a path of its own: the same file hits.
   EXPECT_EQ(base, key("sha256:aa", "gs://b/job_2/packages/9f/p.tar.gz"));
-  EXPECT_NE(base, key("sha256:bb", "gs://b/dir/p.tar.gz"));  // Another executor image.
-  EXPECT_NE(base, key("sha256:aa", "gs://c/dir/p.tar.gz"));  // Another bucket: project.
+  EXPECT_NE(base, key("sha256:bb", "gs://b/dir/p.tar.gz"));      // Another executor image.
+  EXPECT_NE(base, key("sha256:aa", "gs://c/dir/p.tar.gz"));      // Another bucket: project.
   EXPECT_NE(base, key("sha256:aa", "gs://b/dir/p-0.2.tar.gz"));  // Another file name.
   std::ofstream(path) << "other bytes";
   EXPECT_NE(base, key("sha256:aa", "gs://b/dir/p.tar.gz"));  // Other contents.

@@ -528,12 +528,11 @@ TEST_F(GcloudTest, TheGuidesPackageAndDistributedCommandsRunAsWritten) {
 
   // Issue 33 item 6: each submit builds a new sdist (the same files, new archive bytes,
   // staged under a path of its own); the install cache hits by what the package holds.
-  ProcessRun again =
-      Gcloud({"ai-platform", "jobs", "submit", "training", "guide_pkg_again",
-              "--region=us-central1", "--package-path=" + (config_dir_ / "guide/trainer").string(),
-              "--module-name=trainer.task", "--staging-bucket=gs://guide-bkt",
-              "--scale-tier=basic", "--", "--epochs=2"},
-             300);
+  ProcessRun again = Gcloud(
+      {"ai-platform", "jobs", "submit", "training", "guide_pkg_again", "--region=us-central1",
+       "--package-path=" + (config_dir_ / "guide/trainer").string(), "--module-name=trainer.task",
+       "--staging-bucket=gs://guide-bkt", "--scale-tier=basic", "--", "--epochs=2"},
+      300);
   ASSERT_EQ(again.rc, 0) << again.err.substr(0, 3000);
   nlohmann::json again_done = daemon_.WaitForField("/v1/projects/p/jobs/guide_pkg_again", "state",
                                                    {"SUCCEEDED", "FAILED"}, 120);

@@ -190,7 +190,8 @@ class SimExecutor : public executor::Executor {
 
   // Its replicas run on the host's filesystem, as local processes do.
   static void NoteTrial(const executor::ReplicaLaunch& given, Replica* rep) {
-    const executor::ReplicaLaunch launch = executor::WithMetricsDir(given, /*same_filesystem=*/true);
+    const executor::ReplicaLaunch launch =
+        executor::WithMetricsDir(given, /*same_filesystem=*/true);
     for (const auto& [name, value] : launch.env) {
       if (name == "CLOUD_ML_HP_METRIC_FILE") rep->metrics_file = value;
       if (name == "CLOUD_ML_HP_METRIC_TAG") rep->metric_tag = value;

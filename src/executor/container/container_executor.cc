@@ -235,8 +235,8 @@ Status ContainerExecutor::CaptureLogs(const std::string& container, const std::s
         IsOnlyThePreviousRunsEnd(end, stream, &t, &line.message, &fragment_split)) {
       return;
     }
-    stored = AppendLine(job_uid, task, stream, t, ShownTime(line.stamp, seen), line.message,
-                        cursor);
+    stored =
+        AppendLine(job_uid, task, stream, t, ShownTime(line.stamp, seen), line.message, cursor);
   };
   Status read = engine_->StreamLogs(container, /*follow=*/false, since_s, on_line,
                                     work_.cancel_flag(), /*flush_partial=*/replica_done);
@@ -245,8 +245,7 @@ Status ContainerExecutor::CaptureLogs(const std::string& container, const std::s
 }
 
 bool ContainerExecutor::IsOnlyThePreviousRunsEnd(RunEnd* end, int stream, TimeMicros* t,
-                                                 std::string_view* message,
-                                                 bool* fragment_split) {
+                                                 std::string_view* message, bool* fragment_split) {
   if (end->kind == RunEnd::Kind::kUnknown) {
     // The slot holds the previous run's last line unchanged only if that line was
     // whole; otherwise it holds a newer line, or is empty because the fragment waits
@@ -300,8 +299,7 @@ void ContainerExecutor::RunWatcher(const Watched& w) {
   if (end && !work_.shutting_down()) ReportExit(w, *end);
 }
 
-std::optional<ContainerExecutor::WatchedEnd> ContainerExecutor::WatchUntilEnded(
-    const Watched& w) {
+std::optional<ContainerExecutor::WatchedEnd> ContainerExecutor::WatchUntilEnded(const Watched& w) {
   // Capture polls the engine's stored log instead of following it: podman's follow
   // stream was seen to skip a block of lines when attached while a replica writes
   // fast, and to stay open after the replica exited. A plain read returns what is

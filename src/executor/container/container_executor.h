@@ -370,8 +370,8 @@ class ContainerExecutor : public Executor {
                                        std::string_view* message, bool* fragment_split);
   // Appends one line read at engine time `t` (shown at `shown`) unless the cursor
   // already passed it; on a sink failure the cursor stays where it was.
-  Status AppendLine(const std::string& job_uid, const std::string& task, int stream,
-                    TimeMicros t, TimeMicros shown, std::string_view message, LogCursor* cursor);
+  Status AppendLine(const std::string& job_uid, const std::string& task, int stream, TimeMicros t,
+                    TimeMicros shown, std::string_view message, LogCursor* cursor);
   TimeMicros Now() const { return clock_->Now(); }
 
   // Creates every replica of the attempt (none started); `created` gets the names of

@@ -16,8 +16,8 @@
 #include "executor/container/container_body.h"
 #include "executor/container/container_executor.h"
 #include "executor/container/registry_digest.h"
-#include "images/reference.h"
 #include "images/google_names.h"
+#include "images/reference.h"
 #include "images/runtimes.h"
 
 namespace ty::executor {

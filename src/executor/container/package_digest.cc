@@ -131,8 +131,10 @@ class GzipSource : public Source {
         z_.avail_in = static_cast<uInt>(got);
       }
       const int rc = inflate(&z_, Z_NO_FLUSH);
-      if (rc == Z_STREAM_END) ended_ = true;
-      else if (rc != Z_OK && rc != Z_BUF_ERROR) return ByBytes("bad gzip");
+      if (rc == Z_STREAM_END)
+        ended_ = true;
+      else if (rc != Z_OK && rc != Z_BUF_ERROR)
+        return ByBytes("bad gzip");
     }
     return size - z_.avail_out;
   }
@@ -343,9 +345,9 @@ Result<std::vector<Member>> ReadZip(int fd, uint64_t file_size) {
     pos += 46 + name_len + extra_len + note_len;
     if (method != 0 && method != 8) return ByBytes("zip compression method");
     if (packed == 0xFFFFFFFF || size == 0xFFFFFFFF) return ByBytes("zip64");
-    const bool directory = !m.name.empty() &&
-                           std::string_view(reinterpret_cast<const char*>(c + 46), name_len)
-                                   .back() == '/';
+    const bool directory =
+        !m.name.empty() &&
+        std::string_view(reinterpret_cast<const char*>(c + 46), name_len).back() == '/';
     if (directory) continue;
     RETURN_IF_ERROR(budget.Take(size));
     unsigned char lh[30];
