@@ -17,6 +17,16 @@ namespace {
 namespace fs = std::filesystem;
 using executor::internal::PackageDigest;
 
+// The members of a small trainer package (a Python list of (name, bytes, mode)), its
+// module at `module` holding `code` with `mode`.
+std::string Trainer(const std::string& module = "task.py", const std::string& code = "print(42)",
+                    const char* mode = "0o755") {
+  return "[('trainer-0.1/setup.py', b'from setuptools import setup\\nsetup(name=\"trainer\")"
+         "\\n', 0o644), ('trainer-0.1/trainer/__init__.py', b'', 0o644), "
+         "('trainer-0.1/trainer/" +
+         module + "', b'" + code + "\\n', " + mode + ")]";
+}
+
 class PackageDigestTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -28,7 +38,7 @@ class PackageDigestTest : public ::testing::Test {
   // Runs a Python snippet with `out` (a path under the test's directory) and MEMBERS, a
   // list of (name, bytes, mode) the snippet writes.
   std::string Make(const std::string& name, const std::string& python,
-                   const std::string& members = kTrainer) {
+                   const std::string& members = Trainer()) {
     const std::string out = (dir_ / name).string();
     const std::string script = (dir_ / "make.py").string();
     std::ofstream(script) << "import io, sys, tarfile, time, zipfile, gzip\n"
@@ -45,10 +55,6 @@ class PackageDigestTest : public ::testing::Test {
     return d.ok() ? *d : "";
   }
 
-  static constexpr char kTrainer[] =
-      "[('trainer-0.1/setup.py', b'from setuptools import setup\\nsetup(name=\"trainer\")\\n', "
-      "0o644), ('trainer-0.1/trainer/__init__.py', b'', 0o644), "
-      "('trainer-0.1/trainer/task.py', b'print(42)\\n', 0o755)]";
   // An sdist as Python's tarfile writes it: `fmt`, members at `mtime`, in `order`.
   static std::string Sdist(const std::string& fmt, int mtime, const std::string& order = "") {
     return "with tarfile.open(out, 'w:gz', format=tarfile." + fmt +
@@ -85,26 +91,16 @@ TEST_F(PackageDigestTest, TheSameFilesDigestAlikeWhateverTheArchivesBytes) {
 
 TEST_F(PackageDigestTest, WhatPipCouldSeeDigestsApart) {
   const std::string a = Digest(Make("a.tar.gz", Sdist("PAX_FORMAT", 1000)));
-  const std::string other_contents =
-      "[('trainer-0.1/setup.py', b'from setuptools import setup\\nsetup(name=\"trainer\")\\n', "
-      "0o644), ('trainer-0.1/trainer/__init__.py', b'', 0o644), "
-      "('trainer-0.1/trainer/task.py', b'print(43)\\n', 0o755)]";
-  EXPECT_NE(a, Digest(Make("b.tar.gz", Sdist("PAX_FORMAT", 1000), other_contents)));
-  const std::string not_executable =
-      "[('trainer-0.1/setup.py', b'from setuptools import setup\\nsetup(name=\"trainer\")\\n', "
-      "0o644), ('trainer-0.1/trainer/__init__.py', b'', 0o644), "
-      "('trainer-0.1/trainer/task.py', b'print(42)\\n', 0o644)]";
-  EXPECT_NE(a, Digest(Make("c.tar.gz", Sdist("PAX_FORMAT", 1000), not_executable)));
-  const std::string renamed =
-      "[('trainer-0.1/setup.py', b'from setuptools import setup\\nsetup(name=\"trainer\")\\n', "
-      "0o644), ('trainer-0.1/trainer/__init__.py', b'', 0o644), "
-      "('trainer-0.1/trainer/main.py', b'print(42)\\n', 0o755)]";
-  EXPECT_NE(a, Digest(Make("d.tar.gz", Sdist("PAX_FORMAT", 1000), renamed)));
+  EXPECT_NE(a,
+            Digest(Make("b.tar.gz", Sdist("PAX_FORMAT", 1000), Trainer("task.py", "print(43)"))));
+  EXPECT_NE(a, Digest(Make("c.tar.gz", Sdist("PAX_FORMAT", 1000),
+                           Trainer("task.py", "print(42)", "0o644"))));  // Not executable.
+  EXPECT_NE(a, Digest(Make("d.tar.gz", Sdist("PAX_FORMAT", 1000), Trainer("main.py"))));
   // A file added twice: extraction keeps the last, so the order of the two counts.
   const std::string twice_a =
-      std::string(kTrainer) + " + [('trainer-0.1/x', b'1', 0o644), ('trainer-0.1/x', b'2', 0o644)]";
+      Trainer() + " + [('trainer-0.1/x', b'1', 0o644), ('trainer-0.1/x', b'2', 0o644)]";
   const std::string twice_b =
-      std::string(kTrainer) + " + [('trainer-0.1/x', b'2', 0o644), ('trainer-0.1/x', b'1', 0o644)]";
+      Trainer() + " + [('trainer-0.1/x', b'2', 0o644), ('trainer-0.1/x', b'1', 0o644)]";
   EXPECT_NE(Digest(Make("e.tar.gz", Sdist("PAX_FORMAT", 1000), twice_a)),
             Digest(Make("f.tar.gz", Sdist("PAX_FORMAT", 1000), twice_b)));
 }
