@@ -507,7 +507,11 @@ TEST_F(GcloudTest, TheGuidesPackageAndDistributedCommandsRunAsWritten) {
   }
   ASSERT_EQ(Gcloud({"storage", "buckets", "create", "gs://guide-bkt"}).rc, 0);
   std::filesystem::create_directories(config_dir_ / "guide/trainer");
-  WriteFile("guide/trainer/__init__.py", "");
+  // Contents of this run's own: the install cache is keyed by what a package holds and
+  // outlives a daemon, so the first submit below installs whatever ran before.
+  WriteFile(
+      "guide/trainer/__init__.py",
+      "# " + std::to_string(std::chrono::system_clock::now().time_since_epoch().count()) + "\n");
   WriteFile("guide/trainer/task.py",
             "import sys, sklearn, xgboost, pandas\nprint('guide trainer', sys.argv[1:])\n");
   ProcessRun submit =
