@@ -7,17 +7,16 @@ namespace ty::service {
 StudyStalls::StudyStalls(LoopCore* core, Commit commit, Landed landed)
     : core_(core), commit_(std::move(commit)), landed_(std::move(landed)) {}
 
-bool StudyStalls::Stall(const std::string& uid, const model::Job& record,
+void StudyStalls::Stall(const std::string& uid, const model::Job& record,
                         std::vector<machines::StudyAction> after, const Status& why) {
-  if (core_->dead()) return false;  // A stopping service: the next daemon decides again.
+  if (core_->dead()) return;  // A stopping service: the next daemon decides again.
   if (MeaningOf(why) == CommitFailure::kDrop) {
     spdlog::error("study {}: store write failed: {}", uid, why.ToString());
-    return false;
+    return;
   }
   stalled_[uid] = StalledStudyCommit{record, std::move(after), {}, 1};
   writes_.Failed("study", uid, why, core_->clock()->Now(), /*first=*/true);
   ScheduleRetry(uid, 1);
-  return true;
 }
 
 void StudyStalls::Keep(const std::string& uid, std::vector<machines::StudyInput>& inputs,

@@ -42,10 +42,10 @@ class StudyStalls {
   StudyStalls(LoopCore* core, Commit commit, Landed landed);
 
   bool Holding(const std::string& uid) const { return stalled_.count(uid) > 0; }
-  // After `record`'s commit failed with `why`: true when the study now waits for the
-  // store (the retries are scheduled); false when no retry helps (the decision is
-  // dropped, said in the daemon's log) or the service is stopping.
-  bool Stall(const std::string& uid, const model::Job& record,
+  // After `record`'s commit failed with `why`: the study waits for the store (Holding;
+  // the retries are scheduled), unless no retry helps (the decision is dropped, said in
+  // the daemon's log) or the service is stopping.
+  void Stall(const std::string& uid, const model::Job& record,
              std::vector<machines::StudyAction> after, const Status& why);
   // Keeps `inputs[from..]` behind the study's commit, in order. A metrics read is not
   // kept (the next poll reads the file again); past HeldInputs::kMaxPerJob inputs the

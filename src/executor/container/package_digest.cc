@@ -14,35 +14,30 @@
 
 namespace ty::executor::internal {
 
+Sha256::Sha256() : ctx_(EVP_MD_CTX_new(), EVP_MD_CTX_free) {
+  EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr);
+}
+
+void Sha256::Add(const void* data, size_t size) { EVP_DigestUpdate(ctx_.get(), data, size); }
+
+std::string Sha256::Hex() {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(ctx_.get(), digest, &len);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < len; ++i) {
+    out += kHex[digest[i] >> 4];
+    out += kHex[digest[i] & 15];
+  }
+  return out;
+}
+
 namespace {
 
 // Why an archive is digested by its bytes (a status of this code never leaves here).
 constexpr StatusCode kByBytes = StatusCode::kFailedPrecondition;
 Status ByBytes(const std::string& why) { return Status(kByBytes, why); }
-
-class Sha256 {
- public:
-  Sha256() : ctx_(EVP_MD_CTX_new(), EVP_MD_CTX_free) {
-    EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr);
-  }
-  void Add(const void* data, size_t size) { EVP_DigestUpdate(ctx_.get(), data, size); }
-  void Add(std::string_view s) { Add(s.data(), s.size()); }
-  std::string Hex() {
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int len = 0;
-    EVP_DigestFinal_ex(ctx_.get(), digest, &len);
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string out;
-    for (unsigned int i = 0; i < len; ++i) {
-      out += kHex[digest[i] >> 4];
-      out += kHex[digest[i] & 15];
-    }
-    return out;
-  }
-
- private:
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx_;
-};
 
 struct Member {
   std::string name;

@@ -18,8 +18,12 @@
 // Pure apart from reading `path`; thread-safe.
 #pragma once
 
+#include <openssl/evp.h>
+
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 
@@ -27,6 +31,18 @@ namespace ty::executor::internal {
 
 inline constexpr uint64_t kMaxContentBytes = 8ULL << 30;
 inline constexpr size_t kMaxMembers = 200000;
+
+// SHA-256, streamed: Add what is digested, then Hex() once.
+class Sha256 {
+ public:
+  Sha256();
+  void Add(const void* data, size_t size);
+  void Add(std::string_view s) { Add(s.data(), s.size()); }
+  std::string Hex();
+
+ private:
+  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx_;
+};
 
 // "content:<hex>" for an archive read member by member, "bytes:<hex>" for one digested
 // by its bytes. NotFound when `path` cannot be opened.

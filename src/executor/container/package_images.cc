@@ -1,7 +1,6 @@
 #include "executor/container/package_images.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -59,19 +58,6 @@ std::string InstallScript(size_t count) {
          "/sys/fs/cgroup/memory/memory.oom_control; do [ -r \"$f\" ] || continue; "
          "while read -r k v; do if [ \"$k\" = oom_kill ] && [ \"$v\" != 0 ]; then echo \"" +
          std::string(kOutOfMemoryLine) + "\"; exit 137; fi; done < \"$f\"; done; exit $rc";
-}
-
-std::string HexSha256(EVP_MD_CTX* ctx) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_DigestFinal_ex(ctx, digest, &len);
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < len; ++i) {
-    out += kHex[digest[i] >> 4];
-    out += kHex[digest[i] & 15];
-  }
-  return out;
 }
 
 // "gs://b/dir/p.tar.gz" -> ("b", "dir/p.tar.gz"); nullopt for anything that could
@@ -179,17 +165,19 @@ class StagedPackages {
 Result<std::string> PackageImages::KeyFor(const std::string& image_id,
                                           const std::vector<std::string>& uris,
                                           const std::vector<std::string>& host_paths) {
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> total(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  EVP_DigestInit_ex(total.get(), EVP_sha256(), nullptr);
+  Sha256 total;
   auto add = [&](const std::string& s) {
-    EVP_DigestUpdate(total.get(), s.data(), s.size());
-    EVP_DigestUpdate(total.get(), "\n", 1);
+    total.Add(s);
+    total.Add("\n");
   };
   add("v2");  // Bump when the install script changes what an image holds.
   add(image_id);
   for (size_t i = 0; i < uris.size() && i < host_paths.size(); ++i) {
     Result<std::string> digest = PackageDigest(host_paths[i]);
-    if (!digest.ok()) return NotFound("package " + uris[i] + " cannot be read");
+    if (!digest.ok()) {
+      return Status(digest.status().code(),
+                    "package " + uris[i] + " cannot be read: " + digest.status().message());
+    }
     // The bucket (one project's: no two projects share an installed image) and the
     // file name (pip reads a wheel's tags and a package's kind from it), not the path
     // between: gcloud stages every submit's package under a path of its own.
@@ -197,7 +185,7 @@ Result<std::string> PackageImages::KeyFor(const std::string& image_id,
     add(bucket + " " + fs::path(uris[i]).filename().string());
     add(*digest);
   }
-  return HexSha256(total.get()).substr(0, 32);
+  return total.Hex().substr(0, 32);
 }
 
 Result<std::string> PackageImages::Prepare(const std::string& image,
