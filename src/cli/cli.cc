@@ -228,6 +228,31 @@ int RunSelected(internal::Runtime& rt, const internal::Selection& selection,
   return selection.run(rt);
 }
 
+// The flags every command takes.
+void AddGlobalFlags(CLI::App& app, internal::GlobalFlags& flags) {
+  app.add_option("--format", flags.format, "Output format: yaml (default) or json.");
+  app.add_option("--api-endpoint", flags.api_endpoint,
+                 "Base URL of trainyardd (default: $TRAINYARD_API or http://127.0.0.1:8080).");
+  app.add_option("--project", flags.project, "Project (default: $TRAINYARD_PROJECT or `local`).");
+  app.add_option("--access-token-file", flags.access_token_file,
+                 "File holding the access token to send (default: $TRAINYARD_TOKEN; none when "
+                 "unset; a daemon with `tokens:` in its config needs one).");
+  app.add_option("--ca-file", flags.ca_file,
+                 "PEM CA certificates an https:// daemon's certificate must chain to (default: "
+                 "$TRAINYARD_CA_FILE, else the system's).");
+}
+
+// The environment and sleep the commands use: the test's when given, else the process's.
+void UseEnvironment(const CliEnvironment& env, internal::Runtime& rt) {
+  rt.getenv = env.getenv ? env.getenv : [](const std::string& name) -> std::optional<std::string> {
+    const char* v = std::getenv(name.c_str());
+    return v ? std::optional<std::string>(v) : std::nullopt;
+  };
+  rt.sleep_ms = env.sleep_ms ? env.sleep_ms : [](int ms) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  };
+}
+
 }  // namespace
 
 int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err,
@@ -236,13 +261,7 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
   Runtime rt;
   rt.out = &out;
   rt.err = &err;
-  rt.getenv = env.getenv ? env.getenv : [](const std::string& name) -> std::optional<std::string> {
-    const char* v = std::getenv(name.c_str());
-    return v ? std::optional<std::string>(v) : std::nullopt;
-  };
-  rt.sleep_ms = env.sleep_ms ? env.sleep_ms : [](int ms) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-  };
+  UseEnvironment(env, rt);
   std::unique_ptr<CurlHttpClient> owned_http;
   if (env.http) {
     rt.http = env.http;
@@ -261,17 +280,7 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
   // Global flags may follow the subcommand (`trainyard ai custom-jobs list --format=json`).
   app.fallthrough();
   app.require_subcommand(1);
-  app.add_option("--format", rt.flags.format, "Output format: yaml (default) or json.");
-  app.add_option("--api-endpoint", rt.flags.api_endpoint,
-                 "Base URL of trainyardd (default: $TRAINYARD_API or http://127.0.0.1:8080).");
-  app.add_option("--project", rt.flags.project,
-                 "Project (default: $TRAINYARD_PROJECT or `local`).");
-  app.add_option("--access-token-file", rt.flags.access_token_file,
-                 "File holding the access token to send (default: $TRAINYARD_TOKEN; none when "
-                 "unset; a daemon with `tokens:` in its config needs one).");
-  app.add_option("--ca-file", rt.flags.ca_file,
-                 "PEM CA certificates an https:// daemon's certificate must chain to (default: "
-                 "$TRAINYARD_CA_FILE, else the system's).");
+  AddGlobalFlags(app, rt.flags);
 
   internal::Selection selection;
   const std::vector<std::shared_ptr<void>> states = AddCommands(app, &selection);

@@ -90,16 +90,8 @@ CLI::App* AddCustomJobsCommand(CLI::App& group, const std::string& name, const s
                        std::move(st), fn);
 }
 
-}  // namespace
-
-std::shared_ptr<void> RegisterCustomJobs(CLI::App& ai, Selection* selection) {
-  auto st = std::make_shared<CustomJobsState>();
-  CLI::App* group =
-      ai.add_subcommand("custom-jobs", "Create and manage Vertex AI style custom jobs.");
-  group->require_subcommand(1);
-
-  CLI::App* create = AddCustomJobsCommand(*group, "create", "Create a new custom job.", selection,
-                                          st, CreateCustomJob);
+// gcloud ai custom-jobs create's flags.
+void AddCustomJobCreateFlags(CLI::App* create, const std::shared_ptr<CustomJobsState>& st) {
   create->add_option("--region", st->region, "Region (location) of the job.");
   create->add_option("--display-name", st->create.display_name, "Display name of the job.");
   create
@@ -130,6 +122,19 @@ std::shared_ptr<void> RegisterCustomJobs(CLI::App& ai, Selection* selection) {
   });
   create->add_flag("--enable-web-access", st->create.enable_web_access);
   create->add_flag("--enable-dashboard-access", st->create.enable_dashboard_access);
+}
+
+}  // namespace
+
+std::shared_ptr<void> RegisterCustomJobs(CLI::App& ai, Selection* selection) {
+  auto st = std::make_shared<CustomJobsState>();
+  CLI::App* group =
+      ai.add_subcommand("custom-jobs", "Create and manage Vertex AI style custom jobs.");
+  group->require_subcommand(1);
+
+  CLI::App* create = AddCustomJobsCommand(*group, "create", "Create a new custom job.", selection,
+                                          st, CreateCustomJob);
+  AddCustomJobCreateFlags(create, st);
 
   CLI::App* describe = AddCustomJobsCommand(*group, "describe", "Describe a custom job.", selection,
                                             st, DescribeCustomJob);

@@ -106,20 +106,9 @@ void OptString(CLI::App* cmd, const std::string& name, std::optional<std::string
       name, [target](const std::string& v) { *target = v; }, help);
 }
 
-}  // namespace
-
-std::shared_ptr<void> RegisterMlJobs(CLI::App& ai_platform, Selection* selection) {
-  auto st = std::make_shared<MlJobsState>();
+// gcloud ai-platform jobs submit training's flags and argument.
+void AddMlTrainingFlags(CLI::App* training, const std::shared_ptr<MlJobsState>& st) {
   MlSubmitFlags& f = st->submit;
-  CLI::App* group =
-      ai_platform.add_subcommand("jobs", "Submit and manage AI Platform style training jobs.");
-  group->require_subcommand(1);
-
-  CLI::App* submit = group->add_subcommand("submit", "Submit a job.");
-  submit->require_subcommand(1);
-  CLI::App* training = AddMlJobsCommand(*submit, "training", "submit.training",
-                                        "Submit a training job; args after `--` go to the trainer.",
-                                        selection, st, Submit);
   training->add_option("JOB", f.job_id, "Job id (letters, digits, underscores).")->required();
   training->add_option_function<std::string>(
       "--config", [st](const std::string& v) { st->config_path = v; }, "YAML/JSON Job file.");
@@ -151,6 +140,22 @@ std::shared_ptr<void> RegisterMlJobs(CLI::App& ai_platform, Selection* selection
   training->add_flag("--stream-logs", st->stream_logs,
                      "Stream logs until the job ends; exit 1 unless it succeeds.");
   training->add_flag("--async", st->async, "Deprecated no-op (asynchronous is the default).");
+}
+
+}  // namespace
+
+std::shared_ptr<void> RegisterMlJobs(CLI::App& ai_platform, Selection* selection) {
+  auto st = std::make_shared<MlJobsState>();
+  CLI::App* group =
+      ai_platform.add_subcommand("jobs", "Submit and manage AI Platform style training jobs.");
+  group->require_subcommand(1);
+
+  CLI::App* submit = group->add_subcommand("submit", "Submit a job.");
+  submit->require_subcommand(1);
+  CLI::App* training = AddMlJobsCommand(*submit, "training", "submit.training",
+                                        "Submit a training job; args after `--` go to the trainer.",
+                                        selection, st, Submit);
+  AddMlTrainingFlags(training, st);
 
   CLI::App* describe = AddMlJobsCommand(*group, "describe", "describe", "Describe a job.",
                                         selection, st, DescribeMlJob);

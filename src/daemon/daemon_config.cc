@@ -224,6 +224,57 @@ Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI::Ap
   return Status::Ok();
 }
 
+// How replicas are started and kept apart.
+void AddReplicaFlags(CLI::App& app, DaemonConfig& cfg) {
+  app.add_option("--stop-grace", cfg.stop_grace_seconds,
+                 "Seconds between SIGTERM and SIGKILL when stopping replicas");
+  app.add_option(
+         "--warm-pool", cfg.warm_pool,
+         "Containers to keep started ahead of demand for job shapes seen before, so their next "
+         "attempts start without the engine's create/start (container executor; 0 = off)")
+      ->check(CLI::Range(0, 256));
+  app.add_option("--network-slots", cfg.network_slots,
+                 "Network namespaces kept set up between single-replica jobs, which join one "
+                 "instead of the engine making one per container (podman; 0 = off)")
+      ->check(CLI::Range(0, 256));
+  app.add_option("--replica-uid-base", cfg.replica_uid_base,
+                 "Host uid (and gid) of root in every replica's user namespace of 65536 ids, so "
+                 "root in a replica is not root on the host; buckets and metrics directories "
+                 "are given to it (podman; 0 = replicas use the host's ids)")
+      ->check(CLI::Range(int64_t{0}, kMaxUidBase));
+}
+
+// What one job or the daemon as a whole may hold.
+void AddLimitFlags(CLI::App& app, DaemonConfig& cfg) {
+  app.add_option("--max-replicas-per-pool", cfg.limits.max_replicas_per_pool,
+                 "Largest replica count of one worker pool a job may ask for (default 1024)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-replicas-per-job", cfg.limits.max_replicas_per_job,
+                 "Largest total replica count of a job (default 1024)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-daemon-memory", cfg.max_daemon_memory_mb,
+                 "MiB of memory unfinished jobs and studies may hold; a submit past it is "
+                 "refused (429) (default: an eighth of the machine's, 256 MiB to 4 GiB)")
+      ->check(CLI::PositiveNumber);
+}
+
+// Where the daemon is reached: replicas' storage API, HTTPS, the image registry.
+void AddEndpointFlags(CLI::App& app, DaemonConfig& cfg) {
+  app.add_option("--replica-listen", cfg.replica_listen,
+                 "HOST:PORT where containers reach the Cloud Storage API (STORAGE_EMULATOR_HOST "
+                 "in replicas; only container networks may connect); \"\" = off");
+  app.add_option("--tls-cert-file", cfg.tls_cert_file,
+                 "PEM certificate (chain) for HTTPS on --listen; with --tls-key-file");
+  app.add_option("--tls-key-file", cfg.tls_key_file,
+                 "PEM private key of --tls-cert-file (keep it readable by the daemon only)");
+  app.add_option("--registry", cfg.registry,
+                 "HOST:PORT of the registry that serves gcr.io and *.pkg.dev image names (pushed "
+                 "with docker push after `trainyard config registry`); \"\" = none");
+  app.add_option("--registry-serve", cfg.registry_serve,
+                 "Run that registry (docker-registry, images under <data-dir>/registry); false = "
+                 "use one already there");
+}
+
 // Every flag, each also a key of the --config file (ApplyConfigFile).
 void AddFlags(CLI::App& app, DaemonConfig& cfg, std::string* config_path) {
   app.add_option("--listen", cfg.listen,
@@ -241,46 +292,10 @@ void AddFlags(CLI::App& app, DaemonConfig& cfg, std::string* config_path) {
   app.add_option(
       "--bucket-root", cfg.bucket_root,
       "Host directory holding one directory per gs:// bucket (default <data-dir>/buckets)");
-  app.add_option("--stop-grace", cfg.stop_grace_seconds,
-                 "Seconds between SIGTERM and SIGKILL when stopping replicas");
-  app.add_option(
-         "--warm-pool", cfg.warm_pool,
-         "Containers to keep started ahead of demand for job shapes seen before, so their next "
-         "attempts start without the engine's create/start (container executor; 0 = off)")
-      ->check(CLI::Range(0, 256));
-  app.add_option("--network-slots", cfg.network_slots,
-                 "Network namespaces kept set up between single-replica jobs, which join one "
-                 "instead of the engine making one per container (podman; 0 = off)")
-      ->check(CLI::Range(0, 256));
-  app.add_option("--replica-uid-base", cfg.replica_uid_base,
-                 "Host uid (and gid) of root in every replica's user namespace of 65536 ids, so "
-                 "root in a replica is not root on the host; buckets and metrics directories "
-                 "are given to it (podman; 0 = replicas use the host's ids)")
-      ->check(CLI::Range(int64_t{0}, kMaxUidBase));
-  app.add_option("--max-replicas-per-pool", cfg.limits.max_replicas_per_pool,
-                 "Largest replica count of one worker pool a job may ask for (default 1024)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--max-replicas-per-job", cfg.limits.max_replicas_per_job,
-                 "Largest total replica count of a job (default 1024)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--max-daemon-memory", cfg.max_daemon_memory_mb,
-                 "MiB of memory unfinished jobs and studies may hold; a submit past it is "
-                 "refused (429) (default: an eighth of the machine's, 256 MiB to 4 GiB)")
-      ->check(CLI::PositiveNumber);
+  AddReplicaFlags(app, cfg);
+  AddLimitFlags(app, cfg);
   AddStoreFlags(app, cfg);
-  app.add_option("--replica-listen", cfg.replica_listen,
-                 "HOST:PORT where containers reach the Cloud Storage API (STORAGE_EMULATOR_HOST "
-                 "in replicas; only container networks may connect); \"\" = off");
-  app.add_option("--tls-cert-file", cfg.tls_cert_file,
-                 "PEM certificate (chain) for HTTPS on --listen; with --tls-key-file");
-  app.add_option("--tls-key-file", cfg.tls_key_file,
-                 "PEM private key of --tls-cert-file (keep it readable by the daemon only)");
-  app.add_option("--registry", cfg.registry,
-                 "HOST:PORT of the registry that serves gcr.io and *.pkg.dev image names (pushed "
-                 "with docker push after `trainyard config registry`); \"\" = none");
-  app.add_option("--registry-serve", cfg.registry_serve,
-                 "Run that registry (docker-registry, images under <data-dir>/registry); false = "
-                 "use one already there");
+  AddEndpointFlags(app, cfg);
   app.add_option(
       "--config", *config_path,
       "YAML file with the same keys (listen, data_dir, executor, engine_socket, bucket_root, "

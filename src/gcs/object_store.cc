@@ -811,6 +811,41 @@ Status ObjectStore::CheckPreconditions(const std::optional<ObjectInfo>& live,
   return Status::Ok();
 }
 
+namespace {
+
+ObjectInfo NewObjectInfo(const std::string& bucket, const std::string& name,
+                         const ObjectAttributes& attributes, int component_count) {
+  ObjectInfo info;
+  info.bucket = bucket;
+  info.name = name;
+  if (!attributes.content_type.empty()) info.content_type = attributes.content_type;
+  info.content_encoding = attributes.content_encoding;
+  info.cache_control = attributes.cache_control;
+  info.content_disposition = attributes.content_disposition;
+  info.metadata = attributes.metadata;
+  info.component_count = component_count;
+  return info;
+}
+
+// The staged upload's size, and its hashes unless the caller knows them already.
+Status MeasureStaged(const std::string& staged,
+                     const std::pair<std::string, std::string>* known_hashes, ObjectInfo* info) {
+  Fd staged_fd(::open(staged.c_str(), O_RDONLY | O_CLOEXEC));
+  struct stat st = {};
+  if (staged_fd.fd < 0 || ::fstat(staged_fd.fd, &st) != 0) {
+    return Internal("staged upload vanished: " + Errno());
+  }
+  info->size = static_cast<uint64_t>(st.st_size);
+  if (known_hashes != nullptr) {
+    info->md5_b64 = known_hashes->first;
+    info->crc32c_b64 = known_hashes->second;
+    return Status::Ok();
+  }
+  return HashFd(staged_fd.fd, "upload", &info->md5_b64, &info->crc32c_b64);
+}
+
+}  // namespace
+
 Result<ObjectInfo> ObjectStore::Commit(const std::string& bucket, const std::string& name,
                                        const ObjectAttributes& attributes, const Preconditions& pre,
                                        const std::string& staged, int component_count,
@@ -821,30 +856,8 @@ Result<ObjectInfo> ObjectStore::Commit(const std::string& bucket, const std::str
   };
   if (Status s = CheckObjectName(name); !s.ok()) return discard(s);
   if (Status s = GetBucket(bucket).status(); !s.ok()) return discard(s);
-  ObjectInfo info;
-  info.bucket = bucket;
-  info.name = name;
-  if (!attributes.content_type.empty()) info.content_type = attributes.content_type;
-  info.content_encoding = attributes.content_encoding;
-  info.cache_control = attributes.cache_control;
-  info.content_disposition = attributes.content_disposition;
-  info.metadata = attributes.metadata;
-  info.component_count = component_count;
-  {
-    Fd staged_fd(::open(staged.c_str(), O_RDONLY | O_CLOEXEC));
-    struct stat st = {};
-    if (staged_fd.fd < 0 || ::fstat(staged_fd.fd, &st) != 0) {
-      return discard(Internal("staged upload vanished: " + Errno()));
-    }
-    info.size = static_cast<uint64_t>(st.st_size);
-    if (known_hashes != nullptr) {
-      info.md5_b64 = known_hashes->first;
-      info.crc32c_b64 = known_hashes->second;
-    } else if (Status s = HashFd(staged_fd.fd, "upload", &info.md5_b64, &info.crc32c_b64);
-               !s.ok()) {
-      return discard(s);
-    }
-  }
+  ObjectInfo info = NewObjectInfo(bucket, name, attributes, component_count);
+  if (Status s = MeasureStaged(staged, known_hashes, &info); !s.ok()) return discard(s);
 
   std::lock_guard<std::mutex> lock(mu_);
   std::optional<ObjectInfo> live;

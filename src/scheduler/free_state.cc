@@ -93,15 +93,10 @@ int FreeState::GpusOfType(const NodeFree& n, const std::string& type) {
   return count;
 }
 
-std::optional<std::vector<ReplicaPlacement>> FreeState::Place(
-    const std::vector<ReplicaDemand>& gang) const {
-  // A replica bigger than every node: no scan, no allocation (the common miss).
-  for (const ReplicaDemand& d : gang) {
-    if (d.cpus > max_cpus_ + kEpsilon || d.memory_gb > max_memory_gb_ + kEpsilon)
-      return std::nullopt;
-    if (d.gpus > 0 && free_gpus(d.gpu_type) < d.gpus) return std::nullopt;
-  }
-  // Biggest replicas first: they have the fewest places to go.
+namespace {
+
+// Biggest replicas first: they have the fewest places to go.
+std::vector<size_t> BiggestFirst(const std::vector<ReplicaDemand>& gang) {
   std::vector<size_t> order(gang.size());
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -109,13 +104,43 @@ std::optional<std::vector<ReplicaPlacement>> FreeState::Place(
     if (gang[a].cpus != gang[b].cpus) return gang[a].cpus > gang[b].cpus;
     return a < b;
   });
+  return order;
+}
+
+}  // namespace
+
+bool FreeState::FitsNowhere(const ReplicaDemand& d) const {
+  if (d.cpus > max_cpus_ + kEpsilon || d.memory_gb > max_memory_gb_ + kEpsilon) return true;
+  return d.gpus > 0 && free_gpus(d.gpu_type) < d.gpus;
+}
+
+ReplicaPlacement FreeState::TakeOn(NodeFree& f, int node, const ReplicaDemand& d) {
+  ReplicaPlacement p;
+  p.node = node;
+  p.cpus = d.cpus;
+  p.memory_gb = d.memory_gb;
+  p.gpu_type = d.gpu_type;
+  f.cpus -= d.cpus;
+  f.memory_gb -= d.memory_gb;
+  auto g = f.gpus.lower_bound({d.gpu_type, std::numeric_limits<int>::min()});
+  while (static_cast<int>(p.gpu_indices.size()) < d.gpus) {
+    p.gpu_indices.push_back(g->second);
+    g = f.gpus.erase(g);
+  }
+  return p;
+}
+
+std::optional<std::vector<ReplicaPlacement>> FreeState::Place(
+    const std::vector<ReplicaDemand>& gang) const {
+  // A replica bigger than every node: no scan, no allocation (the common miss).
+  for (const ReplicaDemand& d : gang) {
+    if (FitsNowhere(d)) return std::nullopt;
+  }
   std::map<int, NodeFree> touched;  // Nodes this gang uses, as left by its replicas so far.
   std::vector<ReplicaPlacement> out(gang.size());
-  for (size_t i : order) {
+  for (size_t i : BiggestFirst(gang)) {
     const ReplicaDemand& d = gang[i];
-    if (d.cpus > max_cpus_ + kEpsilon || d.memory_gb > max_memory_gb_ + kEpsilon)
-      return std::nullopt;
-    if (d.gpus > 0 && free_gpus(d.gpu_type) < d.gpus) return std::nullopt;
+    if (FitsNowhere(d)) return std::nullopt;
     int best = -1;
     double best_left = 0;
     double seen_cpus = 0, seen_memory = 0;  // Maxima over the nodes as they are.
@@ -144,19 +169,7 @@ std::optional<std::vector<ReplicaPlacement>> FreeState::Place(
       return std::nullopt;
     }
     auto [it, inserted] = touched.try_emplace(best, nodes_[best]);
-    NodeFree& f = it->second;
-    ReplicaPlacement& p = out[i];
-    p.node = best;
-    p.cpus = d.cpus;
-    p.memory_gb = d.memory_gb;
-    p.gpu_type = d.gpu_type;
-    f.cpus -= d.cpus;
-    f.memory_gb -= d.memory_gb;
-    auto g = f.gpus.lower_bound({d.gpu_type, std::numeric_limits<int>::min()});
-    while (static_cast<int>(p.gpu_indices.size()) < d.gpus) {
-      p.gpu_indices.push_back(g->second);
-      g = f.gpus.erase(g);
-    }
+    out[i] = TakeOn(it->second, best, d);
   }
   return out;
 }

@@ -40,6 +40,10 @@ class FreeState {
     std::set<std::pair<std::string, int>> gpus;  // (type, index) free.
   };
   static int GpusOfType(const NodeFree& n, const std::string& type);
+  // True when `d` asks more than any node has free (an upper bound): a miss, no scan.
+  bool FitsNowhere(const ReplicaDemand& d) const;
+  // Takes `d` from node `node` (free as `f`), its GPUs the lowest-numbered of its type.
+  static ReplicaPlacement TakeOn(NodeFree& f, int node, const ReplicaDemand& d);
   void RefreshMax();
 
   std::vector<NodeFree> nodes_;

@@ -244,6 +244,40 @@ int RunOnce(const std::vector<std::string>& argv, const std::string& prefix,
   return code;
 }
 
+// The podman command line of this task's replica, with its environment and registry
+// credential written beside `prefix` where only this user reads them.
+ty::Result<std::vector<std::string>> PodmanCommand(const SlurmContext& context,
+                                                   const ReplicaLaunch& mine,
+                                                   const ty::executor::SlurmTopology& placed,
+                                                   const std::string& prefix) {
+  std::vector<ty::model::EnvVar> env =
+      ty::executor::PlaceEnvironment(mine.env, context.replicas, placed);
+  // The environment goes to podman in a file only this user reads, never on a
+  // command line every user of the host can read (it holds the job's credential).
+  const ty::executor::PodmanEnvironment split = ty::executor::SplitEnvironment(env);
+  const std::string env_file = prefix + ".env";
+  if (ty::Status s = ty::WritePrivateFile(env_file, split.env_file_text); !s.ok()) {
+    return s;
+  }
+  // The job's registry credential, as private as its environment.
+  std::string auth_file;
+  if (std::string auth = ty::executor::RegistryAuthFile(context, mine); !auth.empty()) {
+    auth_file = prefix + ".auth.json";
+    if (ty::Status s = ty::WritePrivateFile(auth_file, auth); !s.ok()) return s;
+  }
+  return ty::executor::PodmanRunArgs(context, mine, env_file, auth_file, split,
+                                     GetEnv("SLURM_JOB_ID").value_or(""), TaskGpus(mine));
+}
+
+void MarkForEpilog(const std::string& name) {
+  // The epilog's marker (scripts/ty-slurm-epilog): it removes the container.
+  const std::string marker_dir = "/run/trainyard-slurm/" + GetEnv("SLURM_JOB_ID").value_or("0");
+  const std::string marker = marker_dir + "/" + name;
+  mkdir("/run/trainyard-slurm", 0700);
+  mkdir(marker_dir.c_str(), 0700);
+  ty::WriteFileAtomically(marker, "").IgnoreError();
+}
+
 int RunReplica(const std::string& dir) {
   ty::Result<std::string> text = ty::ReadFile(dir + "/context.json");
   if (!text.ok()) return Fail(text.status().message());
@@ -262,37 +296,15 @@ int RunReplica(const std::string& dir) {
   const std::string prefix = dir + "/" + mine->name;
   const std::string where = placed->addresses[placed->pool][placed->index];
   ty::WriteFileAtomically(prefix + ".placed", where + "\n").IgnoreError();
-  std::vector<ty::model::EnvVar> env =
-      ty::executor::PlaceEnvironment(mine->env, context->replicas, *placed);
-  // The environment goes to podman in a file only this user reads, never on a
-  // command line every user of the host can read (it holds the job's credential).
-  const ty::executor::PodmanEnvironment split = ty::executor::SplitEnvironment(env);
-  const std::string env_file = prefix + ".env";
-  if (ty::Status s = ty::WritePrivateFile(env_file, split.env_file_text); !s.ok()) {
-    return Fail(s.message());
-  }
-  // The job's registry credential, as private as its environment.
-  std::string auth_file;
-  if (std::string auth = ty::executor::RegistryAuthFile(*context, *mine); !auth.empty()) {
-    auth_file = prefix + ".auth.json";
-    if (ty::Status s = ty::WritePrivateFile(auth_file, auth); !s.ok()) return Fail(s.message());
-  }
-  std::vector<std::string> argv =
-      ty::executor::PodmanRunArgs(*context, *mine, env_file, auth_file, split,
-                                  GetEnv("SLURM_JOB_ID").value_or(""), TaskGpus(*mine));
-
-  // The epilog's marker (scripts/ty-slurm-epilog): it removes the container.
-  const std::string marker_dir = "/run/trainyard-slurm/" + GetEnv("SLURM_JOB_ID").value_or("0");
-  const std::string marker = marker_dir + "/" + mine->name;
-  mkdir("/run/trainyard-slurm", 0700);
-  mkdir(marker_dir.c_str(), 0700);
-  ty::WriteFileAtomically(marker, "").IgnoreError();
+  ty::Result<std::vector<std::string>> argv = PodmanCommand(*context, *mine, *placed, prefix);
+  if (!argv.ok()) return Fail(argv.status().message());
+  MarkForEpilog(mine->name);
 
   sigset_t blocked = StopSignals(/*with_child=*/true);
   sigprocmask(SIG_BLOCK, &blocked, nullptr);
   const int grace = context->stop_grace_s;
   bool stopping = false;
-  int code = RunOnce(argv, prefix, mine->name, grace, &stopping);
+  int code = RunOnce(*argv, prefix, mine->name, grace, &stopping);
   // The container is kept until the task ends, so a restart finds its files as it
   // left them (as the container executor restarts a replica: podman start). Not after
   // a success, which is never restarted: the task ends at once and frees its share.

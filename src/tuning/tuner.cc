@@ -74,6 +74,46 @@ AcquisitionBudget BudgetFor(size_t n) {
   return b;
 }
 
+// The rows a fit uses: all while there are at most kMaxFitPoints, else the
+// kBestInFitSubset best and an even spread of the rest, so a long study's fit stays
+// cheap and keeps the region that matters.
+std::vector<size_t> FitRows(const Eigen::VectorXd& y) {
+  std::vector<size_t> all(static_cast<size_t>(y.size()));
+  std::iota(all.begin(), all.end(), 0);
+  if (all.size() <= kMaxFitPoints) return all;
+  std::vector<size_t> by_value = all;
+  std::sort(by_value.begin(), by_value.end(), [&](size_t a, size_t b) {
+    return y(static_cast<Eigen::Index>(a)) > y(static_cast<Eigen::Index>(b));
+  });
+  std::vector<size_t> fit_rows(by_value.begin(), by_value.begin() + kBestInFitSubset);
+  const size_t rest = all.size() - kBestInFitSubset;
+  const size_t want = kMaxFitPoints - kBestInFitSubset;
+  for (size_t k = 0; k < want; ++k)
+    fit_rows.push_back(by_value[kBestInFitSubset + k * rest / want]);
+  return fit_rows;
+}
+
+// How many points the model may pick in one call: at most kMaxGuided, fewer where
+// one costs more than kGuidedWork / kMaxGuided.
+int MaxGuidedPoints(const AcquisitionBudget& budget, size_t observations, size_t dims) {
+  const double work_each = static_cast<double>(budget.PointsScored(kIncumbents)) *
+                           static_cast<double>(observations + kMaxBelieved) *
+                           static_cast<double>(std::max<size_t>(dims, 1));
+  return static_cast<int>(
+      std::clamp(kGuidedWork / work_each, 1.0, static_cast<double>(kMaxGuided)));
+}
+
+// Kriging believer: a pending point is taken to return the model's mean there. The
+// incumbent rises with a believed value above it; otherwise log EI would still see
+// a sure improvement at the believed point and propose it again.
+void Believe(GaussianProcess& gp, double& incumbent, const Point& x) {
+  const auto n = static_cast<Eigen::Index>(x.size());
+  Eigen::VectorXd m, v;
+  gp.PredictBatch(Eigen::Map<const Eigen::RowVectorXd>(x.data(), n), &m, &v);
+  gp.Append(Eigen::Map<const Eigen::VectorXd>(x.data(), n), m(0));
+  incumbent = std::max(incumbent, m(0));
+}
+
 }  // namespace
 
 Tuner::Tuner(SearchSpace space, StudyOptions options)
@@ -196,18 +236,7 @@ GaussianProcess Tuner::FitModel(double* incumbent, std::vector<Point>* incumbent
 
   std::vector<size_t> all(encoded_.size());
   std::iota(all.begin(), all.end(), 0);
-  std::vector<size_t> fit_rows = all;
-  if (all.size() > kMaxFitPoints) {
-    std::vector<size_t> by_value = all;
-    std::sort(by_value.begin(), by_value.end(), [&](size_t a, size_t b) {
-      return y(static_cast<Eigen::Index>(a)) > y(static_cast<Eigen::Index>(b));
-    });
-    fit_rows.assign(by_value.begin(), by_value.begin() + kBestInFitSubset);
-    const size_t rest = all.size() - kBestInFitSubset;
-    const size_t want = kMaxFitPoints - kBestInFitSubset;
-    for (size_t k = 0; k < want; ++k)
-      fit_rows.push_back(by_value[kBestInFitSubset + k * rest / want]);
-  }
+  const std::vector<size_t> fit_rows = FitRows(y);
   std::vector<bool> categorical;
   for (const Dim& d : space_.Dims()) categorical.push_back(d.spec.type == ParamType::kCategorical);
   GaussianProcess gp(categorical);
@@ -278,33 +307,19 @@ std::vector<Assignment> Tuner::SuggestBayesian(int count, const std::vector<Assi
   double incumbent = 0;
   std::vector<Point> incumbents;
   GaussianProcess gp = FitModel(&incumbent, &incumbents);
-  // Kriging believer: a pending point is taken to return the model's mean there. The
-  // incumbent rises with a believed value above it; otherwise log EI would still see
-  // a sure improvement at the believed point and propose it again.
-  auto believe = [&gp, &incumbent](const Point& x) {
-    const auto n = static_cast<Eigen::Index>(x.size());
-    Eigen::VectorXd m, v;
-    gp.PredictBatch(Eigen::Map<const Eigen::RowVectorXd>(x.data(), n), &m, &v);
-    gp.Append(Eigen::Map<const Eigen::VectorXd>(x.data(), n), m(0));
-    incumbent = std::max(incumbent, m(0));
-  };
   size_t believed = 0;
   for (size_t i = others.size() - std::min(others.size(), kMaxBelieved); i < others.size(); ++i) {
-    believe(others[i]);
+    Believe(gp, incumbent, others[i]);
     ++believed;
   }
   std::mt19937_64 rng(Mix(options_.seed ^ Mix(observations_.size() * 1000003 + others.size())));
   const AcquisitionBudget budget = BudgetFor(observations_.size());
   auto taken = [&seen](const Point& x) { return seen.count(KeyOf(x)) > 0; };
-  const double work_each = static_cast<double>(budget.PointsScored(kIncumbents)) *
-                           static_cast<double>(observations_.size() + kMaxBelieved) *
-                           static_cast<double>(std::max<size_t>(space_.size(), 1));
-  const int max_guided =
-      static_cast<int>(std::clamp(kGuidedWork / work_each, 1.0, static_cast<double>(kMaxGuided)));
+  const int max_guided = MaxGuidedPoints(budget, observations_.size(), space_.size());
   for (int guided = 0; static_cast<int>(out.size()) < count && guided < max_guided; ++guided) {
     Point x = MaximizeLogEi(space_, gp, incumbent, incumbents, taken, budget, rng);
     if (x.empty()) return out;
-    if (believed++ < kMaxBelieved) believe(x);
+    if (believed++ < kMaxBelieved) Believe(gp, incumbent, x);
     seen.insert(KeyOf(x));
     out.push_back(space_.Decode(x));
   }

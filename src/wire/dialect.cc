@@ -159,49 +159,35 @@ nlohmann::json RenderPipeline(const Job& job, nlohmann::json out, const RenderOp
   return out;
 }
 
-}  // namespace
-
-nlohmann::json RenderJob(const Job& job, const RenderOptions& options) {
-  if (job.dialect == Dialect::kVertex && job.kind == JobKind::kPipeline &&
-      options.as_backing_custom_job) {
-    Job backing = job;
-    Result<std::string> custom_job = BackingCustomJobJson(job.spec_json);
-    backing.spec_json = custom_job.ok() ? *custom_job : "{}";
-    backing.kind = JobKind::kJob;
-    RenderOptions plain = options;
-    plain.as_backing_custom_job = false;
-    return RenderJob(backing, plain);
+// A Vertex customJob or hyperparameterTuningJob: the stored spec with what the
+// service owns set over it.
+nlohmann::json RenderVertexJob(const Job& job, nlohmann::json out, const RenderOptions& options) {
+  out["name"] = job.ResourceName();
+  if (options.enum_as_int) {
+    out["state"] = VertexStateNumber(job.state);
+    VertexEnumsToInt(out);
+  } else {
+    out["state"] = StateWireName(Dialect::kVertex, job.state);
   }
-  nlohmann::json out = nlohmann::json::parse(job.spec_json, nullptr, /*allow_exceptions=*/false);
-  if (!out.is_object())
-    out = nlohmann::json::object();  // Never stored that way; render what we can.
-  if (job.dialect == Dialect::kVertex && job.kind == JobKind::kPipeline) {
-    return RenderPipeline(job, std::move(out), options);
-  }
-  if (job.dialect == Dialect::kVertex) {
-    out["name"] = job.ResourceName();
+  SetTime(out, "createTime", job.create_time);
+  SetTime(out, "startTime", job.start_time);
+  SetTime(out, "endTime", job.end_time);
+  SetTime(out, "updateTime", job.update_time);
+  if (job.error) out["error"] = {{"code", job.error->code}, {"message", job.error->message}};
+  if (job.kind == JobKind::kStudy && !job.trials.empty()) {
+    out["trials"] = VertexTrials(job, out);
     if (options.enum_as_int) {
-      out["state"] = VertexStateNumber(job.state);
-      VertexEnumsToInt(out);
-    } else {
-      out["state"] = StateWireName(Dialect::kVertex, job.state);
+      static constexpr internal::EnumValue kTrialStates[] = {
+          {"STATE_UNSPECIFIED", 0}, {"REQUESTED", 1}, {"ACTIVE", 2},
+          {"STOPPING", 3},          {"SUCCEEDED", 4}, {"INFEASIBLE", 5}};
+      for (nlohmann::json& trial : out["trials"]) EnumToInt(trial, "state", kTrialStates);
     }
-    SetTime(out, "createTime", job.create_time);
-    SetTime(out, "startTime", job.start_time);
-    SetTime(out, "endTime", job.end_time);
-    SetTime(out, "updateTime", job.update_time);
-    if (job.error) out["error"] = {{"code", job.error->code}, {"message", job.error->message}};
-    if (job.kind == JobKind::kStudy && !job.trials.empty()) {
-      out["trials"] = VertexTrials(job, out);
-      if (options.enum_as_int) {
-        static constexpr internal::EnumValue kTrialStates[] = {
-            {"STATE_UNSPECIFIED", 0}, {"REQUESTED", 1}, {"ACTIVE", 2},
-            {"STOPPING", 3},          {"SUCCEEDED", 4}, {"INFEASIBLE", 5}};
-        for (nlohmann::json& trial : out["trials"]) EnumToInt(trial, "state", kTrialStates);
-      }
-    }
-    return out;
   }
+  return out;
+}
+
+// An ml v1 job: the stored spec with state, times and trainingOutput.
+nlohmann::json RenderMlJob(const Job& job, nlohmann::json out) {
   out["jobId"] = job.spec.job_id.empty() ? out.value("jobId", "") : job.spec.job_id;
   out["state"] = StateWireName(Dialect::kMlV1, job.state);
   SetTime(out, "createTime", job.create_time);
@@ -223,6 +209,29 @@ nlohmann::json RenderJob(const Job& job, const RenderOptions& options) {
   }
   out["etag"] = Etag(job);
   return out;
+}
+
+}  // namespace
+
+nlohmann::json RenderJob(const Job& job, const RenderOptions& options) {
+  if (job.dialect == Dialect::kVertex && job.kind == JobKind::kPipeline &&
+      options.as_backing_custom_job) {
+    Job backing = job;
+    Result<std::string> custom_job = BackingCustomJobJson(job.spec_json);
+    backing.spec_json = custom_job.ok() ? *custom_job : "{}";
+    backing.kind = JobKind::kJob;
+    RenderOptions plain = options;
+    plain.as_backing_custom_job = false;
+    return RenderJob(backing, plain);
+  }
+  nlohmann::json out = nlohmann::json::parse(job.spec_json, nullptr, /*allow_exceptions=*/false);
+  if (!out.is_object())
+    out = nlohmann::json::object();  // Never stored that way; render what we can.
+  if (job.dialect == Dialect::kVertex && job.kind == JobKind::kPipeline) {
+    return RenderPipeline(job, std::move(out), options);
+  }
+  if (job.dialect == Dialect::kVertex) return RenderVertexJob(job, std::move(out), options);
+  return RenderMlJob(job, std::move(out));
 }
 
 std::string StateWireName(Dialect dialect, JobState s) {

@@ -421,6 +421,57 @@ Result<json> ParseMlHyperparameters(const json& value, const std::string& path, 
   return h.canonical();
 }
 
+namespace {
+
+// studySpec.metrics: exactly one, the metric the trials report and its goal.
+Status ParseVertexMetric(internal::WireObject& o, StudySpec* study) {
+  const json* metrics = o.Find("metrics");
+  if (metrics == nullptr || !metrics->is_array() || metrics->size() != 1) {
+    return FieldError(o.PathOf("metrics"), "must hold exactly one metric");
+  }
+  const std::string metric_path = o.PathOf("metrics") + "[0]";
+  ASSIGN_OR_RETURN(
+      internal::WireObject m,
+      internal::WireObject::Open((*metrics)[0], metric_path, {"metricId", "goal", "safetyConfig"}));
+  RETURN_IF_ERROR(m.String("metricId", &study->metric_tag));
+  if (study->metric_tag.empty()) return FieldError(m.PathOf("metricId"), "is required");
+  if (study->metric_tag.find_first_of(" \t\n") != std::string::npos) {
+    return FieldError(m.PathOf("metricId"), "must not contain whitespace");
+  }
+  std::string goal = "GOAL_TYPE_UNSPECIFIED";
+  RETURN_IF_ERROR(m.Enum("goal", kGoals, &goal));
+  study->goal = goal == "MINIMIZE" ? Goal::kMinimize : Goal::kMaximize;
+  RETURN_IF_ERROR(m.OpaqueObject("safetyConfig"));
+  o.SetCanonical("metrics", json::array({m.canonical()}));
+  return Status::Ok();
+}
+
+// The automated stopping specs: at most one, and not the convex one.
+Status ParseVertexStopping(internal::WireObject& o, StudySpec* study) {
+  if (o.Has("convexAutomatedStoppingSpec")) {
+    return FieldError(o.PathOf("convexAutomatedStoppingSpec"),
+                      "is not supported; use decayCurveStoppingSpec or "
+                      "medianAutomatedStoppingSpec");
+  }
+  for (const auto& [field, rule] :
+       {std::pair{"decayCurveStoppingSpec", StoppingRule::kDecayCurve},
+        std::pair{"medianAutomatedStoppingSpec", StoppingRule::kMedian}}) {
+    const json* spec = o.Find(field);
+    if (spec == nullptr) continue;
+    if (study->stopping != StoppingRule::kNone) {
+      return FieldError(o.PathOf(field), "only one automated stopping spec may be set");
+    }
+    ASSIGN_OR_RETURN(internal::WireObject stop,
+                     internal::WireObject::Open(*spec, o.PathOf(field), {"useElapsedDuration"}));
+    RETURN_IF_ERROR(stop.Bool("useElapsedDuration", &study->stopping_use_elapsed));
+    o.SetCanonical(field, stop.canonical());
+    study->stopping = rule;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<json> ParseVertexStudySpec(const json& value, const std::string& path, StudySpec* out) {
   ASSIGN_OR_RETURN(
       internal::WireObject o,
@@ -430,24 +481,7 @@ Result<json> ParseVertexStudySpec(const json& value, const std::string& path, St
            "decayCurveStoppingSpec", "medianAutomatedStoppingSpec", "convexAutomatedStoppingSpec",
            "studyStoppingConfig"}));
   StudySpec study;
-  const json* metrics = o.Find("metrics");
-  if (metrics == nullptr || !metrics->is_array() || metrics->size() != 1) {
-    return FieldError(o.PathOf("metrics"), "must hold exactly one metric");
-  }
-  const std::string metric_path = o.PathOf("metrics") + "[0]";
-  ASSIGN_OR_RETURN(
-      internal::WireObject m,
-      internal::WireObject::Open((*metrics)[0], metric_path, {"metricId", "goal", "safetyConfig"}));
-  RETURN_IF_ERROR(m.String("metricId", &study.metric_tag));
-  if (study.metric_tag.empty()) return FieldError(m.PathOf("metricId"), "is required");
-  if (study.metric_tag.find_first_of(" \t\n") != std::string::npos) {
-    return FieldError(m.PathOf("metricId"), "must not contain whitespace");
-  }
-  std::string goal = "GOAL_TYPE_UNSPECIFIED";
-  RETURN_IF_ERROR(m.Enum("goal", kGoals, &goal));
-  study.goal = goal == "MINIMIZE" ? Goal::kMinimize : Goal::kMaximize;
-  RETURN_IF_ERROR(m.OpaqueObject("safetyConfig"));
-  o.SetCanonical("metrics", json::array({m.canonical()}));
+  RETURN_IF_ERROR(ParseVertexMetric(o, &study));
   const json* params = o.Find("parameters");
   if (params == nullptr) return FieldError(o.PathOf("parameters"), "is required");
   ASSIGN_OR_RETURN(study.params, ParseVertexParams(*params, o.PathOf("parameters")));
@@ -463,25 +497,7 @@ Result<json> ParseVertexStudySpec(const json& value, const std::string& path, St
   RETURN_IF_ERROR(o.Enum("observationNoise", kNoise, &noise));
   RETURN_IF_ERROR(o.Enum("measurementSelectionType", kSelection, &selection));
   if (selection == "BEST_MEASUREMENT") study.selection = MeasurementSelection::kBest;
-  if (o.Has("convexAutomatedStoppingSpec")) {
-    return FieldError(o.PathOf("convexAutomatedStoppingSpec"),
-                      "is not supported; use decayCurveStoppingSpec or "
-                      "medianAutomatedStoppingSpec");
-  }
-  for (const auto& [field, rule] :
-       {std::pair{"decayCurveStoppingSpec", StoppingRule::kDecayCurve},
-        std::pair{"medianAutomatedStoppingSpec", StoppingRule::kMedian}}) {
-    const json* spec = o.Find(field);
-    if (spec == nullptr) continue;
-    if (study.stopping != StoppingRule::kNone) {
-      return FieldError(o.PathOf(field), "only one automated stopping spec may be set");
-    }
-    ASSIGN_OR_RETURN(internal::WireObject stop,
-                     internal::WireObject::Open(*spec, o.PathOf(field), {"useElapsedDuration"}));
-    RETURN_IF_ERROR(stop.Bool("useElapsedDuration", &study.stopping_use_elapsed));
-    o.SetCanonical(field, stop.canonical());
-    study.stopping = rule;
-  }
+  RETURN_IF_ERROR(ParseVertexStopping(o, &study));
   RETURN_IF_ERROR(o.OpaqueObject("studyStoppingConfig"));
   *out = std::move(study);
   return o.canonical();

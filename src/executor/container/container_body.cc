@@ -150,6 +150,31 @@ json LibpodNetwork(const ContainerBody& b) {
   return net;
 }
 
+json LibpodMounts(const ContainerBody& b) {
+  json mounts = json::array();
+  for (const std::string& dir : b.read_only_dirs) {  // First: the binds below it land on it.
+    mounts.push_back({{"type", "tmpfs"},
+                      {"source", "tmpfs"},
+                      {"destination", dir},
+                      {"options", {"ro", "size=64k", "mode=0755"}}});
+  }
+  for (const std::string& bind : b.binds) mounts.push_back(LibpodMount(bind));
+  return mounts;
+}
+
+json LibpodLimits(const ContainerBody& b) {
+  json limits = json::object();
+  if (b.cpu_limit > 0) {
+    // As the compat API turns NanoCpus into a quota per 100 ms period.
+    limits["cpu"] = {{"period", 100000}, {"quota", std::llround(b.cpu_limit * 100000)}};
+  }
+  if (b.memory_bytes > 0) {
+    limits["memory"] = {{"limit", b.memory_bytes}, {"swap", b.memory_bytes}};
+  }
+  if (b.pids_limit > 0) limits["pids"] = {{"limit", b.pids_limit}};
+  return limits;
+}
+
 }  // namespace
 
 std::string RenderLibpodBody(const ContainerBody& b, const std::string& name,
@@ -169,31 +194,14 @@ std::string RenderLibpodBody(const ContainerBody& b, const std::string& name,
   if (b.entrypoint) body["entrypoint"] = *b.entrypoint;
   if (b.cmd && !b.cmd->empty()) body["command"] = *b.cmd;
   body["labels"] = b.labels;
-  json mounts = json::array();
-  for (const std::string& dir : b.read_only_dirs) {  // First: the binds below it land on it.
-    mounts.push_back({{"type", "tmpfs"},
-                      {"source", "tmpfs"},
-                      {"destination", dir},
-                      {"options", {"ro", "size=64k", "mode=0755"}}});
-  }
-  for (const std::string& bind : b.binds) mounts.push_back(LibpodMount(bind));
-  body["mounts"] = mounts;
+  body["mounts"] = LibpodMounts(b);
   json devices = json::array();
   std::vector<int> gpus = b.gpu_indices;
   // A count without indices takes the first ones, as Docker's DeviceRequests Count does.
   for (int i = 0; gpus.empty() && i < b.nvidia_gpus; ++i) gpus.push_back(i);
   for (int i : gpus) devices.push_back({{"path", cdi_gpu_kind + "=" + std::to_string(i)}});
   if (!devices.empty()) body["devices"] = devices;
-  json limits = json::object();
-  if (b.cpu_limit > 0) {
-    // As the compat API turns NanoCpus into a quota per 100 ms period.
-    limits["cpu"] = {{"period", 100000}, {"quota", std::llround(b.cpu_limit * 100000)}};
-  }
-  if (b.memory_bytes > 0) {
-    limits["memory"] = {{"limit", b.memory_bytes}, {"swap", b.memory_bytes}};
-  }
-  if (b.pids_limit > 0) limits["pids"] = {{"limit", b.pids_limit}};
-  if (!limits.empty()) body["resource_limits"] = limits;
+  if (json limits = LibpodLimits(b); !limits.empty()) body["resource_limits"] = limits;
   if (!b.netns_container.empty()) {
     body["netns"] = {{"nsmode", "container"}, {"value", b.netns_container}};
   } else if (b.no_network) {

@@ -529,6 +529,49 @@ std::map<std::string, std::future<Result<ImageConfig>>> ContainerExecutor::Inspe
   return inspected;
 }
 
+namespace {
+
+// Every image's inspection, or the first failure.
+Result<std::map<std::string, ImageConfig>> AwaitAll(
+    std::map<std::string, std::future<Result<ImageConfig>>>& inspected) {
+  std::map<std::string, ImageConfig> configs;
+  Status first = Status::Ok();
+  for (auto& [image, future] : inspected) {
+    Result<ImageConfig> config = future.get();  // Every future waited for, failed or not.
+    if (!config.ok()) {
+      if (first.ok()) first = Aborted("warm gang: " + config.status().message());
+      continue;
+    }
+    configs[image] = *config;
+  }
+  if (!first.ok()) return first;
+  return configs;
+}
+
+// Each replica's command line.
+Result<std::vector<std::vector<std::string>>> WarmArgv(
+    const AttemptSpec& attempt, std::map<std::string, ImageConfig>& configs) {
+  // What the engine would run (Docker semantics, executor.h): the command
+  // replaces the image's ENTRYPOINT and drops its CMD; args replace CMD.
+  const size_t n = attempt.replicas.size();
+  std::vector<std::vector<std::string>> argv(n);
+  for (size_t i = 0; i < n; ++i) {
+    const ReplicaLaunch& r = attempt.replicas[i];
+    const ImageConfig& config = configs[r.image];
+    argv[i] = !r.command.empty() ? r.command : config.entrypoint;
+    const std::vector<std::string>& tail =
+        !r.command.empty() || !r.args.empty() ? r.args : config.cmd;
+    argv[i].insert(argv[i].end(), tail.begin(), tail.end());
+    if (argv[i].empty()) {
+      return InvalidArgument("create replica " + r.name +
+                             ": no command given and the image has none");
+    }
+  }
+  return argv;
+}
+
+}  // namespace
+
 Status ContainerExecutor::LaunchWarm(const AttemptSpec& attempt, const WarmGang& gang,
                                      LaunchRecord* record) {
   const size_t n = attempt.replicas.size();
@@ -550,17 +593,9 @@ Status ContainerExecutor::LaunchWarm(const AttemptSpec& attempt, const WarmGang&
     results[i] = WarmPool::Claim(gang.sandboxes[i], attempt.replicas[i], gang.network, peers);
     return results[i].ok();
   });
-  std::map<std::string, ImageConfig> configs;
-  Status images = Status::Ok();
-  for (auto& [image, future] : inspected) {
-    Result<ImageConfig> config = future.get();
-    if (!config.ok()) {
-      if (images.ok()) images = Aborted("warm gang: " + config.status().message());
-      continue;
-    }
-    configs[image] = *config;
-  }
-  if (!images.ok()) return give_up(images);
+  Result<std::map<std::string, ImageConfig>> inspected_configs = AwaitAll(inspected);
+  if (!inspected_configs.ok()) return give_up(inspected_configs.status());
+  std::map<std::string, ImageConfig>& configs = *inspected_configs;
   for (size_t i = 0; i < n; ++i) {
     if (configs[attempt.replicas[i].image].id != gang.sandboxes[i].image_id) {
       return give_up(
@@ -572,22 +607,9 @@ Status ContainerExecutor::LaunchWarm(const AttemptSpec& attempt, const WarmGang&
   record->images.clear();
   for (const auto& [image, config] : configs)
     record->images.push_back(RanOf(image, config, RegistryDigest(attempt, image)));
-  // What the engine would run (Docker semantics, executor.h): the command
-  // replaces the image's ENTRYPOINT and drops its CMD; args replace CMD.
-  std::vector<std::vector<std::string>> argv(n);
-  for (size_t i = 0; i < n; ++i) {
-    const ReplicaLaunch& r = attempt.replicas[i];
-    const ImageConfig& config = configs[r.image];
-    argv[i] = !r.command.empty() ? r.command : config.entrypoint;
-    const std::vector<std::string>& tail =
-        !r.command.empty() || !r.args.empty() ? r.args : config.cmd;
-    argv[i].insert(argv[i].end(), tail.begin(), tail.end());
-    if (argv[i].empty()) {
-      return give_up(InvalidArgument("create replica " + r.name +
-                                     ": no command given and the image has none"));
-    }
-  }
-  Status started = StartWarmGang(attempt, gang, argv);
+  Result<std::vector<std::vector<std::string>>> argv = WarmArgv(attempt, configs);
+  if (!argv.ok()) return give_up(argv.status());
+  Status started = StartWarmGang(attempt, gang, *argv);
   return started.ok() ? started : give_up(started);
 }
 

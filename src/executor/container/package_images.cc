@@ -240,11 +240,23 @@ void PackageImages::Prune(const std::string& just_made) {
   }
 }
 
-Result<std::string> PackageImages::Install(const std::string& image,
-                                           const std::vector<std::string>& host_paths,
-                                           const std::string& tag, const InstallLimits& limits,
-                                           const std::function<bool()>& stop,
-                                           const std::function<void(const std::string&)>& say) {
+namespace {
+
+Status InstallRanOutOfMemory(const InstallLimits& limits) {
+  char gb[32];
+  std::snprintf(gb, sizeof gb, "%.2f", static_cast<double>(limits.memory_bytes) / (1 << 30));
+  return FailedPrecondition(
+      "installing the Python packages ran out of memory: the install runs within the first "
+      "pool's machine type, " +
+      std::string(gb) + " GB here (pip or a package's setup.py used more)");
+}
+
+}  // namespace
+
+// The install container: pip over the packages mounted read-only, no network.
+ContainerBody PackageImages::InstallBody(const std::string& image,
+                                         const std::vector<std::string>& host_paths,
+                                         const InstallLimits& limits) const {
   ContainerBody body;
   // Inside the job's admitted share: a setup.py runs whatever it likes.
   body.cpu_limit = limits.cpus;
@@ -263,6 +275,15 @@ Result<std::string> PackageImages::Install(const std::string& image,
     const std::string dir = host_paths[i].substr(0, host_paths[i].rfind('/'));
     body.binds.push_back(dir + ":" + kPackagesDir + "/" + std::to_string(i) + ":ro");
   }
+  return body;
+}
+
+Result<std::string> PackageImages::Install(const std::string& image,
+                                           const std::vector<std::string>& host_paths,
+                                           const std::string& tag, const InstallLimits& limits,
+                                           const std::function<bool()>& stop,
+                                           const std::function<void(const std::string&)>& say) {
+  ContainerBody body = InstallBody(image, host_paths, limits);
   const std::string name = "ty-pkg-" + tag;
   engine_->RemoveContainer(name).IgnoreError();  // A daemon killed mid-install left it.
   const bool native = options_.native_create || body.userns_base > 0;
@@ -284,12 +305,7 @@ Result<std::string> PackageImages::Install(const std::string& image,
                    ((ended.ok() && ended->oom_killed) ||
                     LastLines(*id, 1).find(kOutOfMemoryLine) != std::string::npos);
   if (oom) {
-    char gb[32];
-    std::snprintf(gb, sizeof gb, "%.2f", static_cast<double>(limits.memory_bytes) / (1 << 30));
-    done = FailedPrecondition(
-        "installing the Python packages ran out of memory: the install runs within the first "
-        "pool's machine type, " +
-        std::string(gb) + " GB here (pip or a package's setup.py used more)");
+    done = InstallRanOutOfMemory(limits);
   } else if (exit_code.ok() && *exit_code == 0) {
     pip_said = LastLines(*id, 1);
     done = engine_->CommitContainer(*id, kPackageImageRepo, tag);

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "executor/container/container_body.h"
 #include "executor/container/engine_client.h"
 #include "images/runtimes.h"
 
@@ -88,6 +89,8 @@ class PackageImages {
                               const std::string& tag, const InstallLimits& limits,
                               const std::function<bool()>& stop,
                               const std::function<void(const std::string&)>& say);
+  ContainerBody InstallBody(const std::string& image, const std::vector<std::string>& host_paths,
+                            const InstallLimits& limits) const;
   Result<int> RunToEnd(const std::string& id, const std::function<bool()>& stop);
   std::string LastLines(const std::string& id, size_t n);
 
