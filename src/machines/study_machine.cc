@@ -124,7 +124,10 @@ class StudyMachine {
     job().state = model::JobState::kQueued;
     if (job().create_time == 0) job().create_time = now_;
     job().phases.queued = job().create_time;
-    if (!in.message.empty()) Log(in.message);
+    if (const std::string& previous = spec().resume_previous_job_id; !previous.empty()) {
+      Log("Resuming the study of job " + previous + ": its " + std::to_string(in.prior_trials) +
+          " finished trials inform the suggestions.");
+    }
     Commit(/*create=*/true);
   }
 

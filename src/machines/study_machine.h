@@ -98,7 +98,9 @@ struct StudyInput {
   TimeMicros job_end_time = 0;                              // kTrialJobEnded; 0 = now.
   // kTrialJobEnded, kMetricsRead: the trial's cloudml-hypertune file ("" = none).
   std::string metrics_text;
-  std::string message;  // kTrialJobRefused, kSubmitted, kSetAside.
+  std::string message;  // kTrialJobRefused, kSetAside.
+  // kSubmitted: finished trials of the study it resumes (resumePreviousJobId) observed.
+  int prior_trials = 0;
   std::string job_uid;  // kTrialJobCreated.
 };
 

@@ -20,6 +20,14 @@ CommitFailure MeaningOf(const Status& failed_commit) {
   }
 }
 
+Status SubmitOutcome(Status create_commit, model::Dialect dialect) {
+  if (create_commit.code() == StatusCode::kAlreadyExists && dialect == model::Dialect::kMlV1) {
+    return AlreadyExists("Field: job.job_id Error: A job with this id already exists.")
+        .WithField("job.job_id");
+  }
+  return create_commit;
+}
+
 DurationMicros RetryDelay(int tries) {
   constexpr DurationMicros kFirst = 100'000;
   constexpr DurationMicros kMost = 10'000'000;

@@ -32,6 +32,11 @@ enum class CommitFailure {
 
 CommitFailure MeaningOf(const Status& failed_commit);
 
+// What a submit's create commit answers its caller: a failure is never retried (the
+// request fails, nothing was stored), and an ml v1 job id taken is the error gcloud
+// shows for it, naming job.job_id.
+Status SubmitOutcome(Status create_commit, model::Dialect dialect);
+
 // The wait before retry number `tries` (1-based): 100 ms, doubling, at most 10 s.
 DurationMicros RetryDelay(int tries);
 

@@ -95,11 +95,7 @@ model::Job* JobController::Find(const std::string& uid) {
 // Start-up
 
 void JobController::SetAsideUnrunnable(model::Job job, const std::string& why) {
-  spdlog::error("job {}: the stored job can no longer be run: {}", job.uid, why);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    problems_.push_back("job " + job.uid + ": " + why);
-  }
+  problems_.Add("job", job.uid, why);
   unrunnable_.emplace_back(std::move(job), why);
 }
 
@@ -198,12 +194,7 @@ Result<model::Job> JobController::Submit(model::Job job) {
   in.kind = machines::JobInputKind::kSubmitted;
   machines::JobDecision d = machines::DecideJob(job, in, options_.policy, core_->clock()->Now());
   model::Job created = d.job;
-  Status s = CommitThenAct(std::move(d), /*create=*/true);
-  if (s.code() == StatusCode::kAlreadyExists && job.dialect == model::Dialect::kMlV1) {
-    return AlreadyExists("Field: job.job_id Error: A job with this id already exists.")
-        .WithField("job.job_id");
-  }
-  RETURN_IF_ERROR(s);
+  RETURN_IF_ERROR(SubmitOutcome(CommitThenAct(std::move(d), /*create=*/true), job.dialect));
   return created;
 }
 
@@ -474,19 +465,5 @@ void JobController::ServiceLog(const std::string& uid, const std::string& messag
 // Published state
 
 void JobController::Publish(const model::Job& job) { published_.Put(job); }
-
-std::optional<model::Job> JobController::GetLive(const std::string& uid) const {
-  return published_.Get(uid);
-}
-
-std::optional<std::string> JobController::FindLiveMl(const std::string& project,
-                                                     const std::string& job_id) const {
-  return published_.FindMl(project, job_id);
-}
-
-std::vector<std::string> JobController::problems() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return problems_;
-}
 
 }  // namespace ty::service

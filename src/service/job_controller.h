@@ -11,7 +11,7 @@
 // admission (AdmissionWanted); it receives job inputs (JobInputMessage) and trial
 // jobs to create (SubmitTrialJob).
 //
-// Published state (the jobs API threads read) is guarded by `mu_`.
+// Published state (the jobs API threads read) keeps its own locks.
 #pragma once
 
 #include <functional>
@@ -33,6 +33,7 @@
 #include "service/loop_core.h"
 #include "service/messages.h"
 #include "service/published_jobs.h"
+#include "service/set_aside_list.h"
 #include "service/uid_source.h"
 
 namespace ty::service {
@@ -91,11 +92,8 @@ class JobController {
 
   // --- Published state (any thread): jobs that are not finished. A finished job is
   // removed once its final record is committed; readers then find it in the store.
-  std::optional<model::Job> GetLive(const std::string& uid) const;
-  std::optional<std::string> FindLiveMl(const std::string& project,
-                                        const std::string& job_id) const;
   const PublishedJobs& published() const { return published_; }
-  std::vector<std::string> problems() const;
+  std::vector<std::string> problems() const { return problems_.lines(); }
   StoreWriteHealth store_health() const;
 
  private:
@@ -150,10 +148,9 @@ class JobController {
   HeldInputs held_;
 
   // Published: written on the loop after each commit, read by API threads.
-  mutable std::mutex mu_;
-  PublishedJobs published_;            // Live jobs, for API threads.
-  std::vector<std::string> problems_;  // Guarded by mu_.
-  StoreWriteWatch writes_;             // Its own lock.
+  PublishedJobs published_;  // Live jobs, for API threads.
+  SetAsideList problems_;    // Stored jobs Load found unrunnable.
+  StoreWriteWatch writes_;   // Its own lock.
 };
 
 }  // namespace ty::service

@@ -307,11 +307,11 @@ Status JobService::CheckMemoryBudget(const model::Job& job) const {
 }
 
 Result<std::shared_ptr<const JobRead>> JobService::Lookup(const std::string& uid) const {
-  if (std::optional<model::Job> live = jobs_->GetLive(uid)) {
+  if (std::optional<model::Job> live = jobs_->published().Get(uid)) {
     WithQueueView(&*live);
     return std::make_shared<const JobRead>(std::move(*live));
   }
-  if (std::optional<model::Job> study = studies_->GetLive(uid)) {
+  if (std::optional<model::Job> study = studies_->published().Get(uid)) {
     return std::make_shared<const JobRead>(std::move(*study));
   }
   return finished_->Read(uid, [](model::Job* job) {
@@ -347,8 +347,9 @@ Result<std::string> JobService::ResolveUid(const JobRef& ref) const {
 }
 
 Result<std::string> JobService::ResolveMlUid(const JobRef& ref) const {
-  if (std::optional<std::string> uid = jobs_->FindLiveMl(ref.project, ref.id)) return *uid;
-  if (std::optional<std::string> uid = studies_->FindLiveMl(ref.project, ref.id)) return *uid;
+  if (std::optional<std::string> uid = jobs_->published().FindMl(ref.project, ref.id)) return *uid;
+  if (std::optional<std::string> uid = studies_->published().FindMl(ref.project, ref.id))
+    return *uid;
   if (std::optional<std::string> uid = finished_->FindFinishedMl(ref.project, ref.id)) return *uid;
   Result<model::Job> stored = store_->FindMlJob(ref.project, ref.id);
   if (stored.ok()) return stored->uid;

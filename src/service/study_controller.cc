@@ -6,6 +6,7 @@
 
 #include "machines/trial_jobs.h"
 #include "model/spec_record.h"
+#include "service/commit_retry.h"
 #include "service/job_logs.h"
 #include "service/study_tuner.h"
 #include "tuning/tuner.h"
@@ -75,11 +76,7 @@ Status StudyController::Load() {
 // study is held, without a tuner (failing it asks none), until its failure is committed
 // (a store that cannot write now retries it, as for any commit).
 void StudyController::SetAside(model::Job job, const std::string& why) {
-  spdlog::error("study {}: the stored study can no longer be run: {}", job.uid, why);
-  {
-    std::lock_guard<std::mutex> lock(problems_mu_);
-    problems_.push_back("study " + job.uid + ": " + why);
-  }
+  problems_.Add("study", job.uid, why);
   const std::string uid = job.uid;
   Study& st = studies_[uid];
   st.record.spec = job.spec.study;
@@ -88,11 +85,6 @@ void StudyController::SetAside(model::Job job, const std::string& why) {
   in.kind = machines::StudyInputKind::kSetAside;
   in.message = why;
   Deliver(uid, std::move(in)).IgnoreError();
-}
-
-std::vector<std::string> StudyController::problems() const {
-  std::lock_guard<std::mutex> lock(problems_mu_);
-  return problems_;
 }
 
 void StudyController::Start() {
@@ -116,27 +108,17 @@ Result<model::Job> StudyController::Submit(model::Job job) {
   ASSIGN_OR_RETURN(Study st, MakeStudy(std::move(job)));
   machines::StudyInput in;
   in.kind = machines::StudyInputKind::kSubmitted;
-  if (const std::string& previous = st.record.spec->resume_previous_job_id; !previous.empty()) {
-    in.message = "Resuming the study of job " + previous + ": its " +
-                 std::to_string(st.prior_trials) + " finished trials inform the suggestions.";
-  }
+  in.prior_trials = st.prior_trials;
   machines::StudyDecision d =
       machines::DecideStudy(std::move(st.record), in, policy_, core_->clock()->Now());
   st.record = std::move(d.record);
   for (const machines::StudyAction& a : d.actions) {
     if (a.kind != machines::StudyActionKind::kCommit) continue;
-    Status s = Commit(a.record.uid, a.record, a.create);
-    if (s.code() == StatusCode::kAlreadyExists && a.record.dialect == model::Dialect::kMlV1) {
-      return AlreadyExists("Field: job.job_id Error: A job with this id already exists.")
-          .WithField("job.job_id");
-    }
-    RETURN_IF_ERROR(s);
+    RETURN_IF_ERROR(SubmitOutcome(Commit(a.record.uid, a.record, a.create), a.record.dialect));
   }
   model::Job created = st.record.job;  // Commit published it.
   studies_[created.uid] = std::move(st);
-  core_->Post([this, uid = created.uid] {
-    if (Find(uid) != nullptr) Deliver(uid, machines::StudyInput{}).IgnoreError();
-  });
+  core_->Post([this, uid = created.uid] { Deliver(uid, machines::StudyInput{}).IgnoreError(); });
   return created;
 }
 
@@ -153,43 +135,30 @@ Status StudyController::Cancel(const std::string& uid) {
 }
 
 void StudyController::OnJobCommitted(const JobCommitted& m) {
-  const model::Job& job = *m.job;
-  if (job.study_uid.empty()) return;
-  Study* st = Find(job.study_uid);
-  const model::Trial* t = st == nullptr ? nullptr : FindTrial(st->record.job, job.trial_id);
-  const bool wanted = t != nullptr && model::IsTrialActive(*t) && t->job_uid == job.uid;
-  if (m.before == model::JobState::kUnspecified) {
-    if (st != nullptr) {
-      machines::StudyInput in =
-          TrialInput(machines::StudyInputKind::kTrialJobCreated, job.trial_id);
-      in.job_uid = job.uid;
-      in.job_state = job.state;
-      Deliver(job.study_uid, std::move(in)).IgnoreError();
-    } else if (!model::IsTerminal(job.state)) {
-      trials_.Stop(job.uid, "The study no longer runs this trial.");  // The study finished.
-    }
-    return;
+  const std::string& study_uid = m.job->study_uid;
+  if (study_uid.empty()) return;
+  const Study* st = Find(study_uid);
+  std::optional<machines::StudyInput> in =
+      trials_.OnCommitted(*m.job, m.before, st == nullptr ? nullptr : &st->record);
+  if (!in) return;
+  if (in->kind == machines::StudyInputKind::kTrialJobEnded) {
+    QueueTrialEnd(study_uid, std::move(*in));
+  } else {
+    Deliver(study_uid, std::move(*in)).IgnoreError();
   }
-  if (!wanted || !model::IsTerminal(job.state)) return;
-  QueueTrialEnd(job.study_uid, trials_.Ended(job, *t));
 }
 
 void StudyController::QueueTrialEnd(const std::string& study_uid, machines::StudyInput input) {
   std::vector<machines::StudyInput>& waiting = ended_[study_uid];
   waiting.push_back(std::move(input));
-  if (waiting.size() == 1) core_->Post([this, study_uid] { DeliverEnds(study_uid); });
-}
-
-void StudyController::DeliverEnds(const std::string& uid) {
-  auto it = ended_.find(uid);
-  if (it == ended_.end()) return;
-  std::vector<machines::StudyInput> inputs = std::move(it->second);
-  ended_.erase(it);
-  Deliver(uid, std::move(inputs)).IgnoreError();
+  if (waiting.size() > 1) return;  // A delivery is on its way.
+  core_->Post([this, study_uid] {
+    auto batch = ended_.extract(study_uid);
+    if (!batch.empty()) Deliver(study_uid, std::move(batch.mapped())).IgnoreError();
+  });
 }
 
 void StudyController::OnTrialJobRefused(const TrialJobRefused& m) {
-  if (Find(m.study_uid) == nullptr) return;
   machines::StudyInput in = TrialInput(machines::StudyInputKind::kTrialJobRefused, m.trial_id);
   in.message = m.message;
   Deliver(m.study_uid, std::move(in)).IgnoreError();
@@ -325,15 +294,6 @@ Status StudyController::Commit(const std::string& uid, const model::Job& record,
     core_->At(core_->clock()->Now() + kTrialPollInterval, [this] { Poll(); });
   }
   return Status::Ok();
-}
-
-std::optional<model::Job> StudyController::GetLive(const std::string& uid) const {
-  return published_.Get(uid);
-}
-
-std::optional<std::string> StudyController::FindLiveMl(const std::string& project,
-                                                       const std::string& job_id) const {
-  return published_.FindMl(project, job_id);
 }
 
 }  // namespace ty::service

@@ -14,7 +14,7 @@
 // JobController::Load writes, as for every stored record), and Start() reconciles each
 // recorded trial with its job.
 //
-// Loop thread only, but for the published state (GetLive, FindLiveMl).
+// Loop thread only, but for the published state (published()).
 #pragma once
 
 #include <map>
@@ -31,6 +31,7 @@
 #include "service/loop_core.h"
 #include "service/messages.h"
 #include "service/published_jobs.h"
+#include "service/set_aside_list.h"
 #include "service/study_stalls.h"
 #include "service/trial_job_link.h"
 #include "service/uid_source.h"
@@ -47,8 +48,6 @@ inline constexpr DurationMicros kTrialPollInterval = 2 * 1000000;
 
 class StudyController {
  public:
-  // Live studies as API threads read them (and the memory budget counts them).
-  const PublishedJobs& published() const { return published_; }
   // `trial_root`: the host directory under which each trial job's metrics directory
   // lives (machines/trial_jobs.h); "" = trials cannot report (every trial infeasible).
   // Registers its receivers on `core`: construct it before the loop starts.
@@ -62,7 +61,7 @@ class StudyController {
   // with why and listed in problems(), never left unfinished for ever.
   Status Load();
   // Any thread: why stored studies were failed at start-up (for /healthz).
-  std::vector<std::string> problems() const;
+  std::vector<std::string> problems() const { return problems_.lines(); }
   // Any thread: studies whose decisions wait for a store that cannot write.
   StoreWriteHealth store_health() const { return stalls_.health(); }
   // Loop thread, once, after recovery: reconciles trials with their jobs and resumes.
@@ -74,10 +73,9 @@ class StudyController {
   Status Cancel(const std::string& uid);
   bool IsLive(const std::string& uid) const;  // Loop thread.
 
-  // Any thread: a study that is not finished.
-  std::optional<model::Job> GetLive(const std::string& uid) const;
-  std::optional<std::string> FindLiveMl(const std::string& project,
-                                        const std::string& job_id) const;
+  // Any thread: the studies that are not finished, as API threads read them (and the
+  // memory budget counts them).
+  const PublishedJobs& published() const { return published_; }
 
  private:
   struct Study {
@@ -100,7 +98,6 @@ class StudyController {
   Status Deliver(const std::string& uid, machines::StudyInput input);
   // Trial ends are gathered until the loop is free, then delivered together.
   void QueueTrialEnd(const std::string& study_uid, machines::StudyInput input);
-  void DeliverEnds(const std::string& uid);
   Status Perform(Study& st, const std::vector<machines::StudyAction>& actions,
                  std::vector<machines::StudyInput>* follow_ups);
   // A stalled commit landed (service/study_stalls.h): what waited behind it is done.
@@ -129,8 +126,7 @@ class StudyController {
 
   PublishedJobs published_;  // Live studies, for API threads.
   StudyStalls stalls_;       // Commits the store could not write yet.
-  mutable std::mutex problems_mu_;
-  std::vector<std::string> problems_;  // Guarded by problems_mu_.
+  SetAsideList problems_;    // Stored studies Load found unrunnable.
 };
 
 }  // namespace ty::service

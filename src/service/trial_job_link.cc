@@ -63,6 +63,25 @@ machines::StudyInput TrialJobLink::Ended(const model::Job& trial_job,
   return in;
 }
 
+std::optional<machines::StudyInput> TrialJobLink::OnCommitted(
+    const model::Job& job, model::JobState before, const machines::StudyRecord* study) const {
+  if (before == model::JobState::kUnspecified) {
+    if (study != nullptr) {
+      machines::StudyInput in =
+          TrialInput(machines::StudyInputKind::kTrialJobCreated, job.trial_id);
+      in.job_uid = job.uid;
+      in.job_state = job.state;
+      return in;
+    }
+    if (!model::IsTerminal(job.state)) Stop(job.uid, "The study no longer runs this trial.");
+    return std::nullopt;
+  }
+  const model::Trial* t = study == nullptr ? nullptr : FindTrial(study->job, job.trial_id);
+  const bool wanted = t != nullptr && model::IsTrialActive(*t) && t->job_uid == job.uid;
+  if (!wanted || !model::IsTerminal(job.state)) return std::nullopt;
+  return Ended(job, *t);
+}
+
 std::vector<machines::StudyInput> TrialJobLink::Reconcile(
     const machines::StudyRecord& study) const {
   std::vector<machines::StudyInput> inputs;

@@ -7,6 +7,7 @@
 // Loop thread only.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,12 @@ class TrialJobLink {
   bool Stop(const std::string& job_uid, const std::string& why) const;
   // kTrialJobEnded for `trial`'s job, ended, with what its replica reported.
   machines::StudyInput Ended(const model::Job& trial_job, const model::Trial& trial) const;
+  // What a commit of trial job `job` means to its study, whose record is `study`
+  // (nullptr when the study is no longer live): kTrialJobCreated for its first commit,
+  // kTrialJobEnded when the trial's job ended; nothing otherwise. The job of a study that
+  // finished before it was created is stopped.
+  std::optional<machines::StudyInput> OnCommitted(const model::Job& job, model::JobState before,
+                                                  const machines::StudyRecord* study) const;
   // Start-up: trials whose job ended while the daemon was down (or before the study
   // recorded it) end from the job's record; a trial recorded just before a crash whose
   // job was never created is missing. A stop committed but maybe never sent is sent again.

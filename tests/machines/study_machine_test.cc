@@ -299,6 +299,23 @@ TEST(StudyMachineTest, TrialsAreRecordedBeforeTheirJobsAreSubmitted) {
       << d.actions[0].record.outbox.lines[0].message;
 }
 
+// A submission is created in one commit; a study resuming another's says so in it.
+TEST(StudyMachineTest, ASubmissionSaysWhichStudyItResumes) {
+  StudyRecord fresh = NewStudy();
+  StudyInput submitted = Input(StudyInputKind::kSubmitted);
+  submitted.prior_trials = 4;
+  StudyDecision plain = Decide(fresh, submitted);
+  EXPECT_EQ(Render(plain.actions), "create");
+
+  auto spec = std::make_shared<model::StudySpec>(*fresh.spec);
+  spec->resume_previous_job_id = "first";
+  fresh.spec = spec;
+  StudyDecision resumed = Decide(fresh, submitted);
+  ASSERT_EQ(Render(resumed.actions), "create[1]");
+  EXPECT_EQ(resumed.actions[0].record.outbox.lines[0].message,
+            "Resuming the study of job first: its 4 finished trials inform the suggestions.");
+}
+
 TEST(StudyMachineTest, OneQuestionToTheTunerAtATime) {
   StudyRecord r = Apply(NewStudy(), Input(StudyInputKind::kTick));
   EXPECT_TRUE(r.suggesting);
