@@ -53,7 +53,7 @@ Workload Make(int jobs, int nodes) {
                  3600LL * 1000000 * (1 + n % 24),
                  false,
                  {}};
-    a.replicas.push_back({n, 24, 96, {0, 1, 2}, "NVIDIA_TESLA_T4"});
+    a.replicas.push_back({n, 24, 96, "NVIDIA_TESLA_T4", {0, 1, 2}});
     w.running.push_back(a);
   }
   for (int i = 0; i < jobs; ++i) {

@@ -19,6 +19,7 @@
 #include "common/time.h"
 #include "model/job_spec.h"
 #include "model/outbox.h"
+#include "model/replica_placement.h"
 #include "model/trial.h"
 
 namespace ty::model {
@@ -124,25 +125,16 @@ struct ObservedReplica {
   bool never_started() const { return !running && exit_code == kNeverStarted; }
 };
 
-// What admission gave one replica of the job, kept in the record so every attempt
-// and a restarted daemon use the same node and GPUs (scheduler/ decided it).
-struct ReplicaGrant {
+// What admission gave one replica of the job: its placement (scheduler/ decided it)
+// with who the replica is and the limits enforced on it, kept in the record so every
+// attempt and a restarted daemon use the same node and GPUs.
+struct ReplicaGrant : ReplicaPlacement {
   int pool = 0;
   int index = 0;
-  int node = 0;  // Index into the daemon's capacity nodes.
   std::string node_name;
-  double cpus = 0;             // Counted against the node (may be a share of an overcommit).
-  double memory_gb = 0;        // Counted against the node.
   double cpu_limit = 0;        // Enforced: the machine type's vCPUs, capped by the node.
   double memory_limit_gb = 0;  // Enforced: the machine type's memory, capped by the node.
-  std::string gpu_type;
-  std::vector<int> gpu_indices;
-  bool operator==(const ReplicaGrant& o) const {
-    return pool == o.pool && index == o.index && node == o.node && node_name == o.node_name &&
-           cpus == o.cpus && memory_gb == o.memory_gb && cpu_limit == o.cpu_limit &&
-           memory_limit_gb == o.memory_limit_gb && gpu_type == o.gpu_type &&
-           gpu_indices == o.gpu_indices;
-  }
+  bool operator==(const ReplicaGrant&) const = default;
 };
 
 // What one image name of an attempt stood for when it launched. Tags are resolved at

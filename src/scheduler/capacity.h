@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/time.h"
+#include "model/replica_placement.h"
 
 namespace ty::scheduler {
 
@@ -63,13 +64,8 @@ struct JobDemand {
   std::vector<ReplicaDemand> replicas;  // The gang: all or none.
 };
 
-struct ReplicaPlacement {
-  int node = 0;  // Index into Capacity::nodes.
-  double cpus = 0;
-  double memory_gb = 0;
-  std::vector<int> gpu_indices;  // Device indices on that node.
-  std::string gpu_type;
-};
+// The node and resources one replica was given (`node`: index into Capacity::nodes).
+using ReplicaPlacement = model::ReplicaPlacement;
 
 // A job holding resources (admitted, not yet released).
 struct Allocation {

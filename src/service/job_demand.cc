@@ -77,13 +77,9 @@ std::vector<model::ReplicaGrant> GrantsOf(const QueuedDemand& queued,
     const QueuedDemand::Replica& replica = queued.replicas[r];
     const scheduler::ReplicaPlacement& at = placement[r];
     model::ReplicaGrant g;
+    static_cast<model::ReplicaPlacement&>(g) = at;
     g.pool = replica.pool;
     g.index = replica.index;
-    g.node = at.node;
-    g.cpus = at.cpus;
-    g.memory_gb = at.memory_gb;
-    g.gpu_type = at.gpu_type;
-    g.gpu_indices = at.gpu_indices;
     if (at.node >= 0 && at.node < static_cast<int>(capacity.nodes.size())) {
       const scheduler::Node& node = capacity.nodes[at.node];
       g.node_name = node.name;
@@ -106,15 +102,7 @@ scheduler::Allocation AllocationOfGrants(const scheduler::JobDemand& d,
   a.priority = d.priority;
   a.spot = d.spot;
   a.expected_end = started + d.max_run;
-  for (const model::ReplicaGrant& g : grants) {
-    scheduler::ReplicaPlacement p;
-    p.node = g.node;
-    p.cpus = g.cpus;
-    p.memory_gb = g.memory_gb;
-    p.gpu_type = g.gpu_type;
-    p.gpu_indices = g.gpu_indices;
-    a.replicas.push_back(std::move(p));
-  }
+  for (const model::ReplicaPlacement& placed : grants) a.replicas.push_back(placed);
   return a;
 }
 

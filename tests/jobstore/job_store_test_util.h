@@ -34,8 +34,16 @@ inline model::Job FullJob(const std::string& uid, model::Dialect dialect = model
   job.attempt = 2;
   job.cancel_requested = true;
   job.ending = model::Ending{model::EndingKind::kRetry, model::JobError{3, "worker died"}};
-  job.grants = {
-      model::ReplicaGrant{0, 0, 1, "gpu-box", 2.5, 7.5, 4, 15, "NVIDIA_TESLA_T4", {1, 3}}};
+  model::ReplicaGrant grant;
+  grant.node = 1;
+  grant.cpus = 2.5;
+  grant.memory_gb = 7.5;
+  grant.gpu_type = "NVIDIA_TESLA_T4";
+  grant.gpu_indices = {1, 3};
+  grant.node_name = "gpu-box";
+  grant.cpu_limit = 4;
+  grant.memory_limit_gb = 15;
+  job.grants = {grant};
   job.preemptions = 2;
   job.images = {{"gcr.io/proj/trainer:v1", "sha256:" + std::string(64, 'a'),
                  "sha256:" + std::string(64, 'b')},
