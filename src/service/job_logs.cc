@@ -136,9 +136,21 @@ void WriteOutbox(logs::LogStore* logs, TimeMicros now, const std::string& uid,
 size_t WriteMissingOutboxLines(logs::LogStore* logs, TimeMicros now, const std::string& uid,
                                const model::ServiceOutbox& outbox) {
   if (outbox.lines.empty()) return 0;
-  // An unmarked service line has its time as its mark: a number no outbox reaches.
-  std::set<int64_t> written;
-  for (const logs::LogEntry& e : ReadServiceLines(logs, uid)) written.insert(e.source_time);
+  const int64_t first = outbox.lines.front().seq;
+  // The outbox's lines are written in order just after their commit, so those the log
+  // holds are among its newest service lines: read back from the end (more each time
+  // unmarked lines written since fill the read) until a line marked before them, or the
+  // log's start. A daemon with many long logs starts without reading them whole.
+  std::set<int64_t> written;  // Marks seen; an unmarked line reads back as 0, no line's.
+  for (size_t n = 2 * outbox.lines.size() + 16;; n *= 2) {
+    const std::vector<logs::LogEntry> newest = logs->Tail(uid, "service", n);
+    bool reached = newest.size() < n;
+    for (const logs::LogEntry& e : newest) {
+      written.insert(e.source_time);
+      reached = reached || (e.source_time > 0 && e.source_time < first);
+    }
+    if (reached) break;
+  }
   size_t wrote = 0;
   for (const model::OutboxLine& l : outbox.lines) {
     if (written.count(l.seq) > 0) continue;

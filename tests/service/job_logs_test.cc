@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 
 namespace ty::service {
 namespace {
@@ -102,6 +103,34 @@ TEST_F(JobLogsTest, AMalformedStudyCursorIsRejected) {
     auto page = ReadJobLogs(logs_.get(), study, bad, "", 0);
     EXPECT_EQ(page.status().code(), StatusCode::kInvalidArgument) << bad;
   }
+}
+
+// A restart writes the lines of the last commit's outbox the log lacks, each once, found
+// from the end of the log however many unmarked service lines were written after them.
+TEST_F(JobLogsTest, AStoredOutboxsMissingLinesAreWrittenOnce) {
+  model::ServiceOutbox earlier;
+  for (int i = 0; i < 3; ++i) earlier.Add("earlier " + std::to_string(i));
+  WriteOutbox(logs_.get(), 100, "7", earlier);
+  for (int i = 0; i < 100; ++i) WriteServiceLine(logs_.get(), 200, "7", "between", "INFO");
+  model::ServiceOutbox last = earlier;
+  last.lines.clear();
+  for (int i = 0; i < 3; ++i) last.Add("last " + std::to_string(i));
+  model::ServiceOutbox written_before_the_crash = last;
+  written_before_the_crash.lines.resize(1);
+  WriteOutbox(logs_.get(), 300, "7", written_before_the_crash);
+  // More unmarked lines than the first read back holds: it reads further.
+  for (int i = 0; i < 300; ++i) WriteServiceLine(logs_.get(), 400, "7", "after", "INFO");
+
+  EXPECT_EQ(WriteMissingOutboxLines(logs_.get(), 500, "7", last), 2u);
+  EXPECT_EQ(WriteMissingOutboxLines(logs_.get(), 600, "7", last), 0u) << "all there now";
+  std::map<std::string, int> count;
+  for (const logs::LogEntry& e : ReadServiceLines(logs_.get(), "7")) ++count[e.message];
+  EXPECT_EQ(count["last 0"], 1);
+  EXPECT_EQ(count["last 1"], 1);
+  EXPECT_EQ(count["last 2"], 1);
+  EXPECT_EQ(count["earlier 0"], 1);
+  // A log that has none of them (the daemon died right after the commit) gets all.
+  EXPECT_EQ(WriteMissingOutboxLines(logs_.get(), 700, "8", last), 3u);
 }
 
 }  // namespace
