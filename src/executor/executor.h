@@ -201,6 +201,15 @@ class Executor {
   virtual std::optional<std::string> JobAtAddress(const std::string& address) {
     return std::nullopt;
   }
+  // Any thread, at submit: whether this backend holds the prebuilt runtime image
+  // `local_image` (images/runtimes.h), so that a job on a runtime never built is
+  // refused with how to build it instead of failing at launch. True where the backend
+  // cannot tell now (an engine that does not answer; Slurm nodes keep their own
+  // images; local processes run no image): such a job says so at launch instead.
+  virtual bool HoldsRuntime(const std::string& local_image) {
+    (void)local_image;
+    return true;
+  }
 };
 
 // Labels every replica carries so Recover() can find it.

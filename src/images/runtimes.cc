@@ -117,6 +117,14 @@ std::string ResolveImage(std::string_view image_uri) {
   return std::string(image_uri);
 }
 
+const Runtime* RuntimeOf(std::string_view image_uri) {
+  if (std::optional<PrebuiltMatch> match = MatchPrebuilt(image_uri)) return match->runtime;
+  for (const Runtime& r : kRuntimes) {
+    if (r.local_image == image_uri) return &r;
+  }
+  return nullptr;
+}
+
 const Runtime& MlRuntime(std::string_view /*runtime_version*/) {
   return *FindRuntime("scikit-learn");
 }

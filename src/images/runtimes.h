@@ -50,6 +50,10 @@ Status CheckPrebuiltAvailable(std::string_view image_uri, const std::string& pat
 // name, the name itself otherwise.
 std::string ResolveImage(std::string_view image_uri);
 
+// The runtime a replica of `image_uri` runs: a prebuilt name's, or the one whose local
+// image it names; null for a user's own image (and a TensorFlow name).
+const Runtime* RuntimeOf(std::string_view image_uri);
+
 // The runtime an ml v1 package job runs on. Every AI Platform runtime version bundled
 // scikit-learn and XGBoost (and TensorFlow, which Debian lacks), so every version maps to
 // the scikit-learn runtime; `pythonVersion` is Debian 12's Python 3.11 whatever it says.

@@ -1,6 +1,7 @@
 #include "model/spec_images.h"
 
 #include <algorithm>
+#include <map>
 
 #include "images/google_names.h"
 #include "images/reference.h"
@@ -22,14 +23,19 @@ std::string ImagePath(const JobSpec& spec, size_t pool) {
          (p.python_package ? ".pythonPackageSpec.executorImageUri" : ".containerSpec.imageUri");
 }
 
+// The image a pool's replicas run (its executor image for a package pool).
+const std::string* ImageOf(const WorkerPool& p) {
+  return p.container        ? &p.container->image_uri
+         : p.python_package ? &p.python_package->executor_image_uri
+                            : nullptr;
+}
+
 }  // namespace
 
 Status CheckSpecImages(const JobSpec& spec) {
   for (size_t i = 0; i < spec.pools.size(); ++i) {
     const WorkerPool& p = spec.pools[i];
-    const std::string* image = p.container        ? &p.container->image_uri
-                               : p.python_package ? &p.python_package->executor_image_uri
-                                                  : nullptr;
+    const std::string* image = ImageOf(p);
     if (image == nullptr || p.empty()) continue;
     // An ml v1 package job names no image: the runtime image comes from runtimeVersion
     // at launch, not from the request.
@@ -37,6 +43,28 @@ Status CheckSpecImages(const JobSpec& spec) {
     Result<images::ImageReference> parsed = images::ParseImageReference(*image);
     if (!parsed.ok()) return FieldError(ImagePath(spec, i), parsed.status().message());
     RETURN_IF_ERROR(images::CheckPrebuiltAvailable(*image, ImagePath(spec, i)));
+  }
+  return Status::Ok();
+}
+
+Status CheckRuntimesBuilt(const JobSpec& spec,
+                          const std::function<bool(const std::string& local_image)>& built) {
+  std::map<const images::Runtime*, bool> asked;
+  for (size_t i = 0; i < spec.pools.size(); ++i) {
+    const std::string* image = ImageOf(spec.pools[i]);
+    if (image == nullptr || spec.pools[i].empty()) continue;
+    const images::Runtime* runtime = images::RuntimeOf(*image);
+    if (runtime == nullptr) continue;
+    auto [it, first] = asked.try_emplace(runtime, true);
+    if (first) it->second = built(std::string(runtime->local_image));
+    if (it->second) continue;
+    const std::string name(runtime->name);
+    return FailedPrecondition(ImagePath(spec, i) + ": " + *image + " runs on the " + name +
+                              " runtime (" + std::string(runtime->local_image) +
+                              "), which is not built on this server: build it with "
+                              "`trainyard images build " +
+                              name + "` (minutes, once), then submit the job again")
+        .WithField(ImagePath(spec, i));
   }
   return Status::Ok();
 }

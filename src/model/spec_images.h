@@ -5,6 +5,7 @@
 // Pure; thread-safe.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "common/status.h"
@@ -17,6 +18,14 @@ namespace ty::model {
 // "jobSpec.workerPoolSpecs[0].containerSpec.imageUri" or
 // "trainingInput.masterConfig.imageUri").
 Status CheckSpecImages(const JobSpec& spec);
+
+// The first pool whose image is a runtime of the catalogue (images/runtimes.h) that
+// `built` says is not built here (it is given the runtime's local image): a
+// FailedPrecondition naming the field and `trainyard images build NAME`, so that a job
+// is refused at submit rather than failed at launch. `built` may block briefly (an
+// engine's image inspect); it is asked once per runtime.
+Status CheckRuntimesBuilt(const JobSpec& spec,
+                          const std::function<bool(const std::string& local_image)>& built);
 
 // With tokens, a job pulls only its own project's images and the shared ones:
 // PermissionDenied naming the field, the image's project and the rule otherwise.

@@ -256,8 +256,12 @@ Result<model::Job> JobService::Submit(model::Dialect dialect, const std::string&
   if (options_.images_scoped_to_projects) {
     RETURN_IF_ERROR(InCallersTerms(job.kind, model::CheckImageProjects(job.project, job.spec)));
   }
-  RETURN_IF_ERROR(
-      InCallersTerms(job.kind, backends_.For(project).admission->CheckSubmittable(job)));
+  const Backend& backend = backends_.For(project);
+  RETURN_IF_ERROR(InCallersTerms(job.kind, backend.admission->CheckSubmittable(job)));
+  RETURN_IF_ERROR(InCallersTerms(
+      job.kind, model::CheckRuntimesBuilt(job.spec, [&backend](const std::string& image) {
+        return backend.executor->HoldsRuntime(image);
+      })));
   RETURN_IF_ERROR(CheckMemoryBudget(job));
   if (std::optional<DataDisk> disk = data_disk()) {
     RETURN_IF_ERROR(CheckReserve(disk->space, disk->reserve_bytes));

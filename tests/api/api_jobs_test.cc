@@ -1,4 +1,6 @@
 // Job routes of both dialects over real HTTP.
+#include <gmock/gmock.h>
+
 #include <set>
 #include <string>
 
@@ -8,6 +10,7 @@ namespace ty::api {
 namespace {
 
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 class ApiJobsTest : public ApiFixture {};
 
@@ -281,6 +284,42 @@ TEST_F(ApiJobsTest, ABucketThatCannotBeClaimedNamesItsField) {
   EXPECT_EQ(r.json()["error"]["details"][0]["fieldViolations"][0]["field"],
             "jobSpec.baseOutputDirectory.outputUriPrefix")
       << r.body;
+}
+
+// Issue 33: a job on a prebuilt runtime this server has not built is refused at submit,
+// naming the field and the command that builds it (it used to fail at launch), in both
+// dialects; nothing is stored.
+TEST_F(ApiJobsTest, AJobOnAnUnbuiltRuntimeIsRefusedWithHowToBuildIt) {
+  executor_.SetRuntimeMissing("localhost/trainyard/torch-cpu:latest");
+  executor_.SetRuntimeMissing("localhost/trainyard/sklearn-cpu:latest");
+  Reply vertex = Post(kVertex, R"({"displayName": "x", "jobSpec": {"workerPoolSpecs": [
+      {"machineSpec": {"machineType": "n1-standard-4"}, "replicaCount": "1",
+       "containerSpec": {"imageUri": "img"}},
+      {"machineSpec": {"machineType": "n1-standard-4"}, "replicaCount": "1",
+       "containerSpec": {"imageUri":
+           "us-docker.pkg.dev/vertex-ai/training/pytorch-gpu.1-13.py310:latest"}}]}})");
+  ASSERT_EQ(vertex.status, 400) << vertex.body;
+  json error = vertex.json()["error"];
+  EXPECT_EQ(error["status"], "FAILED_PRECONDITION");
+  EXPECT_EQ(error["details"][0]["fieldViolations"][0]["field"],
+            "jobSpec.workerPoolSpecs[1].containerSpec.imageUri");
+  EXPECT_THAT(error["message"].get<std::string>(), HasSubstr("`trainyard images build pytorch`"));
+
+  Reply ml = Post(kMl, R"({"jobId": "on_sklearn", "trainingInput": {
+      "region": "us-central1", "runtimeVersion": "2.11",
+      "packageUris": ["gs://b/trainer-0.1.tar.gz"], "pythonModule": "trainer.task"}})");
+  ASSERT_EQ(ml.status, 400) << ml.body;
+  EXPECT_EQ(ml.json()["error"]["details"][0]["fieldViolations"][0]["field"],
+            "trainingInput.runtimeVersion");
+  EXPECT_THAT(ml.json()["error"]["message"].get<std::string>(),
+              HasSubstr("`trainyard images build scikit-learn`"));
+  EXPECT_EQ(Get(kMl + std::string("/on_sklearn")).status, 404) << "nothing stored";
+  // Built (the fake holds every other image): the same user image runs.
+  EXPECT_EQ(Post(kVertex, R"({"displayName": "x", "jobSpec": {"workerPoolSpecs": [
+      {"machineSpec": {"machineType": "n1-standard-4"}, "replicaCount": "1",
+       "containerSpec": {"imageUri": "img"}}]}})")
+                .status,
+            200);
 }
 
 TEST_F(ApiJobsTest, UnknownRoutesAndMethodsAre404) {

@@ -338,6 +338,17 @@ TEST_F(ContainerExecutorLogicTest, AnUnbuiltRuntimeSaysHowToBuildIt) {
   EXPECT_THAT(engine_->Pulls(), IsEmpty()) << "nothing to pull it from";
 }
 
+// Asked at submit (executor.h): the engine says whether it holds the runtime; an
+// engine that does not answer refuses nothing (the launch says what is wrong).
+TEST_F(ContainerExecutorLogicTest, HoldsRuntimeAsksTheEngine) {
+  const std::string torch = "localhost/trainyard/torch-cpu:latest";
+  EXPECT_FALSE(ex_->HoldsRuntime(torch));
+  engine_->AddImage(torch);
+  EXPECT_TRUE(ex_->HoldsRuntime(torch));
+  engine_->FailNext("ImageExists", Unavailable("engine down"));
+  EXPECT_TRUE(ex_->HoldsRuntime("localhost/trainyard/sklearn-cpu:latest"));
+}
+
 // gcr.io and pkg.dev names come from the local registry (by its address, host
 // dropped), are tagged by the name the job gave, and are never looked up elsewhere.
 TEST_F(ContainerExecutorLogicTest, AGoogleRegistryNameIsPulledFromTheLocalRegistry) {

@@ -317,6 +317,12 @@ TEST_F(ContainerExecutorTest, MissingImageFailsLaunchAndLeavesNothing) {
   EXPECT_FALSE(ContainerBackend().Leftovers(uid_));
 }
 
+// What submit asks (executor.h HoldsRuntime), answered by the real engine.
+TEST_F(ContainerExecutorTest, HoldsRuntimeIsWhatTheEngineHolds) {
+  EXPECT_TRUE(ex_->HoldsRuntime(kTestImage));
+  EXPECT_FALSE(ex_->HoldsRuntime("localhost/trainyard/no-such-runtime:" + uid_));
+}
+
 TEST_F(ContainerExecutorTest, FailedCreateRemovesEarlierReplicas) {
   AttemptSpec a = NetworkedAttempt({Replica(0, 0, "sleep 100"), Replica(1, 0, "sleep 100")});
   // Someone already holds the second replica's name: its create fails with 409.

@@ -27,6 +27,10 @@ class FakeExecutor : public executor::Executor {
   std::string ReplicaBucketRoot() const override { return bucket_root_; }
   std::string DaemonHostForReplicas() const override { return daemon_host_; }
   bool ReplicasNeedCredential() const override { return needs_credential_; }
+  bool HoldsRuntime(const std::string& local_image) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return missing_runtimes_.count(local_image) == 0;
+  }
 
   // Test controls.
   void FailNextLaunch(std::string message);  // Next Launch reports kLaunchFailed.
@@ -37,6 +41,11 @@ class FakeExecutor : public executor::Executor {
             std::optional<int> signal = std::nullopt);
   void SetRecovered(std::vector<executor::ObservedReplica> replicas);
   void SetReplicaBucketRoot(std::string root) { bucket_root_ = std::move(root); }
+  // HoldsRuntime answers false for this runtime image (never built here).
+  void SetRuntimeMissing(std::string local_image) {
+    std::lock_guard<std::mutex> lock(mu_);
+    missing_runtimes_.insert(std::move(local_image));
+  }
   // How its replicas reach the daemon (as Slurm's: a host name and a credential).
   void SetDaemonHost(std::string host, bool needs_credential) {
     daemon_host_ = std::move(host);
@@ -71,6 +80,7 @@ class FakeExecutor : public executor::Executor {
   std::string bucket_root_ = "/gcs";
   std::string daemon_host_ = "127.0.0.1";
   bool needs_credential_ = false;
+  std::set<std::string> missing_runtimes_;
 };
 
 }  // namespace ty::testing

@@ -659,6 +659,11 @@ std::optional<std::string> ContainerExecutor::JobAtAddress(const std::string& ad
   return addresses_.JobAt(address);
 }
 
+bool ContainerExecutor::HoldsRuntime(const std::string& local_image) {
+  Result<bool> exists = engine_->ImageExists(local_image);
+  return !exists.ok() || *exists;  // An engine that does not answer: the launch will say.
+}
+
 Result<std::vector<ReplicaAddressBook::Entry>> ContainerExecutor::RunningReplicaAddresses() {
   ASSIGN_OR_RETURN(std::vector<FoundReplica> found, ListReplicas("", 0));
   std::vector<ReplicaAddressBook::Entry> out;

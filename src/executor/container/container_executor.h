@@ -172,6 +172,7 @@ class ContainerExecutor : public Executor {
   void BeginShutdown() override { work_.BeginShutdown(); }
   BackendHealth Health() const override;
   std::optional<std::string> JobAtAddress(const std::string& address) override;
+  bool HoldsRuntime(const std::string& local_image) override;
   // Podman (and Docker with host-gateway) resolve it to the gateway of the
   // container's network; a listener on 0.0.0.0 answers there.
   std::string DaemonHostForReplicas() const override { return "host.containers.internal"; }
