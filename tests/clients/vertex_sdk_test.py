@@ -140,6 +140,53 @@ def custom_python_package_training_job():
     expect(job.state == aiplatform.gapic.PipelineState.PIPELINE_STATE_SUCCEEDED, f"state {job.state}")
 
 
+def jobs_on_a_user_image_from_a_google_base():
+    # Issue 33: the custom-containers guide's Dockerfile (its requirements ones this
+    # machine has without a package index), FROM a Deep Learning Containers name, then
+    # the SDK's two ways to run a script on such an image: CustomTrainingJob (a package
+    # installed into the image) and from_local_script (its command runs `pip install
+    # --upgrade pip` and `pip3 install --user` in the replica, no index reachable).
+    import os
+    import subprocess
+    import tempfile
+    context = tempfile.mkdtemp()
+    os.makedirs(os.path.join(context, "trainer"))
+    with open(os.path.join(context, "trainer", "task.py"), "w") as f:
+        f.write("print('image trainer')\n")
+    with open(os.path.join(context, "Dockerfile"), "w") as f:
+        f.write("FROM gcr.io/deeplearning-platform-release/sklearn-cpu\n"
+                "WORKDIR /root\n"
+                "# Installs additional packages\n"
+                "RUN pip install scikit-learn numpy && pip install --user joblib"
+                " && python -m pip install scipy\n"
+                "COPY trainer/ trainer/\n"
+                'ENTRYPOINT ["python", "-m", "trainer.task"]\n')
+    image = f"localhost/sdk-user/trainer:{int(time.time() * 1000)}"
+    built = subprocess.run(["podman", "build", "-q", "-t", image, context],
+                           capture_output=True, text=True, timeout=300)
+    expect(built.returncode == 0, f"podman build: {built.stdout}{built.stderr}")
+    try:
+        script = os.path.join(context, "script.py")
+        with open(script, "w") as f:
+            f.write("import sklearn\nprint('script on a user image', sklearn.__version__)\n")
+        training = aiplatform.CustomTrainingJob(
+            display_name="user-image-script", script_path=script, container_uri=image,
+            requirements=["scikit-learn"])
+        training.run(replica_count=1, machine_type="n1-standard-4")
+        expect(training.state == aiplatform.gapic.PipelineState.PIPELINE_STATE_SUCCEEDED,
+               f"CustomTrainingJob: {training.state}")
+        job = aiplatform.CustomJob.from_local_script(
+            display_name="user-image-local-script", script_path=script, container_uri=image,
+            replica_count=1, machine_type="n1-standard-4")
+        job.run(sync=True)
+        expect(job.state == aiplatform.gapic.JobState.JOB_STATE_SUCCEEDED,
+               f"from_local_script: {job.state}")
+        command = job.job_spec.worker_pool_specs[0].container_spec.command
+        expect("pip3 install -q --user" in " ".join(command), f"the SDK's own command: {command}")
+    finally:
+        subprocess.run(["podman", "rmi", "-f", image], capture_output=True, timeout=60)
+
+
 def get_list_and_cancel():
     job = aiplatform.CustomJob(display_name="to-cancel",
                                worker_pool_specs=[pool(1, "sleep 1000")])
@@ -218,7 +265,8 @@ if __name__ == "__main__":
     setup()
     for c in (custom_job_multi_worker, from_local_script_on_a_prebuilt_image,
               tuning_job_with_log_and_linear_scales, custom_container_training_job,
-              custom_python_package_training_job, get_list_and_cancel,
+              custom_python_package_training_job, jobs_on_a_user_image_from_a_google_base,
+              get_list_and_cancel,
               storage_client_with_a_replica_credential):
         case(c)
     print("vertex_sdk:", "FAILED " + ", ".join(FAILURES) if FAILURES else "all cases passed")
