@@ -78,6 +78,16 @@ Result<std::optional<auth::Principal>> CallerOf(const RegistryTokenService& serv
 
 }  // namespace
 
+HttpResponse RegistryCaCertificate(const RegistryTokenService& service) {
+  if (service.ca_pem.empty()) {
+    return RegistryError(404, "NOT_FOUND", "this daemon serves no HTTPS registry");
+  }
+  HttpResponse response;
+  response.content_type = "application/x-pem-file";
+  response.body = service.ca_pem;
+  return response;
+}
+
 HttpResponse IssueRegistryToken(const RegistryTokenService& service, const HttpRequest& request) {
   if (service.issuer == nullptr) return RegistryError(404, "NOT_FOUND", "no registry tokens here");
   auto query = request.query.find("service");

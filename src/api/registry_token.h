@@ -38,7 +38,15 @@ struct RegistryTokenService {
   std::string issuer_name;
   std::function<int64_t()> now_s;
   int64_t ttl_s = 300;  // A 500 MB push over a slow link outlives it: clients fetch anew.
+  // The registry's HTTPS authority (auth/registry_tls.h), served to anyone at
+  // kRegistryCaPath for `trainyard config registry` to install; "" = no HTTPS registry.
+  std::string ca_pem;
 };
+
+inline constexpr char kRegistryCaPath[] = "/registry/ca.crt";
+
+// The answer to a GET of kRegistryCaPath: the authority's certificate (PEM), or 404.
+HttpResponse RegistryCaCertificate(const RegistryTokenService& service);
 
 // The answer to `request` (a GET of kRegistryTokenPath).
 HttpResponse IssueRegistryToken(const RegistryTokenService& service, const HttpRequest& request);

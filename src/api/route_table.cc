@@ -167,6 +167,13 @@ void AddOpsRows(std::vector<Route>* rows) {
        ApiDialect::kRegistry,
        {Scope::kOwnAuth, Role::kNone},
        [](const RouteCall& c) { return Respond(IssueRegistryToken(c.registry, c.request)); }});
+  // A certificate is public: what clients check the registry by. Served whether or not
+  // the registry takes tokens (kOps: not one of the token service's rows).
+  rows->push_back({"GET",
+                   kRegistryCaPath,
+                   ApiDialect::kOps,
+                   {Scope::kAnyone, Role::kNone},
+                   [](const RouteCall& c) { return Respond(RegistryCaCertificate(c.registry)); }});
   // Cloud Logging's entries:list, by body (POST) or query (GET); a replica's reads see
   // its own job's entries.
   for (const char* method : {"POST", "GET"}) {

@@ -12,6 +12,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "auth/x509_util.h"
 #include "common/files.h"
 
 namespace ty::auth {
@@ -131,19 +132,6 @@ struct RegistryTokenIssuer::Keys {
 
 namespace {
 
-Result<std::string> PemOf(const std::function<int(BIO*)>& write) {
-  BIO* bio = BIO_new(BIO_s_mem());
-  if (bio == nullptr || write(bio) != 1) {
-    BIO_free(bio);
-    return Internal("registry token key: cannot encode PEM");
-  }
-  char* data = nullptr;
-  const long n = BIO_get_mem_data(bio, &data);
-  std::string out(data, static_cast<size_t>(n));
-  BIO_free(bio);
-  return out;
-}
-
 std::string CertDerBase64(X509* cert) {
   unsigned char* der = nullptr;
   const int n = i2d_X509(cert, &der);
@@ -157,12 +145,8 @@ std::string CertDerBase64(X509* cert) {
 std::unique_ptr<RegistryTokenIssuer::Keys> LoadPair(const std::string& key_pem,
                                                     const std::string& cert_pem) {
   auto keys = std::make_unique<RegistryTokenIssuer::Keys>();
-  BIO* kb = BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size()));
-  keys->key = PEM_read_bio_PrivateKey(kb, nullptr, nullptr, nullptr);
-  BIO_free(kb);
-  BIO* cb = BIO_new_mem_buf(cert_pem.data(), static_cast<int>(cert_pem.size()));
-  keys->cert = PEM_read_bio_X509(cb, nullptr, nullptr, nullptr);
-  BIO_free(cb);
+  keys->key = internal::KeyFromPem(key_pem).release();
+  keys->cert = internal::CertFromPem(cert_pem).release();
   if (keys->key == nullptr || keys->cert == nullptr || EVP_PKEY_id(keys->key) != EVP_PKEY_EC ||
       X509_check_private_key(keys->cert, keys->key) != 1 ||
       X509_cmp_current_time(X509_get0_notAfter(keys->cert)) <= 0) {
@@ -174,27 +158,13 @@ std::unique_ptr<RegistryTokenIssuer::Keys> LoadPair(const std::string& key_pem,
 
 Result<std::unique_ptr<RegistryTokenIssuer::Keys>> MakePair() {
   auto keys = std::make_unique<RegistryTokenIssuer::Keys>();
-  keys->key = EVP_EC_gen("P-256");
-  keys->cert = X509_new();
+  keys->key = internal::NewP256Key().release();
+  keys->cert = internal::NewCertificate(keys->key, "trainyardd registry tokens", 3650).release();
   if (keys->key == nullptr || keys->cert == nullptr) {
     return Internal("registry token key: cannot make a P-256 key");
   }
   X509* c = keys->cert;
-  X509_set_version(c, 2);
-  unsigned char serial[16];
-  RAND_bytes(serial, sizeof serial);
-  serial[0] &= 0x7f;
-  BIGNUM* bn = BN_bin2bn(serial, sizeof serial, nullptr);
-  BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(c));
-  BN_free(bn);
-  X509_gmtime_adj(X509_getm_notBefore(c), -3600);
-  X509_gmtime_adj(X509_getm_notAfter(c), 10L * 365 * 24 * 3600);
-  X509_set_pubkey(c, keys->key);
-  X509_NAME* name = X509_get_subject_name(c);
-  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
-                             reinterpret_cast<const unsigned char*>("trainyardd registry tokens"),
-                             -1, -1, 0);
-  X509_set_issuer_name(c, name);
+  X509_set_issuer_name(c, X509_get_subject_name(c));
   if (X509_sign(c, keys->key, EVP_sha256()) == 0) {
     return Internal("registry token key: cannot sign its certificate");
   }
@@ -227,14 +197,8 @@ Result<std::unique_ptr<RegistryTokenIssuer>> RegistryTokenIssuer::Open(const std
   }
   if (!keys) {
     ASSIGN_OR_RETURN(keys, MakePair());
-    EVP_PKEY* key = keys->key;
-    X509* cert = keys->cert;
-    ASSIGN_OR_RETURN(std::string new_key, PemOf([key](BIO* b) {
-                       return PEM_write_bio_PrivateKey(b, key, nullptr, nullptr, 0, nullptr,
-                                                       nullptr);
-                     }));
-    ASSIGN_OR_RETURN(std::string new_cert,
-                     PemOf([cert](BIO* b) { return PEM_write_bio_X509(b, cert); }));
+    ASSIGN_OR_RETURN(std::string new_key, internal::KeyPem(keys->key));
+    ASSIGN_OR_RETURN(std::string new_cert, internal::CertPem(keys->cert));
     RETURN_IF_ERROR(WritePrivateFile(key_path, new_key));
     RETURN_IF_ERROR(WritePrivateFile(cert_path, new_cert));
   }

@@ -106,8 +106,12 @@ struct RegistryState {
   std::string hosts_file = "/etc/hosts";
   std::string conf_file = "/etc/containers/registries.conf.d/50-trainyard-registry.conf";
   std::string auth_file;  // "" = $XDG_CONFIG_HOME or ~/.config, /containers/auth.json.
+  // Where clients read a registry host's trust: DIR/HOST/ca.crt (podman and
+  // containers/image, the Docker CLI and dockerd).
+  std::vector<std::string> certs_dirs = {"/etc/containers/certs.d", "/etc/docker/certs.d"};
   bool remove = false;
   bool credential_helper = false;  // Leave the hosts to gcloud's credential helper.
+  bool plain_http = false;         // The drop-in even where the daemon serves HTTPS.
 };
 
 constexpr char kRegistryCommand[] = "trainyard.config.registry";
@@ -159,6 +163,70 @@ Status UpdateAuthFile(const std::string& path, const std::vector<std::string>& h
   return WritePrivateFile(path, merged);
 }
 
+std::string JoinedDirs(const std::vector<std::string>& dirs) {
+  std::string out;
+  for (const std::string& d : dirs) out += (out.empty() ? "" : " and ") + d;
+  return out;
+}
+
+// The daemon's registry authority (GET /registry/ca.crt), "" where it serves no HTTPS
+// registry or does not answer (`why` says which).
+std::string FetchRegistryCa(Runtime& rt, std::string* why) {
+  Result<HttpResponse> got = rt.http->Send("GET", rt.Endpoint() + "/registry/ca.crt", "");
+  if (!got.ok()) {
+    *why = "trainyardd did not answer at " + rt.Endpoint();
+    return "";
+  }
+  if (got->status != 200 || got->body.rfind("-----BEGIN CERTIFICATE-----", 0) != 0) {
+    *why = "trainyardd at " + rt.Endpoint() +
+           " serves no HTTPS registry (it runs as root "
+           "with --registry IP:80 to serve one on IP:443)";
+    return "";
+  }
+  return got->body;
+}
+
+// DIR/HOST/ca.crt for every certs dir and host: `ca` written, or ours removed ("").
+Status PlaceRegistryCa(const RegistryState& st, const std::vector<std::string>& hosts,
+                       const std::string& ca) {
+  for (const std::string& dir : st.certs_dirs) {
+    for (const std::string& host : hosts) {
+      const std::string host_dir = dir + "/" + host;
+      std::error_code ec;
+      if (ca.empty()) {
+        std::filesystem::remove(host_dir + "/ca.crt", ec);
+        std::filesystem::remove(host_dir, ec);  // Only when nothing else is there.
+        continue;
+      }
+      std::filesystem::create_directories(host_dir, ec);
+      if (ec) return Internal("cannot create " + host_dir + ": " + ec.message());
+      RETURN_IF_ERROR(WriteFileAtomically(host_dir + "/ca.crt", ca));
+    }
+  }
+  return Status::Ok();
+}
+
+// HTTPS where the daemon serves it (its authority placed for every host, and no host
+// marked plain), else the plain-HTTP drop-in. Says which, for the summary.
+Result<std::string> ConfigureTransport(Runtime& rt, const RegistryState& st,
+                                       const std::vector<std::string>& hosts,
+                                       const std::string& ip) {
+  std::string no_https = "--plain-http";
+  const std::string ca = st.plain_http ? "" : FetchRegistryCa(rt, &no_https);
+  if (!ca.empty()) {
+    RETURN_IF_ERROR(PlaceRegistryCa(st, hosts, ca));
+    ::unlink(st.conf_file.c_str());
+    return "clients trust the registry's HTTPS on " + ip +
+           ":443 by its authority, in <dir>/<host>/ca.crt under " + JoinedDirs(st.certs_dirs) +
+           " (read at every connection: running clients too)";
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(st.conf_file).parent_path(), ec);
+  RETURN_IF_ERROR(WriteFileAtomically(st.conf_file, RegistriesConfDropIn(hosts)));
+  return "marked them plain HTTP in " + st.conf_file + " (" + no_https +
+         "; a podman service started before this needs a restart)";
+}
+
 int RunRegistry(Runtime& rt, const RegistryState& st) {
   std::string ip;
   if (!st.remove) {
@@ -189,17 +257,16 @@ int RunRegistry(Runtime& rt, const RegistryState& st) {
   if (!s.ok()) return ReportError(rt, kRegistryCommand, s);
   if (st.remove) {
     ::unlink(st.conf_file.c_str());
+    PlaceRegistryCa(st, hosts, "").IgnoreError();  // What is left says why.
     *rt.out << "Removed the registry block from " << st.hosts_file << ", " << st.conf_file
-            << " and our entries from " << *auth_file << ".\n";
+            << ", the registry's certificate authority and our entries from " << *auth_file
+            << ".\n";
     return 0;
   }
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(st.conf_file).parent_path(), ec);
-  s = WriteFileAtomically(st.conf_file, RegistriesConfDropIn(hosts));
-  if (!s.ok()) return ReportError(rt, kRegistryCommand, s);
+  Result<std::string> transport = ConfigureTransport(rt, st, hosts, ip);
+  if (!transport.ok()) return ReportError(rt, kRegistryCommand, transport.status());
   *rt.out << "Mapped " << hosts.size() << " registry names (gcr.io, us-central1-docker.pkg.dev, "
-          << "...) to " << ip << " in " << st.hosts_file << " and marked them plain HTTP in "
-          << st.conf_file << "; " << *auth_file
+          << "...) to " << ip << " in " << st.hosts_file << "; " << *transport << "; " << *auth_file
           << (mode == AuthEntries::kToken ? " gives them your token (pushes and pulls as its "
                                             "grant).\n"
               : mode == AuthEntries::kRemove
@@ -240,8 +307,9 @@ void AddRegistryCommand(CLI::App* config, const std::shared_ptr<RegistryState>& 
       "registry",
       "Make gcr.io, *.gcr.io and *-docker.pkg.dev image names reach trainyardd's registry for "
       "podman and docker (push and pull): maps them to its address in /etc/hosts (a marked "
-      "block; the real registries are then out of reach from this machine) and marks them "
-      "plain HTTP in a registries.conf.d drop-in. With --access-token-file or "
+      "block; the real registries are then out of reach from this machine) and installs the "
+      "daemon's HTTPS authority for them under certs.d (where it serves no HTTPS, marks them "
+      "plain HTTP in a registries.conf.d drop-in instead). With --access-token-file or "
       "$TRAINYARD_TOKEN, podman and docker send that token to a registry that takes tokens. "
       "Needs root.");
   registry->add_option("--address", reg->address,
@@ -256,7 +324,14 @@ void AddRegistryCommand(CLI::App* config, const std::shared_ptr<RegistryState>& 
   registry->add_option("--auth-file", reg->auth_file,
                        "containers-auth.json to add entries to (default "
                        "~/.config/containers/auth.json, read by podman before ~/.docker).");
-  registry->add_flag("--remove", reg->remove, "Undo: remove the block and the drop-in.");
+  registry->add_option("--certs-dir", reg->certs_dirs,
+                       "Where clients read a registry host's trust (DIR/HOST/ca.crt); repeat "
+                       "for several (default /etc/containers/certs.d and /etc/docker/certs.d).");
+  registry->add_flag("--plain-http", reg->plain_http,
+                     "Mark the names plain HTTP (a registries.conf drop-in, read by clients "
+                     "started after it) instead of installing the daemon's HTTPS authority.");
+  registry->add_flag("--remove", reg->remove,
+                     "Undo: remove the block, the drop-in and the registry's authority.");
   registry->add_flag("--credential-helper", reg->credential_helper,
                      "Leave the registry names' credentials to `gcloud auth configure-docker`'s "
                      "helper (gcloud's access token: the daemon's token once `trainyard config "

@@ -410,26 +410,31 @@ ty::Result<std::map<std::string, std::unique_ptr<ty::executor::Executor>>> MakeE
   return executors;
 }
 
-// GET /registry/token's settings: the daemon's tokens, and a live job's credential
-// for the daemon's own pulls on its behalf.
-ty::api::RegistryTokenService RegistryTokensFor(
-    const ty::auth::RegistryTokenIssuer* issuer, const ty::auth::TokenTable* tokens,
+// The registry's routes: GET /registry/token's settings (the daemon's tokens, and a
+// live job's credential for the daemon's own pulls on its behalf) where the registry
+// takes tokens, and the HTTPS authority where it is served over HTTPS.
+ty::api::RegistryTokenService RegistryServiceFor(
+    const ty::daemon::RegistryKeys& keys, const ty::auth::TokenTable* tokens,
     ty::service::JobService* service, ty::gcs::ObjectStore* objects,
     std::shared_ptr<const ty::auth::ReplicaCredentials> credentials) {
+  ty::api::RegistryTokenService out;
+  if (keys.tls) out.ca_pem = keys.tls->ca_pem;
+  if (!keys.issuer) return out;
   auto identity = ReplicaIdentity(service, objects, std::move(credentials));
-  return {.issuer = issuer,
+  return {.issuer = keys.issuer.get(),
           .tokens = tokens,
           .job = [identity](const std::string& credential) { return identity("", credential); },
           .shared_projects = ty::images::SharedImageProjects(),
           .service = ty::daemon::kRegistryService,
           .issuer_name = ty::daemon::kRegistryIssuer,
-          .now_s = [] { return ty::SystemClock::Get()->Now() / 1000000; }};
+          .now_s = [] { return ty::SystemClock::Get()->Now() / 1000000; },
+          .ca_pem = out.ca_pem};
 }
 
 // The servers and the service, running until a stop signal.
 struct Running {
   std::unique_ptr<ty::service::JobService>& service;
-  std::unique_ptr<ty::executor::LocalRegistry>& registry;
+  std::vector<std::unique_ptr<ty::executor::LocalRegistry>>& registries;
   std::unique_ptr<ty::api::ApiServer>& api;
   std::unique_ptr<ty::api::ApiServer>& replica_api;
 };
@@ -443,7 +448,7 @@ void RunUntilStopped(sigset_t stop_signals, Running r) {
   sigwait(&stop_signals, &sig);
   spdlog::info("signal {}: shutting down (running replicas keep running)", sig);
   r.service->BeginShutdown();
-  if (r.registry) r.registry->Stop();
+  for (const auto& registry : r.registries) registry->Stop();
   r.api->Stop();
   if (r.replica_api) r.replica_api->Stop();
   r.service->Shutdown();
@@ -527,10 +532,11 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
   auto credentials = OpenReplicaCredentials(cfg);
   if (!credentials.ok()) return Fail(credentials.status());
   const std::shared_ptr<const ty::auth::ReplicaCredentials>& shared = *credentials;
-  auto issuer = ty::daemon::OpenRegistryIssuer(cfg, tokens);
-  if (!issuer.ok()) return Fail(issuer.status());
+  auto registry_keys = ty::daemon::OpenRegistryKeys(cfg, tokens);
+  if (!registry_keys.ok()) return Fail(registry_keys.status());
+  const ty::auth::RegistryTokenIssuer* issuer = registry_keys->issuer.get();
   std::function<std::string(const std::string&)> registry_credential;
-  if (*issuer)
+  if (issuer)
     registry_credential = [shared](const std::string& uid) { return shared->TokenFor(uid); };
 
   auto executors = MakeExecutors(cfg, logs->get(), registry_credential);
@@ -542,7 +548,7 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
   if (!objects.ok()) return Fail(objects.status());
   auto so = ServiceOptionsFor(cfg, objects->get(), *executors);
   if (!so.ok()) return Fail(so.status());
-  so->images_scoped_to_projects = *issuer != nullptr;
+  so->images_scoped_to_projects = issuer != nullptr;
   auto service = ty::service::JobService::Create(store->get(), executor, logs->get(),
                                                  ty::SystemClock::Get(), *so);
   if (!service.ok()) return Fail(service.status());
@@ -554,16 +560,14 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
                                                         ty::SystemClock::Get());
   if (!repositories.ok()) return Fail(repositories.status());
   ao.artifacts = repositories->get();
-  if (*issuer) {
-    ao.registry_tokens =
-        RegistryTokensFor(issuer->get(), &tokens, service->get(), objects->get(), shared);
-  }
+  ao.registry_tokens =
+      RegistryServiceFor(*registry_keys, &tokens, service->get(), objects->get(), shared);
   auto api = ty::api::ApiServer::Create(service->get(), ao);
   if (!api.ok()) return Fail(api.status());
   auto bound = (*api)->Start();
   if (!bound.ok()) return Fail(bound.status());
   // After the bind: the registry's config names the token service's port.
-  auto registry = ty::daemon::StartRegistry(cfg, host, *bound, issuer->get());
+  auto registry = ty::daemon::StartRegistry(cfg, host, *bound, *registry_keys);
   if (!registry.ok()) return Fail(registry.status());
   auto replica_api = StartReplicaApi(cfg, service->get(), objects->get(), *bound, shared);
   if (!replica_api.ok()) return Fail(replica_api.status());

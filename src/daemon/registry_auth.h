@@ -5,8 +5,11 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "auth/registry_tls.h"
 #include "auth/registry_tokens.h"
 #include "auth/tokens.h"
 #include "common/status.h"
@@ -24,21 +27,32 @@ inline constexpr char kRegistryIssuer[] = "trainyardd";
 // (the main listener) is on loopback, where other hosts cannot reach it.
 Status CheckRegistryAddress(const DaemonConfig& cfg, const auth::TokenTable& tokens);
 
-// The issuer of registry tokens when this daemon serves a registry and has tokens
-// (its key in <data-dir>/registry, a replaced one said in the log); null otherwise.
-Result<std::unique_ptr<auth::RegistryTokenIssuer>> OpenRegistryIssuer(
-    const DaemonConfig& cfg, const auth::TokenTable& tokens);
+// What the daemon's registry is run with, made when missing: the issuer of its tokens
+// when this daemon serves a registry and has tokens (its key in <data-dir>/registry, a
+// replaced one said in the log), and its HTTPS files where it is served over HTTPS too
+// (RegistryTlsAddress).
+struct RegistryKeys {
+  std::unique_ptr<auth::RegistryTokenIssuer> issuer;  // Null: no authentication.
+  std::optional<auth::RegistryTlsFiles> tls;          // Nullopt: plain HTTP only.
+};
+Result<RegistryKeys> OpenRegistryKeys(const DaemonConfig& cfg, const auth::TokenTable& tokens);
 
 // The token service's URL as registry clients reach it: the main listener's host, or,
 // where it listens on every address, the registry's own host (which every client of
 // the registry reaches), at the bound port; https with TLS.
 std::string RegistryRealm(const DaemonConfig& cfg, const std::string& listen_host, int port);
 
-// Starts supervising the daemon's registry where it serves one (null otherwise),
-// taking `issuer`'s tokens when there is one (null: no authentication). `port`: the
-// main listener's bound port, where the token service answers.
-Result<std::unique_ptr<executor::LocalRegistry>> StartRegistry(
-    const DaemonConfig& cfg, const std::string& listen_host, int port,
-    const auth::RegistryTokenIssuer* issuer);
+// Where the registry is also served over HTTPS (auth/registry_tls.h): HOST:443 for a
+// registry the daemon runs on HOST:80, the port the Google names reach it on (clients
+// speak HTTPS to those names unless a host is configured plain), when the daemon may
+// bind port 443 (root); "" otherwise.
+std::string RegistryTlsAddress(const DaemonConfig& cfg);
+
+// Starts supervising the daemon's registry where it serves one (none otherwise), and
+// its HTTPS twin over the same storage where `keys` has TLS files, each taking the
+// issuer's tokens when there is one. `port`: the main listener's bound port, where the
+// token service answers.
+Result<std::vector<std::unique_ptr<executor::LocalRegistry>>> StartRegistry(
+    const DaemonConfig& cfg, const std::string& listen_host, int port, const RegistryKeys& keys);
 
 }  // namespace ty::daemon

@@ -87,6 +87,10 @@ TEST_F(ApiAuthTest, NoTokenOrAnUnknownOneIs401WithGooglesShape) {
   Reply health = As("", "GET", "/healthz");
   EXPECT_EQ(health.status, 200);
   EXPECT_EQ(health.json(), json({{"status", "ok"}}));
+  // The registry's HTTPS authority is public too: here there is none, which says so.
+  Reply ca = As("", "GET", "/registry/ca.crt");
+  EXPECT_EQ(ca.status, 404) << ca.body;
+  EXPECT_NE(ca.body.find("serves no HTTPS registry"), std::string::npos) << ca.body;
   // Artifact Registry's repositories are a project's like its jobs.
   EXPECT_EQ(As("", "POST",
                "/v1/projects/tenant-a/locations/us-central1/repositories"

@@ -214,7 +214,7 @@ TEST_F(RegistryAuthTest, GcloudsCredentialHelperPushesByTheGoogleNameWithTheDaem
   const fs::path conf = dir_ / "registries.conf";
   ProcessRun config = RunProcess(
       {BinaryDir() + "/bin/trainyard", "config", "registry", "--address", address_, "--hosts-file",
-       hosts.string(), "--registries-conf", conf.string(), "--credential-helper"},
+       hosts.string(), "--registries-conf", conf.string(), "--credential-helper", "--plain-http"},
       env);
   ASSERT_EQ(config.rc, 0) << config.err;
   EXPECT_THAT(config.out, HasSubstr("credential helper"));

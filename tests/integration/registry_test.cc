@@ -70,19 +70,40 @@ class RegistryTest : public ::testing::Test {
     const fs::path hosts = dir_ / "hosts";
     fs::copy_file("/etc/hosts", hosts, fs::copy_options::overwrite_existing);
     const fs::path conf = dir_ / "registries.conf";
-    ProcessRun config =
-        RunProcess({BinaryDir() + "/bin/trainyard", "config", "registry", "--address", address_,
-                    "--hosts-file", hosts.string(), "--registries-conf", conf.string()},
-                   home);
+    ProcessRun config = Configure(hosts, conf, home);
     EXPECT_EQ(config.rc, 0) << config.err;
     EXPECT_THAT(config.out, HasSubstr("docker push gcr.io/PROJECT/IMAGE:TAG"));
-    return RunProcess(
-        {"unshare", "-m", "sh", "-ec", "mount --bind " + hosts.string() + " /etc/hosts\n" + script},
-        {{"CONTAINERS_REGISTRIES_CONF", conf.string()},
-         {"HOME", home.at("HOME")},
-         {"CLOUDSDK_CONFIG", home.at("CLOUDSDK_CONFIG")},
-         {"CLOUDSDK_CORE_DISABLE_PROMPTS", "1"}},
-        300);
+    // The daemon serves HTTPS (root, an IP:80 registry): no host is marked plain, and
+    // every push and pull below checks the registry's certificate.
+    EXPECT_FALSE(fs::exists(conf)) << config.out;
+    std::ofstream(conf).flush();  // The machine's registries.conf, without ours.
+    return RunProcess({"unshare", "-m", "sh", "-ec", InNamespace(hosts) + script},
+                      {{"CONTAINERS_REGISTRIES_CONF", conf.string()},
+                       {"HOME", home.at("HOME")},
+                       {"CLOUDSDK_CONFIG", home.at("CLOUDSDK_CONFIG")},
+                       {"CLOUDSDK_CORE_DISABLE_PROMPTS", "1"}},
+                      300);
+  }
+
+  // `trainyard config registry` as on a machine whose daemon serves HTTPS: its
+  // authority goes into the test's certs dir, which InNamespace mounts where clients
+  // read it.
+  ProcessRun Configure(const fs::path& hosts, const fs::path& conf,
+                       std::map<std::string, std::string> env) {
+    env["TRAINYARD_API"] = daemon_->base();
+    return RunProcess({BinaryDir() + "/bin/trainyard", "config", "registry", "--address", address_,
+                       "--hosts-file", hosts.string(), "--registries-conf", conf.string(),
+                       "--certs-dir", (dir_ / "certs.d").string()},
+                      env);
+  }
+
+  // The start of a script in a mount namespace: `hosts` over /etc/hosts, the test's
+  // certs dir over /etc/containers/certs.d (made on the machine if missing, empty).
+  std::string InNamespace(const fs::path& hosts) {
+    fs::create_directories("/etc/containers/certs.d");
+    fs::create_directories(dir_ / "certs.d");
+    return "mount --bind " + hosts.string() + " /etc/hosts\nmount --bind " +
+           (dir_ / "certs.d").string() + " /etc/containers/certs.d\n";
   }
 
   nlohmann::json RunJob(const std::vector<std::string>& images) {
@@ -184,6 +205,43 @@ TEST_F(RegistryTest, ImagesPushedByGoogleNamesRunByThoseNamesAfterTheLocalCopyIs
 // Issue 30 item 2 (its first part): a tag pushed again runs on the next launch. On
 // 3c2a683 a launch pulled only when the engine lacked the name, so the first image the
 // engine got under a name ran for ever, whatever was pushed after.
+// Issue 33: a podman API service that was running before `trainyard config registry`
+// (it read registries.conf at its start, so no drop-in reaches it) pushes by a Google
+// name: over HTTPS on 443, trusting the registry by the authority the config put where
+// clients read it at every connection. The service here is one of the test's own, on
+// its own socket, started in the test's namespace before the config runs there.
+TEST_F(RegistryTest, AServiceStartedBeforeTheConfigPushesOverHttps) {
+  const std::string gcr = "gcr.io/rp/early-" + suffix_ + ":1";
+  made_ = {gcr};
+  const fs::path hosts = dir_ / "hosts";
+  fs::copy_file("/etc/hosts", hosts, fs::copy_options::overwrite_existing);
+  const fs::path conf = dir_ / "registries.conf";
+  std::ofstream(conf).flush();  // The service's registries.conf: nothing of ours.
+  const fs::path socket = dir_ / "podman.sock";
+  const std::string remote = "podman --url unix://" + socket.string() + " ";
+  const std::string config = "TRAINYARD_API=" + daemon_->base() + " " + BinaryDir() +
+                             "/bin/trainyard config registry --address " + address_ +
+                             " --hosts-file /etc/hosts --registries-conf " +
+                             (dir_ / "dropin.conf").string() +
+                             " --certs-dir /etc/containers/certs.d";
+  ProcessRun run = RunProcess(
+      {"unshare", "-m", "sh", "-ec",
+       InNamespace(hosts) + "podman system service --time=0 unix://" + socket.string() +
+           " & service=$!\ntrap 'kill $service' EXIT\n"
+           "for i in $(seq 100); do [ -S " +
+           socket.string() + " ] && break; sleep 0.1; done\n" + remote + "info >/dev/null\n" +
+           config + "\n" + remote + "tag " + kTestImage + " " + gcr + "\n" + remote + "push -q " +
+           gcr + "\n"},
+      {{"CONTAINERS_REGISTRIES_CONF", conf.string()}, {"HOME", (dir_ / "home").string()}}, 300);
+  ASSERT_EQ(run.rc, 0) << run.out << run.err;
+  EXPECT_THAT(run.out, HasSubstr("clients trust the registry's HTTPS"));
+  EXPECT_TRUE(fs::exists(dir_ / "certs.d" / "gcr.io" / "ca.crt"));
+  EXPECT_FALSE(fs::exists(dir_ / "dropin.conf")) << "no host marked plain HTTP";
+  ProcessRun tags = RunProcess({"curl", "-sf", "--noproxy", "*",
+                                "http://" + address_ + "/v2/rp/early-" + suffix_ + "/tags/list"});
+  EXPECT_THAT(tags.out, HasSubstr("\"1\"")) << tags.err;
+}
+
 TEST_F(RegistryTest, ATagPushedAgainRunsOnTheNextJob) {
   const std::string gcr = "gcr.io/rp/retag-" + suffix_ + ":v1";
   const std::string mirror = address_ + "/rp/retag-" + suffix_ + ":v1";

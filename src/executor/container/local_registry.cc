@@ -26,16 +26,18 @@ constexpr int kMaxRestartWaitMs = 30000;
 
 LocalRegistry::LocalRegistry(Options options) : options_(std::move(options)) {
   std::filesystem::path storage(options_.storage_dir);
-  config_path_ = (storage.parent_path() / "registry.yml").string();
-  log_path_ = (storage.parent_path() / "registry.log").string();
+  config_path_ = (storage.parent_path() / (options_.name + ".yml")).string();
+  log_path_ = (storage.parent_path() / (options_.name + ".log")).string();
 }
 
 LocalRegistry::~LocalRegistry() { Stop(); }
 
-long LocalRegistry::Probe(const std::string& address, long timeout_ms) {
+long LocalRegistry::Probe(const std::string& address, long timeout_ms, bool https) {
   CURL* curl = curl_easy_init();
   if (curl == nullptr) return 0;
-  const std::string url = "http://" + address + "/v2/";
+  const std::string url = (https ? "https://" : "http://") + address + "/v2/";
+  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);  // Is it up, not who it is.
+  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
@@ -50,8 +52,8 @@ long LocalRegistry::Probe(const std::string& address, long timeout_ms) {
   return status;
 }
 
-bool LocalRegistry::Answers(const std::string& address, long timeout_ms) {
-  const long status = Probe(address, timeout_ms);
+bool LocalRegistry::Answers(const std::string& address, long timeout_ms, bool https) {
+  const long status = Probe(address, timeout_ms, https);
   return status == 200 || status == 401;
 }
 
@@ -85,6 +87,10 @@ Status LocalRegistry::WriteConfig() const {
       << "storage:\n  filesystem:\n    rootdirectory: " << options_.storage_dir << "\n"
       << "  delete:\n    enabled: true\n"
       << "http:\n  addr: " << options_.address << "\n";
+  if (!options_.tls.cert_path.empty()) {
+    out << "  tls:\n    certificate: \"" << options_.tls.cert_path << "\"\n    key: \""
+        << options_.tls.key_path << "\"\n";
+  }
   const Options::TokenAuth& auth = options_.token_auth;
   if (!auth.realm.empty()) {
     // Quoted: the values are the daemon's own (a URL, fixed names, a data-dir path).
@@ -132,7 +138,7 @@ void LocalRegistry::Supervise() {
   int wait_ms = 1000;
   bool said_shared = false;
   while (true) {
-    const long found = Probe(options_.address, 1000);
+    const long found = Probe(options_.address, 1000, !options_.tls.cert_path.empty());
     if (found == 200 || found == 401) {  // Someone else's: use it while it answers.
       if (!said_shared) {
         spdlog::info("registry: using the one answering at {}", options_.address);

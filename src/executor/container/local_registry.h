@@ -34,6 +34,15 @@ class LocalRegistry {
       std::string cert_path;  // PEM certificate of the signing key.
     };
     TokenAuth token_auth;
+    // Set: HTTPS with this certificate and key (auth/registry_tls.h), else plain HTTP.
+    struct Tls {
+      std::string cert_path;
+      std::string key_path;
+    };
+    Tls tls;
+    // Its generated config and log: <storage_dir's parent>/NAME.yml and NAME.log (two
+    // registries, HTTP and HTTPS, share one storage).
+    std::string name = "registry";
   };
   explicit LocalRegistry(Options options);
   LocalRegistry(const LocalRegistry&) = delete;
@@ -47,10 +56,11 @@ class LocalRegistry {
   void Stop();
 
   // Waits up to `timeout_ms` for `GET /v2/` to answer at the address: 200, or the 401
-  // of a registry that wants a token.
-  static bool Answers(const std::string& address, long timeout_ms);
+  // of a registry that wants a token. `https`: over TLS (any certificate: a liveness
+  // probe of the daemon's own address).
+  static bool Answers(const std::string& address, long timeout_ms, bool https = false);
   // The HTTP status of `GET /v2/` there; 0 when nothing answers.
-  static long Probe(const std::string& address, long timeout_ms);
+  static long Probe(const std::string& address, long timeout_ms, bool https = false);
 
  private:
   void Supervise();
