@@ -22,6 +22,7 @@ Status SortConfigKeys(const std::string& path, const nlohmann::json& doc, Daemon
                                  "executor",
                                  "engine_socket",
                                  "bucket_root",
+                                 "wheelhouse",
                                  "stop_grace_seconds",
                                  "warm_pool",
                                  "network_slots",
@@ -204,6 +205,7 @@ Status ApplyConfigFile(const std::string& path, DaemonConfig& cfg, const CLI::Ap
   RETURN_IF_ERROR(str("executor", "--executor", cfg.executor));
   RETURN_IF_ERROR(str("engine_socket", "--engine-socket", cfg.engine_socket));
   RETURN_IF_ERROR(str("bucket_root", "--bucket-root", cfg.bucket_root));
+  RETURN_IF_ERROR(str("wheelhouse", "--wheelhouse", cfg.wheelhouse));
   RETURN_IF_ERROR(str("replica_listen", "--replica-listen", cfg.replica_listen));
   RETURN_IF_ERROR(str("tls_cert_file", "--tls-cert-file", cfg.tls_cert_file));
   RETURN_IF_ERROR(str("tls_key_file", "--tls-key-file", cfg.tls_key_file));
@@ -292,6 +294,9 @@ void AddFlags(CLI::App& app, DaemonConfig& cfg, std::string* config_path) {
   app.add_option(
       "--bucket-root", cfg.bucket_root,
       "Host directory holding one directory per gs:// bucket (default <data-dir>/buckets)");
+  app.add_option("--wheelhouse", cfg.wheelhouse,
+                 "Directory of Python wheels (and sdists) pip finds in container replicas and "
+                 "package installs with no package index (default <data-dir>/wheelhouse)");
   AddReplicaFlags(app, cfg);
   AddLimitFlags(app, cfg);
   AddStoreFlags(app, cfg);
@@ -299,6 +304,7 @@ void AddFlags(CLI::App& app, DaemonConfig& cfg, std::string* config_path) {
   app.add_option(
       "--config", *config_path,
       "YAML file with the same keys (listen, data_dir, executor, engine_socket, bucket_root, "
+      "wheelhouse, "
       "port_file, stop_grace_seconds, warm_pool, max_replicas_per_pool, max_replicas_per_job, "
       "max_daemon_memory, data_reserve_mb, backup_every_minutes, backup_keep, "
       "replica_listen, tls_cert_file, tls_key_file, registry, registry_serve, slurm_dir, "

@@ -23,6 +23,9 @@ struct DaemonConfig {
   std::string executor = "container";
   std::string engine_socket = "/run/podman/podman.sock";
   std::string bucket_root;  // Default <data_dir>/buckets.
+  // Wheels pip finds in every container replica and package install, offline
+  // (model::kReplicaWheelhouse). Default <data_dir>/wheelhouse.
+  std::string wheelhouse;
   double stop_grace_seconds = 10;
   int warm_pool =
       0;  // Containers started ahead of demand (executor/container/warm_pool.h); 0 = none.

@@ -119,6 +119,7 @@ ty::Result<std::unique_ptr<ty::executor::Executor>> MakeExecutor(
       o.network_slots = 0;
     }
     o.bucket_root = cfg.bucket_root;
+    o.wheelhouse = cfg.wheelhouse;
     o.replica_userns_base = static_cast<uint32_t>(cfg.replica_uid_base);
     o.google_registry = cfg.registry;
     o.registry_credential = registry_credential;
@@ -595,6 +596,7 @@ int main(int argc, char** argv) {
   }
   if (cfg.data_dir.empty()) cfg.data_dir = ty::daemon::DefaultDataDir();
   if (cfg.bucket_root.empty()) cfg.bucket_root = cfg.data_dir + "/buckets";
+  if (cfg.wheelhouse.empty()) cfg.wheelhouse = cfg.data_dir + "/wheelhouse";
   auto listen = SplitHostPort(cfg.listen, "--listen");
   if (!listen.ok()) return Fail(listen.status());
   auto tokens = ty::auth::TokenTable::FromConfig(cfg.tokens_doc);
@@ -616,12 +618,15 @@ int main(int argc, char** argv) {
       !pre.not_writable.empty()) {
     return Fail(ty::daemon::JudgeStore(pre, cfg.accept_store_loss));
   }
-  std::filesystem::create_directories(cfg.bucket_root, ec);
-  if (ec) return Fail(ty::Internal("cannot create " + cfg.bucket_root + ": " + ec.message()));
+  for (const std::string& dir : {cfg.bucket_root, cfg.wheelhouse}) {
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return Fail(ty::Internal("cannot create " + dir + ": " + ec.message()));
+  }
   if (ty::Status s = ty::daemon::SecureDataDir(cfg.data_dir); !s.ok()) return Fail(s);
   // Absolute, because the engine reads a relative bind-mount source as a volume name
   // ("data/buckets" failed every replica) and the process executor changes directory.
   cfg.data_dir = std::filesystem::absolute(cfg.data_dir).lexically_normal().string();
   cfg.bucket_root = std::filesystem::absolute(cfg.bucket_root).lexically_normal().string();
+  cfg.wheelhouse = std::filesystem::absolute(cfg.wheelhouse).lexically_normal().string();
   return Serve(cfg, listen->first, listen->second, *tokens, BlockStopSignals());
 }

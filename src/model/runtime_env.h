@@ -19,6 +19,11 @@ namespace ty::model {
 inline constexpr char kReplicaMetricsDir[] = "/tmp/hypertune";
 inline constexpr char kTrialMetricsFile[] = "output.metrics";
 
+// Where a replica and a package install see the daemon's wheelhouse (read-only), and
+// pip's find-links there (PIP_FIND_LINKS): wheels a user put there install with no
+// package index reachable; with one reachable, pip takes from both.
+inline constexpr char kReplicaWheelhouse[] = "/opt/trainyard/wheelhouse";
+
 // Every replica listens on this port in the cluster maps (docs/contracts/runtime.md §3).
 inline constexpr int kClusterPort = 2222;
 

@@ -18,6 +18,7 @@ namespace ty::testing {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::HasSubstr;
 
 constexpr char kRuntimeImage[] = "localhost/trainyard/sklearn-cpu:latest";
 constexpr char kVertexName[] = "us-docker.pkg.dev/vertex-ai/training/sklearn-cpu.1-0:latest";
@@ -198,6 +199,54 @@ TEST_F(PythonPackageTest, APackageJobOfThreeReplicasInstallsOnce) {
     ++installs;
   }
   EXPECT_EQ(installs, 1u) << logs;
+}
+
+// Issue 33 item 1: a requirement no package index here has, as a wheel in the daemon's
+// wheelhouse (<data-dir>/wheelhouse), installs offline: as a package's dependency in
+// the install container (no network at all), and with `pip install` in a replica of the
+// runtime image (a network, but no index reachable). Without it the install fails.
+TEST_F(PythonPackageTest, ARequirementInTheWheelhouseInstallsWithNoPackageIndex) {
+  const std::string dep = "tywheel" + token_;
+  std::string trainer = Sdist("trainer",
+                              {{"task.py", "import " + dep + ", trainer\nprint('wheel says', " +
+                                               dep + ".WORD, trainer.TOKEN)\n"}},
+                              "'" + dep + "'");
+  nlohmann::json missing = Run({PackagePool(1, {trainer})});
+  ASSERT_EQ(missing["state"], "JOB_STATE_FAILED") << missing.dump();
+
+  // The wheel, built by the runtime's own pip with no network.
+  const fs::path src = fs::temp_directory_path() / ("ty-wheel-" + token_);
+  fs::create_directories(src);
+  std::ofstream(src / "setup.py") << "from setuptools import setup\nsetup(name='" << dep
+                                  << "', version='1.0', py_modules=['" << dep << "'])\n";
+  std::ofstream(src / (dep + ".py")) << "WORD = 'from the wheelhouse'\n";
+  ProcessRun wheel =
+      RunProcess({"podman", "run", "--rm", "--network", "none", "-v", src.string() + ":/src",
+                  kRuntimeImage, "python3", "-m", "pip", "wheel", "--no-deps",
+                  "--no-build-isolation", "--no-index", "/src", "-w", "/src/out"},
+                 {}, 180);
+  ASSERT_EQ(wheel.rc, 0) << wheel.out << wheel.err;
+  const fs::path wheelhouse = fs::path(daemon_->data_dir()) / "wheelhouse";
+  for (const auto& f : fs::directory_iterator(src / "out")) {
+    fs::copy_file(f.path(), wheelhouse / f.path().filename());
+  }
+  fs::remove_all(src);
+
+  nlohmann::json installed = Run({PackagePool(1, {trainer})});
+  ASSERT_EQ(installed["state"], "JOB_STATE_SUCCEEDED") << installed.dump() << Logs();
+  EXPECT_THAT(Logs(), HasSubstr("wheel says from the wheelhouse " + token_));
+
+  nlohmann::json replica = {{"machineSpec", {{"machineType", "n1-standard-4"}}},
+                            {"replicaCount", "1"},
+                            {"containerSpec",
+                             {{"imageUri", kVertexName},
+                              {"command",
+                               {"sh", "-c",
+                                "pip install -q " + dep + " && python3 -c 'import " + dep +
+                                    "; print(" + dep + ".WORD)'"}}}}};
+  nlohmann::json ran = Run({replica});
+  ASSERT_EQ(ran["state"], "JOB_STATE_SUCCEEDED") << ran.dump() << Logs();
+  EXPECT_THAT(Logs(), HasSubstr("from the wheelhouse"));
 }
 
 TEST_F(PythonPackageTest, AnMlPackageJobWithoutARuntimeVersionRunsOnTheDefaultRuntime) {

@@ -58,6 +58,7 @@ ContainerExecutor::ContainerExecutor(Options options)
 internal::PackageImages::Options ContainerExecutor::PackageOptions() const {
   internal::PackageImages::Options p;
   p.bucket_root = options_.bucket_root;
+  p.wheelhouse = options_.wheelhouse;
   p.userns_base = UsernsBase();
   p.native_create = options_.native_create && speaks_libpod_;
   if (!options_.instance.empty()) p.labels[kLabelInstance] = options_.instance;

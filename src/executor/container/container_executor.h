@@ -107,6 +107,9 @@ class ContainerExecutor : public Executor {
     // Host directory with one directory per bucket, mounted at /gcs in every
     // replica (kReplicaBucketRoot); "" = no buckets.
     std::string bucket_root;
+    // Host directory of wheels every replica and package install sees read-only at
+    // model::kReplicaWheelhouse, pip's find-links; "" = none.
+    std::string wheelhouse;
     // "HOST:PORT" of the registry standing in for gcr.io and *.pkg.dev
     // (images/google_names.h): such names are pulled from it, never from the internet.
     // "" = none here, and such a name the engine lacks fails its job at once.

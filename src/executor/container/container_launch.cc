@@ -19,6 +19,7 @@
 #include "images/google_names.h"
 #include "images/reference.h"
 #include "images/runtimes.h"
+#include "model/runtime_env.h"
 
 namespace ty::executor {
 namespace {
@@ -203,10 +204,27 @@ Status ContainerExecutor::Launch(const AttemptSpec& attempt) {
   return work_.StartLaunch([this, owned] { RunLaunch(owned); });
 }
 
+namespace {
+
+// The daemon's wheelhouse, read-only, and pip's find-links there, unless the replica's
+// own environment names other links.
+void AddWheelhouse(const std::string& host_dir, ReplicaLaunch* r) {
+  r->mounts.push_back({host_dir, model::kReplicaWheelhouse, true});
+  for (const model::EnvVar& e : r->env) {
+    if (e.name == "PIP_FIND_LINKS") return;
+  }
+  r->env.push_back({"PIP_FIND_LINKS", model::kReplicaWheelhouse});
+}
+
+}  // namespace
+
 AttemptSpec ContainerExecutor::WithEngineParts(const AttemptSpec& attempt) const {
   AttemptSpec owned = attempt;
   if (!options_.instance.empty()) owned.labels[kLabelInstance] = options_.instance;
-  for (ReplicaLaunch& r : owned.replicas) r = WithMetricsDir(std::move(r), false);
+  for (ReplicaLaunch& r : owned.replicas) {
+    r = WithMetricsDir(std::move(r), false);
+    if (!options_.wheelhouse.empty()) AddWheelhouse(options_.wheelhouse, &r);
+  }
   // Buckets: each bucket of the job and of its project at /gcs/BUCKET (as on Vertex),
   // mounted one by one: never the bucket root, so no replica sees another project's
   // buckets. The mounts are part of the attempt from here on, so warm gangs are

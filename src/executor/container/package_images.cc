@@ -18,6 +18,7 @@
 
 #include "executor/container/container_body.h"
 #include "executor/container/package_digest.h"
+#include "model/runtime_env.h"
 
 namespace ty::executor::internal {
 
@@ -40,8 +41,9 @@ constexpr int64_t kMaxPackageBytes = 2LL * 1024 * 1024 * 1024;
 // What the install script prints when its memory cgroup killed a process.
 constexpr char kOutOfMemoryLine[] = "trainyard: the install ran out of memory";
 
-std::string InstallScript(size_t count) {
+std::string InstallScript(size_t count, bool wheelhouse) {
   std::string find_links, targets;
+  if (wheelhouse) find_links = std::string(" --find-links ") + model::kReplicaWheelhouse;
   for (size_t i = 0; i < count; ++i) {
     const std::string dir = std::string(kPackagesDir) + "/" + std::to_string(i);
     find_links += " --find-links " + dir;
@@ -264,7 +266,8 @@ ContainerBody PackageImages::InstallBody(const std::string& image,
   body.pids_limit = limits.pids;
   body.image = image;
   body.entrypoint = std::vector<std::string>{"/bin/sh", "-c"};
-  body.cmd = std::vector<std::string>{InstallScript(host_paths.size())};
+  body.cmd =
+      std::vector<std::string>{InstallScript(host_paths.size(), !options_.wheelhouse.empty())};
   body.env = std::vector<std::string>{
       "PIP_BREAK_SYSTEM_PACKAGES=1", "PIP_ROOT_USER_ACTION=ignore", "PIP_NO_INPUT=1",
       "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"};
@@ -274,6 +277,9 @@ ContainerBody PackageImages::InstallBody(const std::string& image,
   for (size_t i = 0; i < host_paths.size(); ++i) {
     const std::string dir = host_paths[i].substr(0, host_paths[i].rfind('/'));
     body.binds.push_back(dir + ":" + kPackagesDir + "/" + std::to_string(i) + ":ro");
+  }
+  if (!options_.wheelhouse.empty()) {
+    body.binds.push_back(options_.wheelhouse + ":" + model::kReplicaWheelhouse + ":ro");
   }
   return body;
 }

@@ -46,6 +46,7 @@ class PackageImages {
  public:
   struct Options {
     std::string bucket_root;   // Host directory of the buckets (gs://B/O = <root>/B/O).
+    std::string wheelhouse;    // Host directory of wheels pip may take requirements from.
     uint32_t userns_base = 0;  // The replicas' user namespace (0 = host ids).
     bool native_create = false;
     std::map<std::string, std::string> labels;  // On the install container.
