@@ -34,9 +34,9 @@ struct RegistryTlsFiles {
 const std::vector<std::string>& RegistryTlsNames();
 
 // Keeps in `dir` (made 0700 if missing) an authority (10 years) and a server
-// certificate for RegistryTlsNames() and `ip` (1 year). Files that do not load, match
-// or will expire within 30 days are made anew; the server certificate is also made anew
-// when the authority or `ip` changed. Internal on I/O failure.
+// certificate for RegistryTlsNames() and `ip` (1 year), checked at each daemon start. Files that do
+// not load, match or will expire within 30 days are made anew; the server certificate is also made
+// anew when the authority or `ip` changed. Internal on I/O failure.
 Result<RegistryTlsFiles> OpenRegistryTls(const std::string& dir, const std::string& ip);
 
 }  // namespace ty::auth

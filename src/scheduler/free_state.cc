@@ -138,9 +138,10 @@ std::optional<std::vector<ReplicaPlacement>> FreeState::Place(
   }
   std::map<int, NodeFree> touched;  // Nodes this gang uses, as left by its replicas so far.
   std::vector<ReplicaPlacement> out(gang.size());
+  // The maxima and GPU totals do not change while a gang is placed: the check above
+  // holds for every replica below.
   for (size_t i : BiggestFirst(gang)) {
     const ReplicaDemand& d = gang[i];
-    if (FitsNowhere(d)) return std::nullopt;
     int best = -1;
     double best_left = 0;
     double seen_cpus = 0, seen_memory = 0;  // Maxima over the nodes as they are.

@@ -160,15 +160,4 @@ size_t WriteMissingOutboxLines(logs::LogStore* logs, TimeMicros now, const std::
   return wrote;
 }
 
-std::vector<logs::LogEntry> ReadServiceLines(logs::LogStore* logs, const std::string& uid) {
-  std::vector<logs::LogEntry> out;
-  logs->Scan(uid,
-             [&](const logs::LogEntry& e) {
-               if (e.stream == logs::LogStream::kService) out.push_back(e);
-               return true;
-             })
-      .IgnoreError();
-  return out;
-}
-
 }  // namespace ty::service

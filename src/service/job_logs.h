@@ -42,12 +42,10 @@ Result<JobLogPage> ReadJobLogs(logs::LogStore* logs, const std::vector<LogSource
                                const std::string& cursor, const std::string& task,
                                size_t max_entries);
 
-// The service's own lines in a job's log (task "service"): what every controller
-// writes about a job, and reads back at start-up to tell which lines a crash kept
-// from being written, or wrote already. Thread-safe.
+// A line of the service's own in a job's log (task "service", unmarked): what a
+// controller says of a job outside its record's outbox. Thread-safe.
 void WriteServiceLine(logs::LogStore* logs, TimeMicros now, const std::string& uid,
                       const std::string& message, const std::string& severity);
-std::vector<logs::LogEntry> ReadServiceLines(logs::LogStore* logs, const std::string& uid);
 
 // A committed record's outbox (model/outbox.h): its lines, each marked with its number
 // (the entry's source_time), so that a restart can tell which ones the log holds.

@@ -17,6 +17,7 @@
 #include "service/crash_harness.h"
 #include "service/job_logs.h"
 #include "service/job_service.h"
+#include "service/service_lines.h"
 #include "service/sim_executor.h"
 #include "wire/dialect.h"
 

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <map>
 
+#include "service/service_lines.h"
+
 namespace ty::service {
 namespace {
 
