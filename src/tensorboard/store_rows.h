@@ -1,0 +1,45 @@
+// Rows of the TensorBoard store (store.h) to records and back, and the lookups each
+// level shares. Internal to tensorboard/; callers hold the store's mutex.
+#pragma once
+
+#include <string>
+
+#include "tensorboard/sqlite_db.h"
+#include "tensorboard/store.h"
+
+namespace ty::tensorboard {
+
+#define TY_TB_DESCRIBED "display_name, description, labels, create_time, update_time"
+#define TY_TB_SELECT_TENSORBOARD \
+  "SELECT id, project, location, " TY_TB_DESCRIBED " FROM tensorboards"
+#define TY_TB_SELECT_EXPERIMENT "SELECT id, " TY_TB_DESCRIBED ", source FROM experiments"
+#define TY_TB_SELECT_RUN "SELECT id, " TY_TB_DESCRIBED " FROM runs"
+#define TY_TB_SELECT_TIME_SERIES                                                      \
+  "SELECT id, display_name, description, '{}', create_time, update_time, value_type," \
+  " plugin_name, (SELECT MAX(step) FROM points WHERE series = time_series.id)"        \
+  " FROM time_series"
+
+// A tensorboard id as stored (a positive decimal), or -1 for anything else: a name
+// that cannot be one matches nothing. "" (a first page) is 0.
+int64_t IdAfter(const std::string& id);
+
+void BindDescribed(Stmt* q, const Described& d);
+Tensorboard TensorboardRow(const Stmt& q);
+Experiment ExperimentRow(const Stmt& q, const ResourcePath& tensorboard);
+Run RunRow(const Stmt& q, const ResourcePath& experiment);
+TimeSeries TimeSeriesRow(const Stmt& q, const ResourcePath& run);
+
+// NotFound naming the resource when it is not there (or not under its parents).
+Result<Tensorboard> ReadTensorboard(sqlite3* db, const ResourcePath& path);
+Result<Experiment> ReadExperiment(sqlite3* db, const ResourcePath& path);
+Result<Run> ReadRun(sqlite3* db, const ResourcePath& path);
+Result<TimeSeries> ReadTimeSeries(sqlite3* db, const ResourcePath& path);
+int64_t CountRuns(sqlite3* db, const ResourcePath& tensorboard);
+
+// Inserts under a parent that exists; AlreadyExists, or ResourceExhausted past `limits`.
+// Sets the record's times (and a time series' id).
+Status InsertExperiment(SqliteDb* db, TimeMicros now, const Limits& limits, Experiment* e);
+Status InsertRun(SqliteDb* db, TimeMicros now, const Limits& limits, Run* r);
+Status InsertTimeSeries(SqliteDb* db, TimeMicros now, const Limits& limits, TimeSeries* s);
+
+}  // namespace ty::tensorboard
