@@ -85,7 +85,7 @@ class ApiServer::Impl {
         tls_(std::move(tls)),
         router_(service, options_.storage, options_.random, options_.storage_only,
                 AccessGate{options_.tokens, options_.replica_identity}, options_.registry_tokens,
-                options_.artifacts),
+                options_.artifacts, options_.tensorboards),
         io_contexts_(MakeContexts(options_.threads)) {
     acceptor_ = std::make_unique<tcp::acceptor>(*io_contexts_.front());
     limits_.max_body_bytes = options_.max_body_bytes;

@@ -25,6 +25,7 @@
 #include "auth/tokens.h"
 #include "common/random.h"
 #include "common/status.h"
+#include "tensorboard/store.h"
 
 namespace ty::service {
 class JobService;
@@ -75,6 +76,8 @@ class ApiServer {
     RegistryTokenService registry_tokens;
     // Artifact Registry's repositories (not owned); null: those routes are not served.
     artifacts::Repositories* artifacts = nullptr;
+    // Vertex AI TensorBoard's resources (not owned); null: those routes are not served.
+    tensorboard::Store* tensorboards = nullptr;
   };
 
   // InvalidArgument for bad options (threads < 1, port outside 0..65535, a TLS

@@ -16,6 +16,7 @@
 #include "artifacts/repositories.h"
 #include "common/status.h"
 #include "service/job_service.h"
+#include "tensorboard/store.h"
 #include "wire/dialect.h"
 
 namespace ty::api::internal {
@@ -37,6 +38,7 @@ struct RouteCall {
   const StorageContext& storage;  // `store` null without the Cloud Storage API.
   const RegistryTokenService& registry;
   artifacts::Repositories* artifacts;  // Null without Artifact Registry's repositories.
+  tensorboard::Store* tensorboards;    // Null without Vertex AI TensorBoard.
   wire::RenderOptions render;          // From `$alt=json;enum-encoding=int`.
 
   Call call() const { return Call{service, request, render}; }
@@ -81,6 +83,29 @@ HttpResponse CreateRepository(const RouteCall& call);
 HttpResponse GetRepository(const RouteCall& call);
 HttpResponse ListRepositories(const RouteCall& call);
 HttpResponse ListRepositoryLocations(const RouteCall& call);
+
+// Vertex AI TensorBoard (tensorboard_endpoints.cc): tensorboards (create, update and
+// delete answer done operations), their experiments, runs and time series, and reads
+// and writes of scalar points.
+HttpResponse CreateTensorboard(const RouteCall& call);
+HttpResponse GetTensorboard(const RouteCall& call);
+HttpResponse ListTensorboards(const RouteCall& call);
+HttpResponse UpdateTensorboard(const RouteCall& call);
+HttpResponse DeleteTensorboard(const RouteCall& call);
+HttpResponse CreateTensorboardExperiment(const RouteCall& call);
+HttpResponse GetTensorboardExperiment(const RouteCall& call);
+HttpResponse ListTensorboardExperiments(const RouteCall& call);
+HttpResponse DeleteTensorboardExperiment(const RouteCall& call);
+HttpResponse CreateTensorboardRun(const RouteCall& call);
+HttpResponse GetTensorboardRun(const RouteCall& call);
+HttpResponse ListTensorboardRuns(const RouteCall& call);
+HttpResponse DeleteTensorboardRun(const RouteCall& call);
+HttpResponse CreateTensorboardTimeSeries(const RouteCall& call);
+HttpResponse GetTensorboardTimeSeries(const RouteCall& call);
+HttpResponse ListTensorboardTimeSeries(const RouteCall& call);
+HttpResponse ReadTensorboardTimeSeries(const RouteCall& call);
+HttpResponse BatchReadTensorboardTimeSeries(const RouteCall& call);
+HttpResponse WriteTensorboardRunData(const RouteCall& call);
 
 // GET /metrics: Prometheus text format (metrics_endpoint.cc).
 HttpResponse Metrics(service::JobService* service);

@@ -113,13 +113,15 @@ HttpResponse ErrorIn(const Route* row, const Status& status) {
 // The rows a listener serves: the replica listener only Cloud Storage, Logging and
 // /healthz; Cloud Storage only over a store; the registry's tokens only with an issuer;
 // Artifact Registry's repositories only with their store.
-std::vector<Route> RowsServed(bool storage, bool storage_only, bool registry, bool artifacts) {
+std::vector<Route> RowsServed(bool storage, bool storage_only, bool registry, bool artifacts,
+                              bool tensorboards) {
   std::vector<Route> rows;
   for (const Route& row : ServiceRoutes().rows()) {
     if (storage_only && !row.on_replica_listener) continue;
     if (!storage && row.dialect == ApiDialect::kStorage) continue;
     if (!registry && row.dialect == ApiDialect::kRegistry) continue;
     if (!artifacts && row.dialect == ApiDialect::kArtifacts) continue;
+    if (!tensorboards && row.dialect == ApiDialect::kTensorboards) continue;
     rows.push_back(row);
   }
   return rows;
@@ -142,19 +144,20 @@ const HttpRequest& AsItsDialectReadsIt(const Route* row, const HttpRequest& requ
 
 Router::Router(service::JobService* service, gcs::ObjectStore* storage, Random* random,
                bool storage_only, AccessGate gate, RegistryTokenService registry_tokens,
-               artifacts::Repositories* artifacts)
+               artifacts::Repositories* artifacts, tensorboard::Store* tensorboards)
     : service_(service),
       storage_(storage),
       storage_only_(storage_only),
       gate_(std::move(gate)),
       registry_tokens_(std::move(registry_tokens)),
       artifacts_(artifacts),
+      tensorboards_(tensorboards),
       sessions_(storage != nullptr && random != nullptr
                     ? std::make_unique<gcs::UploadSessions>(storage, *random)
                     : nullptr),
       routes_(RowsServed(storage != nullptr, storage_only,
-                         !storage_only && registry_tokens_.issuer != nullptr,
-                         artifacts != nullptr)) {
+                         !storage_only && registry_tokens_.issuer != nullptr, artifacts != nullptr,
+                         tensorboards != nullptr)) {
   if (sessions_) {
     for (const std::string& why : sessions_->set_aside()) spdlog::warn("storage: {}", why);
   }
@@ -223,9 +226,9 @@ Dispatch Router::Handle(const HttpRequest& request) const {
       auto hashes = follower->Finish(size);
       return hashes.ok() ? std::optional(*hashes) : std::nullopt;
     };
-    const internal::RouteCall call{service_,         r,          match.params,
-                                   row->dialect,     *admitted,  storage,
-                                   registry_tokens_, artifacts_, RenderOptionsOf(r)};
+    const internal::RouteCall call{
+        service_,         r,          match.params,  row->dialect,      *admitted, storage,
+        registry_tokens_, artifacts_, tensorboards_, RenderOptionsOf(r)};
     return match.route->handler(call);
   } catch (const std::exception& e) {
     return Respond(ErrorResponse(Internal(std::string("internal error: ") + e.what())));

@@ -32,6 +32,7 @@
 #include "gcs/object_store.h"
 #include "gcs/upload_sessions.h"
 #include "service/job_service.h"
+#include "tensorboard/store.h"
 
 namespace ty::api {
 
@@ -64,10 +65,12 @@ class Router {
   // `gate`: who may ask what (api/access.h); every request passes it first.
   // `registry_tokens`: GET /registry/token (api/registry_token.h), before the gate.
   // `artifacts` (optional, not owned): Artifact Registry's repositories.
+  // `tensorboards` (optional, not owned): Vertex AI TensorBoard's resources.
   explicit Router(service::JobService* service, gcs::ObjectStore* storage = nullptr,
                   Random* random = nullptr, bool storage_only = false, AccessGate gate = {},
                   RegistryTokenService registry_tokens = {},
-                  artifacts::Repositories* artifacts = nullptr);
+                  artifacts::Repositories* artifacts = nullptr,
+                  tensorboard::Store* tensorboards = nullptr);
   ~Router();
 
   Dispatch Handle(const HttpRequest& request) const;
@@ -92,6 +95,7 @@ class Router {
   const AccessGate gate_;
   const RegistryTokenService registry_tokens_;
   artifacts::Repositories* const artifacts_;  // Not owned; may be null.
+  tensorboard::Store* const tensorboards_;    // Not owned; may be null.
   std::unique_ptr<gcs::UploadSessions> sessions_;
   const RouteTable routes_;  // The rows of ServiceRoutes() this listener serves.
   // Hashers following spooled upload bodies, by file (SpoolFileFor .. Handle).

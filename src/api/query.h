@@ -27,4 +27,7 @@ std::vector<std::string> SplitPath(std::string_view path);
 // object name or prefix arrives as `+`, a real plus as `%2B`.
 std::map<std::string, std::string> ParseQuery(std::string_view query, bool plus_is_space = false);
 
+// Every value of a repeated parameter ("timeSeries=a&timeSeries=b"), decoded, in order.
+std::vector<std::string> QueryValues(std::string_view query, std::string_view name);
+
 }  // namespace ty::api

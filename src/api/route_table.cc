@@ -238,6 +238,45 @@ void AddArtifactsRows(std::vector<Route>* rows) {
   }
 }
 
+template <HttpResponse (*Handler)(const RouteCall&)>
+Dispatch OnTensorboards(const RouteCall& c) {
+  return Respond(Handler(c));
+}
+
+void AddTensorboardRows(std::vector<Route>* rows) {
+  using namespace internal;
+  auto add = [rows](const char* method, const std::string& pattern, Access access,
+                    RouteHandler handler) {
+    rows->push_back({method, pattern, ApiDialect::kTensorboards, access, handler});
+  };
+  const std::string all = "/v1/projects/{project}/locations/{location}/tensorboards";
+  const std::string tb = all + "/{tensorboard}";
+  const std::string experiments = tb + "/experiments";
+  const std::string experiment = experiments + "/{experiment}";
+  const std::string runs = experiment + "/runs";
+  const std::string run = runs + "/{run}";
+  const std::string series = run + "/timeSeries";
+  add("POST", all, kEditor, OnTensorboards<CreateTensorboard>);
+  add("GET", all, kViewer, OnTensorboards<ListTensorboards>);
+  add("GET", tb, kViewer, OnTensorboards<GetTensorboard>);
+  add("PATCH", tb, kEditor, OnTensorboards<UpdateTensorboard>);
+  add("DELETE", tb, kEditor, OnTensorboards<DeleteTensorboard>);
+  add("GET", tb + ":batchRead", kViewer, OnTensorboards<BatchReadTensorboardTimeSeries>);
+  add("POST", experiments, kEditor, OnTensorboards<CreateTensorboardExperiment>);
+  add("GET", experiments, kViewer, OnTensorboards<ListTensorboardExperiments>);
+  add("GET", experiment, kViewer, OnTensorboards<GetTensorboardExperiment>);
+  add("DELETE", experiment, kEditor, OnTensorboards<DeleteTensorboardExperiment>);
+  add("POST", runs, kEditor, OnTensorboards<CreateTensorboardRun>);
+  add("GET", runs, kViewer, OnTensorboards<ListTensorboardRuns>);
+  add("GET", run, kViewer, OnTensorboards<GetTensorboardRun>);
+  add("DELETE", run, kEditor, OnTensorboards<DeleteTensorboardRun>);
+  add("POST", run + ":write", kEditor, OnTensorboards<WriteTensorboardRunData>);
+  add("POST", series, kEditor, OnTensorboards<CreateTensorboardTimeSeries>);
+  add("GET", series, kViewer, OnTensorboards<ListTensorboardTimeSeries>);
+  add("GET", series + "/{time_series}", kViewer, OnTensorboards<GetTensorboardTimeSeries>);
+  add("GET", series + "/{time_series}:read", kViewer, OnTensorboards<ReadTensorboardTimeSeries>);
+}
+
 void AddStorageRows(std::vector<Route>* rows) {
   auto add = [rows](const char* method, std::string pattern, Access access, RouteHandler handler) {
     rows->push_back({method, std::move(pattern), ApiDialect::kStorage, access, handler,
@@ -290,6 +329,7 @@ std::vector<Route> AllRows() {
   AddOpsRows(&rows);
   AddJobsRows(&rows);
   AddArtifactsRows(&rows);
+  AddTensorboardRows(&rows);
   AddStorageRows(&rows);
   return rows;
 }

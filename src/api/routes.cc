@@ -17,6 +17,10 @@ std::string* ParamField(RouteParams* p, const std::string& name) {
   if (name == "job") return &p->job;
   if (name == "operation") return &p->operation;
   if (name == "repository") return &p->repository;
+  if (name == "tensorboard") return &p->tensorboard;
+  if (name == "experiment") return &p->experiment;
+  if (name == "run") return &p->run;
+  if (name == "time_series") return &p->time_series;
   if (name == "bucket") return &p->bucket;
   if (name == "object") return &p->object;
   if (name == "target_bucket") return &p->target_bucket;

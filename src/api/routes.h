@@ -27,13 +27,14 @@ namespace ty::api {
 
 // Who speaks on a route; it picks the error shape and how a handler reads the request.
 enum class ApiDialect {
-  kOps,        // /healthz, /metrics, /admin/...: google.rpc errors.
-  kRegistry,   // The registry's token service: Docker's protocol.
-  kMlV1,       // AI Platform Training (ml v1).
-  kVertex,     // Vertex AI (aiplatform v1), with the /ui operation polls.
-  kLogging,    // Cloud Logging v2.
-  kStorage,    // Cloud Storage JSON API: its own error shape, form-encoded queries.
-  kArtifacts,  // Artifact Registry's repositories.
+  kOps,           // /healthz, /metrics, /admin/...: google.rpc errors.
+  kRegistry,      // The registry's token service: Docker's protocol.
+  kMlV1,          // AI Platform Training (ml v1).
+  kVertex,        // Vertex AI (aiplatform v1), with the /ui operation polls.
+  kLogging,       // Cloud Logging v2.
+  kStorage,       // Cloud Storage JSON API: its own error shape, form-encoded queries.
+  kArtifacts,     // Artifact Registry's repositories.
+  kTensorboards,  // Vertex AI TensorBoard (aiplatform v1): google.rpc errors, as kVertex.
 };
 
 // Whose role a route needs (access.cc turns it into auth::Needs).
@@ -63,6 +64,10 @@ struct RouteParams {
   std::string job;
   std::string operation;
   std::string repository;
+  std::string tensorboard;
+  std::string experiment;
+  std::string run;
+  std::string time_series;
   std::string bucket;
   std::string object;
   std::string target_bucket;

@@ -40,6 +40,7 @@
 #include "logs/log_store.h"
 #include "service/capacity_config.h"
 #include "service/job_service.h"
+#include "tensorboard/store.h"
 
 namespace {
 
@@ -561,6 +562,10 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
                                                         ty::SystemClock::Get());
   if (!repositories.ok()) return Fail(repositories.status());
   ao.artifacts = repositories->get();
+  auto tensorboards =
+      ty::tensorboard::Store::Open(cfg.data_dir + "/tensorboards.db", ty::SystemClock::Get());
+  if (!tensorboards.ok()) return Fail(tensorboards.status());
+  ao.tensorboards = tensorboards->get();
   ao.registry_tokens =
       RegistryServiceFor(*registry_keys, &tokens, service->get(), objects->get(), shared);
   auto api = ty::api::ApiServer::Create(service->get(), ao);

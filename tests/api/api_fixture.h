@@ -70,6 +70,10 @@ class ApiFixture : public ::testing::Test {
     server_options.port = 0;
     server_options.storage = objects_.get();
     server_options.artifacts = repositories_.get();
+    auto tensorboards = tensorboard::Store::Open(":memory:", SystemClock::Get());
+    ASSERT_TRUE(tensorboards.ok()) << tensorboards.status().ToString();
+    tensorboards_ = std::move(tensorboards).value();
+    server_options.tensorboards = tensorboards_.get();
     server_options.random = SystemRandom::Get();
     ConfigureServer(&server_options);
     auto server = ApiServer::Create(service_.get(), server_options);
@@ -242,6 +246,7 @@ class ApiFixture : public ::testing::Test {
   std::unique_ptr<logs::LogStore> logs_;
   std::unique_ptr<gcs::ObjectStore> objects_;              // Cloud Storage over dir_/buckets.
   std::unique_ptr<artifacts::Repositories> repositories_;  // Artifact Registry's.
+  std::unique_ptr<tensorboard::Store> tensorboards_;       // Vertex AI TensorBoard's.
   std::unique_ptr<service::JobService> service_;
   std::unique_ptr<ApiServer> server_;
   std::string base_;
