@@ -30,6 +30,7 @@
 #include "daemon/periodic_backup.h"
 #include "daemon/registry_auth.h"
 #include "daemon/store_check.h"
+#include "daemon/tensorboard_targets.h"
 #include "executor/container/container_executor.h"
 #include "executor/container/local_registry.h"
 #include "executor/process_executor.h"
@@ -40,6 +41,7 @@
 #include "logs/log_store.h"
 #include "service/capacity_config.h"
 #include "service/job_service.h"
+#include "tensorboard/indexing_loop.h"
 #include "tensorboard/store.h"
 
 namespace {
@@ -466,6 +468,21 @@ std::unique_ptr<ty::daemon::PeriodicBackup> StartBackups(const DaemonConfig& cfg
       static_cast<int>(cfg.backup_keep));
 }
 
+// Vertex AI TensorBoard: the indexer, following every unfinished job that names a
+// tensorboard (daemon/tensorboard_targets.h), a pass a second, and a last one as each
+// ends (wired to the service's on_finished before it is made).
+void StartTensorboardIndexing(const DaemonConfig& cfg, ty::service::JobService* service,
+                              ty::tensorboard::IndexingLoop* indexing) {
+  auto targets = [service, root = cfg.bucket_root] {
+    std::vector<ty::tensorboard::IndexTarget> out;
+    for (const ty::model::Job& job : service->LiveJobsWhere(ty::daemon::IndexesTensorboard)) {
+      if (auto target = ty::daemon::TensorboardTarget(job, root)) out.push_back(*target);
+    }
+    return out;
+  };
+  indexing->Start(std::move(targets), 1'000'000);
+}
+
 // The store, once what daemon/store_check.h checks holds (or its loss is accepted).
 ty::Result<std::unique_ptr<ty::jobstore::SqliteJobStore>> OpenCheckedStore(
     const DaemonConfig& cfg) {
@@ -550,6 +567,17 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
   if (!objects.ok()) return Fail(objects.status());
   auto so = ServiceOptionsFor(cfg, objects->get(), *executors);
   if (!so.ok()) return Fail(so.status());
+  auto tensorboards =
+      ty::tensorboard::Store::Open(cfg.data_dir + "/tensorboards.db", ty::SystemClock::Get());
+  if (!tensorboards.ok()) return Fail(tensorboards.status());
+  so->check_tensorboard = [boards = tensorboards->get()](const std::string& project,
+                                                         const std::string& name) {
+    return ty::daemon::CheckJobTensorboard(*boards, project, name);
+  };
+  ty::tensorboard::IndexingLoop indexing(tensorboards->get());
+  so->jobs.on_finished = [&indexing, root = cfg.bucket_root](const ty::model::Job& job) {
+    if (auto target = ty::daemon::TensorboardTarget(job, root)) indexing.Ended(*target);
+  };
   so->images_scoped_to_projects = issuer != nullptr;
   auto service = ty::service::JobService::Create(store->get(), executor, logs->get(),
                                                  ty::SystemClock::Get(), *so);
@@ -562,9 +590,6 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
                                                         ty::SystemClock::Get());
   if (!repositories.ok()) return Fail(repositories.status());
   ao.artifacts = repositories->get();
-  auto tensorboards =
-      ty::tensorboard::Store::Open(cfg.data_dir + "/tensorboards.db", ty::SystemClock::Get());
-  if (!tensorboards.ok()) return Fail(tensorboards.status());
   ao.tensorboards = tensorboards->get();
   ao.registry_tokens =
       RegistryServiceFor(*registry_keys, &tokens, service->get(), objects->get(), shared);
@@ -583,7 +608,9 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
                cfg.tls_cert_file.empty() ? "http" : "https", host, *bound, cfg.data_dir,
                fmt::join(ty::daemon::ExecutorKinds(cfg), " and "));
   std::unique_ptr<ty::daemon::PeriodicBackup> backups = StartBackups(cfg, service->get());
+  StartTensorboardIndexing(cfg, service->get(), &indexing);
   RunUntilStopped(stop_signals, {*service, *registry, *api, *replica_api});
+  indexing.Stop();
   if (backups) backups->Stop();
   return 0;
 }

@@ -8,17 +8,21 @@ namespace {
 
 // What every runtime has beside its frameworks: the guides' Dockerfiles run
 // `RUN pip install …` and `ENTRYPOINT ["python", "task.py"]`, and packages are installed
-// with pip (service: Python packages, executor/container/package_images.h).
-#define TY_RUNTIME_TOOLS \
-  "python3,python3-pip,python3-setuptools,python3-wheel,python-is-python3,curl,ca-certificates"
+// with pip (service: Python packages, executor/container/package_images.h); protobuf, so
+// training code can write TensorBoard event files (tensorboard/indexer.h reads them).
+#define TY_RUNTIME_TOOLS                                                            \
+  "python3,python3-pip,python3-setuptools,python3-wheel,python-is-python3,curl,ca-" \
+  "certificates,python3-protobuf"
 
 constexpr std::array<Runtime, 2> kRuntimes = {{
     {"scikit-learn", "localhost/trainyard/sklearn-cpu:latest",
      TY_RUNTIME_TOOLS ",python3-numpy,python3-sklearn,python3-xgboost,python3-pandas",
-     "Python 3.11, scikit-learn 1.2, XGBoost 1.7, pandas 1.5, NumPy 1.24, SciPy 1.10"},
+     "Python 3.11, scikit-learn 1.2, XGBoost 1.7, pandas 1.5, NumPy 1.24, SciPy 1.10, "
+     "protobuf 3.21"},
     {"pytorch", "localhost/trainyard/torch-cpu:latest",
      TY_RUNTIME_TOOLS ",python3-numpy,python3-torch",
-     "Python 3.11, PyTorch 1.13 (CPU; gloo for distributed training), NumPy 1.24"},
+     "Python 3.11, PyTorch 1.13 (CPU; gloo for distributed training), NumPy 1.24, "
+     "protobuf 3.21"},
 }};
 #undef TY_RUNTIME_TOOLS
 

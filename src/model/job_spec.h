@@ -91,6 +91,9 @@ struct JobSpec {
 
   // Vertex `baseOutputDirectory.outputUriPrefix`, always ending in '/'; empty if unset.
   std::string base_output_directory;
+  // Vertex `tensorboard`: "projects/P/locations/L/tensorboards/T", into which the job's
+  // AIP_TENSORBOARD_LOG_DIR is indexed (tensorboard/indexer.h); empty if unset.
+  std::string tensorboard;
   // ml v1 `trainingInput.jobDir`, passed to the program as `--job-dir`; empty if unset.
   std::string job_dir;
   // ml v1 only: `chief` instead of `master` in TF_CONFIG.

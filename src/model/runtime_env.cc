@@ -218,6 +218,9 @@ void AppendServiceEnv(const Job& job, const RuntimeOptions& options, std::vector
     env->push_back({"AIP_CHECKPOINT_DIR", base + "checkpoints/"});
     env->push_back({"AIP_TENSORBOARD_LOG_DIR", base + "logs/"});
   }
+  if (!job.spec.tensorboard.empty()) {
+    env->push_back({"AIP_TENSORBOARD_RESOURCE_NAME", job.spec.tensorboard});
+  }
 
   // Cloud Storage client libraries in the replica talk to the daemon (the same
   // buckets as /gcs); a user's own value below wins.

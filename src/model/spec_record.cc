@@ -191,6 +191,7 @@ JobSpec DecodeRecord(const json& j) {
   spec.scheduling.priority = Get<int32_t>(s, "priority", 0);
   spec.scheduling.spot = Get<bool>(s, "spot", false);
   spec.base_output_directory = Get<std::string>(j, "baseOutputDirectory", "");
+  spec.tensorboard = Get<std::string>(j, "tensorboard", "");
   spec.job_dir = Get<std::string>(j, "jobDir", "");
   spec.use_chief_in_tf_config = Get<bool>(j, "useChiefInTfConfig", false);
   spec.region = Get<std::string>(j, "region", "");
@@ -219,6 +220,7 @@ std::string EncodeSpecRecord(const JobSpec& spec) {
                 {"priority", spec.scheduling.priority},
                 {"spot", spec.scheduling.spot}}},
               {"baseOutputDirectory", spec.base_output_directory},
+              {"tensorboard", spec.tensorboard},
               {"jobDir", spec.job_dir},
               {"useChiefInTfConfig", spec.use_chief_in_tf_config},
               {"region", spec.region},

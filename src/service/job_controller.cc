@@ -464,6 +464,10 @@ void JobController::ServiceLog(const std::string& uid, const std::string& messag
 // ---------------------------------------------------------------------------
 // Published state
 
-void JobController::Publish(const model::Job& job) { published_.Put(job); }
+void JobController::Publish(const model::Job& job) {
+  const bool ends_now = model::IsTerminal(job.state) && published_.Has(job.uid);
+  published_.Put(job);
+  if (ends_now && options_.on_finished) options_.on_finished(job);
+}
 
 }  // namespace ty::service

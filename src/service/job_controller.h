@@ -52,6 +52,9 @@ struct ControllerOptions {
   // Every bucket a project's replicas may see, at launch (gcs::ObjectStore's owners,
   // wired by the daemon); unset = replicas see only the buckets their job names.
   std::function<std::vector<std::string>(const std::string& project)> project_buckets;
+  // Called on the loop thread once per job whose finished record was just committed
+  // (the TensorBoard indexer's last pass over what it wrote). Must not block.
+  std::function<void(const model::Job& job)> on_finished;
 };
 
 class JobController {

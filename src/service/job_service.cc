@@ -262,6 +262,10 @@ Result<model::Job> JobService::Submit(model::Dialect dialect, const std::string&
       job.kind, model::CheckRuntimesBuilt(job.spec, [&backend](const std::string& image) {
         return backend.executor->HoldsRuntime(image);
       })));
+  if (!job.spec.tensorboard.empty() && options_.check_tensorboard) {
+    RETURN_IF_ERROR(
+        InCallersTerms(job.kind, options_.check_tensorboard(job.project, job.spec.tensorboard)));
+  }
   RETURN_IF_ERROR(CheckMemoryBudget(job));
   if (std::optional<DataDisk> disk = data_disk()) {
     RETURN_IF_ERROR(CheckReserve(disk->space, disk->reserve_bytes));
@@ -340,6 +344,11 @@ std::optional<JobService::ReplicaJob> JobService::LiveReplicaJob(const std::stri
   // A finished job's replica is no longer anyone (its address may be reused).
   if (!read.ok() || model::IsTerminal((*read)->job().state)) return std::nullopt;
   return ReplicaJob{(*read)->job().uid, (*read)->job().project};
+}
+
+std::vector<model::Job> JobService::LiveJobsWhere(
+    const std::function<bool(const model::Job&)>& keep) const {
+  return jobs_->published().Where(keep);
 }
 
 Result<std::string> JobService::ResolveUid(const JobRef& ref) const {

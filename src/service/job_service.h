@@ -56,6 +56,11 @@ struct JobServiceOptions {
   // they become the job's project's (jobs.project_buckets: what replicas then see).
   std::function<Status(const std::string& project, const std::vector<std::string>& buckets)>
       claim_buckets;
+  // At submit, for a job naming a tensorboard (model::JobSpec::tensorboard): OK when
+  // it exists and is `project`'s, else InvalidArgument naming jobSpec.tensorboard.
+  // Unset = not checked (tests of other things).
+  std::function<Status(const std::string& project, const std::string& tensorboard)>
+      check_tensorboard;
   // Executors beside Create's, each admitting its jobs against its own capacity, and
   // the projects whose jobs run there (issue 21); every other project's jobs run on
   // Create's executor, admitted by `admission` above.
@@ -202,6 +207,10 @@ class JobService {
   // The same for a job named by its uid (a replica's credential names it); nullopt
   // unless it exists and is not finished.
   std::optional<ReplicaJob> LiveReplicaJob(const std::string& uid) const;
+
+  // Copies of the unfinished jobs and trial jobs `keep` takes (studies are not among
+  // them). Any thread; never waits for the loop.
+  std::vector<model::Job> LiveJobsWhere(const std::function<bool(const model::Job&)>& keep) const;
 
   // Why a queued job waits and its place in the queue; nullopt when it does not wait.
   std::optional<scheduler::WaitInfo> QueueWait(const std::string& uid) const;

@@ -2,10 +2,12 @@
 // for the loop: the loop thread puts and drops, any thread reads. Thread-safe.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "model/job.h"
 #include "model/work_memory.h"
@@ -35,11 +37,24 @@ class PublishedJobs {
     std::lock_guard<std::mutex> lock(mu_);
     return work_bytes_;
   }
+  bool Has(const std::string& uid) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return jobs_.count(uid) != 0;
+  }
   std::optional<model::Job> Get(const std::string& uid) const {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = jobs_.find(uid);
     if (it == jobs_.end()) return std::nullopt;
     return it->second;
+  }
+  // Copies of the jobs `keep` takes (the indexer's: those naming a tensorboard).
+  std::vector<model::Job> Where(const std::function<bool(const model::Job&)>& keep) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<model::Job> out;
+    for (const auto& [uid, job] : jobs_) {
+      if (keep(job)) out.push_back(job);
+    }
+    return out;
   }
   // The uid of the ml v1 job `job_id` of `project`, if published.
   std::optional<std::string> FindMl(const std::string& project, const std::string& job_id) const {

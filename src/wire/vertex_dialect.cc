@@ -320,6 +320,33 @@ Result<nlohmann::json> ParseOutputDirectory(const nlohmann::json& v, const std::
   return o.canonical();
 }
 
+// A job's tensorboard: Vertex's resource name, and somewhere for the logs it indexes
+// (AIP_TENSORBOARD_LOG_DIR is <baseOutputDirectory>/logs/). Whether it exists and is
+// the project's is the service's question (JobServiceOptions::check_tensorboard).
+Status CheckTensorboardName(const JobSpec& spec, const std::string& path,
+                            const std::string& base_path) {
+  if (spec.tensorboard.empty()) return Status::Ok();
+  std::vector<std::string> parts;
+  for (size_t start = 0; parts.size() < 7;) {
+    const size_t slash = spec.tensorboard.find('/', start);
+    parts.push_back(spec.tensorboard.substr(start, slash - start));
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  bool ok = parts.size() == 6 && parts[0] == "projects" && parts[2] == "locations" &&
+            parts[4] == "tensorboards";
+  for (size_t i = 1; ok && i < parts.size(); i += 2) ok = !parts[i].empty();
+  if (!ok) {
+    return FieldError(path, "must be projects/{project}/locations/{location}/tensorboards/{id}");
+  }
+  if (spec.base_output_directory.empty()) {
+    return FieldError(base_path + ".outputUriPrefix",
+                      "is required with tensorboard: the TensorBoard logs go to "
+                      "<outputUriPrefix>/logs/ (AIP_TENSORBOARD_LOG_DIR)");
+  }
+  return Status::Ok();
+}
+
 Result<nlohmann::json> ParseJobSpec(const nlohmann::json& v, const std::string& path,
                                     JobSpec* spec) {
   ASSIGN_OR_RETURN(
@@ -369,7 +396,9 @@ Result<nlohmann::json> ParseJobSpec(const nlohmann::json& v, const std::string& 
                                           &spec->base_output_directory));
     o.SetCanonical("baseOutputDirectory", std::move(c));
   }
-  RETURN_IF_ERROR(o.String("tensorboard", &text));
+  RETURN_IF_ERROR(o.String("tensorboard", &spec->tensorboard));
+  RETURN_IF_ERROR(
+      CheckTensorboardName(*spec, o.PathOf("tensorboard"), o.PathOf("baseOutputDirectory")));
   RETURN_IF_ERROR(o.Bool("enableWebAccess", &flag));
   RETURN_IF_ERROR(o.Bool("enableDashboardAccess", &flag));
   RETURN_IF_ERROR(o.String("experiment", &text));

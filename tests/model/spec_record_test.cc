@@ -22,7 +22,8 @@ TEST(SpecRecordTest, VertexAndMlSpecsRoundTrip) {
        "pythonPackageSpec": {"executorImageUri": "py", "packageUris": ["gs://b/p.whl"],
          "pythonModule": "trainer.task", "args": ["--x=1"]}}],
     "scheduling": {"timeout": "3600s", "restartJobOnWorkerRestart": true},
-    "baseOutputDirectory": {"outputUriPrefix": "gs://b/out"}}})"));
+    "baseOutputDirectory": {"outputUriPrefix": "gs://b/out"},
+    "tensorboard": "projects/p/locations/l/tensorboards/7"}})"));
   ASSERT_TRUE(vertex.ok()) << vertex.status().ToString();
   std::string text = EncodeSpecRecord(vertex->spec);
   Result<JobSpec> back = DecodeSpecRecord(text);
@@ -36,6 +37,7 @@ TEST(SpecRecordTest, VertexAndMlSpecsRoundTrip) {
   EXPECT_EQ(back->scheduling.timeout, 3600LL * 1000000);
   EXPECT_TRUE(back->scheduling.restart_job_on_worker_restart);
   EXPECT_EQ(back->base_output_directory, "gs://b/out/");
+  EXPECT_EQ(back->tensorboard, "projects/p/locations/l/tensorboards/7");
   EXPECT_EQ(back->labels.at("team"), "a");
 
   auto ml = wire::ParseMlJob(nlohmann::json::parse(R"({"jobId": "j1", "trainingInput": {

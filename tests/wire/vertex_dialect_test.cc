@@ -171,6 +171,7 @@ TEST(VertexDialectTest, OptionalJobSpecFieldsAreKept) {
         "lustreMounts": [{"instanceIp": "10.0.0.3", "volumeHandle": "v", "filesystem": "fs", "mountPoint": "l"}]}],
       "serviceAccount": "sa@p.iam.gserviceaccount.com", "network": "projects/1/global/networks/n",
       "reservedIpRanges": ["r1"], "tensorboard": "projects/p/locations/l/tensorboards/1",
+      "baseOutputDirectory": {"outputUriPrefix": "gs://b/out"},
       "enableWebAccess": true, "enableDashboardAccess": false, "experiment": "e", "experimentRun": "r",
       "persistentResourceId": "pr", "protectedArtifactLocationId": "loc", "models": ["m"],
       "pscInterfaceConfig": {"networkAttachment": "na"},
@@ -191,6 +192,34 @@ TEST(VertexDialectTest, OptionalJobSpecFieldsAreKept) {
   EXPECT_EQ(js["workerPoolSpecs"][0]["nfsMounts"][0]["mountPoint"], "data");
   EXPECT_EQ(js["workerPoolSpecs"][0]["lustreMounts"][0]["filesystem"], "fs");
   EXPECT_FALSE(js["scheduling"].contains("maxWaitDuration"));  // Default not injected.
+  EXPECT_EQ(p.spec.tensorboard, "projects/p/locations/l/tensorboards/1");
+}
+
+TEST(VertexDialectTest, ATensorboardIsAResourceNameAndNeedsAnOutputDirectory) {
+  auto with = [](const json& extra) {
+    json body = {{"displayName", "tb"},
+                 {"jobSpec",
+                  {{"workerPoolSpecs",
+                    {{{"machineSpec", {{"machineType", "n1-standard-4"}}},
+                      {"replicaCount", "1"},
+                      {"containerSpec", {{"imageUri", "i"}}}}}}}}};
+    body["jobSpec"].update(extra);
+    return ParseVertexCustomJob(body);
+  };
+  Result<ParsedJob> no_base = with({{"tensorboard", "projects/p/locations/l/tensorboards/1"}});
+  ASSERT_FALSE(no_base.ok());
+  EXPECT_EQ(no_base.status().field(), "jobSpec.baseOutputDirectory.outputUriPrefix");
+  for (const char* bad : {"tensorboards/1", "projects/p/locations/l/tensorboards/", "x/p/y/l/z/1",
+                          "projects/p/locations/l/tensorboards/1/experiments/e"}) {
+    Result<ParsedJob> r =
+        with({{"tensorboard", bad}, {"baseOutputDirectory", {{"outputUriPrefix", "gs://b/o"}}}});
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().field(), "jobSpec.tensorboard") << bad;
+  }
+  Result<ParsedJob> fine = with({{"tensorboard", "projects/p/locations/l/tensorboards/1"},
+                                 {"baseOutputDirectory", {{"outputUriPrefix", "gs://b/o"}}}});
+  ASSERT_TRUE(fine.ok()) << fine.status().ToString();
+  EXPECT_EQ(fine->spec.tensorboard, "projects/p/locations/l/tensorboards/1");
 }
 
 TEST(VertexDialectTest, InternationalLabelsAndLongDisplayNameInCharacters) {
