@@ -261,12 +261,62 @@ def storage_client_with_a_replica_credential():
         expect("403" in str(e), f"after cancel: {e}")
 
 
+def trainer_writing_event_files():
+    """tests/tensorboard/event_writer.py with its messages: protoc's descriptor set of
+    proto/tensorboard, base64, as a script of its own."""
+    import base64
+    import os
+    import subprocess
+    import tempfile
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    work = tempfile.mkdtemp()
+    desc = os.path.join(work, "event.desc")
+    subprocess.run(["protoc", "--descriptor_set_out=" + desc, "-I", root + "/proto",
+                    root + "/proto/tensorboard/event.proto"], check=True)
+    with open(desc, "rb") as f:
+        prefix = 'DESCRIPTOR_SET = "%s"\n' % base64.b64encode(f.read()).decode()
+    script = os.path.join(work, "task.py")
+    with open(root + "/tests/tensorboard/event_writer.py") as src, open(script, "w") as out:
+        out.write(prefix + src.read())
+    return script
+
+
+def tensorboard_and_a_jobs_curves():
+    # The TensorBoard guide: an instance, a job pointed at it, its curves read back.
+    board = aiplatform.Tensorboard.create(display_name="sdk-board", description="curves")
+    expect(board.display_name == "sdk-board", f"created {board.display_name}")
+    listed = [t.resource_name for t in aiplatform.Tensorboard.list()]
+    expect(board.resource_name in listed, f"listed {listed}")
+    job = aiplatform.CustomJob.from_local_script(
+        display_name="curves", script_path=trainer_writing_event_files(), container_uri=SKLEARN,
+        replica_count=1, machine_type="n1-standard-4", environment_variables={"STEPS": "10"},
+        base_output_dir=f"gs://{BUCKET}/curves")
+    job.run(tensorboard=board.resource_name,
+            service_account=f"trainer@{PROJECT}.iam.gserviceaccount.com", sync=True)
+    expect(job.state == aiplatform.gapic.JobState.JOB_STATE_SUCCEEDED, f"state {job.state}")
+    expect(job.job_spec.tensorboard == board.resource_name, "the spec names the tensorboard")
+    runs = {r.name for r in aiplatform.TensorboardRun.list(
+        tensorboard_experiment_name=f"{board.resource_name}/experiments/{job.name}")}
+    expect(runs == {"default", "validation"}, f"runs {runs}")
+    data = aiplatform.TensorboardRun(
+        "default", tensorboard_id=board.name, tensorboard_experiment_id=job.name
+    ).read_time_series_data()
+    values = [v.scalar.value for v in data["loss"].values]
+    expect(len(values) == 10, f"loss points {values}")
+    expect(abs(values[3] - 0.25) < 1e-6, f"loss at step 3 {values[3]}")
+    board.update(display_name="renamed")
+    expect(aiplatform.Tensorboard(board.resource_name).display_name == "renamed", "updated")
+    board.delete()
+    expect(board.resource_name not in [t.resource_name for t in aiplatform.Tensorboard.list()],
+           "deleted")
+
+
 if __name__ == "__main__":
     setup()
     for c in (custom_job_multi_worker, from_local_script_on_a_prebuilt_image,
               tuning_job_with_log_and_linear_scales, custom_container_training_job,
               custom_python_package_training_job, jobs_on_a_user_image_from_a_google_base,
-              get_list_and_cancel,
+              get_list_and_cancel, tensorboard_and_a_jobs_curves,
               storage_client_with_a_replica_credential):
         case(c)
     print("vertex_sdk:", "FAILED " + ", ".join(FAILURES) if FAILURES else "all cases passed")
