@@ -15,50 +15,67 @@ constexpr int kMaxPoints = 10000;
 
 // Adds points, counting them against their series' limit: a step already there is
 // replaced (a restarted trainer writes its steps again), a new one past the limit is
-// dropped and counted. The statements are prepared once for a whole batch.
+// dropped and counted. Statements are prepared once per batch, a new point costs one
+// INSERT, and each series' counts are written once, by Flush.
 class PointWriter {
  public:
   PointWriter(SqliteDb* db, int64_t limit)
       : db_(db),
         limit_(limit),
+        insert_(
+            db->get(),
+            "INSERT OR IGNORE INTO points (series, step, wall_time, value) VALUES (?, ?, ?, ?)"),
         update_(db->get(),
                 "UPDATE points SET wall_time = ?, value = ? WHERE series = ? AND step = ?"),
         count_(db->get(), "SELECT point_count FROM time_series WHERE id = ?"),
-        insert_(db->get(),
-                "INSERT INTO points (series, step, wall_time, value) VALUES (?, ?, ?, ?)"),
-        grow_(db->get(),
-              "UPDATE time_series SET point_count = point_count + ?,"
-              " dropped = dropped + ? WHERE id = ?") {}
+        save_(db->get(),
+              "UPDATE time_series SET point_count = ?, dropped = dropped + ? WHERE id = ?") {}
 
   Status Put(int64_t series, const Point& p) {
+    ASSIGN_OR_RETURN(Counts * counts, CountsOf(series));
+    if (counts->points < limit_) {
+      insert_.Reset();
+      insert_.Bind(series).Bind(p.step).Bind(int64_t{p.wall_time}).Bind(p.value);
+      RETURN_IF_ERROR(insert_.Run());
+      if (db_->Changes() > 0) {
+        ++counts->points;
+        return Status::Ok();
+      }
+    }
     update_.Reset();
     update_.Bind(int64_t{p.wall_time}).Bind(p.value).Bind(series).Bind(p.step);
     RETURN_IF_ERROR(update_.Run());
-    if (db_->Changes() > 0) return Status::Ok();
-    ASSIGN_OR_RETURN(int64_t count, Count(series));
-    if (count >= limit_) return Grow(series, 0, 1);
-    insert_.Reset();
-    insert_.Bind(series).Bind(p.step).Bind(int64_t{p.wall_time}).Bind(p.value);
-    RETURN_IF_ERROR(insert_.Run());
-    return Grow(series, 1, 0);
+    if (db_->Changes() == 0) ++counts->dropped;
+    return Status::Ok();
+  }
+
+  Status Flush() {
+    for (const auto& [series, counts] : counts_) {
+      save_.Reset();
+      save_.Bind(counts.points).Bind(counts.dropped).Bind(series);
+      RETURN_IF_ERROR(save_.Run());
+    }
+    return Status::Ok();
   }
 
  private:
-  Result<int64_t> Count(int64_t series) {
+  struct Counts {
+    int64_t points = 0;
+    int64_t dropped = 0;  // This batch's.
+  };
+  Result<Counts*> CountsOf(int64_t series) {
+    auto it = counts_.find(series);
+    if (it != counts_.end()) return &it->second;
     count_.Reset();
     count_.Bind(series);
     ASSIGN_OR_RETURN(bool row, count_.Step());
-    return row ? count_.Int(0) : limit_;
-  }
-  Status Grow(int64_t series, int64_t kept, int64_t dropped) {
-    grow_.Reset();
-    grow_.Bind(kept).Bind(dropped).Bind(series);
-    return grow_.Run();
+    return &counts_.emplace(series, Counts{row ? count_.Int(0) : limit_, 0}).first->second;
   }
 
   SqliteDb* const db_;
   const int64_t limit_;
-  Stmt update_, count_, insert_, grow_;
+  Stmt insert_, update_, count_, save_;
+  std::map<int64_t, Counts> counts_;
 };
 
 // The id of the series named `tag` in `run`, made when missing; nullopt past the limit.
@@ -181,6 +198,7 @@ Status Store::WritePoints(const ResourcePath& run, const std::string& time_serie
   RETURN_IF_ERROR(ReadTimeSeries(db_->get(), series).status());
   PointWriter writer(db_.get(), limits_.points_per_series);
   for (const Point& p : points) RETURN_IF_ERROR(writer.Put(IdAfter(time_series), p));
+  RETURN_IF_ERROR(writer.Flush());
   return tx.Commit();
 }
 
@@ -215,6 +233,7 @@ Status Store::ApplyIndexBatch(const IndexBatch& batch) {
       RETURN_IF_ERROR(writer.Put(*it->second, {p.step, p.wall_time, p.value}));
     }
   }
+  RETURN_IF_ERROR(writer.Flush());
   for (const IndexBatch::FileProgress& f : batch.files) {
     RETURN_IF_ERROR(SaveFile(db_.get(), batch.experiment, f));
   }

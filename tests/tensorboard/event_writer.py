@@ -87,7 +87,8 @@ def main():
         value.tensor.dtype = 1  # DT_FLOAT
         value.tensor.float_val.append(step / 100.0)
         validation.write(accuracy)
-        print("step", step, "loss", loss.summary.value[0].simple_value, flush=True)
+        print("step", step, "loss", loss.summary.value[0].simple_value, "at", loss.wall_time,
+              flush=True)
         time.sleep(pause)
     print("wrote", steps, "steps to", log_dir, file=sys.stderr)
     report = os.environ.get("CLOUD_ML_HP_METRIC_FILE")
