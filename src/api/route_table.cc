@@ -243,13 +243,15 @@ Dispatch OnTensorboards(const RouteCall& c) {
   return Respond(Handler(c));
 }
 
-void AddTensorboardRows(std::vector<Route>* rows) {
+// Under /v1 and /v1beta1: gcloud's tensorboard-experiments, -runs and -time-series
+// commands are beta only, and speak v1beta1.
+void AddTensorboardRows(std::vector<Route>* rows, const std::string& version) {
   using namespace internal;
   auto add = [rows](const char* method, const std::string& pattern, Access access,
                     RouteHandler handler) {
     rows->push_back({method, pattern, ApiDialect::kTensorboards, access, handler});
   };
-  const std::string all = "/v1/projects/{project}/locations/{location}/tensorboards";
+  const std::string all = version + "/projects/{project}/locations/{location}/tensorboards";
   const std::string tb = all + "/{tensorboard}";
   const std::string experiments = tb + "/experiments";
   const std::string experiment = experiments + "/{experiment}";
@@ -329,7 +331,7 @@ std::vector<Route> AllRows() {
   AddOpsRows(&rows);
   AddJobsRows(&rows);
   AddArtifactsRows(&rows);
-  AddTensorboardRows(&rows);
+  for (const char* version : {"/v1", "/v1beta1"}) AddTensorboardRows(&rows, version);
   AddStorageRows(&rows);
   return rows;
 }

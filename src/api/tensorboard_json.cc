@@ -1,7 +1,7 @@
 #include "api/tensorboard_json.h"
 
 #include <cctype>
-#include <sstream>
+#include <vector>
 
 namespace ty::api::internal {
 
@@ -122,32 +122,51 @@ Result<std::vector<Point>> PointsOf(const json& data, const std::string& path) {
   return points;
 }
 
+namespace {
+
+// The words of a step filter: names, operators (runs of <>=!), numbers; spaces between
+// them optional ("step>=2" or "step >= 2"). A '+' is a space: gcloud's apitools sends
+// "step+%3E+1" (form encoding), which the Vertex dialect's query keeps literally.
+std::vector<std::string> FilterWords(const std::string& text) {
+  std::vector<std::string> words;
+  auto kind = [](char c) {
+    if (std::isspace(static_cast<unsigned char>(c)) || c == '+') return 0;
+    if (c == '<' || c == '>' || c == '=' || c == '!') return 1;
+    return 2;
+  };
+  for (size_t i = 0; i < text.size();) {
+    const int k = kind(text[i]);
+    size_t j = i;
+    while (j < text.size() && kind(text[j]) == k) ++j;
+    if (k != 0) words.push_back(text.substr(i, j - i));
+    i = j;
+  }
+  return words;
+}
+
+}  // namespace
+
 Status ParseStepFilter(const std::string& filter, int64_t* min_step, int64_t* max_step) {
-  std::istringstream in(filter);
-  std::string field, op, number, conj;
-  while (in >> field) {
-    if (!(in >> op >> number) || field != "step") {
-      return InvalidArgument("filter: only step comparisons (step >= 100 AND step < 200)")
-          .WithField("filter");
-    }
+  const Status bad = InvalidArgument("filter: only step comparisons (step >= 100 AND step < 200)")
+                         .WithField("filter");
+  const std::vector<std::string> words = FilterWords(filter);
+  for (size_t i = 0; i < words.size(); i += 4) {
+    if (i + 2 >= words.size() || words[i] != "step") return bad;
+    if (i + 3 < words.size() && words[i + 3] != "AND" && words[i + 3] != "and") return bad;
+    const std::string& op = words[i + 1];
     int64_t n = 0;
     try {
       size_t used = 0;
-      n = std::stoll(number, &used);
-      if (used != number.size()) throw std::invalid_argument(number);
+      n = std::stoll(words[i + 2], &used);
+      if (used != words[i + 2].size()) return bad;
     } catch (const std::exception&) {
-      return InvalidArgument("filter: step is compared with an integer").WithField("filter");
+      return bad;
     }
     const bool lower = op == ">=" || op == ">" || op == "=";
     const bool upper = op == "<=" || op == "<" || op == "=";
-    if (!lower && !upper) {
-      return InvalidArgument("filter: step is compared with >=, >, <=, < or =").WithField("filter");
-    }
+    if (!lower && !upper) return bad;
     if (lower) *min_step = std::max(*min_step, op == ">" && n < INT64_MAX ? n + 1 : n);
     if (upper) *max_step = std::min(*max_step, op == "<" && n > INT64_MIN ? n - 1 : n);
-    if (in >> conj && conj != "AND") {
-      return InvalidArgument("filter: comparisons are joined by AND").WithField("filter");
-    }
   }
   return Status::Ok();
 }

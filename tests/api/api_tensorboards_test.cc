@@ -61,6 +61,9 @@ TEST_F(ApiTensorboardsTest, PointsWrittenAreReadByStepAndInBatches) {
   ASSERT_EQ(values.size(), 1u) << read.body;
   EXPECT_EQ(values[0]["step"], "2");
   EXPECT_EQ(values[0]["scalar"]["value"], 0.25);
+  // As gcloud passes its --filter: no spaces.
+  Reply tight = Get(run + "/timeSeries/1:read?filter=step%3E1");
+  EXPECT_EQ(tight.json()["timeSeriesData"]["values"].size(), 2u) << tight.body;
   const std::string series_name = tb.substr(4) + "/experiments/e/runs/r/timeSeries/1";
   Reply batch = Get(tb + ":batchRead?timeSeries=" + series_name);
   ASSERT_EQ(batch.status, 200) << batch.body;

@@ -646,5 +646,55 @@ TEST_F(GcloudTest, ArtifactsRepositoriesCreateDescribeAndList) {
   EXPECT_THAT(again.err, HasSubstr("already exists"));
 }
 
+// The TensorBoard commands (issue 34): tensorboards (GA, v1), and experiments, runs and
+// time series (beta only: v1beta1), down to reading a series by step.
+TEST_F(GcloudTest, AiTensorboardsExperimentsRunsAndTimeSeries) {
+  ProcessRun create =
+      Gcloud({"ai", "tensorboards", "create", "--region=us-central1", "--display-name=my board"});
+  ASSERT_EQ(create.rc, 0) << create.err;
+  EXPECT_THAT(create.err, HasSubstr("Created Vertex AI Tensorboard: projects/p/locations/"
+                                    "us-central1/tensorboards/1."));
+  const std::vector<std::string> where = {"--region=us-central1", "--tensorboard-id=1"};
+  auto beta = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"beta", "ai"});
+    args.insert(args.end(), where.begin(), where.end());
+    return Gcloud(args);
+  };
+  ASSERT_EQ(Gcloud({"beta", "ai", "tensorboard-experiments", "create", "1",
+                    "--tensorboard-experiment-id=e1", "--region=us-central1"})
+                .rc,
+            0);
+  ASSERT_EQ(
+      beta({"tensorboard-runs", "create", "e1", "--tensorboard-run-id=r1", "--display-name=r1"}).rc,
+      0);
+  ProcessRun series =
+      beta({"tensorboard-time-series", "create", "r1", "--tensorboard-experiment-id=e1",
+            "--display-name=loss", "--type=SCALAR"});
+  ASSERT_EQ(series.rc, 0) << series.err;
+  HttpReply wrote = daemon_.Post(
+      "/v1/projects/p/locations/us-central1/tensorboards/1/experiments/e1/runs/r1:write",
+      R"({"timeSeriesData":[{"tensorboardTimeSeriesId":"1","values":[
+          {"step":"1","wallTime":"2026-01-01T00:00:00Z","scalar":{"value":0.5}},
+          {"step":"2","wallTime":"2026-01-01T00:00:01Z","scalar":{"value":0.25}}]}]})");
+  ASSERT_EQ(wrote.status, 200) << wrote.body;
+  ProcessRun runs = beta({"tensorboard-runs", "list", "--tensorboard-experiment-id=e1"});
+  ASSERT_EQ(runs.rc, 0) << runs.err;
+  EXPECT_THAT(runs.out, HasSubstr("experiments/e1/runs/r1"));
+  ProcessRun read = beta({"tensorboard-time-series", "read", "1", "--tensorboard-run-id=r1",
+                          "--tensorboard-experiment-id=e1"});
+  ASSERT_EQ(read.rc, 0) << read.err;
+  EXPECT_THAT(read.out, HasSubstr("value: 0.25"));
+  EXPECT_THAT(read.out, HasSubstr("value: 0.5"));
+  // gcloud sends --filter to the server ("step+%3E+1") and also applies it to what it
+  // prints, where no field is named step: the server must take it, the output is empty.
+  ProcessRun filtered = beta({"tensorboard-time-series", "read", "1", "--tensorboard-run-id=r1",
+                              "--tensorboard-experiment-id=e1", "--filter=step > 1"});
+  EXPECT_EQ(filtered.rc, 0) << filtered.err;
+  ASSERT_EQ(Gcloud({"ai", "tensorboards", "delete", "1", "--region=us-central1"}).rc, 0);
+  ProcessRun list = Gcloud({"ai", "tensorboards", "list", "--region=us-central1"});
+  ASSERT_EQ(list.rc, 0) << list.err;
+  EXPECT_THAT(list.err, HasSubstr("Listed 0 items."));
+}
+
 }  // namespace
 }  // namespace ty::testing
