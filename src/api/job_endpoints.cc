@@ -5,6 +5,7 @@
 
 #include "api/endpoints.h"
 #include "api/http_status.h"
+#include "common/text.h"
 #include "common/time.h"
 
 namespace ty::api::internal {
@@ -34,15 +35,11 @@ std::string LowerCamel(const std::string& path) {
 void ApplyReadMask(const std::string& mask, nlohmann::json* resource) {
   if (mask.empty() || !resource->is_object()) return;
   std::set<std::string> keep;
-  size_t start = 0;
-  while (start <= mask.size()) {
-    size_t end = mask.find(',', start);
-    if (end == std::string::npos) end = mask.size();
-    std::string path = mask.substr(start, end - start);
+  for (std::string_view part : SplitOn(mask, ',')) {
+    std::string path(part);
     while (!path.empty() && path.front() == ' ') path.erase(path.begin());
     path = path.substr(0, path.find('.'));
     if (!path.empty()) keep.insert(LowerCamel(path));
-    start = end + 1;
   }
   for (auto it = resource->begin(); it != resource->end();) {
     if (keep.count(it.key()) == 0) {

@@ -1,5 +1,7 @@
 #include "api/query.h"
 
+#include "common/text.h"
+
 namespace ty::api {
 
 namespace {
@@ -73,16 +75,11 @@ std::map<std::string, std::string> ParseQuery(std::string_view query, bool plus_
 
 std::vector<std::string> QueryValues(std::string_view query, std::string_view name) {
   std::vector<std::string> values;
-  size_t start = 0;
-  while (start <= query.size()) {
-    size_t amp = query.find('&', start);
-    if (amp == std::string_view::npos) amp = query.size();
-    std::string_view pair = query.substr(start, amp - start);
-    size_t eq = pair.find('=');
+  for (std::string_view pair : SplitOn(query, '&')) {
+    const size_t eq = pair.find('=');
     if (eq != std::string_view::npos && PercentDecode(pair.substr(0, eq)) == name) {
       values.push_back(PercentDecode(pair.substr(eq + 1)));
     }
-    start = amp + 1;
   }
   return values;
 }

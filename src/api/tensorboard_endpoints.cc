@@ -12,6 +12,7 @@
 #include "api/http_status.h"
 #include "api/query.h"
 #include "api/tensorboard_json.h"
+#include "common/text.h"
 #include "tensorboard/store.h"
 
 namespace ty::api::internal {
@@ -46,13 +47,8 @@ HttpResponse ListAnswer(const Result<Page<T>>& page, const char* key, ToJson to_
 
 std::vector<std::string> UpdateMask(const HttpRequest& request) {
   std::vector<std::string> mask;
-  const std::string text = Param(request, "updateMask");
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    if (comma > start) mask.push_back(text.substr(start, comma - start));
-    start = comma + 1;
+  for (std::string_view field : SplitOn(Param(request, "updateMask"), ',')) {
+    if (!field.empty()) mask.emplace_back(field);
   }
   return mask;
 }

@@ -1,9 +1,10 @@
-// Request text quoted in messages. Header-only; thread-safe.
+// Request text quoted in messages, and split into its parts. Header-only; thread-safe.
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ty {
 
@@ -15,6 +16,18 @@ inline std::string ShownInMessage(std::string_view text, size_t max = 80) {
     if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
   }
   return out;
+}
+
+// "a,b,,c" split on ',' -> {"a", "b", "", "c"}; "" -> {""}. Views into `text`.
+inline std::vector<std::string_view> SplitOn(std::string_view text, char sep) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t end = text.find(sep, start);
+    parts.push_back(text.substr(start, end == std::string_view::npos ? end : end - start));
+    if (end == std::string_view::npos) return parts;
+    start = end + 1;
+  }
 }
 
 }  // namespace ty

@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "common/text.h"
+
 namespace ty::tensorboard {
 
 std::string ResourcePath::name() const {
@@ -13,14 +15,7 @@ std::string ResourcePath::name() const {
 }
 
 Result<ResourcePath> ParseTensorboardName(const std::string& name, const std::string& field) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (parts.size() < 7) {
-    size_t slash = name.find('/', start);
-    parts.push_back(name.substr(start, slash - start));
-    if (slash == std::string::npos) break;
-    start = slash + 1;
-  }
+  const std::vector<std::string_view> parts = SplitOn(name, '/');
   if (parts.size() != 6 || parts[0] != "projects" || parts[2] != "locations" ||
       parts[4] != "tensorboards" || parts[1].empty() || parts[3].empty() || parts[5].empty()) {
     return InvalidArgument(field +
@@ -29,7 +24,8 @@ Result<ResourcePath> ParseTensorboardName(const std::string& name, const std::st
                            name.substr(0, 200) + "\"")
         .WithField(field);
   }
-  return ResourcePath{parts[1], parts[3], parts[5], "", "", ""};
+  return ResourcePath{
+      std::string(parts[1]), std::string(parts[3]), std::string(parts[5]), "", "", ""};
 }
 
 Status CheckChildId(const std::string& id, const std::string& field) {

@@ -50,23 +50,6 @@ CREATE TABLE IF NOT EXISTS event_files (
   PRIMARY KEY (tb, key)) WITHOUT ROWID;
 )sql";
 
-int PageSize(const PageRequest& page) {
-  if (page.page_size <= 0) return 50;
-  return std::min(page.page_size, 1000);
-}
-
-// A page token is the last id of the page before it.
-template <typename T, typename IdOf>
-Page<T> Paged(std::vector<T> rows, int size, IdOf id_of) {
-  Page<T> page;
-  if (static_cast<int>(rows.size()) > size) {
-    rows.resize(static_cast<size_t>(size));
-    page.next_page_token = id_of(rows.back());
-  }
-  page.items = std::move(rows);
-  return page;
-}
-
 Status CheckDescribed(const Described& d, const std::string& kind) {
   if (d.display_name.empty() && kind == "tensorboard") {
     return InvalidArgument(kind + ".displayName: required").WithField(kind + ".displayName");
@@ -146,14 +129,12 @@ Result<Page<Tensorboard>> Store::ListTensorboards(const std::string& project,
   Stmt q(db_->get(), TY_TB_SELECT_TENSORBOARD
          " WHERE project = ? AND location = ? AND id > ? ORDER BY id LIMIT ?");
   q.Bind(project).Bind(location).Bind(IdAfter(page.page_token)).Bind(int64_t{size + 1});
-  std::vector<Tensorboard> rows;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) break;
-    rows.push_back(TensorboardRow(q));
-  }
-  for (Tensorboard& t : rows) t.run_count = CountRuns(db_->get(), t.path);
-  return Paged(std::move(rows), size, [](const Tensorboard& t) { return t.path.tensorboard; });
+  ASSIGN_OR_RETURN(Page<Tensorboard> out,
+                   PageOfRows<Tensorboard>(&q, size, TensorboardRow, [](const Tensorboard& t) {
+                     return t.path.tensorboard;
+                   }));
+  for (Tensorboard& t : out.items) t.run_count = CountRuns(db_->get(), t.path);
+  return out;
 }
 
 Result<Tensorboard> Store::UpdateTensorboard(const Tensorboard& t,
@@ -218,13 +199,9 @@ Result<Page<Experiment>> Store::ListExperiments(const ResourcePath& tensorboard,
   const int size = PageSize(page);
   Stmt q(db_->get(), TY_TB_SELECT_EXPERIMENT " WHERE tb = ? AND id > ? ORDER BY id LIMIT ?");
   q.Bind(IdAfter(tensorboard.tensorboard)).Bind(page.page_token).Bind(int64_t{size + 1});
-  std::vector<Experiment> rows;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) break;
-    rows.push_back(ExperimentRow(q, tensorboard));
-  }
-  return Paged(std::move(rows), size, [](const Experiment& e) { return e.path.experiment; });
+  return PageOfRows<Experiment>(
+      &q, size, [&](const Stmt& r) { return ExperimentRow(r, tensorboard); },
+      [](const Experiment& e) { return e.path.experiment; });
 }
 
 Status Store::DeleteExperiment(const ResourcePath& path) {
@@ -260,13 +237,9 @@ Result<Page<Run>> Store::ListRuns(const ResourcePath& experiment, const PageRequ
          TY_TB_SELECT_RUN " WHERE tb = ? AND experiment = ? AND id > ? ORDER BY id LIMIT ?");
   q.Bind(IdAfter(experiment.tensorboard)).Bind(experiment.experiment).Bind(page.page_token);
   q.Bind(int64_t{size + 1});
-  std::vector<Run> rows;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) break;
-    rows.push_back(RunRow(q, experiment));
-  }
-  return Paged(std::move(rows), size, [](const Run& r) { return r.path.run; });
+  return PageOfRows<Run>(
+      &q, size, [&](const Stmt& r) { return RunRow(r, experiment); },
+      [](const Run& r) { return r.path.run; });
 }
 
 Status Store::DeleteRun(const ResourcePath& path) {

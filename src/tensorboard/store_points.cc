@@ -97,16 +97,12 @@ Result<std::optional<int64_t>> SeriesFor(SqliteDb* db, TimeMicros now, const Lim
 }
 
 // Makes the experiment, or the run, when it is not there; past a limit, false.
-Result<bool> Ensure(SqliteDb* db, TimeMicros now, const Limits& limits, Experiment e) {
-  if (ReadExperiment(db->get(), e.path).ok()) return true;
-  Status made = InsertExperiment(db, now, limits, &e);
-  if (made.code() == StatusCode::kResourceExhausted) return false;
-  RETURN_IF_ERROR(made);
-  return true;
-}
-Result<bool> Ensure(SqliteDb* db, TimeMicros now, const Limits& limits, Run r) {
-  if (ReadRun(db->get(), r.path).ok()) return true;
-  Status made = InsertRun(db, now, limits, &r);
+template <typename T>
+Result<bool> Ensure(SqliteDb* db, TimeMicros now, const Limits& limits, T record,
+                    Result<T> (*read)(sqlite3*, const ResourcePath&),
+                    Status (*insert)(SqliteDb*, TimeMicros, const Limits&, T*)) {
+  if (read(db->get(), record.path).ok()) return true;
+  Status made = insert(db, now, limits, &record);
   if (made.code() == StatusCode::kResourceExhausted) return false;
   RETURN_IF_ERROR(made);
   return true;
@@ -151,22 +147,14 @@ Result<Page<TimeSeries>> Store::ListTimeSeries(const ResourcePath& run,
                                                const PageRequest& page) const {
   std::lock_guard<std::mutex> lock(mu_);
   RETURN_IF_ERROR(ReadRun(db_->get(), run).status());
-  const int size = page.page_size <= 0 ? 50 : std::min(page.page_size, 1000);
+  const int size = PageSize(page);
   Stmt q(db_->get(), TY_TB_SELECT_TIME_SERIES
          " WHERE tb = ? AND experiment = ? AND run = ? AND id > ? ORDER BY id LIMIT ?");
   q.Bind(IdAfter(run.tensorboard)).Bind(run.experiment).Bind(run.run);
   q.Bind(IdAfter(page.page_token)).Bind(int64_t{size + 1});
-  Page<TimeSeries> out;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) break;
-    out.items.push_back(TimeSeriesRow(q, run));
-  }
-  if (static_cast<int>(out.items.size()) > size) {
-    out.items.resize(static_cast<size_t>(size));
-    out.next_page_token = out.items.back().path.time_series;
-  }
-  return out;
+  return PageOfRows<TimeSeries>(
+      &q, size, [&](const Stmt& r) { return TimeSeriesRow(r, run); },
+      [](const TimeSeries& s) { return s.path.time_series; });
 }
 
 Result<std::vector<Point>> Store::ReadPoints(const ResourcePath& time_series,
@@ -211,7 +199,8 @@ Status Store::ApplyIndexBatch(const IndexBatch& batch) {
   e.path = batch.experiment.Experiment();
   e.display_name = batch.experiment_display_name;
   e.source = "trainyard";
-  ASSIGN_OR_RETURN(bool have_experiment, Ensure(db_.get(), now, limits_, e));
+  ASSIGN_OR_RETURN(bool have_experiment,
+                   Ensure(db_.get(), now, limits_, e, ReadExperiment, InsertExperiment));
   PointWriter writer(db_.get(), limits_.points_per_series);
   for (const IndexBatch::RunPoints& rp : batch.runs) {
     if (!have_experiment || rp.points.empty()) continue;
@@ -219,7 +208,7 @@ Status Store::ApplyIndexBatch(const IndexBatch& batch) {
     r.path = e.path;
     r.path.run = rp.run;
     r.display_name = rp.display_name;
-    ASSIGN_OR_RETURN(bool have_run, Ensure(db_.get(), now, limits_, r));
+    ASSIGN_OR_RETURN(bool have_run, Ensure(db_.get(), now, limits_, r, ReadRun, InsertRun));
     if (!have_run) continue;
     std::map<std::string, std::optional<int64_t>> series;
     for (const ScalarPoint& p : rp.points) {

@@ -2,6 +2,7 @@
 // level shares. Internal to tensorboard/; callers hold the store's mutex.
 #pragma once
 
+#include <algorithm>
 #include <string>
 
 #include "tensorboard/sqlite_db.h"
@@ -18,6 +19,28 @@ namespace ty::tensorboard {
   "SELECT id, display_name, description, '{}', create_time, update_time, value_type," \
   " plugin_name, (SELECT MAX(step) FROM points WHERE series = time_series.id)"        \
   " FROM time_series"
+
+// A page's size: 50 when unset, at most 1000.
+inline int PageSize(const PageRequest& page) {
+  return page.page_size <= 0 ? 50 : std::min(page.page_size, 1000);
+}
+
+// Every row `q` answers, each made a T by `row_of`; with one row more than `size` the
+// page is cut and its token is the last id kept (`id_of`).
+template <typename T, typename RowOf, typename IdOf>
+Result<Page<T>> PageOfRows(Stmt* q, int size, RowOf row_of, IdOf id_of) {
+  Page<T> page;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, q->Step());
+    if (!row) break;
+    page.items.push_back(row_of(*q));
+  }
+  if (static_cast<int>(page.items.size()) > size) {
+    page.items.resize(static_cast<size_t>(size));
+    page.next_page_token = id_of(page.items.back());
+  }
+  return page;
+}
 
 // A tensorboard id as stored (a positive decimal), or -1 for anything else: a name
 // that cannot be one matches nothing. "" (a first page) is 0.

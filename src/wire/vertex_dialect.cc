@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "common/text.h"
 #include "model/machine_types.h"
 #include "model/spec_limits.h"
 #include "wire/dialect.h"
@@ -326,13 +327,7 @@ Result<nlohmann::json> ParseOutputDirectory(const nlohmann::json& v, const std::
 Status CheckTensorboardName(const JobSpec& spec, const std::string& path,
                             const std::string& base_path) {
   if (spec.tensorboard.empty()) return Status::Ok();
-  std::vector<std::string> parts;
-  for (size_t start = 0; parts.size() < 7;) {
-    const size_t slash = spec.tensorboard.find('/', start);
-    parts.push_back(spec.tensorboard.substr(start, slash - start));
-    if (slash == std::string::npos) break;
-    start = slash + 1;
-  }
+  const std::vector<std::string_view> parts = SplitOn(spec.tensorboard, '/');
   bool ok = parts.size() == 6 && parts[0] == "projects" && parts[2] == "locations" &&
             parts[4] == "tensorboards";
   for (size_t i = 1; ok && i < parts.size(); i += 2) ok = !parts[i].empty();
