@@ -468,6 +468,35 @@ std::unique_ptr<ty::daemon::PeriodicBackup> StartBackups(const DaemonConfig& cfg
       static_cast<int>(cfg.backup_keep));
 }
 
+// What the daemon keeps beside jobs: Artifact Registry's repositories, and Vertex AI
+// TensorBoard's store (a job's tensorboard is checked at submit) with its indexer (told
+// as each job ends, through the service's on_finished). They must outlive the service.
+struct ResourceStores {
+  std::unique_ptr<ty::artifacts::Repositories> repositories;
+  std::unique_ptr<ty::tensorboard::Store> tensorboards;
+  std::unique_ptr<ty::tensorboard::IndexingLoop> indexing;
+};
+
+ty::Result<ResourceStores> OpenResourceStores(const DaemonConfig& cfg,
+                                              ty::service::JobServiceOptions* so) {
+  ResourceStores r;
+  ASSIGN_OR_RETURN(r.repositories,
+                   ty::artifacts::Repositories::Open(cfg.data_dir + "/artifact-repositories",
+                                                     ty::SystemClock::Get()));
+  ASSIGN_OR_RETURN(r.tensorboards, ty::tensorboard::Store::Open(cfg.data_dir + "/tensorboards.db",
+                                                                ty::SystemClock::Get()));
+  r.indexing = std::make_unique<ty::tensorboard::IndexingLoop>(r.tensorboards.get());
+  so->check_tensorboard = [boards = r.tensorboards.get()](const std::string& project,
+                                                          const std::string& name) {
+    return ty::daemon::CheckJobTensorboard(*boards, project, name);
+  };
+  so->jobs.on_finished = [loop = r.indexing.get(),
+                          root = cfg.bucket_root](const ty::model::Job& job) {
+    if (auto target = ty::daemon::TensorboardTarget(job, root)) loop->Ended(*target);
+  };
+  return r;
+}
+
 // Vertex AI TensorBoard: the indexer, following every unfinished job that names a
 // tensorboard (daemon/tensorboard_targets.h), a pass a second, and a last one as each
 // ends (wired to the service's on_finished before it is made).
@@ -567,17 +596,8 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
   if (!objects.ok()) return Fail(objects.status());
   auto so = ServiceOptionsFor(cfg, objects->get(), *executors);
   if (!so.ok()) return Fail(so.status());
-  auto tensorboards =
-      ty::tensorboard::Store::Open(cfg.data_dir + "/tensorboards.db", ty::SystemClock::Get());
-  if (!tensorboards.ok()) return Fail(tensorboards.status());
-  so->check_tensorboard = [boards = tensorboards->get()](const std::string& project,
-                                                         const std::string& name) {
-    return ty::daemon::CheckJobTensorboard(*boards, project, name);
-  };
-  ty::tensorboard::IndexingLoop indexing(tensorboards->get());
-  so->jobs.on_finished = [&indexing, root = cfg.bucket_root](const ty::model::Job& job) {
-    if (auto target = ty::daemon::TensorboardTarget(job, root)) indexing.Ended(*target);
-  };
+  auto resources = OpenResourceStores(cfg, &*so);
+  if (!resources.ok()) return Fail(resources.status());
   so->images_scoped_to_projects = issuer != nullptr;
   auto service = ty::service::JobService::Create(store->get(), executor, logs->get(),
                                                  ty::SystemClock::Get(), *so);
@@ -586,11 +606,8 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
   // The servers start before the service, whose first launches need the port
   // replicas reach the storage API on (requests wait for the loop meanwhile).
   ty::api::ApiServer::Options ao = ApiOptionsFor(cfg, host, port, objects->get(), tokens);
-  auto repositories = ty::artifacts::Repositories::Open(cfg.data_dir + "/artifact-repositories",
-                                                        ty::SystemClock::Get());
-  if (!repositories.ok()) return Fail(repositories.status());
-  ao.artifacts = repositories->get();
-  ao.tensorboards = tensorboards->get();
+  ao.artifacts = resources->repositories.get();
+  ao.tensorboards = resources->tensorboards.get();
   ao.registry_tokens =
       RegistryServiceFor(*registry_keys, &tokens, service->get(), objects->get(), shared);
   auto api = ty::api::ApiServer::Create(service->get(), ao);
@@ -608,9 +625,9 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
                cfg.tls_cert_file.empty() ? "http" : "https", host, *bound, cfg.data_dir,
                fmt::join(ty::daemon::ExecutorKinds(cfg), " and "));
   std::unique_ptr<ty::daemon::PeriodicBackup> backups = StartBackups(cfg, service->get());
-  StartTensorboardIndexing(cfg, service->get(), &indexing);
+  StartTensorboardIndexing(cfg, service->get(), resources->indexing.get());
   RunUntilStopped(stop_signals, {*service, *registry, *api, *replica_api});
-  indexing.Stop();
+  resources->indexing->Stop();
   if (backups) backups->Stop();
   return 0;
 }
