@@ -107,6 +107,10 @@ HttpResponse ReadTensorboardTimeSeries(const RouteCall& call);
 HttpResponse BatchReadTensorboardTimeSeries(const RouteCall& call);
 HttpResponse WriteTensorboardRunData(const RouteCall& call);
 
+// The console's files (console_endpoints.cc): GET /console/ and /console/FILE, with a
+// Content-Security-Policy of the daemon's own origin only.
+HttpResponse ConsoleFile(const RouteCall& call);
+
 // GET /metrics: Prometheus text format (metrics_endpoint.cc).
 HttpResponse Metrics(service::JobService* service);
 HttpResponse Backup(service::JobService* service);  // GET /admin/backup (admin_endpoints.cc).

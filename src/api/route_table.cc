@@ -326,11 +326,22 @@ void AddStorageRows(std::vector<Route>* rows) {
   rows->back().bucket_must_exist = true;
 }
 
+// The console: static files, public (what they show comes from the API, with a token).
+void AddConsoleRows(std::vector<Route>* rows) {
+  for (const char* pattern : {"/console", "/console/{asset=**}"}) {
+    rows->push_back(
+        {"GET", pattern, ApiDialect::kOps, {Scope::kAnyone, Role::kNone}, [](const RouteCall& c) {
+           return Respond(internal::ConsoleFile(c));
+         }});
+  }
+}
+
 std::vector<Route> AllRows() {
   std::vector<Route> rows;
   AddOpsRows(&rows);
   AddJobsRows(&rows);
   AddArtifactsRows(&rows);
+  AddConsoleRows(&rows);
   for (const char* version : {"/v1", "/v1beta1"}) AddTensorboardRows(&rows, version);
   AddStorageRows(&rows);
   return rows;

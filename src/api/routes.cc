@@ -21,6 +21,7 @@ std::string* ParamField(RouteParams* p, const std::string& name) {
   if (name == "experiment") return &p->experiment;
   if (name == "run") return &p->run;
   if (name == "time_series") return &p->time_series;
+  if (name == "asset") return &p->asset;
   if (name == "bucket") return &p->bucket;
   if (name == "object") return &p->object;
   if (name == "target_bucket") return &p->target_bucket;

@@ -68,6 +68,7 @@ struct RouteParams {
   std::string experiment;
   std::string run;
   std::string time_series;
+  std::string asset;  // A console file's path below /console/.
   std::string bucket;
   std::string object;
   std::string target_bucket;

@@ -1,0 +1,329 @@
+// Trainyard's console: one page over the public REST API of the daemon that serves it.
+// What jobs and users wrote (names, labels, log lines, args) is only ever set as text
+// (textContent, never markup); the page's policy allows no inline script either.
+'use strict';
+
+const TOKEN_KEY = 'trainyard.token';
+
+// ---- the API -------------------------------------------------------------------------
+
+class ApiError extends Error {
+  constructor(status, message) { super(message); this.status = status; }
+}
+
+async function api(method, path, body) {
+  const headers = {};
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  if (token) headers.Authorization = 'Bearer ' + token;
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const r = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await r.text();
+  const json = text ? JSON.parse(text) : {};
+  if (!r.ok) {
+    if (r.status === 401) askForToken('This daemon needs a token.');
+    throw new ApiError(r.status, (json.error && json.error.message) || r.statusText);
+  }
+  return json;
+}
+
+// ---- elements, as text ---------------------------------------------------------------
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === 'onclick' || k === 'onchange' || k === 'oninput') e.addEventListener(k.slice(2), v);
+    else if (k === 'class') e.className = v;
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) {
+    if (c === null || c === undefined) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+function show(...nodes) {
+  const main = document.getElementById('main');
+  main.replaceChildren(...nodes);
+}
+
+function askForToken(why) {
+  const input = el('input', { type: 'password', id: 'token', size: 40, 'aria-label': 'token' });
+  show(el('form', { id: 'token-form' },
+    el('p', {}, why || 'A token for this daemon (kept for this tab only).'), input, ' ',
+    el('button', { type: 'submit' }, 'Use')));
+  document.getElementById('token-form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    sessionStorage.setItem(TOKEN_KEY, input.value.trim());
+    route();
+  });
+}
+
+// ---- where we are: the hash ----------------------------------------------------------
+
+function hashState() {
+  const [path, query] = location.hash.replace(/^#/, '').split('?');
+  return { parts: (path || '/jobs').split('/').filter(Boolean), params: new URLSearchParams(query || '') };
+}
+
+function setParams(params) {
+  const { parts } = hashState();
+  history.replaceState(null, '', '#/' + parts.join('/') + '?' + params.toString());
+}
+
+// ---- the jobs list -------------------------------------------------------------------
+
+// Each collection the list shows, with how its API names it and its states.
+const COLLECTIONS = [
+  { key: 'customJobs', label: 'custom job', vertex: true, stateList: 'list' },
+  { key: 'hyperparameterTuningJobs', label: 'tuning job', vertex: true },
+  { key: 'trainingPipelines', label: 'pipeline', vertex: true, pipeline: true },
+  { key: 'jobs', label: 'ml v1 job', vertex: false },
+];
+const STATES = ['', 'QUEUED', 'PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLING', 'CANCELLED'];
+
+function apiState(c, state) {
+  if (!state) return '';
+  if (!c.vertex) return state;
+  return (c.pipeline ? 'PIPELINE_STATE_' : 'JOB_STATE_') + state;
+}
+
+function filterFor(c, params) {
+  const terms = [];
+  const state = apiState(c, params.get('state'));
+  if (state) terms.push(`state="${state}"`);
+  const label = params.get('label');
+  if (label && label.includes('=')) {
+    const [k, v] = label.split('=');
+    terms.push(`labels.${k.trim()}="${v.trim()}"`);
+  }
+  const name = params.get('name');
+  if (name) terms.push(c.vertex ? `display_name:"*${name}*"` : `jobId:"*${name}*"`);
+  return terms.join(' AND ');
+}
+
+function collectionPath(c, project, location) {
+  return c.vertex ? `/v1/projects/${encodeURIComponent(project)}/locations/${encodeURIComponent(location)}/${c.key}`
+                  : `/v1/projects/${encodeURIComponent(project)}/jobs`;
+}
+
+function shortState(s) { return String(s || '').replace(/^(JOB_STATE_|PIPELINE_STATE_)/, ''); }
+
+async function loadJobs(params) {
+  const project = params.get('project') || 'local';
+  const location = params.get('location') || 'local';
+  const rows = [];
+  for (const c of COLLECTIONS) {
+    const q = new URLSearchParams({ pageSize: '100' });
+    const filter = filterFor(c, params);
+    if (filter) q.set('filter', filter);
+    const answer = await api('GET', collectionPath(c, project, location) + '?' + q.toString());
+    const list = answer[c.key] || answer.jobs || [];
+    for (const job of list) {
+      const id = c.vertex ? job.name.split('/').pop() : job.jobId;
+      rows.push({ c, job, id, name: c.vertex ? job.displayName : job.jobId,
+                  created: job.createTime || '', state: job.state });
+    }
+  }
+  rows.sort((a, b) => (a.created < b.created ? 1 : -1));
+  return { rows, project, location };
+}
+
+function jobLink(row, project, location) {
+  return `#/job/${row.c.key}/${encodeURIComponent(project)}/${encodeURIComponent(location)}/${encodeURIComponent(row.id)}`;
+}
+
+function cancelPath(row, project, location) {
+  return collectionPath(row.c, project, location) + '/' + encodeURIComponent(row.id) + ':cancel';
+}
+
+function jobsControls(params) {
+  const input = (name, label, size) => el('label', {}, label,
+    el('input', { name, value: params.get(name) || (name === 'project' || name === 'location' ? 'local' : ''), size }));
+  const state = el('select', { name: 'state', 'aria-label': 'state' },
+    ...STATES.map((s) => el('option', { value: s }, s || 'any state')));
+  state.value = params.get('state') || '';
+  const form = el('form', { class: 'controls', id: 'jobs-filter' },
+    input('project', 'project', 14), input('location', 'location', 12),
+    el('label', {}, 'state', state), input('label', 'label k=v', 12), input('name', 'name contains', 14),
+    el('button', { type: 'submit' }, 'Apply'),
+    el('button', { type: 'button', id: 'bulk-cancel' }, 'Cancel selected'));
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const next = new URLSearchParams();
+    for (const [k, v] of new FormData(form)) if (v) next.set(k, v);
+    setParams(next);
+    route();
+  });
+  return form;
+}
+
+function jobsTable(rows, project, location) {
+  const body = el('tbody', {}, ...rows.map((r) => el('tr', { 'data-id': r.id },
+    el('td', {}, el('input', { type: 'checkbox', 'aria-label': 'select ' + r.id, 'data-cancel': cancelPath(r, project, location) })),
+    el('td', {}, r.c.label),
+    el('td', {}, el('a', { href: jobLink(r, project, location) }, r.name || r.id)),
+    el('td', { class: 'state-' + r.state }, shortState(r.state)),
+    el('td', {}, r.created),
+    el('td', {}, el('a', { href: jobLink(r, project, location) }, r.id)))));
+  return el('table', { id: 'jobs' },
+    el('thead', {}, el('tr', {}, el('th', {}, ''), el('th', {}, 'kind'), el('th', {}, 'name'),
+      el('th', {}, 'state'), el('th', {}, 'created'), el('th', {}, 'id'))), body);
+}
+
+async function renderJobs(params) {
+  const controls = jobsControls(params);
+  const status = el('p', { class: 'muted', id: 'jobs-status' }, 'Loading…');
+  const holder = el('div', {});
+  show(controls, status, holder);
+  controls.querySelector('#bulk-cancel').addEventListener('click', async () => {
+    const boxes = [...holder.querySelectorAll('input[data-cancel]:checked')];
+    for (const b of boxes) await api('POST', b.dataset.cancel, {}).catch((e) => { status.textContent = e.message; });
+    refresh();
+  });
+  async function refresh() {
+    try {
+      const { rows, project, location } = await loadJobs(params);
+      const checked = new Set([...holder.querySelectorAll('input[data-cancel]:checked')].map((b) => b.dataset.cancel));
+      holder.replaceChildren(jobsTable(rows, project, location));
+      for (const b of holder.querySelectorAll('input[data-cancel]')) b.checked = checked.has(b.dataset.cancel);
+      status.textContent = `${rows.length} jobs, newest first; refreshed ${new Date().toLocaleTimeString()}`;
+    } catch (e) {
+      status.textContent = e.message;
+      status.className = 'error';
+    }
+  }
+  await refresh();
+  return setInterval(refresh, 2000);
+}
+
+// ---- one job -------------------------------------------------------------------------
+
+function jobPath(collection, project, location, id) {
+  const c = COLLECTIONS.find((x) => x.key === collection) || COLLECTIONS[0];
+  return collectionPath(c, project, location) + '/' + encodeURIComponent(id);
+}
+
+// Follows the job's log (NDJSON until the job ends) into `box`, keeping the filters.
+async function followLogs(path, box, filters, stop) {
+  let cursor = '';
+  while (!stop.done) {
+    const q = new URLSearchParams({ follow: 'true' });
+    if (cursor) q.set('cursor', cursor);
+    const headers = {};
+    const token = sessionStorage.getItem(TOKEN_KEY);
+    if (token) headers.Authorization = 'Bearer ' + token;
+    const r = await fetch(path + '/logs?' + q.toString(), { headers, signal: stop.signal });
+    if (!r.ok || !r.body) return;
+    const reader = r.body.getReader();
+    const decoder = new TextDecoder();
+    let pending = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      pending += decoder.decode(value, { stream: true });
+      const lines = pending.split('\n');
+      pending = lines.pop();
+      for (const line of lines) {
+        if (!line.trim()) continue;
+        const e = JSON.parse(line);
+        if (e.cursor) cursor = e.cursor;
+        if (e.message === undefined) continue;
+        const row = el('div', { class: 'sev-' + (e.severity || ''), 'data-task': e.taskName || '' },
+          `${e.timestamp || ''} ${e.taskName || ''} ${e.message}`);
+        row.hidden = !filters.keeps(row);
+        const atEnd = box.scrollTop + box.clientHeight >= box.scrollHeight - 4;
+        box.append(row);
+        if (atEnd && filters.follow()) box.scrollTop = box.scrollHeight;
+      }
+    }
+  }
+}
+
+function logControls(box, params) {
+  const task = el('input', { id: 'log-task', size: 14, value: params.get('task') || '', placeholder: 'workerpool0-0' });
+  const search = el('input', { id: 'log-search', size: 20, value: params.get('q') || '' });
+  const follow = el('input', { id: 'log-follow', type: 'checkbox' });
+  follow.checked = true;
+  const filters = {
+    keeps: (row) => (!task.value || row.dataset.task === task.value) &&
+                    (!search.value || row.textContent.includes(search.value)),
+    follow: () => follow.checked,
+  };
+  const apply = () => {
+    const next = hashState().params;
+    task.value ? next.set('task', task.value) : next.delete('task');
+    search.value ? next.set('q', search.value) : next.delete('q');
+    setParams(next);
+    for (const row of box.children) row.hidden = !filters.keeps(row);
+  };
+  task.addEventListener('input', apply);
+  search.addEventListener('input', apply);
+  const bar = el('div', { class: 'controls' }, el('label', {}, 'replica', task), el('label', {}, 'search', search),
+    el('label', {}, 'follow', follow));
+  return { bar, filters };
+}
+
+const ENDED = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
+
+function jobSummary(job, path) {
+  const state = el('span', { id: 'job-state', class: 'state-' + job.state }, shortState(job.state));
+  const cancel = ENDED.includes(shortState(job.state)) ? null : el('button', { id: 'cancel', type: 'button' }, 'Cancel');
+  if (cancel) cancel.addEventListener('click', () => api('POST', path + ':cancel', {}).catch((e) => { state.textContent = e.message; }));
+  const error = job.error || (job.errorMessage ? { message: job.errorMessage } : null);
+  return el('section', {},
+    el('h2', { id: 'job-name' }, job.displayName || job.jobId || ''),
+    el('p', {}, 'State: ', state, ' ', cancel),
+    error ? el('p', { class: 'error', id: 'job-error' }, error.message || '') : null);
+}
+
+async function renderJob(parts) {
+  const [, collection, project, location, id] = parts.map(decodeURIComponent);
+  const path = jobPath(collection, project, location, id);
+  const params = hashState().params;
+  let job;
+  try { job = await api('GET', path); } catch (e) { show(el('p', { class: 'error' }, e.message)); return null; }
+  const box = el('div', { id: 'log', role: 'log' });
+  const { bar, filters } = logControls(box, params);
+  const summary = el('div', { id: 'summary' }, jobSummary(job, path));
+  const phases = el('pre', { id: 'details' }, '');
+  show(el('p', {}, el('a', { href: '#/jobs' }, '← jobs')), summary,
+    el('h3', {}, 'Logs'), bar, box,
+    el('h3', {}, 'Details'), phases,
+    el('h3', {}, 'Spec'), el('pre', { id: 'spec' }, JSON.stringify(job, null, 2)));
+  const stop = { done: false, controller: new AbortController() };
+  stop.signal = stop.controller.signal;
+  followLogs(path, box, filters, stop).catch(() => {});
+  const refresh = async () => {
+    try {
+      job = await api('GET', path);
+      summary.replaceChildren(jobSummary(job, path));
+      const details = await api('GET', path + '/details').catch(() => null);
+      if (details) phases.textContent = JSON.stringify(details, null, 2);
+    } catch (e) { /* the next refresh tries again */ }
+  };
+  refresh();
+  const timer = setInterval(refresh, 1000);
+  return { stop: () => { stop.done = true; stop.controller.abort(); clearInterval(timer); } };
+}
+
+// ---- routing -------------------------------------------------------------------------
+
+let current = null;
+
+async function route() {
+  if (current) { current(); current = null; }
+  const { parts, params } = hashState();
+  document.getElementById('where').textContent = parts[0] === 'job' ? `${parts[1]} ${decodeURIComponent(parts[4] || '')}` : '';
+  if (parts[0] === 'job' && parts.length === 5) {
+    const page = await renderJob(parts);
+    if (page) current = page.stop;
+    return;
+  }
+  const timer = await renderJobs(params);
+  current = () => clearInterval(timer);
+}
+
+window.addEventListener('hashchange', route);
+document.getElementById('token-button').addEventListener('click', () => askForToken());
+route();

@@ -1,0 +1,125 @@
+// The console (console/, served at /console/) in Debian's chromium through
+// playwright-core, against a real daemon running real jobs on the busybox test image.
+// Each case prints ok/FAIL; a screenshot of each page lands in $SHOTS.
+import { chromium } from 'playwright-core';
+
+const BASE = process.argv[2];
+const SHOTS = process.env.SHOTS || '.';
+const IMAGE = 'localhost/trainyard/busybox:latest';
+const LOC = '/v1/projects/web/locations/us-central1';
+const HOSTILE = '<img src=x onerror="window.__pwned=1">';
+const failures = [];
+
+async function api(method, path, body) {
+  const r = await fetch(BASE + path, {
+    method, headers: body ? { 'Content-Type': 'application/json' } : {},
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const json = await r.json();
+  if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+async function submit(displayName, script) {
+  const job = await api('POST', `${LOC}/customJobs`, {
+    displayName, jobSpec: { workerPoolSpecs: [{ machineSpec: { machineType: 'n1-standard-4' },
+      replicaCount: '1', containerSpec: { imageUri: IMAGE, command: ['sh', '-c', script] } }] } });
+  return job.name.split('/').pop();
+}
+
+async function waitFor(what, check, seconds = 30) {
+  const end = Date.now() + seconds * 1000;
+  for (;;) {
+    const got = await check();
+    if (got) return got;
+    if (Date.now() > end) throw new Error('timed out waiting for ' + what);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const stateOf = async (id) => (await api('GET', `${LOC}/customJobs/${id}`)).state;
+
+async function run(name, page, fn) {
+  const start = Date.now();
+  try {
+    await fn();
+    console.log(`ok   ${name} (${((Date.now() - start) / 1000).toFixed(1)} s)`);
+  } catch (e) {
+    failures.push(name);
+    console.log(`FAIL ${name}\n${e.stack}`);
+  }
+  await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true }).catch(() => {});
+}
+
+const jobsUrl = (params) => `${BASE}/console/#/jobs?project=web&location=us-central1${params || ''}`;
+const jobUrl = (id) => `${BASE}/console/#/job/customJobs/web/us-central1/${id}`;
+
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM,
+                                        args: ['--no-sandbox', '--disable-gpu'] });
+const page = await browser.newPage();
+const consoleErrors = [];
+page.on('pageerror', (e) => consoleErrors.push(String(e)));
+
+const done = await submit('finished-job', 'echo done');
+await waitFor('the first job to end', async () => (await stateOf(done)) === 'JOB_STATE_SUCCEEDED');
+const sleepy = await submit('sleepy-job', 'echo started; sleep 1000');
+await waitFor('the sleepy job to run', async () => (await stateOf(sleepy)) === 'JOB_STATE_RUNNING');
+
+await run('the_list_shows_jobs_and_filters_by_state_on_the_server', page, async () => {
+  await page.goto(jobsUrl());
+  await page.locator(`#jobs tr[data-id="${done}"]`).waitFor();
+  await page.locator(`#jobs tr[data-id="${sleepy}"]`).waitFor();
+  await page.goto(jobsUrl('&state=RUNNING'));
+  await page.reload();
+  await page.locator(`#jobs tr[data-id="${sleepy}"]`).waitFor();
+  if (await page.locator(`#jobs tr[data-id="${done}"]`).count() !== 0) {
+    throw new Error('a SUCCEEDED job is listed under RUNNING');
+  }
+});
+
+await run('the_job_page_streams_a_live_log_line_within_a_second', page, async () => {
+  const id = await submit('talker', 'sleep 3; echo live-line-$(cat /proc/sys/kernel/random/uuid); sleep 1000');
+  await page.goto(jobUrl(id));
+  await page.locator('#log').waitFor();
+  const line = page.locator('#log div', { hasText: 'live-line-' });
+  await line.waitFor({ timeout: 30000 });
+  const shownAt = Date.now();
+  // When the daemon had the line: its entry's timestamp, as the API gives it.
+  const entries = (await api('GET', `${LOC}/customJobs/${id}/logs`)).entries;
+  const entry = entries.find((e) => e.message.startsWith('live-line-'));
+  const lag = shownAt - Date.parse(entry.timestamp);
+  if (lag > 1000) throw new Error(`the line showed ${lag} ms after the daemon had it`);
+  await api('POST', `${LOC}/customJobs/${id}:cancel`, {});
+});
+
+await run('cancel_from_the_page_ends_the_job_cancelled', page, async () => {
+  await page.goto(jobUrl(sleepy));
+  await page.locator('#cancel').click();
+  await waitFor('CANCELLED', async () => (await stateOf(sleepy)) === 'JOB_STATE_CANCELLED', 60);
+  await page.locator('#job-state', { hasText: 'CANCELLED' }).waitFor({ timeout: 10000 });
+});
+
+await run('a_hostile_name_and_log_line_are_text_and_run_nothing', page, async () => {
+  const id = await submit(HOSTILE, `echo '${HOSTILE}'`);
+  await waitFor('the hostile job to end', async () => (await stateOf(id)) === 'JOB_STATE_SUCCEEDED');
+  await page.goto(jobsUrl());
+  await page.locator('#jobs a', { hasText: HOSTILE }).first().waitFor();
+  await page.goto(jobUrl(id));
+  await page.locator('#log div', { hasText: HOSTILE }).waitFor();
+  await page.locator('#job-name', { hasText: HOSTILE }).waitFor();
+  if (await page.evaluate(() => window.__pwned)) throw new Error('the name or the log line ran');
+  if (await page.locator('main img').count() !== 0) throw new Error('an <img> element was made');
+});
+
+await run('the_console_is_served_with_a_policy_of_its_own_origin', page, async () => {
+  const r = await fetch(`${BASE}/console/`);
+  const policy = r.headers.get('content-security-policy') || '';
+  if (!policy.includes("script-src 'self'") || !policy.includes("default-src 'none'")) {
+    throw new Error('policy: ' + policy);
+  }
+  if (consoleErrors.length) throw new Error('page errors: ' + consoleErrors.join('; '));
+});
+
+await browser.close();
+console.log('console:', failures.length ? 'FAILED ' + failures.join(', ') : 'all cases passed');
+process.exit(failures.length ? 1 : 0);
