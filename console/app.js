@@ -26,6 +26,17 @@ async function api(method, path, body) {
   return json;
 }
 
+// The caller's role in `project` ("viewer", "editor", "admin" or "none"): what a page
+// offers. The API refuses what the role does not allow whatever the page shows.
+async function roleIn(project) {
+  try {
+    return (await api('GET', '/console/caller?project=' + encodeURIComponent(project))).role;
+  } catch (e) {
+    return 'none';
+  }
+}
+const mayEdit = (role) => role === 'editor' || role === 'admin';
+
 // ---- elements, as text ---------------------------------------------------------------
 
 function el(tag, attrs, ...children) {
@@ -137,7 +148,7 @@ function cancelPath(row, project, location) {
   return collectionPath(row.c, project, location) + '/' + encodeURIComponent(row.id) + ':cancel';
 }
 
-function jobsControls(params) {
+function jobsControls(params, canEdit) {
   const input = (name, label, size) => el('label', {}, label,
     el('input', { name, value: params.get(name) || (name === 'project' || name === 'location' ? 'local' : ''), size }));
   const state = el('select', { name: 'state', 'aria-label': 'state' },
@@ -147,7 +158,7 @@ function jobsControls(params) {
     input('project', 'project', 14), input('location', 'location', 12),
     el('label', {}, 'state', state), input('label', 'label k=v', 12), input('name', 'name contains', 14),
     el('button', { type: 'submit' }, 'Apply'),
-    el('button', { type: 'button', id: 'bulk-cancel' }, 'Cancel selected'));
+    canEdit ? el('button', { type: 'button', id: 'bulk-cancel' }, 'Cancel selected') : null);
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     const next = new URLSearchParams();
@@ -158,9 +169,9 @@ function jobsControls(params) {
   return form;
 }
 
-function jobsTable(rows, project, location) {
+function jobsTable(rows, project, location, canEdit) {
   const body = el('tbody', {}, ...rows.map((r) => el('tr', { 'data-id': r.id },
-    el('td', {}, el('input', { type: 'checkbox', 'aria-label': 'select ' + r.id, 'data-cancel': cancelPath(r, project, location) })),
+    el('td', {}, canEdit ? el('input', { type: 'checkbox', 'aria-label': 'select ' + r.id, 'data-cancel': cancelPath(r, project, location) }) : null),
     el('td', {}, r.c.label),
     el('td', {}, el('a', { href: jobLink(r, project, location) }, r.name || r.id)),
     el('td', { class: 'state-' + r.state }, shortState(r.state)),
@@ -172,11 +183,13 @@ function jobsTable(rows, project, location) {
 }
 
 async function renderJobs(params) {
-  const controls = jobsControls(params);
+  const canEdit = mayEdit(await roleIn(params.get('project') || 'local'));
+  const controls = jobsControls(params, canEdit);
   const status = el('p', { class: 'muted', id: 'jobs-status' }, 'Loading…');
   const holder = el('div', {});
   show(controls, status, holder);
-  controls.querySelector('#bulk-cancel').addEventListener('click', async () => {
+  const bulk = controls.querySelector('#bulk-cancel');
+  if (bulk) bulk.addEventListener('click', async () => {
     const boxes = [...holder.querySelectorAll('input[data-cancel]:checked')];
     for (const b of boxes) await api('POST', b.dataset.cancel, {}).catch((e) => { status.textContent = e.message; });
     refresh();
@@ -185,10 +198,11 @@ async function renderJobs(params) {
     try {
       const { rows, project, location } = await loadJobs(params);
       const checked = new Set([...holder.querySelectorAll('input[data-cancel]:checked')].map((b) => b.dataset.cancel));
-      holder.replaceChildren(jobsTable(rows, project, location));
+      holder.replaceChildren(jobsTable(rows, project, location, canEdit));
       for (const b of holder.querySelectorAll('input[data-cancel]')) b.checked = checked.has(b.dataset.cancel);
       status.textContent = `${rows.length} jobs, newest first; refreshed ${new Date().toLocaleTimeString()}`;
     } catch (e) {
+      holder.replaceChildren();
       status.textContent = e.message;
       status.className = 'error';
     }
@@ -266,9 +280,9 @@ function logControls(box, params) {
 
 const ENDED = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
 
-function jobSummary(job, path) {
+function jobSummary(job, path, canEdit) {
   const state = el('span', { id: 'job-state', class: 'state-' + job.state }, shortState(job.state));
-  const cancel = ENDED.includes(shortState(job.state)) ? null : el('button', { id: 'cancel', type: 'button' }, 'Cancel');
+  const cancel = !canEdit || ENDED.includes(shortState(job.state)) ? null : el('button', { id: 'cancel', type: 'button' }, 'Cancel');
   if (cancel) cancel.addEventListener('click', () => api('POST', path + ':cancel', {}).catch((e) => { state.textContent = e.message; }));
   const error = job.error || (job.errorMessage ? { message: job.errorMessage } : null);
   return el('section', {},
@@ -285,7 +299,8 @@ async function renderJob(parts) {
   try { job = await api('GET', path); } catch (e) { show(el('p', { class: 'error' }, e.message)); return null; }
   const box = el('div', { id: 'log', role: 'log' });
   const { bar, filters } = logControls(box, params);
-  const summary = el('div', { id: 'summary' }, jobSummary(job, path));
+  const canEdit = mayEdit(await roleIn(project));
+  const summary = el('div', { id: 'summary' }, jobSummary(job, path, canEdit));
   const phases = el('pre', { id: 'details' }, '');
   show(el('p', {}, el('a', { href: '#/jobs' }, '← jobs')), summary,
     el('h3', {}, 'Logs'), bar, box,
@@ -297,7 +312,7 @@ async function renderJob(parts) {
   const refresh = async () => {
     try {
       job = await api('GET', path);
-      summary.replaceChildren(jobSummary(job, path));
+      summary.replaceChildren(jobSummary(job, path, canEdit));
       const details = await api('GET', path + '/details').catch(() => null);
       if (details) phases.textContent = JSON.stringify(details, null, 2);
     } catch (e) { /* the next refresh tries again */ }

@@ -44,4 +44,15 @@ HttpResponse ConsoleFile(const RouteCall& call) {
   return r;
 }
 
+HttpResponse ConsoleCaller(const RouteCall& call) {
+  const std::string project = Param(call.request, "project");
+  const auth::Role role = call.caller.RoleIn(project);
+  HttpResponse r =
+      JsonResponse({{"name", call.caller.name},
+                    {"project", project},
+                    {"role", role == auth::Role::kNone ? "none" : auth::RoleName(role)}});
+  r.headers.emplace_back("Cache-Control", "no-store");
+  return r;
+}
+
 }  // namespace ty::api::internal

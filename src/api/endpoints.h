@@ -110,6 +110,10 @@ HttpResponse WriteTensorboardRunData(const RouteCall& call);
 // The console's files (console_endpoints.cc): GET /console/ and /console/FILE, with a
 // Content-Security-Policy of the daemon's own origin only.
 HttpResponse ConsoleFile(const RouteCall& call);
+// GET /console/caller?project=P: who the request's token is and its role in P
+// ({"name", "project", "role": "viewer"|"editor"|"admin"|"none"}), so a page offers only
+// what the caller may do (the API refuses the rest anyway).
+HttpResponse ConsoleCaller(const RouteCall& call);
 
 // GET /metrics: Prometheus text format (metrics_endpoint.cc).
 HttpResponse Metrics(service::JobService* service);

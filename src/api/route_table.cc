@@ -328,6 +328,11 @@ void AddStorageRows(std::vector<Route>* rows) {
 
 // The console: static files, public (what they show comes from the API, with a token).
 void AddConsoleRows(std::vector<Route>* rows) {
+  rows->push_back({"GET",
+                   "/console/caller",
+                   ApiDialect::kOps,
+                   {Scope::kAnyone, Role::kNone},
+                   [](const RouteCall& c) { return Respond(internal::ConsoleCaller(c)); }});
   for (const char* pattern : {"/console", "/console/{asset=**}"}) {
     rows->push_back(
         {"GET", pattern, ApiDialect::kOps, {Scope::kAnyone, Role::kNone}, [](const RouteCall& c) {

@@ -1,6 +1,9 @@
 // The console (console/, served at /console/) in Debian's chromium through
 // playwright-core, against a real daemon running real jobs on the busybox test image.
 // Each case prints ok/FAIL; a screenshot of each page lands in $SHOTS.
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 
 const BASE = process.argv[2];
@@ -118,6 +121,66 @@ await run('the_console_is_served_with_a_policy_of_its_own_origin', page, async (
     throw new Error('policy: ' + policy);
   }
   if (consoleErrors.length) throw new Error('page errors: ' + consoleErrors.join('; '));
+});
+
+// A second daemon, with tokens: an admin, and a viewer of web-a only.
+async function daemonWithTokens() {
+  const dir = `${process.env.WORK}/tokens`;
+  mkdirSync(dir, { recursive: true });
+  const entry = (name, role, project) => `  - name: ${name}\n    sha256: ${
+    createHash('sha256').update('ty_' + name).digest('hex')}\n    role: ${role}\n    projects: ["${project}"]\n`;
+  writeFileSync(`${dir}/config.yaml`, 'tokens:\n' + entry('root', 'admin', '*') + entry('val', 'viewer', 'web-a'));
+  const child = spawn(process.env.DAEMON, ['--config', `${dir}/config.yaml`, '--listen', '127.0.0.1:0',
+    '--port-file', `${dir}/port`, '--data-dir', `${dir}/data`, '--stop-grace', '2'], { stdio: 'ignore' });
+  await waitFor('the second daemon', async () => existsSync(`${dir}/port`) &&
+    readFileSync(`${dir}/port`, 'utf8').trim() !== '', 20);
+  return { child, base: `http://127.0.0.1:${readFileSync(`${dir}/port`, 'utf8').trim()}` };
+}
+
+await run('with_tokens_a_viewer_sees_no_cancel_and_no_other_project', page, async () => {
+  const { child, base } = await daemonWithTokens();
+  try {
+    const asRoot = async (project, displayName) => {
+      const r = await fetch(`${base}/v1/projects/${project}/locations/us-central1/customJobs`, {
+        method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: 'Bearer ty_root' },
+        body: JSON.stringify({ displayName, jobSpec: { workerPoolSpecs: [{ machineSpec: { machineType: 'n1-standard-4' },
+          replicaCount: '1', containerSpec: { imageUri: IMAGE, command: ['sh', '-c', 'sleep 1000'] } }] } }) });
+      return (await r.json()).name.split('/').pop();
+    };
+    const mine = await asRoot('web-a', 'viewers-job');
+    const theirs = await asRoot('web-b', 'secret-job');
+    const viewer = await browser.newPage();
+    await viewer.goto(`${base}/console/#/jobs?project=web-a&location=us-central1`);
+    await viewer.locator('#token').fill('ty_val');
+    await viewer.locator('#token-form button').click();
+    await viewer.locator(`#jobs tr[data-id="${mine}"]`).waitFor();
+    if (await viewer.locator('#bulk-cancel').count() !== 0 || await viewer.locator('#jobs input').count() !== 0) {
+      throw new Error('a viewer is offered cancel in the list');
+    }
+    await viewer.goto(`${base}/console/#/job/customJobs/web-a/us-central1/${mine}`);
+    await viewer.locator('#job-state').waitFor();
+    if (await viewer.locator('#cancel').count() !== 0) throw new Error('a viewer is offered cancel');
+    await viewer.screenshot({ path: `${SHOTS}/viewer_job_page.png`, fullPage: true });
+    await viewer.goto(`${base}/console/#/jobs?project=web-b&location=us-central1`);
+    await viewer.locator('#jobs-status.error').waitFor();
+    if (await viewer.locator(`#jobs tr[data-id="${theirs}"]`).count() !== 0) {
+      throw new Error("another project's job is listed");
+    }
+    if (!(await viewer.locator('#jobs-status').textContent()).includes('web-b')) {
+      throw new Error('the refusal does not say which project');
+    }
+    await viewer.close();
+    // Their replicas end before the daemon does (a stopped daemon leaves them running).
+    for (const [project, id] of [['web-a', mine], ['web-b', theirs]]) {
+      const job = `${base}/v1/projects/${project}/locations/us-central1/customJobs/${id}`;
+      const auth = { Authorization: 'Bearer ty_root' };
+      await fetch(`${job}:cancel`, { method: 'POST', headers: auth });
+      await waitFor('CANCELLED', async () =>
+        (await (await fetch(job, { headers: auth })).json()).state === 'JOB_STATE_CANCELLED', 60);
+    }
+  } finally {
+    child.kill('SIGTERM');
+  }
 });
 
 await browser.close();

@@ -27,4 +27,5 @@ fi
 NAME=console
 source "$HERE/../clients/daemon_lib.sh"
 mkdir -p "$SHOTS"
-CHROMIUM="$CHROMIUM" SHOTS="$SHOTS" node "$HERE/console_test.mjs" "http://127.0.0.1:$PORT"
+CHROMIUM="$CHROMIUM" SHOTS="$SHOTS" DAEMON="$DAEMON" WORK="$TMP" \
+  node "$HERE/console_test.mjs" "http://127.0.0.1:$PORT"
