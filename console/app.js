@@ -55,7 +55,7 @@ function el(tag, attrs, ...children) {
 
 function show(...nodes) {
   const main = document.getElementById('main');
-  main.replaceChildren(...nodes);
+  main.replaceChildren(...nodes.filter((n) => n !== null && n !== undefined));
 }
 
 function askForToken(why) {
@@ -301,8 +301,10 @@ async function renderJob(parts) {
   const { bar, filters } = logControls(box, params);
   const canEdit = mayEdit(await roleIn(project));
   const summary = el('div', { id: 'summary' }, jobSummary(job, path, canEdit));
+  const trials = job.studySpec ? Trials.section() : null;
   const phases = el('pre', { id: 'details' }, '');
   show(el('p', {}, el('a', { href: '#/jobs' }, '← jobs')), summary,
+    trials ? trials.holder : null,
     el('h3', {}, 'Logs'), bar, box,
     el('h3', {}, 'Details'), phases,
     el('h3', {}, 'Spec'), el('pre', { id: 'spec' }, JSON.stringify(job, null, 2)));
@@ -313,6 +315,7 @@ async function renderJob(parts) {
     try {
       job = await api('GET', path);
       summary.replaceChildren(jobSummary(job, path, canEdit));
+      if (trials) trials.draw(job);
       const details = await api('GET', path + '/details').catch(() => null);
       if (details) phases.textContent = JSON.stringify(details, null, 2);
     } catch (e) { /* the next refresh tries again */ }

@@ -123,6 +123,40 @@ await run('the_console_is_served_with_a_policy_of_its_own_origin', page, async (
   if (consoleErrors.length) throw new Error('page errors: ' + consoleErrors.join('; '));
 });
 
+await run('a_tuning_jobs_page_shows_every_trial_best_first_and_one_line_each', page, async () => {
+  const report = 'for a in "$@"; do case $a in --x=*) x=${a#--x=};; esac; done; ' +
+    'mkdir -p "$(dirname "$CLOUD_ML_HP_METRIC_FILE")"; ' +
+    'echo "{\\"acc\\": \\"$x\\", \\"global_step\\": \\"1\\"}" > "$CLOUD_ML_HP_METRIC_FILE"';
+  const study = await api('POST', `${LOC}/hyperparameterTuningJobs`, {
+    displayName: 'tuned', maxTrialCount: 4, parallelTrialCount: 4,
+    studySpec: { algorithm: 'RANDOM_SEARCH', metrics: [{ metricId: 'acc', goal: 'MAXIMIZE' }],
+      parameters: [{ parameterId: 'x', doubleValueSpec: { minValue: 0, maxValue: 1 } },
+                   { parameterId: 'n', integerValueSpec: { minValue: '1', maxValue: '5' } }] },
+    trialJobSpec: { workerPoolSpecs: [{ machineSpec: { machineType: 'n1-standard-4' }, replicaCount: '1',
+      containerSpec: { imageUri: IMAGE, command: ['sh', '-c', report, 'trainer'] } }] } });
+  const id = study.name.split('/').pop();
+  const path = `${LOC}/hyperparameterTuningJobs/${id}`;
+  await waitFor('the study to end', async () => (await api('GET', path)).state === 'JOB_STATE_SUCCEEDED', 120);
+  const trials = (await api('GET', path)).trials;
+  const best = [...trials].sort((a, b) => b.finalMeasurement.metrics[0].value - a.finalMeasurement.metrics[0].value);
+  await page.goto(`${BASE}/console/#/job/hyperparameterTuningJobs/web/us-central1/${id}`);
+  await page.locator('#trials tbody tr').nth(3).waitFor();
+  const shown = await page.locator('#trials tbody tr').evaluateAll((rows) => rows.map((r) => r.dataset.trial));
+  if (JSON.stringify(shown) !== JSON.stringify(best.map((t) => t.id))) {
+    throw new Error(`trials shown ${shown}, best first is ${best.map((t) => t.id)}`);
+  }
+  const lines = await page.locator('#parallel').getAttribute('data-lines');
+  if (lines !== '4') throw new Error(`parallel coordinates drew ${lines} lines`);
+  await page.getByLabel('show n').uncheck();
+  await page.waitForFunction(() => document.querySelector('#parallel').dataset.axes === 'x,acc');
+  await page.getByLabel('move acc left').click();
+  await page.waitForFunction(() => document.querySelector('#parallel').dataset.axes === 'acc,x');
+  if ((await page.locator('#objective').getAttribute('data-points')) !== '4') throw new Error('objective chart');
+  await page.getByLabel('compare trial 1').check();
+  await page.getByLabel('compare trial 2').check();
+  await page.locator('#compare th', { hasText: 'trial' }).waitFor();
+});
+
 // A second daemon, with tokens: an admin, and a viewer of web-a only.
 async function daemonWithTokens() {
   const dir = `${process.env.WORK}/tokens`;
