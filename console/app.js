@@ -303,7 +303,7 @@ async function renderJob(parts) {
   const summary = el('div', { id: 'summary' }, jobSummary(job, path, canEdit));
   const trials = job.studySpec ? Trials.section() : null;
   const phases = el('pre', { id: 'details' }, '');
-  show(el('p', {}, el('a', { href: '#/jobs' }, '← jobs')), summary,
+  show(el('p', {}, el('a', { href: '#/jobs' }, '← jobs'), ' ', Curves.linkFor(job, project, location)), summary,
     trials ? trials.holder : null,
     el('h3', {}, 'Logs'), bar, box,
     el('h3', {}, 'Details'), phases,
@@ -333,6 +333,10 @@ async function route() {
   if (current) { current(); current = null; }
   const { parts, params } = hashState();
   document.getElementById('where').textContent = parts[0] === 'job' ? `${parts[1]} ${decodeURIComponent(parts[4] || '')}` : '';
+  if (parts[0] === 'curves' && parts.length === 5) {
+    current = await Curves.render(parts, params);
+    return;
+  }
   if (parts[0] === 'job' && parts.length === 5) {
     const page = await renderJob(parts);
     if (page) current = page.stop;

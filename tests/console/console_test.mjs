@@ -1,7 +1,7 @@
 // The console (console/, served at /console/) in Debian's chromium through
 // playwright-core, against a real daemon running real jobs on the busybox test image.
 // Each case prints ok/FAIL; a screenshot of each page lands in $SHOTS.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
@@ -155,6 +155,47 @@ await run('a_tuning_jobs_page_shows_every_trial_best_first_and_one_line_each', p
   await page.getByLabel('compare trial 1').check();
   await page.getByLabel('compare trial 2').check();
   await page.locator('#compare th', { hasText: 'trial' }).waitFor();
+});
+
+// The event writer of tests/tensorboard with its messages (protoc's descriptor set).
+function eventWriter() {
+  const root = new URL('../..', import.meta.url).pathname;
+  const desc = `${process.env.WORK}/event.desc`;
+  execFileSync('protoc', [`--descriptor_set_out=${desc}`, '-I', `${root}proto`, `${root}proto/tensorboard/event.proto`]);
+  return `DESCRIPTOR_SET = "${readFileSync(desc).toString('base64')}"\n` +
+    readFileSync(`${root}tests/tensorboard/event_writer.py`, 'utf8');
+}
+
+await run('a_trainers_event_files_draw_its_curves', page, async () => {
+  await api('POST', '/storage/v1/b?project=web', { name: 'web-curves' });
+  const board = (await api('POST', `${LOC}/tensorboards`, { displayName: 'curves' })).response.name;
+  const job = await api('POST', `${LOC}/customJobs`, { displayName: 'curves', jobSpec: {
+    tensorboard: board, baseOutputDirectory: { outputUriPrefix: 'gs://web-curves/out' },
+    workerPoolSpecs: [{ machineSpec: { machineType: 'n1-standard-4' }, replicaCount: '1',
+      containerSpec: { imageUri: 'localhost/trainyard/sklearn-cpu:latest', command: ['python3', '-c', eventWriter()],
+                       env: [{ name: 'STEPS', value: '12' }] } }] } });
+  const id = job.name.split('/').pop();
+  await waitFor('the trainer to end', async () => (await stateOf(id)) === 'JOB_STATE_SUCCEEDED', 120);
+  await page.goto(jobUrl(id));
+  await page.locator('#curves-link').click();
+  await page.locator('#curve-tag option[value="loss"]').waitFor({ state: 'attached' });
+  await page.locator('#curve-tag').selectOption('loss');
+  await page.waitForFunction(() => {
+    const s = JSON.parse(document.querySelector('#curve').dataset.series || '{}');
+    return s.default && s.default.length === 12;
+  });
+  const series = JSON.parse(await page.locator('#curve').getAttribute('data-series'));
+  series.default.forEach(([step, value], i) => {
+    if (step !== i || Math.abs(value - 1 / (i + 1)) > 1e-6) throw new Error(`point ${i}: ${step}, ${value}`);
+  });
+  await page.locator('#curve-log').check();
+  await page.locator('#curve-smoothing').fill('0.6');
+  await page.locator('#curve-tag').selectOption('accuracy');
+  await page.waitForFunction(() => document.querySelector('#curve').dataset.runs === '1' &&
+    JSON.parse(document.querySelector('#curve').dataset.series).validation);
+  if (await page.locator('#curves-status.error').count() !== 0) {
+    throw new Error(await page.locator('#curves-status').textContent());
+  }
 });
 
 // A second daemon, with tokens: an admin, and a viewer of web-a only.
