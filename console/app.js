@@ -280,6 +280,12 @@ function logControls(box, params) {
 
 const ENDED = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
 
+// The last lines the job's replicas printed (from the log on the page), beside an error.
+function lastLines() {
+  const rows = [...document.querySelectorAll('#log div')].filter((r) => r.dataset.task !== 'service');
+  return rows.slice(-5).map((r) => r.textContent).join('\n');
+}
+
 function jobSummary(job, path, canEdit) {
   const state = el('span', { id: 'job-state', class: 'state-' + job.state }, shortState(job.state));
   const cancel = !canEdit || ENDED.includes(shortState(job.state)) ? null : el('button', { id: 'cancel', type: 'button' }, 'Cancel');
@@ -288,7 +294,8 @@ function jobSummary(job, path, canEdit) {
   return el('section', {},
     el('h2', { id: 'job-name' }, job.displayName || job.jobId || ''),
     el('p', {}, 'State: ', state, ' ', cancel),
-    error ? el('p', { class: 'error', id: 'job-error' }, error.message || '') : null);
+    error ? el('p', { class: 'error', id: 'job-error' }, error.message || '') : null,
+    error ? el('pre', { id: 'job-last-lines' }, lastLines()) : null);
 }
 
 async function renderJob(parts) {
@@ -302,7 +309,7 @@ async function renderJob(parts) {
   const canEdit = mayEdit(await roleIn(project));
   const summary = el('div', { id: 'summary' }, jobSummary(job, path, canEdit));
   const trials = job.studySpec ? Trials.section() : null;
-  const phases = el('pre', { id: 'details' }, '');
+  const phases = el('div', { id: 'details' });
   show(el('p', {}, el('a', { href: '#/jobs' }, '← jobs'), ' ', Curves.linkFor(job, project, location)), summary,
     trials ? trials.holder : null,
     el('h3', {}, 'Logs'), bar, box,
@@ -317,7 +324,7 @@ async function renderJob(parts) {
       summary.replaceChildren(jobSummary(job, path, canEdit));
       if (trials) trials.draw(job);
       const details = await api('GET', path + '/details').catch(() => null);
-      if (details) phases.textContent = JSON.stringify(details, null, 2);
+      if (details) phases.replaceChildren(Details.render(details));
     } catch (e) { /* the next refresh tries again */ }
   };
   refresh();

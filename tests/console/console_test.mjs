@@ -58,7 +58,7 @@ const jobsUrl = (params) => `${BASE}/console/#/jobs?project=web&location=us-cent
 const jobUrl = (id) => `${BASE}/console/#/job/customJobs/web/us-central1/${id}`;
 
 const browser = await chromium.launch({ executablePath: process.env.CHROMIUM,
-                                        args: ['--no-sandbox', '--disable-gpu'] });
+                                        args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
 const page = await browser.newPage();
 const consoleErrors = [];
 page.on('pageerror', (e) => consoleErrors.push(String(e)));
@@ -93,6 +93,18 @@ await run('the_job_page_streams_a_live_log_line_within_a_second', page, async ()
   const lag = shownAt - Date.parse(entry.timestamp);
   if (lag > 1000) throw new Error(`the line showed ${lag} ms after the daemon had it`);
   await api('POST', `${LOC}/customJobs/${id}:cancel`, {});
+});
+
+await run('a_failed_jobs_page_says_why_with_its_last_lines_timeline_and_replicas', page, async () => {
+  const id = await submit('failing', 'echo about-to-fail; exit 3');
+  await waitFor('FAILED', async () => (await stateOf(id)) === 'JOB_STATE_FAILED');
+  await page.goto(jobUrl(id));
+  await page.locator('#job-error').waitFor();
+  await page.locator('#job-last-lines', { hasText: 'about-to-fail' }).waitFor();
+  await page.locator('#replicas tr[data-task="workerpool0-0"]', { hasText: 'exit 3' }).waitFor();
+  for (const phase of ['queueTime', 'admitTime', 'imageReadyTime', 'allRunningTime', 'endTime']) {
+    await page.locator(`#timeline tr[data-phase="${phase}"]`).waitFor();
+  }
 });
 
 await run('cancel_from_the_page_ends_the_job_cancelled', page, async () => {
