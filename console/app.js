@@ -340,6 +340,10 @@ async function route() {
   if (current) { current(); current = null; }
   const { parts, params } = hashState();
   document.getElementById('where').textContent = parts[0] === 'job' ? `${parts[1]} ${decodeURIComponent(parts[4] || '')}` : '';
+  if (parts[0] === 'queue') {
+    current = await Queue.render(params);
+    return;
+  }
   if (parts[0] === 'curves' && parts.length === 5) {
     current = await Curves.render(parts, params);
     return;

@@ -114,6 +114,37 @@ await run('cancel_from_the_page_ends_the_job_cancelled', page, async () => {
   await page.locator('#job-state', { hasText: 'CANCELLED' }).waitFor({ timeout: 10000 });
 });
 
+await run('the_queue_page_says_why_a_job_waits_and_what_running_jobs_hold', page, async () => {
+  // One job takes every vCPU admission may promise (n1-highcpu-2: 2 vCPUs, 1.8 GB);
+  // the next waits for it.
+  const text = await (await fetch(`${BASE}/metrics`)).text();
+  const sample = (name) => Number(text.split('\n').find((l) => l.startsWith(name + ' ')).split(' ').pop());
+  const fill = Math.min(Math.floor(sample('trainyard_capacity_cpus') / 2),
+                        Math.floor(sample('trainyard_capacity_memory_bytes') / 1.8e9));
+  const pool = (n) => ({ machineSpec: { machineType: 'n1-highcpu-2' }, replicaCount: String(n),
+    containerSpec: { imageUri: IMAGE, command: ['sh', '-c', 'sleep 1000'] } });
+  const job = async (name, replicas) => (await api('POST', `${LOC}/customJobs`, { displayName: name,
+    jobSpec: { workerPoolSpecs: replicas > 1 ? [pool(1), pool(replicas - 1)] : [pool(1)] } })).name.split('/').pop();
+  const big = await job('everything', fill);
+  await waitFor('the big job to run', async () => (await stateOf(big)) === 'JOB_STATE_RUNNING', 60);
+  const waiting = await job('waiting', 1);
+  await page.goto(`${BASE}/console/#/queue?project=web&location=us-central1`);
+  const row = page.locator(`#queue tr[data-id="${waiting}"]`);
+  await row.waitFor();
+  const reason = (await row.locator('.reason').textContent()).trim();
+  if (!reason) throw new Error('no reason is given for the wait');
+  const held = page.locator('#nodes tbody tr').first();
+  await held.waitFor();
+  if ((await held.locator('td').nth(1).textContent()) !== String(fill)) {
+    throw new Error('replicas held: ' + await held.textContent());
+  }
+  await page.locator('#capacity').waitFor();
+  await page.screenshot({ path: `${SHOTS}/queue_page_while_a_job_waits.png`, fullPage: true });
+  for (const id of [waiting, big]) await api('POST', `${LOC}/customJobs/${id}:cancel`, {});
+  await waitFor('both to end', async () => (await stateOf(big)) === 'JOB_STATE_CANCELLED' &&
+    (await stateOf(waiting)) === 'JOB_STATE_CANCELLED', 60);
+});
+
 await run('a_hostile_name_and_log_line_are_text_and_run_nothing', page, async () => {
   const id = await submit(HOSTILE, `echo '${HOSTILE}'`);
   await waitFor('the hostile job to end', async () => (await stateOf(id)) === 'JOB_STATE_SUCCEEDED');
