@@ -47,7 +47,8 @@ HttpResponse ListAnswer(const Result<Page<T>>& page, const char* key, ToJson to_
 
 std::vector<std::string> UpdateMask(const HttpRequest& request) {
   std::vector<std::string> mask;
-  for (std::string_view field : SplitOn(Param(request, "updateMask"), ',')) {
+  const std::string text = Param(request, "updateMask");  // The views below point into it.
+  for (std::string_view field : SplitOn(text, ',')) {
     if (!field.empty()) mask.emplace_back(field);
   }
   return mask;

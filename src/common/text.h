@@ -18,7 +18,8 @@ inline std::string ShownInMessage(std::string_view text, size_t max = 80) {
   return out;
 }
 
-// "a,b,,c" split on ',' -> {"a", "b", "", "c"}; "" -> {""}. Views into `text`.
+// "a,b,,c" split on ',' -> {"a", "b", "", "c"}; "" -> {""}. Views into `text`, which
+// must outlive them: never split a temporary string (`SplitOn(Param(...), ',')`).
 inline std::vector<std::string_view> SplitOn(std::string_view text, char sep) {
   std::vector<std::string_view> parts;
   size_t start = 0;
