@@ -255,7 +255,8 @@ HttpResponse WriteTensorboardRunData(const RouteCall& c) {
     const std::string path = "timeSeriesData[" + std::to_string(i) + "]";
     Result<std::vector<Point>> points = PointsOf(all[i], path);
     if (!points.ok()) return ErrorResponse(points.status());
-    const json& id = all[i].is_object() ? all[i]["tensorboardTimeSeriesId"] : json();
+    // value(), not [] on a const object: a missing key is no UB, just absent.
+    const json id = all[i].is_object() ? all[i].value("tensorboardTimeSeriesId", json()) : json();
     if (!id.is_string()) {
       return ErrorResponse(InvalidArgument(path + ".tensorboardTimeSeriesId: required")
                                .WithField(path + ".tensorboardTimeSeriesId"));
