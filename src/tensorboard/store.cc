@@ -118,7 +118,9 @@ Result<Tensorboard> Store::CreateTensorboard(Tensorboard t) {
 
 Result<Tensorboard> Store::GetTensorboard(const ResourcePath& path) const {
   std::lock_guard<std::mutex> lock(mu_);
-  return ReadTensorboard(db_->get(), path);
+  ASSIGN_OR_RETURN(Tensorboard t, ReadTensorboard(db_->get(), path));
+  t.run_count = CountRuns(db_->get(), path);
+  return t;
 }
 
 Result<Page<Tensorboard>> Store::ListTensorboards(const std::string& project,
@@ -163,6 +165,7 @@ Result<Tensorboard> Store::UpdateTensorboard(const Tensorboard& t,
   BindDescribed(&q, current);
   q.Bind(IdAfter(current.path.tensorboard));
   RETURN_IF_ERROR(q.Run());
+  current.run_count = CountRuns(db_->get(), current.path);
   return current;
 }
 

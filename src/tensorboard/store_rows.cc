@@ -106,9 +106,7 @@ Result<Tensorboard> ReadTensorboard(sqlite3* db, const ResourcePath& path) {
   q.Bind(IdAfter(path.tensorboard)).Bind(path.project).Bind(path.location);
   ASSIGN_OR_RETURN(bool row, q.Step());
   if (!row) return NotThere(path.Tensorboard());
-  Tensorboard t = TensorboardRow(q);
-  t.run_count = CountRuns(db, path);
-  return t;
+  return TensorboardRow(q);
 }
 
 Result<Experiment> ReadExperiment(sqlite3* db, const ResourcePath& path) {

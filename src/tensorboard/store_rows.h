@@ -52,7 +52,9 @@ Experiment ExperimentRow(const Stmt& q, const ResourcePath& tensorboard);
 Run RunRow(const Stmt& q, const ResourcePath& experiment);
 TimeSeries TimeSeriesRow(const Stmt& q, const ResourcePath& run);
 
-// NotFound naming the resource when it is not there (or not under its parents).
+// NotFound naming the resource when it is not there (or not under its parents). A
+// tensorboard read here has no run_count: every child's read checks its tensorboard
+// through this, and only the tensorboard's own Get and List answer with the count.
 Result<Tensorboard> ReadTensorboard(sqlite3* db, const ResourcePath& path);
 Result<Experiment> ReadExperiment(sqlite3* db, const ResourcePath& path);
 Result<Run> ReadRun(sqlite3* db, const ResourcePath& path);
