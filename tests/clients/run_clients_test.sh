@@ -27,15 +27,8 @@ if [ ! -x "$DAEMON" ]; then
 fi
 
 # --- node_modules: install from the committed lock file when missing or stale.
-stamp="$HERE/node_modules/.trainyard-lock.sha256"
-want=$(sha256sum "$HERE/package-lock.json" | cut -d' ' -f1)
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  echo "google_clients: npm ci in $HERE"
-  start=$(date +%s)
-  (cd "$HERE" && npm ci --no-audit --no-fund --loglevel=error)
-  echo "$want" > "$stamp"
-  echo "google_clients: npm ci took $(( $(date +%s) - start ))s"
-fi
+source "$HERE/npm_ci_once.sh"
+npm_ci_once "$HERE" google_clients
 
 NAME=google_clients
 # shellcheck source=daemon_lib.sh

@@ -17,12 +17,8 @@ if [ ! -x "$CHROMIUM" ]; then
   echo "console: $CHROMIUM is missing (scripts/setup installs Debian's chromium)" >&2
   exit 1
 fi
-stamp="$HERE/node_modules/.trainyard-lock.sha256"
-want=$(sha256sum "$HERE/package-lock.json" | cut -d' ' -f1)
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  (cd "$HERE" && npm ci --no-audit --no-fund --loglevel=error)
-  echo "$want" > "$stamp"
-fi
+source "$HERE/../clients/npm_ci_once.sh"
+npm_ci_once "$HERE" console
 
 NAME=console
 source "$HERE/../clients/daemon_lib.sh"
