@@ -1,16 +1,17 @@
-# Writes OUT: a C++ source holding every file of the console (console/) as a raw string,
-# with its content type, for api/console_assets.h. Run at build time (cmake -P) with
-# -D SRC_DIR=... -D OUT=... -D FILES=index.html,app.js,app.css.
-string(REPLACE "," ";" FILES "${FILES}")
+# Writes OUT: a C++ source holding every file of the console as a raw string, with its
+# content type, for api/console_assets.h. Run at build time (cmake -P) with
+# -D SRC_DIR=console -D FILES=index.html,app.js,... (the console's own files) and
+# -D VENDOR_DIR=... -D VENDOR_FILES=xterm.js,... (what cmake/console_vendor.cmake fetched).
 set(code "// Generated from console/ by cmake/embed_console.cmake: do not edit.\n")
 string(APPEND code "#include \"api/console_assets.h\"\n\nnamespace ty::api {\n\n")
 string(APPEND code "const std::vector<ConsoleAsset>& ConsoleAssets() {\n")
 string(APPEND code "  static const std::vector<ConsoleAsset> assets = {\n")
-foreach(f IN LISTS FILES)
-  file(READ "${SRC_DIR}/${f}" content)
+
+function(embed dir f)
+  file(READ "${dir}/${f}" content)
   string(FIND "${content}" ")TYCONSOLE\"" clash)
   if(NOT clash EQUAL -1)
-    message(FATAL_ERROR "console/${f} holds the raw-string delimiter )TYCONSOLE\"")
+    message(FATAL_ERROR "${dir}/${f} holds the raw-string delimiter )TYCONSOLE\"")
   endif()
   if(f MATCHES "\\.html$")
     set(type "text/html; charset=utf-8")
@@ -18,10 +19,35 @@ foreach(f IN LISTS FILES)
     set(type "text/javascript; charset=utf-8")
   elseif(f MATCHES "\\.css$")
     set(type "text/css; charset=utf-8")
+  elseif(f MATCHES "\\.txt$")
+    set(type "text/plain; charset=utf-8")
   else()
-    message(FATAL_ERROR "console/${f}: no content type for it")
+    message(FATAL_ERROR "${dir}/${f}: no content type for it")
   endif()
-  string(APPEND code "      {\"${f}\", \"${type}\", R\"TYCONSOLE(${content})TYCONSOLE\"},\n")
+  # A literal past 64 KiB is split in pieces the compiler joins: ISO C++ promises
+  # compilers 64 KiB per literal, not more.
+  string(APPEND code "      {\"${f}\", \"${type}\",\n")
+  string(LENGTH "${content}" length)
+  set(at 0)
+  while(at LESS length)
+    string(SUBSTRING "${content}" ${at} 60000 piece)
+    string(APPEND code "       R\"TYCONSOLE(${piece})TYCONSOLE\"\n")
+    math(EXPR at "${at} + 60000")
+  endwhile()
+  if(length EQUAL 0)
+    string(APPEND code "       \"\"\n")
+  endif()
+  string(APPEND code "      },\n")
+  set(code "${code}" PARENT_SCOPE)
+endfunction()
+
+string(REPLACE "," ";" FILES "${FILES}")
+foreach(f IN LISTS FILES)
+  embed("${SRC_DIR}" "${f}")
+endforeach()
+string(REPLACE "," ";" VENDOR_FILES "${VENDOR_FILES}")
+foreach(f IN LISTS VENDOR_FILES)
+  embed("${VENDOR_DIR}" "${f}")
 endforeach()
 string(APPEND code "  };\n  return assets;\n}\n\n}  // namespace ty::api\n")
 file(WRITE "${OUT}.tmp" "${code}")

@@ -286,6 +286,19 @@ function lastLines() {
   return rows.slice(-5).map((r) => r.textContent).join('\n');
 }
 
+// enableWebAccess: a link to each running replica's shell, for editors. The daemon
+// names the pages; only this origin's are linked.
+function shellLinks(job, canEdit) {
+  const uris = job.webAccessUris || (job.trainingOutput && job.trainingOutput.webAccessUris) || {};
+  const links = [];
+  for (const replica of Object.keys(uris).sort()) {
+    const u = new URL(uris[replica], location.href);
+    if (u.origin !== location.origin || !u.pathname.endsWith('/console/shell.html')) continue;
+    links.push(el('a', { href: u.pathname + u.hash, 'data-replica': replica }, replica), ' ');
+  }
+  return canEdit && links.length ? el('p', { id: 'shells' }, 'Shell: ', ...links) : null;
+}
+
 function jobSummary(job, path, canEdit) {
   const state = el('span', { id: 'job-state', class: 'state-' + job.state }, shortState(job.state));
   const cancel = !canEdit || ENDED.includes(shortState(job.state)) ? null : el('button', { id: 'cancel', type: 'button' }, 'Cancel');
@@ -294,6 +307,7 @@ function jobSummary(job, path, canEdit) {
   return el('section', {},
     el('h2', { id: 'job-name' }, job.displayName || job.jobId || ''),
     el('p', {}, 'State: ', state, ' ', cancel),
+    shellLinks(job, canEdit),
     error ? el('p', { class: 'error', id: 'job-error' }, error.message || '') : null,
     error ? el('pre', { id: 'job-last-lines' }, lastLines()) : null);
 }

@@ -13,6 +13,13 @@ namespace {
 constexpr char kPolicy[] =
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
     "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+// The shell's page: xterm.js styles what it draws with <style> elements it writes, so
+// styles (never scripts) may be inline there. It shows only terminal bytes, which
+// xterm.js draws as text.
+constexpr char kShellPolicy[] =
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; "
+    "frame-ancestors 'none'";
 
 const ConsoleAsset* Find(const std::string& path) {
   for (const ConsoleAsset& a : ConsoleAssets()) {
@@ -37,7 +44,8 @@ HttpResponse ConsoleFile(const RouteCall& call) {
   HttpResponse r;
   r.content_type = std::string(asset->content_type);
   r.body = std::string(asset->body);
-  r.headers = {{"Content-Security-Policy", kPolicy},
+  const bool shell_page = asset->path == "shell.html";
+  r.headers = {{"Content-Security-Policy", shell_page ? kShellPolicy : kPolicy},
                {"X-Content-Type-Options", "nosniff"},
                {"Referrer-Policy", "no-referrer"},
                {"Cache-Control", "no-cache"}};

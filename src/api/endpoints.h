@@ -65,6 +65,10 @@ HttpResponse CancelJob(const Call& call, const service::JobRef& ref);
 HttpResponse DeleteJob(const Call& call, const service::JobRef& ref);
 HttpResponse GetOperation(const Call& call, const std::string& name);
 
+// A shell in one of the job's running replicas, `?replica=workerpool0-0`, for a
+// WebSocket upgrade only (shell_endpoint.cc; the session bridges it, shell_bridge.h).
+Dispatch OpenShell(const Call& call, const service::JobRef& ref);
+
 // Replicas, attempts, phases and events (detail_endpoints.cc).
 HttpResponse GetJobDetails(const Call& call, const service::JobRef& ref);
 

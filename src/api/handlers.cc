@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cctype>
 #include <exception>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -73,6 +74,20 @@ HttpResponse NoRoute(const HttpRequest& request) {
       NotFound("No method " + request.method + " " + request.path + " on this server."));
 }
 
+// "http(s)://HOST" as the caller reached us, for links back (webAccessUris); "" when
+// Host is not a plain host[:port] (it is the caller's to send, so it is checked before
+// it goes into a link).
+std::string OriginOf(const HttpRequest& request) {
+  const std::string host = request.Header("host");
+  if (host.empty() || host.size() > 255) return "";
+  for (char c : host) {
+    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' ||
+                    c == ':' || c == '[' || c == ']' || c == '_';
+    if (!ok) return "";
+  }
+  return (request.tls ? "https://" : "http://") + host;
+}
+
 wire::RenderOptions RenderOptionsOf(const HttpRequest& request) {
   wire::RenderOptions options;
   // `$alt=json;enum-encoding=int` (GAPIC sends it on every call but operation polls).
@@ -81,6 +96,7 @@ wire::RenderOptions RenderOptionsOf(const HttpRequest& request) {
       options.enum_as_int = true;
     }
   }
+  options.web_access_origin = OriginOf(request);
   return options;
 }
 

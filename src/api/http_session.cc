@@ -11,6 +11,7 @@
 
 #include "api/http_status.h"
 #include "api/query.h"
+#include "api/shell_bridge.h"
 
 namespace ty::api::internal {
 
@@ -210,6 +211,9 @@ void HttpSession<Stream>::ReleaseBody(HttpRequest* request) {
 template <class Stream>
 void HttpSession<Stream>::Serve() {
   HttpRequest request = RequestHead();
+  if (parser_ && IsShellUpgrade(request, boost::beast::websocket::is_upgrade(parser_->get()))) {
+    return StartShell(std::move(request));
+  }
   bool keep_alive = false;
   if (file_parser_) {
     file_parser_->get().body().close();
@@ -224,8 +228,27 @@ void HttpSession<Stream>::Serve() {
   if (!spool_path_.empty()) ::unlink(spool_path_.c_str());
   if (request.body.size() > kTrimAfterBodyBytes) ReleaseBody(&request);
   if (dispatch.follow) return StartFollow(std::move(*dispatch.follow));
+  if (dispatch.shell) {  // Asked with an Upgrade header but no WebSocket handshake.
+    dispatch.shell.reset();
+    return Write(ErrorResponse(InvalidArgument("A shell opens over a WebSocket handshake.")),
+                 false);
+  }
   if (dispatch.response.source) return WriteSource(std::move(dispatch.response), keep_alive);
   Write(std::move(dispatch.response), keep_alive);
+}
+
+// The connection becomes a WebSocket carrying a replica's terminal (shell_bridge.h);
+// this session ends here.
+template <class Stream>
+void HttpSession<Stream>::StartShell(HttpRequest request) {
+  if (!SameOrigin(request)) {
+    return Write(ErrorResponse(PermissionDenied(
+                     "A shell opens only from this daemon's own pages (Origin is another site).")),
+                 false);
+  }
+  std::make_shared<ShellBridge<Stream>>(std::move(stream_), parser_->release(), std::move(request),
+                                        router_)
+      ->Run();
 }
 
 template <class Stream>

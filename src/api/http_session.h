@@ -85,6 +85,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
   static constexpr size_t kTrimAfterBodyBytes = 256 << 10;
   void ReleaseBody(HttpRequest* request);
   void Serve();
+  void StartShell(HttpRequest request);
   void Write(HttpResponse response, bool keep_alive);
   // A response whose body comes from a BodySource, 1 MiB at a time.
   void WriteSource(HttpResponse response, bool keep_alive);

@@ -80,10 +80,12 @@ Dispatch OnJob(const RouteCall& c) {
   return Respond(Endpoint(c.call(), *ref));
 }
 
-Dispatch ReadJobLogs(const RouteCall& c) {
+// A job route whose endpoint may answer more than a response (a stream, a shell).
+template <Dispatch (*Endpoint)(const internal::Call&, const service::JobRef&)>
+Dispatch OnJobDispatch(const RouteCall& c) {
   Result<service::JobRef> ref = JobRefOf(c);
   if (!ref.ok()) return Respond(ErrorResponse(ref.status()));
-  return internal::ReadLogs(c.call(), *ref);
+  return Endpoint(c.call(), *ref);
 }
 
 // An operation's name is its path below the API version: operations of a location or
@@ -196,7 +198,9 @@ void AddJobRows(std::vector<Route>* rows, ApiDialect dialect, const std::string&
   rows->push_back({"GET", one, dialect, kViewer, OnJob<internal::GetJob>});
   rows->push_back({"POST", one + ":cancel", dialect, kEditor, OnJob<internal::CancelJob>});
   // Our extensions: a job's log (`?follow=true` streams it) and its replicas' details.
-  rows->push_back({"GET", one + "/logs", dialect, kViewer, ReadJobLogs});
+  rows->push_back({"GET", one + "/logs", dialect, kViewer, OnJobDispatch<internal::ReadLogs>});
+  // enableWebAccess: a terminal in a running replica, for editors (WebSocket only).
+  rows->push_back({"GET", one + ":shell", dialect, kEditor, OnJobDispatch<internal::OpenShell>});
   rows->push_back({"GET", one + "/details", dialect, kViewer, OnJob<internal::GetJobDetails>});
   if (dialect == ApiDialect::kVertex) {
     rows->push_back({"DELETE", one, dialect, kEditor, OnJob<internal::DeleteJob>});

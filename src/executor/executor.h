@@ -30,12 +30,14 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
 #include "common/time.h"
+#include "executor/replica_shell.h"
 #include "model/job.h"
 #include "model/job_spec.h"
 
@@ -96,6 +98,11 @@ struct AttemptSpec {
   // Replicas must reach each other by host name (multi-replica jobs); the container
   // engine gives the attempt a network of its own.
   bool peers_talk = false;
+  // Shells may be opened in its replicas (enableWebAccess, OpenShell). The container
+  // engine then gives each replica a network namespace of its own rather than a shared
+  // network slot: runc's exec enters the replica's user namespace first, and from
+  // there it may not enter a slot's network namespace (podman exec fails in setns).
+  bool shells = false;
   // Buckets the job names: they exist before any replica starts.
   std::vector<std::string> buckets;
   // Further buckets replicas see (their project's). Replicas see these and `buckets`
@@ -209,6 +216,15 @@ class Executor {
   virtual bool HoldsRuntime(const std::string& local_image) {
     (void)local_image;
     return true;
+  }
+  // Any thread: a shell on a terminal in the running replica (pool, index) of the
+  // attempt (replica_shell.h). NotFound when there is no such replica,
+  // FailedPrecondition when it does not run or this backend offers no shells (local
+  // processes run on the daemon's own host: a shell there would be the host's).
+  virtual Result<std::unique_ptr<ReplicaShell>> OpenShell(const std::string& job_uid, int attempt,
+                                                          int pool, int index) {
+    (void)job_uid, (void)attempt, (void)pool, (void)index;
+    return FailedPrecondition("this backend offers no shells in replicas");
   }
 };
 

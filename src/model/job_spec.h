@@ -94,6 +94,9 @@ struct JobSpec {
   // Vertex `tensorboard`: "projects/P/locations/L/tensorboards/T", into which the job's
   // AIP_TENSORBOARD_LOG_DIR is indexed (tensorboard/indexer.h); empty if unset.
   std::string tensorboard;
+  // Vertex `jobSpec.enableWebAccess` / ml v1 `trainingInput.enableWebAccess`: a terminal
+  // in each running replica is offered to editors (webAccessUris; api/shell_endpoint.h).
+  bool enable_web_access = false;
   // ml v1 `trainingInput.jobDir`, passed to the program as `--job-dir`; empty if unset.
   std::string job_dir;
   // ml v1 only: `chief` instead of `master` in TF_CONFIG.

@@ -192,6 +192,7 @@ JobSpec DecodeRecord(const json& j) {
   spec.scheduling.spot = Get<bool>(s, "spot", false);
   spec.base_output_directory = Get<std::string>(j, "baseOutputDirectory", "");
   spec.tensorboard = Get<std::string>(j, "tensorboard", "");
+  spec.enable_web_access = Get<bool>(j, "enableWebAccess", false);
   spec.job_dir = Get<std::string>(j, "jobDir", "");
   spec.use_chief_in_tf_config = Get<bool>(j, "useChiefInTfConfig", false);
   spec.region = Get<std::string>(j, "region", "");
@@ -221,6 +222,7 @@ std::string EncodeSpecRecord(const JobSpec& spec) {
                 {"spot", spec.scheduling.spot}}},
               {"baseOutputDirectory", spec.base_output_directory},
               {"tensorboard", spec.tensorboard},
+              {"enableWebAccess", spec.enable_web_access},
               {"jobDir", spec.job_dir},
               {"useChiefInTfConfig", spec.use_chief_in_tf_config},
               {"region", spec.region},

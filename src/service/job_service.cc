@@ -514,6 +514,28 @@ Result<JobLogPage> JobService::ReadLogs(const JobRef& ref, const std::string& cu
   return ReadJobLogs(logs_, sources, cursor, task, max_entries);
 }
 
+Result<std::unique_ptr<executor::ReplicaShell>> JobService::OpenShell(const JobRef& ref,
+                                                                      const std::string& replica) {
+  ASSIGN_OR_RETURN(model::Job job, Get(ref));
+  if (!job.spec.enable_web_access) {
+    return FailedPrecondition(
+        "The job was not created with enableWebAccess: its replicas offer no shell.");
+  }
+  if (job.state != model::JobState::kRunning) {
+    return FailedPrecondition(std::string("The job is ") + model::JobStateName(job.state) +
+                              ": a shell opens only in a running job's replica.");
+  }
+  for (const model::ReplicaRecord& r : job.replicas) {
+    if (r.task_name != replica) continue;
+    if (r.state != model::ReplicaState::kRunning) {
+      return FailedPrecondition("Replica " + replica + " is " + model::ReplicaStateName(r.state) +
+                                ": a shell opens only in a running replica.");
+    }
+    return backends_.For(job.project).executor->OpenShell(job.uid, r.attempt, r.pool, r.index);
+  }
+  return NotFound("The job has no replica " + replica + ".");
+}
+
 void JobService::SetReplicaStoragePort(int port) {
   for (const auto& b : backends_.all()) {
     b->storage_endpoint =

@@ -212,6 +212,13 @@ class JobService {
   // them). Any thread; never waits for the loop.
   std::vector<model::Job> LiveJobsWhere(const std::function<bool(const model::Job&)>& keep) const;
 
+  // A shell in the running replica whose log task is `replica` ("workerpool0-0",
+  // "master-replica-0"): FailedPrecondition unless the job asked for web access
+  // (enableWebAccess), runs, and that replica runs; NotFound for no such replica.
+  // Blocks on the backend (an engine exec). Who may ask is the API's to check.
+  Result<std::unique_ptr<executor::ReplicaShell>> OpenShell(const JobRef& ref,
+                                                            const std::string& replica);
+
   // Why a queued job waits and its place in the queue; nullopt when it does not wait.
   std::optional<scheduler::WaitInfo> QueueWait(const std::string& uid) const;
   // Admission's counters and the capacity, for GET /metrics.

@@ -21,6 +21,7 @@ executor::AttemptSpec BuildAttemptSpec(const model::Job& job,
   spec.attempt = job.attempt;
   // Intents only; the executor decides how (a network of the attempt's own, mounts).
   spec.peers_talk = model::TotalReplicas(job.spec) > 1;
+  spec.shells = job.spec.enable_web_access;
   spec.buckets = BucketsOf(job.spec);
   // Only a timeout the job asked for: the 7-day default would exceed many clusters'
   // partition limits and hold the job pending there for nothing.

@@ -159,6 +159,23 @@ nlohmann::json RenderPipeline(const Job& job, nlohmann::json out, const RenderOp
   return out;
 }
 
+// enableWebAccess: the console's terminal page for each running replica of a running
+// job, keyed by the replica's name (workerpool0-0, master-replica-0). The page opens
+// `{resource}:shell` (api/shell_bridge.h); empty when the job offers none now.
+nlohmann::json WebAccessUris(const Job& job, const std::string& origin) {
+  nlohmann::json uris = nlohmann::json::object();
+  if (origin.empty() || !job.spec.enable_web_access || job.kind != JobKind::kJob ||
+      job.state != JobState::kRunning) {
+    return uris;
+  }
+  for (const ReplicaRecord& r : job.replicas) {
+    if (r.state != ReplicaState::kRunning) continue;
+    uris[r.task_name] =
+        origin + "/console/shell.html#/v1/" + job.ResourceName() + ":shell?replica=" + r.task_name;
+  }
+  return uris;
+}
+
 // A Vertex customJob or hyperparameterTuningJob: the stored spec with what the
 // service owns set over it.
 nlohmann::json RenderVertexJob(const Job& job, nlohmann::json out, const RenderOptions& options) {
@@ -174,6 +191,9 @@ nlohmann::json RenderVertexJob(const Job& job, nlohmann::json out, const RenderO
   SetTime(out, "endTime", job.end_time);
   SetTime(out, "updateTime", job.update_time);
   if (job.error) out["error"] = {{"code", job.error->code}, {"message", job.error->message}};
+  if (nlohmann::json uris = WebAccessUris(job, options.web_access_origin); !uris.empty()) {
+    out["webAccessUris"] = std::move(uris);
+  }
   if (job.kind == JobKind::kStudy && !job.trials.empty()) {
     out["trials"] = VertexTrials(job, out);
     if (options.enum_as_int) {
@@ -187,7 +207,7 @@ nlohmann::json RenderVertexJob(const Job& job, nlohmann::json out, const RenderO
 }
 
 // An ml v1 job: the stored spec with state, times and trainingOutput.
-nlohmann::json RenderMlJob(const Job& job, nlohmann::json out) {
+nlohmann::json RenderMlJob(const Job& job, nlohmann::json out, const RenderOptions& options) {
   out["jobId"] = job.spec.job_id.empty() ? out.value("jobId", "") : job.spec.job_id;
   out["state"] = StateWireName(Dialect::kMlV1, job.state);
   SetTime(out, "createTime", job.create_time);
@@ -206,6 +226,9 @@ nlohmann::json RenderMlJob(const Job& job, nlohmann::json out) {
     out["trainingOutput"] = std::move(output);
   } else if (IsTerminal(job.state) && job.start_time != 0 && job.end_time >= job.start_time) {
     out["trainingOutput"] = MlTrainingOutput(job, out);
+  }
+  if (nlohmann::json uris = WebAccessUris(job, options.web_access_origin); !uris.empty()) {
+    out["trainingOutput"]["webAccessUris"] = std::move(uris);
   }
   out["etag"] = Etag(job);
   return out;
@@ -231,7 +254,7 @@ nlohmann::json RenderJob(const Job& job, const RenderOptions& options) {
     return RenderPipeline(job, std::move(out), options);
   }
   if (job.dialect == Dialect::kVertex) return RenderVertexJob(job, std::move(out), options);
-  return RenderMlJob(job, std::move(out));
+  return RenderMlJob(job, std::move(out), options);
 }
 
 std::string StateWireName(Dialect dialect, JobState s) {

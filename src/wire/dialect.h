@@ -63,6 +63,9 @@ struct RenderOptions {
   bool enum_as_int = false;  // `$alt=json;enum-encoding=int`
   // A training pipeline read through customJobs: rendered as its backing CustomJob.
   bool as_backing_custom_job = false;
+  // "http://host:port" the caller reached the daemon by: where webAccessUris point
+  // ("" = leave them out).
+  std::string web_access_origin;
 };
 
 // The resource as the job's dialect shows it: Vertex CustomJob (name, displayName,

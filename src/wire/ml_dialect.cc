@@ -494,11 +494,10 @@ Result<nlohmann::json> ParseTrainingInput(const nlohmann::json& v, JobSpec* spec
                      ParseMlScheduling(*s, ti.PathOf("scheduling"), &spec->scheduling));
     ti.SetCanonical("scheduling", std::move(c));
   }
-  bool flag = false;
   RETURN_IF_ERROR(ti.String("network", &text));
   RETURN_IF_ERROR(ti.String("serviceAccount", &text));
   RETURN_IF_ERROR(ti.Bool("useChiefInTfConfig", &spec->use_chief_in_tf_config));
-  RETURN_IF_ERROR(ti.Bool("enableWebAccess", &flag));
+  RETURN_IF_ERROR(ti.Bool("enableWebAccess", &spec->enable_web_access));
   if (const nlohmann::json* e = ti.Find("encryptionConfig")) {
     ASSIGN_OR_RETURN(nlohmann::json c, ParseEncryptionConfig(*e, ti.PathOf("encryptionConfig")));
     ti.SetCanonical("encryptionConfig", std::move(c));

@@ -394,7 +394,7 @@ Result<nlohmann::json> ParseJobSpec(const nlohmann::json& v, const std::string& 
   RETURN_IF_ERROR(o.String("tensorboard", &spec->tensorboard));
   RETURN_IF_ERROR(
       CheckTensorboardName(*spec, o.PathOf("tensorboard"), o.PathOf("baseOutputDirectory")));
-  RETURN_IF_ERROR(o.Bool("enableWebAccess", &flag));
+  RETURN_IF_ERROR(o.Bool("enableWebAccess", &spec->enable_web_access));
   RETURN_IF_ERROR(o.Bool("enableDashboardAccess", &flag));
   RETURN_IF_ERROR(o.String("experiment", &text));
   RETURN_IF_ERROR(o.String("experimentRun", &text));

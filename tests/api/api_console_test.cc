@@ -25,6 +25,26 @@ TEST_F(ApiConsoleTest, TheFilesComeWithAPolicyOfTheirOwnOriginOnly) {
   EXPECT_EQ(script.body.find("insertAdjacentHTML"), std::string::npos);
 }
 
+// The shell's page: xterm.js (vendored from npm at build, with its licence) writes its
+// styles inline, so that page alone allows inline styles; scripts stay its own origin's.
+TEST_F(ApiConsoleTest, TheShellPageAllowsInlineStylesButNoInlineScript) {
+  Reply page = Get("/console/shell.html");
+  ASSERT_EQ(page.status, 200) << page.body;
+  const std::string policy = page.headers["content-security-policy"];
+  EXPECT_NE(policy.find("style-src 'self' 'unsafe-inline'"), std::string::npos) << policy;
+  EXPECT_NE(policy.find("script-src 'self';"), std::string::npos) << policy;
+  Reply widget = Get("/console/xterm.js");
+  ASSERT_EQ(widget.status, 200);
+  EXPECT_GT(widget.body.size(), 400000u);  // All of it, past the 64 KiB literal pieces.
+  EXPECT_NE(widget.body.find("Terminal"), std::string::npos);
+  EXPECT_EQ(Get("/console/xterm.css").status, 200);
+  Reply licence = Get("/console/xterm-LICENSE.txt");
+  EXPECT_EQ(licence.content_type, "text/plain; charset=utf-8");
+  EXPECT_NE(licence.body.find("Permission is hereby granted"), std::string::npos);
+  // The shell itself opens over a WebSocket only.
+  EXPECT_EQ(Get("/v1/projects/p/locations/l/customJobs/1:shell?replica=workerpool0-0").status, 400);
+}
+
 TEST_F(ApiConsoleTest, TheBarePathMovesToTheDirectoryAndUnknownFilesAre404) {
   Reply bare = Get("/console");
   EXPECT_EQ(bare.status, 301);

@@ -241,6 +241,48 @@ await run('a_trainers_event_files_draw_its_curves', page, async () => {
   }
 });
 
+// enableWebAccess: the job page links each running replica's shell; the shell page
+// runs a command in the replica's container; a job without the flag offers none and
+// its shell is refused.
+const terminalShows = (want) => {
+  const b = window.shellTerminal.buffer.active;
+  let text = '';
+  for (let i = 0; i < b.length; i++) text += b.getLine(i).translateToString(true) + '\n';
+  return text.includes(want);
+};
+await run('the_web_shell_runs_hostname_in_a_replica_and_is_refused_without_the_flag', page, async () => {
+  const made = await api('POST', `${LOC}/customJobs`, {
+    displayName: 'shell-job', jobSpec: { enableWebAccess: true, workerPoolSpecs: [{
+      machineSpec: { machineType: 'n1-standard-4' }, replicaCount: '1',
+      containerSpec: { imageUri: IMAGE, command: ['sh', '-c', 'sleep 1000'] } }] } });
+  const id = made.name.split('/').pop();
+  const plain = await submit('no-shell-job', 'sleep 1000');
+  await waitFor('its shell', async () => {
+    const job = await api('GET', `${LOC}/customJobs/${id}`);
+    return job.webAccessUris && job.webAccessUris['workerpool0-0'];
+  }, 60);
+  const hostname = execFileSync('podman', ['inspect', '-f', '{{.Config.Hostname}}', `ty-${id}-1-0-0`])
+    .toString().trim();
+  await page.goto(jobUrl(id));
+  await page.locator('#shells a[data-replica="workerpool0-0"]').click();
+  await page.locator('#shell-state', { hasText: 'connected' }).waitFor({ timeout: 20000 });
+  await page.keyboard.type('echo "host:$(hostname)"');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(terminalShows, 'host:' + hostname, { timeout: 15000 });
+  await page.screenshot({ path: `${SHOTS}/web_shell.png`, fullPage: true });
+
+  await waitFor('the plain job to run', async () => (await stateOf(plain)) === 'JOB_STATE_RUNNING', 60);
+  await page.goto(jobUrl(plain));
+  await page.locator('#job-state', { hasText: 'RUNNING' }).waitFor();
+  if (await page.locator('#shells').count() !== 0) throw new Error('a job without the flag offers a shell');
+  await page.goto(`${BASE}/console/shell.html#${LOC}/customJobs/${plain}:shell?replica=workerpool0-0`);
+  await page.locator('#shell-state.error', { hasText: 'enableWebAccess' }).waitFor({ timeout: 15000 });
+  for (const job of [id, plain]) {
+    await api('POST', `${LOC}/customJobs/${job}:cancel`, {});
+    await waitFor('CANCELLED', async () => (await stateOf(job)) === 'JOB_STATE_CANCELLED', 60);
+  }
+});
+
 // A second daemon, with tokens: an admin, and a viewer of web-a only.
 async function daemonWithTokens() {
   const dir = `${process.env.WORK}/tokens`;

@@ -23,7 +23,7 @@ TEST(SpecRecordTest, VertexAndMlSpecsRoundTrip) {
          "pythonModule": "trainer.task", "args": ["--x=1"]}}],
     "scheduling": {"timeout": "3600s", "restartJobOnWorkerRestart": true},
     "baseOutputDirectory": {"outputUriPrefix": "gs://b/out"},
-    "tensorboard": "projects/p/locations/l/tensorboards/7"}})"));
+    "tensorboard": "projects/p/locations/l/tensorboards/7", "enableWebAccess": true}})"));
   ASSERT_TRUE(vertex.ok()) << vertex.status().ToString();
   std::string text = EncodeSpecRecord(vertex->spec);
   Result<JobSpec> back = DecodeSpecRecord(text);
@@ -38,11 +38,12 @@ TEST(SpecRecordTest, VertexAndMlSpecsRoundTrip) {
   EXPECT_TRUE(back->scheduling.restart_job_on_worker_restart);
   EXPECT_EQ(back->base_output_directory, "gs://b/out/");
   EXPECT_EQ(back->tensorboard, "projects/p/locations/l/tensorboards/7");
+  EXPECT_TRUE(back->enable_web_access);
   EXPECT_EQ(back->labels.at("team"), "a");
 
   auto ml = wire::ParseMlJob(nlohmann::json::parse(R"({"jobId": "j1", "trainingInput": {
     "scaleTier": "CUSTOM", "masterType": "n1-standard-4", "region": "r", "jobDir": "gs://b/j",
-    "masterConfig": {"imageUri": "img"}, "useChiefInTfConfig": true,
+    "masterConfig": {"imageUri": "img"}, "useChiefInTfConfig": true, "enableWebAccess": true,
     "scheduling": {"maxWaitTime": "3600s"}}})"));
   ASSERT_TRUE(ml.ok()) << ml.status().ToString();
   Result<JobSpec> ml_back = DecodeSpecRecord(EncodeSpecRecord(ml->spec));
@@ -50,6 +51,7 @@ TEST(SpecRecordTest, VertexAndMlSpecsRoundTrip) {
   EXPECT_EQ(ml_back->dialect, Dialect::kMlV1);
   EXPECT_EQ(ml_back->job_id, "j1");
   EXPECT_TRUE(ml_back->use_chief_in_tf_config);
+  EXPECT_TRUE(ml_back->enable_web_access);
   EXPECT_EQ(ml_back->job_dir, "gs://b/j");
   EXPECT_EQ(ml_back->scheduling.max_wait, 3600LL * 1000000);
   EXPECT_EQ(EncodeSpecRecord(*ml_back), EncodeSpecRecord(ml->spec));

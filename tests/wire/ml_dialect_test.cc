@@ -291,6 +291,22 @@ Job MakeJob(const ParsedJob& p) {
   return job;
 }
 
+// ml v1 puts a running job's shells in trainingOutput, keyed by node name.
+TEST(MlDialectTest, WebAccessUrisGoInTrainingOutput) {
+  json body = json::parse(kSpecExample);
+  body["trainingInput"]["enableWebAccess"] = true;
+  Job job = MakeJob(MustParse(body));
+  job.state = JobState::kRunning;
+  ReplicaRecord master;
+  master.task_name = "master-replica-0";
+  master.state = ReplicaState::kRunning;
+  job.replicas.push_back(master);
+  json out = RenderJob(job, RenderOptions{.web_access_origin = "https://h"});
+  EXPECT_EQ(out["trainingOutput"]["webAccessUris"],
+            json({{"master-replica-0", "https://h/console/shell.html#/v1/projects/my-proj/jobs/" +
+                                           job.spec.job_id + ":shell?replica=master-replica-0"}}));
+}
+
 TEST(MlDialectTest, RenderQueuedJob) {
   Job job = MakeJob(MustParse(json::parse(kSpecExample)));
   json out = RenderJob(job, {});

@@ -321,6 +321,38 @@ TEST(VertexDialectTest, RenderAddsOutputOnlyFields) {
             "NVIDIA_TESLA_T4");
 }
 
+// enableWebAccess: a terminal page per running replica of a running job, keyed by the
+// replica's name, at the origin the caller reached; nothing otherwise.
+TEST(VertexDialectTest, WebAccessUrisNameEachRunningReplicasShell) {
+  json body = json::parse(kSpecExample);
+  body["jobSpec"]["enableWebAccess"] = true;
+  Job job = MakeJob(MustParse(body));
+  job.state = JobState::kRunning;
+  for (int i = 0; i < 3; ++i) {
+    ReplicaRecord r;
+    r.pool = i == 0 ? 0 : 1;
+    r.index = i == 0 ? 0 : i - 1;
+    r.task_name = "workerpool" + std::to_string(r.pool) + "-" + std::to_string(r.index);
+    r.state = i == 2 ? ReplicaState::kSucceeded : ReplicaState::kRunning;
+    job.replicas.push_back(r);
+  }
+  const RenderOptions at{.web_access_origin = "http://box:8080"};
+  json out = RenderJob(job, at);
+  EXPECT_EQ(out["webAccessUris"],
+            json({{"workerpool0-0",
+                   "http://box:8080/console/shell.html#/v1/projects/my-proj/locations/"
+                   "us-central1/customJobs/1234567890123456789:shell?replica=workerpool0-0"},
+                  {"workerpool1-0",
+                   "http://box:8080/console/shell.html#/v1/projects/my-proj/locations/"
+                   "us-central1/customJobs/1234567890123456789:shell?replica=workerpool1-0"}}));
+  EXPECT_FALSE(RenderJob(job, {}).contains("webAccessUris"));  // No origin known.
+  job.state = JobState::kSucceeded;
+  EXPECT_FALSE(RenderJob(job, at).contains("webAccessUris"));
+  job.state = JobState::kRunning;
+  job.spec.enable_web_access = false;
+  EXPECT_FALSE(RenderJob(job, at).contains("webAccessUris"));
+}
+
 TEST(VertexDialectTest, RenderFailedJobWithErrorAndEnumsAsInt) {
   json body = json::parse(kSpecExample);
   body["jobSpec"]["scheduling"]["strategy"] = "SPOT";

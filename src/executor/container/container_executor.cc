@@ -11,6 +11,7 @@
 #include <string_view>
 #include <thread>
 
+#include "executor/container/container_shell.h"
 #include "executor/container/engine_api_client.h"
 
 namespace ty::executor {
@@ -658,6 +659,25 @@ Result<std::vector<ContainerExecutor::FoundReplica>> ContainerExecutor::ListRepl
 
 std::optional<std::string> ContainerExecutor::JobAtAddress(const std::string& address) {
   return addresses_.JobAt(address);
+}
+
+Result<std::unique_ptr<ReplicaShell>> ContainerExecutor::OpenShell(const std::string& job_uid,
+                                                                   int attempt, int pool,
+                                                                   int index) {
+  ASSIGN_OR_RETURN(std::vector<FoundReplica> found, ListReplicas(job_uid, attempt));
+  for (const FoundReplica& r : found) {
+    if (r.pool != pool || r.index != index) continue;
+    if (r.container.state != "running") {
+      return FailedPrecondition("replica " + r.task + " is not running (" + r.container.state +
+                                ")");
+    }
+    ASSIGN_OR_RETURN(
+        TerminalExec exec,
+        engine_->StartTerminal(r.container.id, internal::ShellCommand(), {"TERM=xterm-256color"}));
+    return std::unique_ptr<ReplicaShell>(new internal::ContainerShell(engine_, std::move(exec)));
+  }
+  return NotFound("the job has no replica " + std::to_string(pool) + "-" + std::to_string(index) +
+                  " in attempt " + std::to_string(attempt));
 }
 
 bool ContainerExecutor::HoldsRuntime(const std::string& local_image) {

@@ -176,6 +176,10 @@ class ContainerExecutor : public Executor {
   BackendHealth Health() const override;
   std::optional<std::string> JobAtAddress(const std::string& address) override;
   bool HoldsRuntime(const std::string& local_image) override;
+  // An exec on a terminal in the replica's container (a warm sandbox's, for a replica
+  // that started in one: the shell then has the sandbox's environment, not the replica's).
+  Result<std::unique_ptr<ReplicaShell>> OpenShell(const std::string& job_uid, int attempt, int pool,
+                                                  int index) override;
   // Podman (and Docker with host-gateway) resolve it to the gateway of the
   // container's network; a listener on 0.0.0.0 answers there.
   std::string DaemonHostForReplicas() const override { return "host.containers.internal"; }

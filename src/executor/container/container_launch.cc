@@ -755,7 +755,7 @@ const std::string* ContainerExecutor::FailedHolder(const std::vector<std::string
 
 std::vector<std::string> ContainerExecutor::AcquireSlots(const AttemptSpec& attempt) {
   std::vector<std::string> holders(attempt.replicas.size());
-  if (attempt.peers_talk || !slots_->enabled()) return holders;
+  if (attempt.peers_talk || attempt.shells || !slots_->enabled()) return holders;
   for (std::string& h : holders) {
     Result<std::string> holder = slots_->Acquire();
     // Without a slot the replica gets a namespace of its own, as always.

@@ -9,30 +9,18 @@
 #include <nlohmann/json.hpp>
 
 #include "common/files.h"
+#include "executor/container/engine_json.h"
 
 namespace ty::executor {
 namespace {
 
 using json = nlohmann::json;
+using internal::BoolField;
+using internal::IntField;
+using internal::kApiPrefix;
+using internal::ParseJson;
+using internal::StringField;
 
-constexpr char kApiPrefix[] = "/v1.41";
-
-// Parses engine JSON without letting nlohmann's exceptions escape.
-Result<json> ParseJson(const std::string& text, const std::string& what) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded())
-    return Internal(what + ": engine sent invalid JSON: " + text.substr(0, 200));
-  return j;
-}
-
-// A field of an engine answer, or `fallback` when the answer is not an object or the
-// field is absent or of another type: nlohmann's value() throws on those, and an
-// engine (or whatever answers on its socket) is not trusted to be well-formed.
-std::string StringField(const json& j, const char* key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
 // A listed container's IPv4 addresses (NetworkSettings.Networks.*.IPAddress).
 std::vector<std::string> AddressesOf(const json& container) {
   std::vector<std::string> out;
@@ -46,18 +34,6 @@ std::vector<std::string> AddressesOf(const json& container) {
   }
   return out;
 }
-bool BoolField(const json& j, const char* key) {
-  if (!j.is_object()) return false;
-  auto it = j.find(key);
-  return it != j.end() && it->is_boolean() && it->get<bool>();
-}
-int IntField(const json& j, const char* key) {
-  if (!j.is_object()) return 0;
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number_integer()) return 0;
-  return static_cast<int>(std::clamp<int64_t>(it->get<int64_t>(), INT32_MIN, INT32_MAX));
-}
-
 // An image reference as an engine API path: each '/'-separated part encoded (the
 // engines route /images/{name}/json on the whole remainder, so '/' itself stays, and
 // encoding it breaks podman's router). "." and ".." parts cannot be a path at all.

@@ -62,8 +62,16 @@ class EngineApiClient final : public EngineClient {
   Status StreamLogs(const std::string& id, bool follow, int64_t since_s,
                     const LogDemuxer::LineCallback& on_line, const std::atomic<bool>* cancel,
                     bool flush_partial = true) override;
+  // POST /containers/{id}/exec, then /exec/{id}/start upgraded to a raw stream on a
+  // connection of its own (engine_terminal.cc).
+  Result<TerminalExec> StartTerminal(const std::string& id, const std::vector<std::string>& cmd,
+                                     const std::vector<std::string>& env) override;
+  Status ResizeTerminal(const std::string& exec_id, int rows, int cols) override;
 
  private:
+  // The upgrade of `POST /exec/{id}/start` on a new connection to the socket: the
+  // connection, and what followed the answer's header.
+  Result<TerminalExec> AttachTerminal(const std::string& exec_id);
   struct Response {
     long status = 0;
     std::string body;

@@ -63,6 +63,15 @@ class LogDemuxer {
   bool skip_time_[3] = {};   // Drop the time prefix of a continuation frame.
 };
 
+// An interactive process the engine started in a running container on a terminal of
+// its own (an exec with a TTY), attached through an upgraded connection.
+struct TerminalExec {
+  std::string id;     // The engine's exec id.
+  int fd = -1;        // The connection, now raw terminal bytes both ways; the caller closes it.
+  std::string early;  // Bytes that came with the upgrade's answer (the first prompt).
+  int pid = 0;        // The process's host pid (0 when the engine does not say).
+};
+
 struct ImageSummary {
   std::string id;
   std::vector<std::string> tags;  // "repo:tag"
@@ -198,6 +207,21 @@ class EngineClient {
   virtual Status StreamLogs(const std::string& id, bool follow, int64_t since_s,
                             const LogDemuxer::LineCallback& on_line,
                             const std::atomic<bool>* cancel, bool flush_partial = true) = 0;
+
+  // Runs `cmd` in the running container `id` on a new terminal (never privileged, as
+  // the container's own user), attached. FailedPrecondition when it is not running.
+  // Engines that cannot say Unimplemented.
+  virtual Result<TerminalExec> StartTerminal(const std::string& id,
+                                             const std::vector<std::string>& cmd,
+                                             const std::vector<std::string>& env) {
+    (void)id, (void)cmd, (void)env;
+    return Status(StatusCode::kUnimplemented, "this engine runs no terminals");
+  }
+  // Sets the size of a StartTerminal's terminal.
+  virtual Status ResizeTerminal(const std::string& exec_id, int rows, int cols) {
+    (void)exec_id, (void)rows, (void)cols;
+    return Status(StatusCode::kUnimplemented, "this engine runs no terminals");
+  }
 };
 
 }  // namespace ty::executor
