@@ -218,66 +218,6 @@ function jobPath(collection, project, location, id) {
   return collectionPath(c, project, location) + '/' + encodeURIComponent(id);
 }
 
-// Follows the job's log (NDJSON until the job ends) into `box`, keeping the filters.
-async function followLogs(path, box, filters, stop) {
-  let cursor = '';
-  while (!stop.done) {
-    const q = new URLSearchParams({ follow: 'true' });
-    if (cursor) q.set('cursor', cursor);
-    const headers = {};
-    const token = sessionStorage.getItem(TOKEN_KEY);
-    if (token) headers.Authorization = 'Bearer ' + token;
-    const r = await fetch(path + '/logs?' + q.toString(), { headers, signal: stop.signal });
-    if (!r.ok || !r.body) return;
-    const reader = r.body.getReader();
-    const decoder = new TextDecoder();
-    let pending = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      pending += decoder.decode(value, { stream: true });
-      const lines = pending.split('\n');
-      pending = lines.pop();
-      for (const line of lines) {
-        if (!line.trim()) continue;
-        const e = JSON.parse(line);
-        if (e.cursor) cursor = e.cursor;
-        if (e.message === undefined) continue;
-        const row = el('div', { class: 'sev-' + (e.severity || ''), 'data-task': e.taskName || '' },
-          `${e.timestamp || ''} ${e.taskName || ''} ${e.message}`);
-        row.hidden = !filters.keeps(row);
-        const atEnd = box.scrollTop + box.clientHeight >= box.scrollHeight - 4;
-        box.append(row);
-        if (atEnd && filters.follow()) box.scrollTop = box.scrollHeight;
-      }
-    }
-  }
-}
-
-function logControls(box, params) {
-  const task = el('input', { id: 'log-task', size: 14, value: params.get('task') || '', placeholder: 'workerpool0-0' });
-  const search = el('input', { id: 'log-search', size: 20, value: params.get('q') || '' });
-  const follow = el('input', { id: 'log-follow', type: 'checkbox' });
-  follow.checked = true;
-  const filters = {
-    keeps: (row) => (!task.value || row.dataset.task === task.value) &&
-                    (!search.value || row.textContent.includes(search.value)),
-    follow: () => follow.checked,
-  };
-  const apply = () => {
-    const next = hashState().params;
-    task.value ? next.set('task', task.value) : next.delete('task');
-    search.value ? next.set('q', search.value) : next.delete('q');
-    setParams(next);
-    for (const row of box.children) row.hidden = !filters.keeps(row);
-  };
-  task.addEventListener('input', apply);
-  search.addEventListener('input', apply);
-  const bar = el('div', { class: 'controls' }, el('label', {}, 'replica', task), el('label', {}, 'search', search),
-    el('label', {}, 'follow', follow));
-  return { bar, filters };
-}
-
 const ENDED = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
 
 // The last lines the job's replicas printed (from the log on the page), beside an error.
@@ -318,20 +258,19 @@ async function renderJob(parts) {
   const params = hashState().params;
   let job;
   try { job = await api('GET', path); } catch (e) { show(el('p', { class: 'error' }, e.message)); return null; }
-  const box = el('div', { id: 'log', role: 'log' });
-  const { bar, filters } = logControls(box, params);
+  const log = Logs.view(path, params, Boolean(job.studySpec));
   const canEdit = mayEdit(await roleIn(project));
   const summary = el('div', { id: 'summary' }, jobSummary(job, path, canEdit));
   const trials = job.studySpec ? Trials.section() : null;
   const phases = el('div', { id: 'details' });
   show(el('p', {}, el('a', { href: '#/jobs' }, '← jobs'), ' ', Curves.linkFor(job, project, location)), summary,
     trials ? trials.holder : null,
-    el('h3', {}, 'Logs'), bar, box,
+    el('h3', {}, 'Logs'), log.bar, log.earlier, log.box,
     el('h3', {}, 'Details'), phases,
     el('h3', {}, 'Spec'), el('pre', { id: 'spec' }, JSON.stringify(job, null, 2)));
   const stop = { done: false, controller: new AbortController() };
   stop.signal = stop.controller.signal;
-  followLogs(path, box, filters, stop).catch(() => {});
+  log.start(stop).catch(() => {});
   const refresh = async () => {
     try {
       job = await api('GET', path);

@@ -4,6 +4,10 @@
 //
 // Non-follow answers one page: {"entries":[...],"nextCursor":"..."}; `nextCursor` is
 // present whenever the job has any log, also at the end, so a client can poll.
+// `?tail=N[&before=CURSOR]` answers the last N lines (before the cursor), oldest first,
+// each with its `cursor`, and `previousCursor` for the page before them (absent at the
+// log's start): a page of a million-line log costs what it returns. Not with follow:
+// follow from the tail's `nextCursor` instead.
 // Follow answers an NDJSON stream (see http_session.h for the transport) where each
 // entry also carries `cursor`, the position just after it, so a client that loses
 // the connection resumes exactly where it stopped.
@@ -39,6 +43,29 @@ nlohmann::json RenderLine(const service::JobLogLine& line) {
 
 std::string ErrorLine(const Status& status) { return ErrorResponse(status).body + "\n"; }
 
+// `?tail=N&before=CURSOR`: the page of lines before the cursor (see the top).
+Dispatch ReadTail(const internal::Call& call, const service::JobRef& ref, const std::string& task) {
+  auto fail = [](const Status& s) { return Dispatch{ErrorResponse(s), std::nullopt, nullptr}; };
+  Result<int> tail = internal::IntParam(call.request, "tail", kDefaultPageSize);
+  if (!tail.ok()) return fail(tail.status());
+  if (*tail < 1 || *tail > kMaxPageSize) {
+    return fail(InvalidArgument("tail: must be 1.." + std::to_string(kMaxPageSize)));
+  }
+  Result<service::JobLogPage> page = call.service->ReadLogTail(
+      ref, internal::Param(call.request, "before"), task, static_cast<size_t>(*tail));
+  if (!page.ok()) return fail(page.status());
+  nlohmann::json entries = nlohmann::json::array();
+  for (const service::JobLogLine& line : page->lines) {
+    nlohmann::json entry = RenderLine(line);
+    entry["cursor"] = line.cursor;
+    entries.push_back(std::move(entry));
+  }
+  nlohmann::json out = {{"entries", std::move(entries)}};
+  if (!page->next_cursor.empty()) out["nextCursor"] = page->next_cursor;
+  if (!page->previous_cursor.empty()) out["previousCursor"] = page->previous_cursor;
+  return Dispatch{JsonResponse(out), std::nullopt, nullptr};
+}
+
 }  // namespace
 
 namespace internal {
@@ -55,6 +82,12 @@ Dispatch ReadLogs(const Call& call, const service::JobRef& ref) {
   }
   const std::string task = Param(call.request, "task");
   const std::string cursor = Param(call.request, "cursor");
+  if (!Param(call.request, "tail").empty()) {
+    if (follow == "true") {
+      return fail(InvalidArgument("tail: not with follow=true; follow from the tail's nextCursor"));
+    }
+    return ReadTail(call, ref, task);
+  }
 
   // Also validates the job and the cursor before a follow stream commits to 200.
   Result<service::JobLogPage> page =

@@ -20,6 +20,7 @@
 #include <charconv>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -177,6 +178,8 @@ class LogStore::Impl {
                        size_t max_entries);
   bool WaitForMore(const std::string& uid, const std::string& cursor, int timeout_ms);
   std::vector<LogEntry> Tail(const std::string& uid, const std::string& task, size_t n);
+  Result<LogPage> ReadBefore(const std::string& uid, const std::string& before,
+                             const std::string& task, size_t n);
   Status Delete(const std::string& uid);
 
  private:
@@ -192,6 +195,10 @@ class LogStore::Impl {
   };
 
   std::string PathOf(const std::string& uid) const { return root_ + "/" + uid + ".ndjson"; }
+  // Up to `n` whole lines of `task` that end at or before byte `end` of the job's log,
+  // newest first, with their positions.
+  std::vector<LogEntry> Before(const std::string& uid, const std::string& task, size_t n,
+                               uint64_t end);
   // Returns the job's append fd, opening it (and evicting the least recently used
   // one) if needed, or -1 with a message on stderr. REQUIRES: mu_ held.
   int AppendFd(const std::string& uid, JobLog& job);
@@ -427,23 +434,26 @@ bool LogStore::Impl::WaitForMore(const std::string& uid, const std::string& curs
   }
 }
 
-std::vector<LogEntry> LogStore::Impl::Tail(const std::string& uid, const std::string& task,
-                                           size_t n) {
+std::vector<LogEntry> LogStore::Impl::Before(const std::string& uid, const std::string& task,
+                                             size_t n, uint64_t end) {
   std::vector<LogEntry> newest_first;
   if (n == 0 || !ValidUid(uid)) return newest_first;
   FdCloser f{open(PathOf(uid).c_str(), O_RDONLY | O_CLOEXEC)};
   struct stat st {};
   if (f.fd < 0 || fstat(f.fd, &st) != 0) return newest_first;
 
-  // Walk backwards in chunks. `carry` is the start of a line whose beginning lies
-  // in an earlier chunk; before the last '\n' is found, bytes are a partial line
-  // still being written and are dropped.
-  uint64_t pos = static_cast<uint64_t>(st.st_size);
+  // Walk backwards in chunks from `end`. `carry` is the start of a line whose beginning
+  // lies in an earlier chunk; before the last '\n' is found, bytes are a partial line
+  // still being written and are dropped. `data` starts at file offset `pos`.
+  uint64_t pos = std::min(end, static_cast<uint64_t>(st.st_size));
   std::string carry;
   bool seen_newline = false;
-  auto take = [&](std::string_view line) {
+  auto take = [&](std::string_view line, uint64_t at) {
     std::optional<LogEntry> e = internal::DecodeLine(line);
-    if (e && TaskMatches(task, *e)) newest_first.push_back(std::move(*e));
+    if (!e || !TaskMatches(task, *e)) return;
+    e->position = at;
+    e->end_position = at + line.size() + 1;
+    newest_first.push_back(std::move(*e));
   };
   while (pos > 0 && newest_first.size() < n) {
     size_t k = static_cast<size_t>(std::min<uint64_t>(kChunkBytes, pos));
@@ -452,29 +462,56 @@ std::vector<LogEntry> LogStore::Impl::Tail(const std::string& uid, const std::st
     if (!chunk.ok() || chunk->size() != k) break;
     std::string data = std::move(chunk).value() + carry;
     carry.clear();
-    size_t end = data.size();
+    size_t line_end = data.size();
     if (!seen_newline) {
       size_t nl = data.rfind('\n');
       if (nl == std::string::npos) continue;  // All partial line.
       seen_newline = true;
-      end = nl;
+      line_end = nl;
     }
-    // data[0, end) ends just before a '\n'; peel complete lines off its back.
+    // data[0, line_end) ends just before a '\n'; peel complete lines off its back.
     while (newest_first.size() < n) {
-      size_t prev = end == 0 ? std::string::npos : data.rfind('\n', end - 1);
+      size_t prev = line_end == 0 ? std::string::npos : data.rfind('\n', line_end - 1);
       if (prev == std::string::npos) {
         if (pos == 0) {
-          take(std::string_view(data.data(), end));  // The file's first line.
+          take(std::string_view(data.data(), line_end), 0);  // The file's first line.
         } else {
-          carry = data.substr(0, end);
+          carry = data.substr(0, line_end);
         }
         break;
       }
-      take(std::string_view(data.data() + prev + 1, end - prev - 1));
-      end = prev;
+      take(std::string_view(data.data() + prev + 1, line_end - prev - 1), pos + prev + 1);
+      line_end = prev;
     }
   }
+  return newest_first;
+}
+
+std::vector<LogEntry> LogStore::Impl::Tail(const std::string& uid, const std::string& task,
+                                           size_t n) {
+  std::vector<LogEntry> newest_first = Before(uid, task, n, UINT64_MAX);
   return std::vector<LogEntry>(newest_first.rbegin(), newest_first.rend());
+}
+
+Result<LogPage> LogStore::Impl::ReadBefore(const std::string& uid, const std::string& before,
+                                           const std::string& task, size_t n) {
+  if (!ValidUid(uid)) return InvalidArgument("invalid job uid '" + uid + "'");
+  std::optional<uint64_t> end =
+      before.empty() ? std::optional<uint64_t>(UINT64_MAX) : ParseCursor(before);
+  if (!end) return InvalidArgument("malformed log cursor '" + before + "'");
+  std::vector<LogEntry> newest_first = Before(uid, task, n, *end);
+  LogPage page;
+  page.entries.assign(std::make_move_iterator(newest_first.rbegin()),
+                      std::make_move_iterator(newest_first.rend()));
+  if (page.entries.empty()) {
+    page.next_cursor = before;
+    return page;
+  }
+  page.next_cursor = CursorAfter(page.entries.back());
+  if (page.entries.front().position > 0) {
+    page.previous_cursor = std::to_string(page.entries.front().position);
+  }
+  return page;
 }
 
 Status LogStore::Impl::Delete(const std::string& uid) {
@@ -530,6 +567,11 @@ bool LogStore::WaitForMore(const std::string& job_uid, const std::string& cursor
 std::vector<LogEntry> LogStore::Tail(const std::string& job_uid, const std::string& task,
                                      size_t n) {
   return impl_->Tail(job_uid, task, n);
+}
+
+Result<LogPage> LogStore::ReadBefore(const std::string& job_uid, const std::string& before,
+                                     const std::string& task, size_t n) {
+  return impl_->ReadBefore(job_uid, before, task, n);
 }
 
 Status LogStore::Scan(const std::string& job_uid, const std::function<bool(const LogEntry&)>& fn) {

@@ -65,6 +65,8 @@ class LogSink {
 struct LogPage {
   std::vector<LogEntry> entries;
   std::string next_cursor;  // Opaque; pass back to continue after these entries.
+  // ReadBefore: pass back as `before` for the entries before these; "" at the log's start.
+  std::string previous_cursor;
 };
 
 class LogStore : public LogSink {
@@ -97,6 +99,15 @@ class LogStore : public LogSink {
   // The last `n` entries of `task` (all tasks if empty), oldest first; for failure
   // messages that carry the last log lines.
   std::vector<LogEntry> Tail(const std::string& job_uid, const std::string& task, size_t n);
+
+  // The last `n` entries of `task` (all tasks if empty) that end before `before` (a
+  // cursor: an entry's start; "" = the end of the log's whole lines), oldest first,
+  // each with its positions: a log read from its tail, and backwards a page at a time,
+  // at a cost of what it returns rather than of the log's length. `next_cursor` is just
+  // after the newest entry (where a follow goes on); `previous_cursor` is the oldest
+  // entry's start. InvalidArgument for a malformed cursor.
+  Result<LogPage> ReadBefore(const std::string& job_uid, const std::string& before,
+                             const std::string& task, size_t n);
 
   // Removes the job's log. OK if there is none.
   Status Delete(const std::string& job_uid);

@@ -62,11 +62,11 @@ Status Advance(logs::LogStore* logs, const std::string& task, Reader* r) {
   return Status::Ok();
 }
 
-Result<JobLogPage> ReadOne(logs::LogStore* logs, const LogSource& source, const std::string& cursor,
-                           const std::string& task, size_t max_entries) {
-  ASSIGN_OR_RETURN(logs::LogPage page, logs->Read(source.uid, cursor, task, max_entries));
+// A store page as the job's lines, each with the cursor just after it.
+JobLogPage LinesOf(logs::LogPage page, const LogSource& source) {
   JobLogPage out;
-  out.next_cursor = page.next_cursor;
+  out.next_cursor = std::move(page.next_cursor);
+  out.previous_cursor = std::move(page.previous_cursor);
   for (size_t i = 0; i < page.entries.size(); ++i) {
     std::string after = logs::LogStore::CursorAfter(page.entries[i]);
     out.lines.push_back({std::move(page.entries[i]), source.trial_id, std::move(after)});
@@ -74,7 +74,20 @@ Result<JobLogPage> ReadOne(logs::LogStore* logs, const LogSource& source, const 
   return out;
 }
 
+Result<JobLogPage> ReadOne(logs::LogStore* logs, const LogSource& source, const std::string& cursor,
+                           const std::string& task, size_t max_entries) {
+  ASSIGN_OR_RETURN(logs::LogPage page, logs->Read(source.uid, cursor, task, max_entries));
+  return LinesOf(std::move(page), source);
+}
+
 }  // namespace
+
+Result<JobLogPage> ReadJobLogTail(logs::LogStore* logs, const LogSource& source,
+                                  const std::string& before, const std::string& task,
+                                  size_t max_entries) {
+  ASSIGN_OR_RETURN(logs::LogPage page, logs->ReadBefore(source.uid, before, task, max_entries));
+  return LinesOf(std::move(page), source);
+}
 
 Result<JobLogPage> ReadJobLogs(logs::LogStore* logs, const std::vector<LogSource>& sources,
                                const std::string& cursor, const std::string& task,

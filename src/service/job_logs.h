@@ -35,12 +35,21 @@ struct JobLogLine {
 struct JobLogPage {
   std::vector<JobLogLine> lines;
   std::string next_cursor;  // Resumes after the page; "" when the job has no log yet.
+  // ReadJobLogTail: where the page before this one ends; "" at the log's start.
+  std::string previous_cursor;
 };
 
 // `sources` starts with the job's own log. InvalidArgument for a malformed cursor.
 Result<JobLogPage> ReadJobLogs(logs::LogStore* logs, const std::vector<LogSource>& sources,
                                const std::string& cursor, const std::string& task,
                                size_t max_entries);
+
+// The last `max_entries` lines of one job's own log that end before `before` (""= its
+// end), oldest first: the tail of a log of any length, paged backwards
+// (LogStore::ReadBefore). A tuning job's merged log is read forward only.
+Result<JobLogPage> ReadJobLogTail(logs::LogStore* logs, const LogSource& source,
+                                  const std::string& before, const std::string& task,
+                                  size_t max_entries);
 
 // A line of the service's own in a job's log (task "service", unmarked): what a
 // controller says of a job outside its record's outbox. Thread-safe.

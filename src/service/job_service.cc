@@ -536,6 +536,18 @@ Result<std::unique_ptr<executor::ReplicaShell>> JobService::OpenShell(const JobR
   return NotFound("The job has no replica " + replica + ".");
 }
 
+Result<JobLogPage> JobService::ReadLogTail(const JobRef& ref, const std::string& before,
+                                           const std::string& task, size_t max_entries) {
+  ASSIGN_OR_RETURN(model::Job job, Get(ref));
+  for (const model::Trial& t : job.trials) {
+    if (!t.job_uid.empty()) {
+      return FailedPrecondition(
+          "tail: a tuning job's log merges its trials' logs and reads forward only (no tail).");
+    }
+  }
+  return ReadJobLogTail(logs_, {job.uid, 0}, before, task, max_entries);
+}
+
 void JobService::SetReplicaStoragePort(int port) {
   for (const auto& b : backends_.all()) {
     b->storage_endpoint =

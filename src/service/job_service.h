@@ -192,6 +192,11 @@ class JobService {
   // Logs of a job (NotFound if the job is unknown).
   Result<JobLogPage> ReadLogs(const JobRef& ref, const std::string& cursor, const std::string& task,
                               size_t max_entries);
+  // The log's last `max_entries` lines before `before` ("" = its end), oldest first
+  // (job_logs.h: ReadJobLogTail). FailedPrecondition for a tuning job with trials,
+  // whose merged log reads forward only.
+  Result<JobLogPage> ReadLogTail(const JobRef& ref, const std::string& before,
+                                 const std::string& task, size_t max_entries);
   // Blocks up to `timeout_ms` for more log; false if none arrived.
   bool WaitForLogs(const JobRef& ref, const std::string& cursor, int timeout_ms);
   // Cloud Logging `entries:list` over every job's log (service/log_entries.h).

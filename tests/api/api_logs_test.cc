@@ -79,6 +79,43 @@ TEST_F(ApiLogsTest, PageWithCursorAndTaskFilter) {
   EXPECT_EQ(rest.json()["entries"][0]["message"], "world");
 }
 
+// ?tail=N: the newest lines first, then backwards by previousCursor; a forward read
+// (or follow) goes on from the tail's nextCursor.
+TEST_F(ApiLogsTest, TailPagesBackwardsAndForwardGoesOnFromIt) {
+  std::string id = CreateVertex("tailed");
+  std::string uid = UidOf(VertexRef(id));
+  for (int i = 0; i < 25; ++i) Append(uid, "workerpool0-0", "line " + std::to_string(i));
+  const std::string base = std::string(kVertex) + "/" + id + "/logs";
+  json page = Get(base + "?task=workerpool0-0&tail=10").json();
+  ASSERT_EQ(page["entries"].size(), 10u) << page.dump();
+  EXPECT_EQ(page["entries"][0]["message"], "line 15");
+  EXPECT_EQ(page["entries"][9]["message"], "line 24");
+  EXPECT_TRUE(page["entries"][9].contains("cursor"));
+  const std::string next = page["nextCursor"];
+  std::vector<std::string> seen;
+  std::string before = page["previousCursor"];
+  while (!before.empty()) {
+    json earlier = Get(base + "?task=workerpool0-0&tail=10&before=" + before).json();
+    for (auto it = earlier["entries"].rbegin(); it != earlier["entries"].rend(); ++it) {
+      seen.push_back((*it)["message"]);
+    }
+    before = earlier.value("previousCursor", "");
+  }
+  ASSERT_EQ(seen.size(), 15u);
+  EXPECT_EQ(seen.front(), "line 14");
+  EXPECT_EQ(seen.back(), "line 0");
+
+  Append(uid, "workerpool0-0", "after the tail");
+  json more = Get(base + "?cursor=" + next).json();
+  ASSERT_EQ(more["entries"].size(), 1u) << more.dump();
+  EXPECT_EQ(more["entries"][0]["message"], "after the tail");
+
+  EXPECT_EQ(Get(base + "?tail=0").status, 400);
+  EXPECT_EQ(Get(base + "?tail=10001").status, 400);
+  EXPECT_EQ(Get(base + "?tail=5&follow=true").status, 400);
+  EXPECT_EQ(Get(base + "?tail=5&before=nope").status, 400);
+}
+
 TEST_F(ApiLogsTest, MlLogsAndErrors) {
   CreateMl("logged");
   Append(UidOf(MlRef("logged")), "master-replica-0", "ml line");

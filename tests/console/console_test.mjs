@@ -241,6 +241,29 @@ await run('a_trainers_event_files_draw_its_curves', page, async () => {
   }
 });
 
+// A long log opens at its tail and pages backwards on demand, every line once, in order.
+await run('a_long_log_opens_at_its_tail_and_pages_backwards', page, async () => {
+  const id = await submit('long-log', 'i=0; while [ $i -lt 1200 ]; do echo "numbered $i"; i=$((i+1)); done; sleep 1000');
+  const numbered = () => page.$$eval('#log div[data-task="workerpool0-0"]',
+    (rows) => rows.map((r) => Number(r.textContent.split('numbered ')[1])));
+  await waitFor('its 1200 lines', async () => {
+    const r = await api('GET', `${LOC}/customJobs/${id}/logs?tail=1&task=workerpool0-0`);
+    return r.entries.length && r.entries[0].message === 'numbered 1199';
+  }, 60);
+  await page.goto(jobUrl(id));
+  await page.locator('#log div', { hasText: 'numbered 1199' }).waitFor();
+  let shown = await numbered();
+  if (shown.length > 500 || shown[0] < 700) throw new Error(`the page opened with lines from ${shown[0]}`);
+  while (await page.locator('#log-earlier').isVisible()) {
+    const before = shown.length;
+    await page.locator('#log-earlier').click();
+    await waitFor('an earlier page', async () => (shown = await numbered()).length > before, 10);
+  }
+  if (shown.length !== 1200 || shown.some((n, i) => n !== i)) throw new Error('lines missing or out of order');
+  await api('POST', `${LOC}/customJobs/${id}:cancel`, {});
+  await waitFor('CANCELLED', async () => (await stateOf(id)) === 'JOB_STATE_CANCELLED', 60);
+});
+
 // enableWebAccess: the job page links each running replica's shell; the shell page
 // runs a command in the replica's container; a job without the flag offers none and
 // its shell is refused.

@@ -265,6 +265,52 @@ TEST_F(LogStoreTest, TailAcrossChunkBoundariesMatchesAForwardRead) {
   }
 }
 
+// Paging backwards from the end reads every line once, in order, whatever the line
+// sizes (chunk boundaries, lines past a chunk); each page's cursors join the pages up
+// and let a forward read go on from the newest line.
+TEST_F(LogStoreTest, ReadBeforePagesBackwardsThroughTheWholeLog) {
+  for (int i = 0; i < 2000; ++i) {
+    size_t len = (i % 151 == 0) ? 70000 + i : static_cast<size_t>(i % 200);
+    ASSERT_TRUE(store_
+                    ->Append("1", Entry(i, i % 2 ? "w" : "m",
+                                        std::to_string(i) + ":" + std::string(len, 'x')))
+                    .ok());
+  }
+  const std::vector<LogEntry> all = ReadAll("1");
+  std::vector<std::string> backwards;
+  std::string before;
+  Result<LogPage> newest = store_->ReadBefore("1", "", "", 300);
+  ASSERT_TRUE(newest.ok());
+  EXPECT_EQ(newest->next_cursor, LogStore::CursorAfter(all.back()));
+  for (int pages = 0; pages < 100; ++pages) {
+    Result<LogPage> page = store_->ReadBefore("1", before, "", 300);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    ASSERT_FALSE(page->entries.empty());
+    for (auto it = page->entries.rbegin(); it != page->entries.rend(); ++it) {
+      backwards.push_back(it->message);
+    }
+    EXPECT_EQ(page->entries.front().position == 0, page->previous_cursor.empty());
+    if (page->previous_cursor.empty()) break;
+    before = page->previous_cursor;
+  }
+  ASSERT_EQ(backwards.size(), all.size());
+  for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(backwards[all.size() - 1 - i], all[i].message);
+
+  // A task's own lines; a forward read from a tail's cursor gets what came after.
+  Result<LogPage> mine = store_->ReadBefore("1", "", "m", 3);
+  ASSERT_TRUE(mine.ok());
+  ASSERT_EQ(mine->entries.size(), 3u);
+  EXPECT_EQ(mine->entries.back().message.substr(0, 5), "1998:");
+  Result<LogPage> after = store_->Read("1", mine->next_cursor, "", 0);
+  ASSERT_TRUE(after.ok());
+  ASSERT_EQ(after->entries.size(), 1u);
+  EXPECT_EQ(after->entries[0].message.substr(0, 5), "1999:");
+  EXPECT_EQ(store_->ReadBefore("1", "x1", "", 3).status().code(), StatusCode::kInvalidArgument);
+  Result<LogPage> none = store_->ReadBefore("404", "", "", 3);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->entries.empty());
+}
+
 TEST_F(LogStoreTest, DerivesSeverityFromStream) {
   EXPECT_TRUE(store_->Append("1", Entry(1, "t", "out")).ok());
   EXPECT_TRUE(store_->Append("1", Entry(2, "t", "err", LogStream::kStderr)).ok());
