@@ -1,6 +1,7 @@
 // The queue and capacity of a project: its waiting jobs in admission order, each with
 // why it waits (the job's /details queue note), what its running jobs hold on each
-// node (their grants), and, for callers who may read /metrics, the daemon's totals.
+// node (their grants), and, for callers who may read /metrics, each node's free room
+// (capacity less what every admitted job holds) and the daemon's totals.
 'use strict';
 
 const Queue = (() => {
@@ -33,6 +34,37 @@ const Queue = (() => {
     return sum;
   }
 
+  // Samples of `name` by their node label: { node: value }.
+  function byNode(text, name) {
+    const out = {};
+    const re = new RegExp(`^${name}\\{node="((?:[^"\\\\]|\\\\.)*)"\\} (\\S+)$`);
+    for (const line of text.split('\n')) {
+      const m = line.match(re);
+      if (m) out[m[1].replace(/\\(.)/g, '$1')] = Number(m[2]);
+    }
+    return out;
+  }
+
+  // Each node: capacity, held by every admitted job (all projects), and free.
+  function nodesFree(text) {
+    const cap = { cpus: byNode(text, 'trainyard_node_capacity_cpus'),
+                  mem: byNode(text, 'trainyard_node_capacity_memory_bytes'),
+                  gpus: byNode(text, 'trainyard_node_capacity_gpus') };
+    const held = { cpus: byNode(text, 'trainyard_node_held_cpus'),
+                   mem: byNode(text, 'trainyard_node_held_memory_bytes'),
+                   gpus: byNode(text, 'trainyard_node_held_gpus') };
+    const fmt = (v, gb) => (gb ? (v / 1073741824).toFixed(1) : String(Math.round(v * 100) / 100));
+    const cell = (k, node, gb) => {
+      const c = cap[k][node] || 0;
+      const h = held[k][node] || 0;
+      return el('td', {}, `${fmt(c - h, gb)} of ${fmt(c, gb)}`);
+    };
+    return el('table', { id: 'node-free' },
+      el('thead', {}, el('tr', {}, ...['node', 'vCPUs free', 'memory GB free', 'GPUs free'].map((h) => el('th', {}, h)))),
+      el('tbody', {}, ...Object.keys(cap.cpus).sort().map((node) => el('tr', { 'data-node': node },
+        el('td', {}, node), cell('cpus', node), cell('mem', node, true), cell('gpus', node)))));
+  }
+
   async function totals() {
     const headers = {};
     const token = sessionStorage.getItem(TOKEN_KEY);
@@ -40,8 +72,8 @@ const Queue = (() => {
     const r = await fetch('/metrics', { headers });
     if (!r.ok) return el('p', { class: 'muted' }, 'The daemon\'s totals are for admins.');
     const text = await r.text();
-    const gb = (b) => (b === null ? '?' : (b / 1e9).toFixed(1));
-    return el('table', { id: 'capacity' }, el('tbody', {},
+    const gb = (b) => (b === null ? '?' : (b / 1073741824).toFixed(1));
+    return el('div', {}, nodesFree(text), el('table', { id: 'capacity' }, el('tbody', {},
       el('tr', {}, el('th', {}, ''), el('th', {}, 'capacity'), el('th', {}, 'held by admitted jobs')),
       el('tr', {}, el('td', {}, 'vCPUs'), el('td', {}, String(metric(text, 'trainyard_capacity_cpus'))),
         el('td', {}, String(metric(text, 'trainyard_admitted_cpus')))),
@@ -49,7 +81,7 @@ const Queue = (() => {
         el('td', {}, gb(metric(text, 'trainyard_admitted_memory_bytes')))),
       el('tr', {}, el('td', {}, 'GPUs'), el('td', {}, String(metric(text, 'trainyard_capacity_gpus') || 0)),
         el('td', {}, String(metric(text, 'trainyard_admitted_gpus') || 0))),
-      el('tr', {}, el('td', {}, 'jobs waiting'), el('td', {}, String(metric(text, 'trainyard_queue_length'))), el('td', {}, ''))));
+      el('tr', {}, el('td', {}, 'jobs waiting'), el('td', {}, String(metric(text, 'trainyard_queue_length'))), el('td', {}, '')))));
   }
 
   function waitingTable(waiting, project, location) {

@@ -66,6 +66,56 @@ void JobFamilies(Exposition& e, const std::map<model::JobState, int64_t>& by_sta
            a.oldest_queued_since > 0 ? static_cast<double>(now - a.oldest_queued_since) / 1e6 : 0);
 }
 
+// Each node's capacity and what admitted jobs hold on it (their grants), so free room is
+// visible per node (a Slurm cluster's nodes included), not only as a daemon-wide total.
+void NodeFamilies(Exposition& e, const std::vector<scheduler::Capacity>& capacities,
+                  const std::vector<model::Job>& holding) {
+  struct Held {
+    double cpus = 0, memory_gb = 0, gpus = 0;
+  };
+  std::map<std::string, Held> held;
+  for (const model::Job& job : holding) {
+    for (const model::ReplicaGrant& g : job.grants) {
+      Held& h = held[g.node_name];
+      h.cpus += g.cpus;
+      h.memory_gb += g.memory_gb;
+      h.gpus += static_cast<double>(g.gpu_indices.size());
+    }
+  }
+  e.Family("trainyard_node_capacity_cpus", "gauge",
+           "vCPUs admission may promise on each node (overcommitted).");
+  for (const scheduler::Capacity& c : capacities) {
+    for (const scheduler::Node& n : c.nodes) {
+      e.Sample("trainyard_node_capacity_cpus", n.cpus * c.cpu_overcommit, Label("node", n.name));
+    }
+  }
+  e.Family("trainyard_node_capacity_memory_bytes", "gauge",
+           "Memory admission may promise on each node (overcommitted).");
+  for (const scheduler::Capacity& c : capacities) {
+    for (const scheduler::Node& n : c.nodes) {
+      e.Sample("trainyard_node_capacity_memory_bytes",
+               n.memory_gb * c.memory_overcommit * kBytesPerGb, Label("node", n.name));
+    }
+  }
+  e.Family("trainyard_node_capacity_gpus", "gauge", "GPUs on each node.");
+  for (const scheduler::Capacity& c : capacities) {
+    for (const scheduler::Node& n : c.nodes) {
+      e.Sample("trainyard_node_capacity_gpus", static_cast<double>(n.gpus.size()),
+               Label("node", n.name));
+    }
+  }
+  e.Family("trainyard_node_held_cpus", "gauge", "vCPUs admitted jobs hold on each node.");
+  for (const auto& [node, h] : held)
+    e.Sample("trainyard_node_held_cpus", h.cpus, Label("node", node));
+  e.Family("trainyard_node_held_memory_bytes", "gauge", "Memory admitted jobs hold on each node.");
+  for (const auto& [node, h] : held) {
+    e.Sample("trainyard_node_held_memory_bytes", h.memory_gb * kBytesPerGb, Label("node", node));
+  }
+  e.Family("trainyard_node_held_gpus", "gauge", "GPUs admitted jobs hold on each node.");
+  for (const auto& [node, h] : held)
+    e.Sample("trainyard_node_held_gpus", h.gpus, Label("node", node));
+}
+
 void ResourceFamilies(Exposition& e, const std::vector<scheduler::Capacity>& capacities,
                       const service::AdmissionStats& a) {
   double cpus = 0, memory = 0;
@@ -118,6 +168,8 @@ HttpResponse Metrics(service::JobService* service) {
   Exposition e;
   JobFamilies(e, *by_state, a, service->Now());
   ResourceFamilies(e, service->Capacities(), a);
+  NodeFamilies(e, service->Capacities(),
+               service->LiveJobsWhere([](const model::Job& j) { return !j.grants.empty(); }));
   DecisionFamilies(e, a);
   executor::BackendHealth engine = service->backend_health();
   e.Family("trainyard_engine_up", "gauge",

@@ -139,6 +139,11 @@ await run('the_queue_page_says_why_a_job_waits_and_what_running_jobs_hold', page
     throw new Error('replicas held: ' + await held.textContent());
   }
   await page.locator('#capacity').waitFor();
+  // The node the big job fills shows less free than it has ("X of Y").
+  const free = page.locator('#node-free tbody tr').first();
+  await free.waitFor();
+  const [left, all] = (await free.locator('td').nth(1).textContent()).split(' of ').map(Number);
+  if (!(left < all) || left < 0) throw new Error(`vCPUs free: ${left} of ${all}`);
   await page.screenshot({ path: `${SHOTS}/queue_page_while_a_job_waits.png`, fullPage: true });
   for (const id of [waiting, big]) await api('POST', `${LOC}/customJobs/${id}:cancel`, {});
   await waitFor('both to end', async () => (await stateOf(big)) === 'JOB_STATE_CANCELLED' &&

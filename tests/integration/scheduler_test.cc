@@ -236,6 +236,17 @@ TEST_F(SchedulerTest, MetricsSayWhatWaitsAndWhatIsHeldAndPromtoolAcceptsThem) {
         "trainyard_admissions_total 1\n", "trainyard_preemptions_total 0\n"}) {
     EXPECT_NE(r.body.find(line), std::string::npos) << line << " in:\n" << r.body;
   }
+  // Per node: its capacity, and what the running job holds there (all of it).
+  auto node_sample = [&](const std::string& family) {
+    const size_t at = r.body.find("\n" + family + "{node=\"");
+    if (at == std::string::npos) return std::string("missing");
+    const size_t end = r.body.find('\n', at + 1);
+    const std::string line = r.body.substr(at + 1, end - at - 1);
+    return line.substr(line.rfind(' ') + 1);
+  };
+  EXPECT_EQ(node_sample("trainyard_node_capacity_cpus"), "4") << r.body;
+  EXPECT_EQ(node_sample("trainyard_node_held_cpus"), "4") << r.body;
+  EXPECT_EQ(node_sample("trainyard_node_capacity_gpus"), "2") << r.body;
   if (RunProcess({"sh", "-c", "command -v promtool"}).rc != 0) {
     GTEST_SKIP() << "promtool is not installed (scripts/setup installs it)";
   }
