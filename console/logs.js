@@ -17,10 +17,12 @@ const Logs = (() => {
   function controls(box, params) {
     const task = el('input', { id: 'log-task', size: 14, value: params.get('task') || '', placeholder: 'workerpool0-0' });
     const search = el('input', { id: 'log-search', size: 20, value: params.get('q') || '' });
+    const trial = el('input', { id: 'log-trial', size: 4, value: params.get('trial') || '' });
     const follow = el('input', { id: 'log-follow', type: 'checkbox' });
     follow.checked = true;
     const filters = {
       keeps: (row) => (!task.value || row.dataset.task === task.value) &&
+                      (!trial.value || row.dataset.trial === trial.value) &&
                       (!search.value || row.textContent.includes(search.value)),
       follow: () => follow.checked,
     };
@@ -28,19 +30,22 @@ const Logs = (() => {
       const next = hashState().params;
       task.value ? next.set('task', task.value) : next.delete('task');
       search.value ? next.set('q', search.value) : next.delete('q');
+      trial.value ? next.set('trial', trial.value) : next.delete('trial');
       setParams(next);
       for (const row of box.children) row.hidden = !filters.keeps(row);
     };
     task.addEventListener('input', apply);
     search.addEventListener('input', apply);
-    const bar = el('div', { class: 'controls' }, el('label', {}, 'replica', task), el('label', {}, 'search', search),
-      el('label', {}, 'follow', follow));
+    trial.addEventListener('input', apply);
+    const bar = el('div', { class: 'controls' }, el('label', {}, 'replica', task), el('label', {}, 'trial', trial),
+      el('label', {}, 'search', search), el('label', {}, 'follow', follow));
     return { bar, filters };
   }
 
   // One line; `data-after` is the cursor just after it (where the next line starts).
   function row(e, filters) {
-    const r = el('div', { class: 'sev-' + (e.severity || ''), 'data-task': e.taskName || '', 'data-after': e.cursor || '' },
+    const r = el('div', { class: 'sev-' + (e.severity || ''), 'data-task': e.taskName || '',
+      'data-trial': e.trialId || '', 'data-after': e.cursor || '' },
       `${e.timestamp || ''} ${e.taskName || ''} ${e.message}`);
     r.hidden = !filters.keeps(r);
     return r;

@@ -24,7 +24,8 @@ const Trials = (() => {
 
   function table(sorted, names, metric, chosen, onChoose) {
     const head = el('tr', {}, el('th', {}, 'compare'), el('th', {}, 'trial'), el('th', {}, 'state'),
-      ...names.map((n) => el('th', {}, n)), el('th', {}, metric), el('th', {}, 'seconds'));
+      ...names.map((n) => el('th', {}, n)), el('th', {}, metric), el('th', {}, 'seconds'), el('th', {}, 'log'));
+    const page = location.hash.split('?')[0];
     const rows = sorted.map((t) => {
       const box = el('input', { type: 'checkbox', 'aria-label': 'compare trial ' + t.id });
       box.checked = chosen.has(t.id);
@@ -34,7 +35,9 @@ const Trials = (() => {
       return el('tr', { 'data-trial': t.id }, el('td', {}, box), el('td', {}, t.id), el('td', {}, t.state || ''),
         ...names.map((n) => el('td', {}, p[n] === undefined ? '' : String(p[n]))),
         el('td', {}, objectiveOf(t) === null ? '' : String(objectiveOf(t))),
-        el('td', {}, s === null ? '' : s.toFixed(1)));
+        el('td', {}, s === null ? '' : s.toFixed(1)),
+        // The job's log with this trial's lines only (the log's trial filter).
+        el('td', {}, el('a', { href: `${page}?trial=${encodeURIComponent(t.id)}`, 'data-trial-logs': t.id }, 'logs')));
     });
     return el('table', { id: 'trials' }, el('thead', {}, head), el('tbody', {}, ...rows));
   }

@@ -172,7 +172,7 @@ await run('the_console_is_served_with_a_policy_of_its_own_origin', page, async (
 });
 
 await run('a_tuning_jobs_page_shows_every_trial_best_first_and_one_line_each', page, async () => {
-  const report = 'for a in "$@"; do case $a in --x=*) x=${a#--x=};; esac; done; ' +
+  const report = 'for a in "$@"; do case $a in --x=*) x=${a#--x=};; esac; done; echo "trial line x=$x"; ' +
     'mkdir -p "$(dirname "$CLOUD_ML_HP_METRIC_FILE")"; ' +
     'echo "{\\"acc\\": \\"$x\\", \\"global_step\\": \\"1\\"}" > "$CLOUD_ML_HP_METRIC_FILE"';
   const study = await api('POST', `${LOC}/hyperparameterTuningJobs`, {
@@ -203,6 +203,13 @@ await run('a_tuning_jobs_page_shows_every_trial_best_first_and_one_line_each', p
   await page.getByLabel('compare trial 1').check();
   await page.getByLabel('compare trial 2').check();
   await page.locator('#compare th', { hasText: 'trial' }).waitFor();
+  // A trial's own log: its link filters the job's merged log to its lines.
+  await page.locator('a[data-trial-logs="2"]').click();
+  await page.locator('#log-trial').waitFor();
+  await waitFor('trial 2 alone', async () => {
+    const rows = await page.locator('#log div:visible').evaluateAll((r) => r.map((x) => [x.dataset.trial, x.textContent]));
+    return rows.length > 0 && rows.every(([t]) => t === '2') && rows.some(([, text]) => text.includes('trial line'));
+  }, 15);
 });
 
 // The event writer of tests/tensorboard with its messages (protoc's descriptor set).
