@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/time.h"
+#include "jobstore/job_store.h"
 #include "model/job.h"
 #include "tensorboard/indexer.h"
 #include "tensorboard/store.h"
@@ -30,5 +32,11 @@ bool IndexesTensorboard(const model::Job& job);
 // The indexer's target for such a job; nullopt for any other.
 std::optional<tensorboard::IndexTarget> TensorboardTarget(const model::Job& job,
                                                           const std::string& bucket_root);
+
+// The targets of jobs that ended at or after `since` (the indexer's last kept round,
+// less a margin): the jobs whose last pass a stopped daemon may have missed. Reads
+// every stored job once (at start-up, on the indexer's thread); 0 = none.
+std::vector<tensorboard::IndexTarget> EndedSince(jobstore::JobStore* store, TimeMicros since,
+                                                 const std::string& bucket_root);
 
 }  // namespace ty::daemon

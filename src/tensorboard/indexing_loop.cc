@@ -6,11 +6,21 @@
 
 namespace ty::tensorboard {
 
-IndexingLoop::IndexingLoop(Store* store, IndexBudget budget) : store_(store), budget_(budget) {}
+namespace {
+constexpr DurationMicros kMarkEvery = 30 * 1000000LL;
+}  // namespace
 
-void IndexingLoop::Start(Targets targets, DurationMicros every) {
+IndexingLoop::IndexingLoop(Store* store, IndexBudget budget, const Clock* clock)
+    : store_(store), budget_(budget), clock_(clock) {}
+
+void IndexingLoop::Start(Targets targets, DurationMicros every, Targets ended_while_away) {
   targets_ = std::move(targets);
-  thread_ = std::thread([this, every] { Run(every); });
+  thread_ = std::thread([this, every, away = std::move(ended_while_away)] {
+    if (away) {
+      for (IndexTarget& t : away()) Ended(std::move(t));
+    }
+    Run(every);
+  });
 }
 
 void IndexingLoop::Ended(IndexTarget target) {
@@ -33,9 +43,22 @@ void IndexingLoop::Run(DurationMicros every) {
   std::unique_lock<std::mutex> lock(mu_);
   while (!cv_.wait_for(lock, std::chrono::microseconds(every), [this] { return stopping_; })) {
     lock.unlock();
-    Tick();
+    Round();
     lock.lock();
   }
+}
+
+IndexStats IndexingLoop::Round() {
+  const TimeMicros start = clock_->Now();
+  IndexStats stats = Tick();
+  if (start - marked_ >= kMarkEvery) {
+    if (Status s = store_->SetIndexedThrough(start); s.ok()) {
+      marked_ = start;
+    } else {
+      spdlog::warn("tensorboard: cannot keep the indexer's progress: {}", s.ToString());
+    }
+  }
+  return stats;
 }
 
 IndexStats IndexingLoop::Tick() {

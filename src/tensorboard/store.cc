@@ -48,6 +48,8 @@ CREATE TABLE IF NOT EXISTS event_files (
   key TEXT NOT NULL, offset INTEGER NOT NULL, bad_records INTEGER NOT NULL,
   corrupt INTEGER NOT NULL,
   PRIMARY KEY (tb, key)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS marks (
+  name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 )sql";
 
 Status CheckDescribed(const Described& d, const std::string& kind) {

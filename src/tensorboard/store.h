@@ -125,6 +125,11 @@ class Store {
   Status ApplyIndexBatch(const IndexBatch& batch);
   // How far `key` was read for `tensorboard` (zero state when never).
   Result<FileState> GetFileState(const ResourcePath& tensorboard, const std::string& key) const;
+  // The start of the indexer's last finished round, kept across restarts: a job that
+  // ended after it may have missed its last pass (the daemon was down), so the next
+  // daemon gives it one (indexing_loop.h). 0 when there was none.
+  Result<TimeMicros> IndexedThrough() const;
+  Status SetIndexedThrough(TimeMicros t);
 
  private:
   Store(std::unique_ptr<SqliteDb> db, const Clock* clock, Limits limits);

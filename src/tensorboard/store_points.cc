@@ -240,4 +240,20 @@ Result<FileState> Store::GetFileState(const ResourcePath& tensorboard,
   return FileState{static_cast<uint64_t>(q.Int(0)), static_cast<uint64_t>(q.Int(1)), q.Int(2) != 0};
 }
 
+Result<TimeMicros> Store::IndexedThrough() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt q(db_->get(), "SELECT value FROM marks WHERE name = 'indexed_through'");
+  ASSIGN_OR_RETURN(bool row, q.Step());
+  return row ? q.Int(0) : TimeMicros{0};
+}
+
+Status Store::SetIndexedThrough(TimeMicros t) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt q(db_->get(),
+         "INSERT INTO marks (name, value) VALUES ('indexed_through', ?)"
+         " ON CONFLICT (name) DO UPDATE SET value = excluded.value");
+  q.Bind(t);
+  return q.Run();
+}
+
 }  // namespace ty::tensorboard

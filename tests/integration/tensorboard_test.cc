@@ -111,6 +111,29 @@ TEST_F(TensorboardTest, AJobsEventFilesBecomeTheTimeSeriesOfItsExperiment) {
   EXPECT_EQ(daemon_->Get("/v1/" + board_).Json()["runCount"], 2);
 }
 
+// A daemon killed while the trainer writes: the trainer goes on and ends with no daemon;
+// the next daemon reads what it wrote after the last pass, so no point is lost.
+TEST_F(TensorboardTest, PointsWrittenWhileNoDaemonRanAreReadByTheNext) {
+  json spec = JobSpec("30");
+  spec["workerPoolSpecs"][0]["containerSpec"]["env"].push_back(
+      {{"name", "SLEEP"}, {"value", "0.2"}});
+  HttpReply created = daemon_->Post(std::string(kLocation) + "/customJobs",
+                                    json({{"displayName", "away"}, {"jobSpec", spec}}).dump());
+  ASSERT_EQ(created.status, 200) << created.body;
+  const std::string name = created.Json()["name"];
+  const std::string id = name.substr(name.rfind('/') + 1);
+  ASSERT_GE(Points(id, "default", "loss", 2).size(), 2u);
+  daemon_->Kill();
+  ProcessRun waited = RunProcess({"podman", "wait", "ty-" + id + "-1-0-0"}, {}, 120);
+  ASSERT_EQ(waited.rc, 0) << waited.err;
+  daemon_->Start();
+  json done = daemon_->WaitForField("/v1/" + name, "state",
+                                    {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED"}, 120);
+  ASSERT_EQ(done["state"], "JOB_STATE_SUCCEEDED") << done.dump(1);
+  EXPECT_EQ(Points(id, "default", "loss", 30).size(), 30u);
+  EXPECT_EQ(Points(id, "validation", "accuracy", 30).size(), 30u);
+}
+
 TEST_F(TensorboardTest, ATuningJobsTrialsAreRunsOfOneExperiment) {
   json body = {
       {"displayName", "tuned"},

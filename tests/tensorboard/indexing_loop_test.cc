@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "fakes/manual_clock.h"
 #include "tensorboard/event_decoder.h"
@@ -72,6 +73,48 @@ TEST_F(IndexingLoopTest, ADeletedTensorboardIsLeftAloneWithoutErrors) {
   ASSERT_TRUE(store_->DeleteTensorboard(target_.experiment.Tensorboard()).ok());
   EXPECT_EQ(loop.Tick().points, 0u);
   EXPECT_EQ(loop.Tick().points, 0u);
+}
+
+// A round's start is kept (at most every 30 s) for the next daemon: what it finds
+// ended after that may have missed its last pass.
+TEST_F(IndexingLoopTest, ARoundsStartIsKeptAsIndexedThrough) {
+  IndexingLoop loop(store_.get(), {}, &clock_);
+  loop.SetTargetsForTest([] { return std::vector<IndexTarget>{}; });
+  EXPECT_EQ(store_->IndexedThrough().value(), 0);
+  const TimeMicros first = clock_.Now();
+  loop.Round();
+  EXPECT_EQ(store_->IndexedThrough().value(), first);
+  clock_.Advance(10 * 1000000LL);
+  loop.Round();
+  EXPECT_EQ(store_->IndexedThrough().value(), first);  // Not every round: a write a second.
+  clock_.Advance(25 * 1000000LL);
+  loop.Round();
+  EXPECT_EQ(store_->IndexedThrough().value(), clock_.Now());
+}
+
+// What the daemon found ended while none ran gets a pass in the first round.
+TEST_F(IndexingLoopTest, JobsThatEndedWhileAwayGetTheirPassFirst) {
+  Write(1);
+  Write(2);
+  IndexingLoop loop(store_.get(), {}, &clock_);
+  int asked = 0;
+  loop.Start([] { return std::vector<IndexTarget>{}; }, 10'000,
+             [&] {
+               ++asked;
+               return std::vector<IndexTarget>{target_};
+             });
+  for (int i = 0; i < 500; ++i) {
+    Result<FileState> state =
+        store_->GetFileState(target_.experiment.Tensorboard(), "7//events.out.tfevents.1");
+    if (state.ok() && state->offset > 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  loop.Stop();
+  EXPECT_EQ(asked, 1);
+  Result<FileState> state =
+      store_->GetFileState(target_.experiment.Tensorboard(), "7//events.out.tfevents.1");
+  ASSERT_TRUE(state.ok());
+  EXPECT_GT(state->offset, 0u);
 }
 
 }  // namespace
