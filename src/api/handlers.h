@@ -28,7 +28,6 @@
 #include "api/registry_token.h"
 #include "api/routes.h"
 #include "artifacts/repositories.h"
-#include "executor/replica_shell.h"
 #include "gcs/hashes.h"
 #include "gcs/object_store.h"
 #include "gcs/upload_sessions.h"
@@ -50,7 +49,7 @@ struct Dispatch {
   HttpResponse response;            // The answer, unless `follow` or `shell` is set.
   std::optional<LogFollow> follow;  // Stream instead (200, application/x-ndjson).
   // A replica's shell, opened for a WebSocket the session has accepted (shell_bridge.h).
-  std::shared_ptr<executor::ReplicaShell> shell;
+  std::shared_ptr<service::ReplicaShell> shell;
 };
 
 // One step of a follow stream.

@@ -73,7 +73,7 @@ class ShellBridge : public std::enable_shared_from_this<ShellBridge<Stream>> {
   boost::beast::http::request<boost::beast::http::string_body> upgrade_;
   HttpRequest head_;
   const Router* router_;
-  std::shared_ptr<executor::ReplicaShell> shell_;
+  std::shared_ptr<service::ReplicaShell> shell_;
   std::unique_ptr<boost::asio::posix::stream_descriptor> terminal_;
   boost::beast::flat_buffer in_;  // From the browser.
   char out_[16 * 1024];           // From the terminal.

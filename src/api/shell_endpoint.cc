@@ -18,7 +18,7 @@ Dispatch OpenShell(const Call& call, const service::JobRef& ref) {
   if (replica.empty()) {
     return fail(InvalidArgument("replica: required, the replica's name (workerpool0-0)"));
   }
-  Result<std::unique_ptr<executor::ReplicaShell>> shell = call.service->OpenShell(ref, replica);
+  Result<std::unique_ptr<service::ReplicaShell>> shell = call.service->OpenShell(ref, replica);
   if (!shell.ok()) return fail(shell.status());
   return Dispatch{HttpResponse{}, std::nullopt, std::move(*shell)};
 }

@@ -501,7 +501,7 @@ ty::Result<ResourceStores> OpenResourceStores(const DaemonConfig& cfg,
 // tensorboard (daemon/tensorboard_targets.h), a pass a second, and a last one as each
 // ends (wired to the service's on_finished before it is made).
 void StartTensorboardIndexing(const DaemonConfig& cfg, ty::service::JobService* service,
-                              ty::jobstore::JobStore* store, ty::tensorboard::Store* tensorboards,
+                              ty::tensorboard::Store* tensorboards,
                               ty::tensorboard::IndexingLoop* indexing) {
   auto targets = [service, root = cfg.bucket_root] {
     std::vector<ty::tensorboard::IndexTarget> out;
@@ -511,9 +511,9 @@ void StartTensorboardIndexing(const DaemonConfig& cfg, ty::service::JobService* 
     return out;
   };
   // Jobs that ended while no daemon ran get the last pass they missed.
-  auto ended_while_away = [store, tensorboards, root = cfg.bucket_root] {
+  auto ended_while_away = [service, tensorboards, root = cfg.bucket_root] {
     ty::Result<ty::TimeMicros> since = tensorboards->IndexedThrough();
-    return ty::daemon::EndedSince(store, since.ok() ? *since : 0, root);
+    return ty::daemon::EndedSince(*service, since.ok() ? *since : 0, root);
   };
   indexing->Start(std::move(targets), 1'000'000, std::move(ended_while_away));
 }
@@ -631,7 +631,7 @@ int Serve(const DaemonConfig& cfg, const std::string& host, int port,
                cfg.tls_cert_file.empty() ? "http" : "https", host, *bound, cfg.data_dir,
                fmt::join(ty::daemon::ExecutorKinds(cfg), " and "));
   std::unique_ptr<ty::daemon::PeriodicBackup> backups = StartBackups(cfg, service->get());
-  StartTensorboardIndexing(cfg, service->get(), store->get(), resources->tensorboards.get(),
+  StartTensorboardIndexing(cfg, service->get(), resources->tensorboards.get(),
                            resources->indexing.get());
   RunUntilStopped(stop_signals, {*service, *registry, *api, *replica_api});
   resources->indexing->Stop();

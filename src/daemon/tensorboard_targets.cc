@@ -1,9 +1,6 @@
 #include "daemon/tensorboard_targets.h"
 
-#include <spdlog/spdlog.h>
-
 #include "model/runtime_env.h"
-#include "wire/dialect.h"
 
 namespace ty::daemon {
 
@@ -55,24 +52,13 @@ std::optional<tensorboard::IndexTarget> TensorboardTarget(const model::Job& job,
   return target;
 }
 
-std::vector<tensorboard::IndexTarget> EndedSince(jobstore::JobStore* store, TimeMicros since,
-                                                 const std::string& bucket_root) {
+std::vector<tensorboard::IndexTarget> EndedSince(const service::JobService& service,
+                                                 TimeMicros since, const std::string& bucket_root) {
   std::vector<tensorboard::IndexTarget> out;
   if (since <= 0) return out;
   // A round that ran just before a job's end published may not have seen it end.
   constexpr DurationMicros kMargin = 60 * 1000000LL;
-  Result<std::vector<model::Job>> jobs = store->ListJobs();
-  if (!jobs.ok()) {
-    spdlog::warn("tensorboard: cannot list the jobs that ended while no daemon ran: {}",
-                 jobs.status().ToString());
-    return out;
-  }
-  for (model::Job& job : *jobs) {
-    if (!model::IsTerminal(job.state) || job.end_time < since - kMargin) continue;
-    if (job.spec_json.find("\"tensorboard\"") == std::string::npos) continue;  // Cheap first.
-    Result<model::JobSpec> spec = wire::RestoreSpec(job);
-    if (!spec.ok()) continue;
-    job.spec = std::move(spec).value();
+  for (const model::Job& job : service.EndedSince(since - kMargin, IndexesTensorboard)) {
     if (auto target = TensorboardTarget(job, bucket_root)) out.push_back(std::move(*target));
   }
   return out;

@@ -14,8 +14,8 @@
 
 #include "common/status.h"
 #include "common/time.h"
-#include "jobstore/job_store.h"
 #include "model/job.h"
+#include "service/job_service.h"
 #include "tensorboard/indexer.h"
 #include "tensorboard/store.h"
 
@@ -36,7 +36,7 @@ std::optional<tensorboard::IndexTarget> TensorboardTarget(const model::Job& job,
 // The targets of jobs that ended at or after `since` (the indexer's last kept round,
 // less a margin): the jobs whose last pass a stopped daemon may have missed. Reads
 // every stored job once (at start-up, on the indexer's thread); 0 = none.
-std::vector<tensorboard::IndexTarget> EndedSince(jobstore::JobStore* store, TimeMicros since,
-                                                 const std::string& bucket_root);
+std::vector<tensorboard::IndexTarget> EndedSince(const service::JobService& service,
+                                                 TimeMicros since, const std::string& bucket_root);
 
 }  // namespace ty::daemon

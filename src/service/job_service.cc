@@ -514,8 +514,8 @@ Result<JobLogPage> JobService::ReadLogs(const JobRef& ref, const std::string& cu
   return ReadJobLogs(logs_, sources, cursor, task, max_entries);
 }
 
-Result<std::unique_ptr<executor::ReplicaShell>> JobService::OpenShell(const JobRef& ref,
-                                                                      const std::string& replica) {
+Result<std::unique_ptr<ReplicaShell>> JobService::OpenShell(const JobRef& ref,
+                                                            const std::string& replica) {
   ASSIGN_OR_RETURN(model::Job job, Get(ref));
   if (!job.spec.enable_web_access) {
     return FailedPrecondition(
@@ -534,6 +534,21 @@ Result<std::unique_ptr<executor::ReplicaShell>> JobService::OpenShell(const JobR
     return backends_.For(job.project).executor->OpenShell(job.uid, r.attempt, r.pool, r.index);
   }
   return NotFound("The job has no replica " + replica + ".");
+}
+
+std::vector<model::Job> JobService::EndedSince(
+    TimeMicros since, const std::function<bool(const model::Job&)>& keep) const {
+  std::vector<model::Job> out;
+  Result<std::vector<model::Job>> jobs = store_->ListJobs();
+  if (!jobs.ok()) return out;
+  for (model::Job& job : *jobs) {
+    if (!model::IsTerminal(job.state) || job.end_time < since) continue;
+    Result<model::JobSpec> spec = wire::RestoreSpec(job);
+    if (!spec.ok()) continue;
+    job.spec = std::move(spec).value();
+    if (keep(job)) out.push_back(std::move(job));
+  }
+  return out;
 }
 
 Result<JobLogPage> JobService::ReadLogTail(const JobRef& ref, const std::string& before,

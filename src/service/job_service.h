@@ -35,6 +35,9 @@
 
 namespace ty::service {
 
+// A shell in a running replica (enableWebAccess), as the API hands it to a WebSocket.
+using ReplicaShell = executor::ReplicaShell;
+
 class StudyController;  // service/study_controller.h
 
 struct JobServiceOptions {
@@ -221,8 +224,13 @@ class JobService {
   // "master-replica-0"): FailedPrecondition unless the job asked for web access
   // (enableWebAccess), runs, and that replica runs; NotFound for no such replica.
   // Blocks on the backend (an engine exec). Who may ask is the API's to check.
-  Result<std::unique_ptr<executor::ReplicaShell>> OpenShell(const JobRef& ref,
-                                                            const std::string& replica);
+  Result<std::unique_ptr<ReplicaShell>> OpenShell(const JobRef& ref, const std::string& replica);
+
+  // Stored jobs that ended at or after `since`, with their specs, that `keep` takes: the
+  // jobs a stopped daemon may have missed something of (a last TensorBoard pass). Reads
+  // every stored job once: for start-up, on a thread of the caller's.
+  std::vector<model::Job> EndedSince(TimeMicros since,
+                                     const std::function<bool(const model::Job&)>& keep) const;
 
   // Why a queued job waits and its place in the queue; nullopt when it does not wait.
   std::optional<scheduler::WaitInfo> QueueWait(const std::string& uid) const;

@@ -106,7 +106,7 @@ TEST_F(ApiLogsTest, TailPagesBackwardsAndForwardGoesOnFromIt) {
   EXPECT_EQ(seen.back(), "line 0");
 
   Append(uid, "workerpool0-0", "after the tail");
-  json more = Get(base + "?cursor=" + next).json();
+  json more = Get(base + "?task=workerpool0-0&cursor=" + next).json();
   ASSERT_EQ(more["entries"].size(), 1u) << more.dump();
   EXPECT_EQ(more["entries"][0]["message"], "after the tail");
 
