@@ -26,6 +26,12 @@ bool NumberOf(const nlohmann::json& v, double* out) {
   return true;
 }
 
+// True when the double converts to int64 without overflow: [-2^63, 2^63).
+bool StepFits(double step) {
+  constexpr double kTwoTo63 = 9223372036854775808.0;
+  return step >= -kTwoTo63 && step < kTwoTo63;
+}
+
 }  // namespace
 
 MetricsFile ParseMetricsFile(std::string_view text, std::string_view tag) {
@@ -46,6 +52,12 @@ MetricsFile ParseMetricsFile(std::string_view text, std::string_view tag) {
       continue;
     }
     if (j.contains("global_step") && NumberOf(j["global_step"], &step)) {
+      // A step no int64 holds (a trainer's bug or a hostile file) cannot be ordered
+      // against the others; the line is skipped rather than converted out of range.
+      if (!StepFits(step)) {
+        ++out.skipped;
+        continue;
+      }
       m.step = static_cast<int64_t>(step);
     }
     if (j.contains("timestamp")) NumberOf(j["timestamp"], &m.timestamp);

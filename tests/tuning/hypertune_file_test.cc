@@ -52,5 +52,21 @@ TEST(HypertuneFileTest, GarbageIsSkippedAndCountedNeverFatal) {
   EXPECT_TRUE(ParseMetricsFile(bytes, "accuracy").measurements.empty());
 }
 
+// Found by fuzzing: a global_step past int64's range was converted anyway (undefined
+// behaviour). Such a line is skipped; the largest steps that fit are kept.
+TEST(HypertuneFileTest, StepsOutsideInt64AreSkippedNotConverted) {
+  std::string text =
+      "{\"accuracy\": \"0.5\", \"global_step\": \"19999999999999999999999\"}\n"
+      "{\"accuracy\": \"0.5\", \"global_step\": -1e300}\n"
+      "{\"accuracy\": \"0.5\", \"global_step\": \"9223372036854775808\"}\n"
+      "{\"accuracy\": \"0.6\", \"global_step\": 9007199254740992}\n"
+      "{\"accuracy\": \"0.7\", \"global_step\": \"-5\"}\n";
+  MetricsFile f = ParseMetricsFile(text, "accuracy");
+  EXPECT_EQ(f.skipped, 3);
+  ASSERT_EQ(f.measurements.size(), 2u);
+  EXPECT_EQ(f.measurements[0].step, 9007199254740992);
+  EXPECT_EQ(f.measurements[1].step, -5);
+}
+
 }  // namespace
 }  // namespace ty::tuning
