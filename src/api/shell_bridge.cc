@@ -25,11 +25,6 @@ std::atomic<int> open_shells{0};
 
 constexpr size_t kMaxBrowserMessage = 64 * 1024;
 
-bool EndsWith(const std::string& text, std::string_view tail) {
-  return text.size() >= tail.size() &&
-         text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 std::string ErrorText(const Status& s) { return ErrorResponse(s).body; }
 
 }  // namespace
@@ -39,7 +34,7 @@ bool IsShellUpgrade(const HttpRequest& request, bool is_websocket_upgrade) {
   std::string path = request.path;
   std::transform(path.begin(), path.end(), path.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return EndsWith(path, ":shell") || EndsWith(path, "%3ashell");
+  return path.ends_with(":shell") || path.ends_with("%3ashell");
 }
 
 bool SameOrigin(const HttpRequest& request) {

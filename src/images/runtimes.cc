@@ -26,10 +26,6 @@ constexpr std::array<Runtime, 2> kRuntimes = {{
 }};
 #undef TY_RUNTIME_TOOLS
 
-bool StartsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
 // "host/path/name:tag" -> "host/path/name" (a ':' after the last '/' starts the tag);
 // a digest ("@sha256:…") goes too.
 std::string_view WithoutTag(std::string_view uri) {
@@ -47,18 +43,18 @@ std::string_view PrebuiltRepository(std::string_view uri) {
   uri = WithoutTag(uri);
   for (std::string_view region : {"us-", "europe-", "asia-"}) {
     std::string_view host_path = uri;
-    if (!StartsWith(host_path, region)) continue;
+    if (!host_path.starts_with(region)) continue;
     host_path.remove_prefix(region.size());
     for (std::string_view prefix :
          {"docker.pkg.dev/vertex-ai/training/", "docker.pkg.dev/vertex-ai-restricted/training/",
           "docker.pkg.dev/deeplearning-platform-release/gcr.io/"}) {
-      if (StartsWith(host_path, prefix)) return host_path.substr(prefix.size());
+      if (host_path.starts_with(prefix)) return host_path.substr(prefix.size());
     }
   }
   for (std::string_view prefix :
        {"gcr.io/deeplearning-platform-release/", "us.gcr.io/deeplearning-platform-release/",
         "eu.gcr.io/deeplearning-platform-release/", "asia.gcr.io/deeplearning-platform-release/"}) {
-    if (StartsWith(uri, prefix)) return uri.substr(prefix.size());
+    if (uri.starts_with(prefix)) return uri.substr(prefix.size());
   }
   return {};
 }

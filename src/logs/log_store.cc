@@ -31,6 +31,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "common/unique_fd.h"
 #include "logs/log_codec.h"
 
 namespace ty::logs {
@@ -145,14 +146,6 @@ off_t WholeLinesEnd(int fd, off_t size) {
 bool TaskMatches(const std::string& filter, const LogEntry& e) {
   return filter.empty() || e.task == filter;
 }
-
-// Closes an fd opened for reading when the scope ends.
-struct FdCloser {
-  int fd;
-  ~FdCloser() {
-    if (fd >= 0) close(fd);
-  }
-};
 
 }  // namespace
 
@@ -319,18 +312,18 @@ Status LogStore::Impl::Append(const std::string& uid, const LogEntry& entry) {
 
 std::map<std::string, TimeMicros> LogStore::Impl::ScanNewest(const std::string& uid) {
   std::map<std::string, TimeMicros> newest;
-  FdCloser f{open(PathOf(uid).c_str(), O_RDONLY | O_CLOEXEC)};
+  UniqueFd f(open(PathOf(uid).c_str(), O_RDONLY | O_CLOEXEC));
   struct stat st {};
-  if (f.fd < 0 || fstat(f.fd, &st) != 0) return newest;
-  Status s =
-      ForEachLine(f.fd, 0, static_cast<uint64_t>(st.st_size), [&](std::string_view line, uint64_t) {
-        std::optional<LogEntry> e = internal::DecodeLine(line);
-        if (e) {
-          TimeMicros& t = newest[e->task];
-          t = std::max(t, e->source_time != 0 ? e->source_time : e->time);
-        }
-        return true;
-      });
+  if (f.get() < 0 || fstat(f.get(), &st) != 0) return newest;
+  Status s = ForEachLine(f.get(), 0, static_cast<uint64_t>(st.st_size),
+                         [&](std::string_view line, uint64_t) {
+                           std::optional<LogEntry> e = internal::DecodeLine(line);
+                           if (e) {
+                             TimeMicros& t = newest[e->task];
+                             t = std::max(t, e->source_time != 0 ? e->source_time : e->time);
+                           }
+                           return true;
+                         });
   if (!s.ok()) spdlog::warn("logs: scan {}: {}", uid, s.ToString());
   return newest;
 }
@@ -366,16 +359,16 @@ TimeMicros LogStore::Impl::LastEntryTime(const std::string& uid, const std::stri
 
 Result<uint64_t> LogStore::Impl::Walk(const std::string& uid, uint64_t offset,
                                       const std::function<bool(LogEntry*, uint64_t)>& fn) {
-  FdCloser f{open(PathOf(uid).c_str(), O_RDONLY | O_CLOEXEC)};
-  if (f.fd < 0) {
+  UniqueFd f(open(PathOf(uid).c_str(), O_RDONLY | O_CLOEXEC));
+  if (f.get() < 0) {
     if (errno == ENOENT) return kNoLog;  // No output yet.
     return Internal("open log of job " + uid + ": " + ErrnoText());
   }
   struct stat st {};
-  if (fstat(f.fd, &st) != 0) return Internal("stat log of job " + uid + ": " + ErrnoText());
+  if (fstat(f.get(), &st) != 0) return Internal("stat log of job " + uid + ": " + ErrnoText());
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   if (offset > size) return size;
-  RETURN_IF_ERROR(ForEachLine(f.fd, offset, size, [&](std::string_view line, uint64_t end) {
+  RETURN_IF_ERROR(ForEachLine(f.get(), offset, size, [&](std::string_view line, uint64_t end) {
     std::optional<LogEntry> e = internal::DecodeLine(line);
     if (!e) return fn(nullptr, end);
     e->position = end - line.size() - 1;
@@ -438,9 +431,9 @@ std::vector<LogEntry> LogStore::Impl::Before(const std::string& uid, const std::
                                              size_t n, uint64_t end) {
   std::vector<LogEntry> newest_first;
   if (n == 0 || !ValidUid(uid)) return newest_first;
-  FdCloser f{open(PathOf(uid).c_str(), O_RDONLY | O_CLOEXEC)};
+  UniqueFd f(open(PathOf(uid).c_str(), O_RDONLY | O_CLOEXEC));
   struct stat st {};
-  if (f.fd < 0 || fstat(f.fd, &st) != 0) return newest_first;
+  if (f.get() < 0 || fstat(f.get(), &st) != 0) return newest_first;
 
   // Walk backwards in chunks from `end`. `carry` is the start of a line whose beginning
   // lies in an earlier chunk; before the last '\n' is found, bytes are a partial line
@@ -458,7 +451,7 @@ std::vector<LogEntry> LogStore::Impl::Before(const std::string& uid, const std::
   while (pos > 0 && newest_first.size() < n) {
     size_t k = static_cast<size_t>(std::min<uint64_t>(kChunkBytes, pos));
     pos -= k;
-    Result<std::string> chunk = ReadAt(f.fd, pos, k);
+    Result<std::string> chunk = ReadAt(f.get(), pos, k);
     if (!chunk.ok() || chunk->size() != k) break;
     std::string data = std::move(chunk).value() + carry;
     carry.clear();

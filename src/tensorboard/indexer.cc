@@ -9,6 +9,7 @@
 #include <map>
 #include <utility>
 
+#include "common/unique_fd.h"
 #include "tensorboard/event_decoder.h"
 #include "tensorboard/record_reader.h"
 
@@ -16,32 +17,14 @@ namespace ty::tensorboard {
 
 namespace {
 
-// An open descriptor, closed on scope exit.
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  Fd& operator=(Fd&& o) noexcept {
-    std::swap(fd_, o.fd_);
-    return *this;
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-Fd OpenDirAt(int parent, const std::string& name) {
-  return Fd(openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+UniqueFd OpenDirAt(int parent, const std::string& name) {
+  return UniqueFd(openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 }
 
 // The log directory, one component at a time below the trusted root; -1 when any
 // component is missing, a link or not a directory.
-Fd OpenLogDir(const std::string& root, const std::string& rel) {
-  Fd dir(open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+UniqueFd OpenLogDir(const std::string& root, const std::string& rel) {
+  UniqueFd dir(open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   size_t start = 0;
   while (dir.get() >= 0 && start < rel.size()) {
     size_t slash = rel.find('/', start);
@@ -49,7 +32,7 @@ Fd OpenLogDir(const std::string& root, const std::string& rel) {
     const std::string part = rel.substr(start, slash - start);
     start = slash + 1;
     if (part.empty() || part == ".") continue;
-    if (part == "..") return Fd();
+    if (part == "..") return UniqueFd();
     dir = OpenDirAt(dir.get(), part);
   }
   return dir;
@@ -65,7 +48,7 @@ struct EventFile {
 // Walks below `dir`, collecting event files, within the budget. Open directories are
 // kept in `open` for the reads that follow.
 void Walk(int dir, const std::string& rel, int depth, const IndexBudget& budget,
-          std::vector<Fd>* open, std::vector<EventFile>* files) {
+          std::vector<UniqueFd>* open, std::vector<EventFile>* files) {
   int dup_fd = dup(dir);
   if (dup_fd < 0) return;
   DIR* d = fdopendir(dup_fd);
@@ -90,7 +73,7 @@ void Walk(int dir, const std::string& rel, int depth, const IndexBudget& budget,
   std::sort(subdirs.begin(), subdirs.end());
   for (const std::string& s : subdirs) {
     if (open->size() >= budget.max_dirs) return;
-    Fd child = OpenDirAt(dir, s);
+    UniqueFd child = OpenDirAt(dir, s);
     if (child.get() < 0) continue;
     const int fd = child.get();
     open->push_back(std::move(child));
@@ -105,7 +88,7 @@ Status ReadFile(const Store& store, const IndexTarget& target, const EventFile& 
   const std::string key = target.experiment.experiment + "/" + target.run_prefix + "/" + f.rel_path;
   ASSIGN_OR_RETURN(FileState state, store.GetFileState(target.experiment, key));
   if (state.corrupt) return Status::Ok();
-  Fd fd(openat(f.dir_fd, f.name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  UniqueFd fd(openat(f.dir_fd, f.name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   struct stat st;
   if (fd.get() < 0 || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return Status::Ok();
   // A file rewritten shorter than what was read is read again from its start.
@@ -146,9 +129,9 @@ std::string RunIdFor(const std::string& prefix, const std::string& relative_dir)
 
 Result<IndexStats> IndexOnce(Store* store, const IndexTarget& target, const IndexBudget& budget) {
   IndexStats stats;
-  Fd root = OpenLogDir(target.bucket_root, target.log_dir);
+  UniqueFd root = OpenLogDir(target.bucket_root, target.log_dir);
   if (root.get() < 0) return stats;
-  std::vector<Fd> open;
+  std::vector<UniqueFd> open;
   std::vector<EventFile> files;
   Walk(root.get(), "", 0, budget, &open, &files);
   IndexBatch batch;

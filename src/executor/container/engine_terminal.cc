@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "common/files.h"
+#include "common/unique_fd.h"
 #include "executor/container/engine_api_client.h"
 #include "executor/container/engine_json.h"
 
@@ -22,22 +23,6 @@ namespace {
 // The header of the upgrade's answer is small; an engine that says more is not one.
 constexpr size_t kMaxUpgradeHeaderBytes = 16 * 1024;
 constexpr int kUpgradeTimeoutS = 10;
-
-// A descriptor closed on every path that does not hand it on.
-class OwnedFd {
- public:
-  explicit OwnedFd(int fd) : fd_(fd) {}
-  ~OwnedFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  OwnedFd(const OwnedFd&) = delete;
-  OwnedFd& operator=(const OwnedFd&) = delete;
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
 
 void SetReceiveTimeout(int fd, int seconds) {
   timeval tv{seconds, 0};
@@ -50,7 +35,7 @@ Result<int> ConnectUnix(const std::string& path) {
   if (path.size() >= sizeof address.sun_path) return InvalidArgument("engine socket path too long");
   address.sun_family = AF_UNIX;
   std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
-  OwnedFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (fd.get() < 0) return Internal(std::string("socket: ") + std::strerror(errno));
   SetReceiveTimeout(fd.get(), kUpgradeTimeoutS);
   if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
@@ -118,7 +103,7 @@ Result<TerminalExec> EngineApiClient::StartTerminal(const std::string& id,
 
 Result<TerminalExec> EngineApiClient::AttachTerminal(const std::string& exec_id) {
   ASSIGN_OR_RETURN(int raw_fd, ConnectUnix(socket_path_));
-  OwnedFd fd(raw_fd);
+  UniqueFd fd(raw_fd);
   const std::string body = R"({"Detach":false,"Tty":true})";
   const std::string request = "POST " + std::string(internal::kApiPrefix) + "/exec/" +
                               UrlEncode(exec_id) +
