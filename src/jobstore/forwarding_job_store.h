@@ -26,6 +26,9 @@ class ForwardingJobStore : public JobStore {
   }
   Result<std::vector<model::Job>> ListJobs() override { return inner_->ListJobs(); }
   Result<std::vector<model::Job>> ListLiveJobs() override { return inner_->ListLiveJobs(); }
+  Result<std::vector<model::Job>> ListEndedSince(TimeMicros since) override {
+    return inner_->ListEndedSince(since);
+  }
   Result<std::vector<model::Job>> ListJobsPage(const PageQuery& query) override {
     return inner_->ListJobsPage(query);
   }

@@ -54,6 +54,11 @@ class JobStore {
   // writes those its log lacks, then commits the record without them.
   virtual Result<std::vector<model::Job>> ListLiveJobs() = 0;
 
+  // Every finished job (SUCCEEDED, FAILED, CANCELLED) whose end_time is at or after
+  // `since`, oldest end first, without replicas: what ended while no daemon looked
+  // (the TensorBoard indexer's last passes). Costs what it returns, not the store.
+  virtual Result<std::vector<model::Job>> ListEndedSince(TimeMicros since) = 0;
+
   // One page of a scope's jobs, newest first by uid as a number, for List: at most
   // `limit` jobs whose uid is below `before_uid` (when not empty). Replicas are not
   // loaded. Trial jobs (study_uid set) are left out: a study lists as one job. Like

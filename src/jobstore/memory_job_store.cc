@@ -86,6 +86,20 @@ Result<std::vector<model::Job>> MemoryJobStore::ListLiveJobs() {
   return out;
 }
 
+Result<std::vector<model::Job>> MemoryJobStore::ListEndedSince(TimeMicros since) {
+  ASSIGN_OR_RETURN(std::vector<model::Job> all, ListJobs());
+  std::vector<model::Job> out;
+  for (auto& job : all) {
+    if (!model::IsTerminal(job.state) || job.end_time < since) continue;
+    job.replicas.clear();
+    out.push_back(std::move(job));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const model::Job& a, const model::Job& b) {
+    return a.end_time < b.end_time;
+  });
+  return out;
+}
+
 Result<std::vector<model::Job>> MemoryJobStore::ListJobsPage(const PageQuery& query) {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<const model::Job*> in_scope;

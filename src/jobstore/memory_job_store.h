@@ -31,6 +31,7 @@ class MemoryJobStore : public JobStore {
   Result<model::Job> FindMlJob(const std::string& project, const std::string& job_id) override;
   Result<std::vector<model::Job>> ListJobs() override;
   Result<std::vector<model::Job>> ListLiveJobs() override;
+  Result<std::vector<model::Job>> ListEndedSince(TimeMicros since) override;
   Result<std::vector<model::Job>> ListJobsPage(const PageQuery& query) override;
   Result<std::string> LastUid() override;
   Result<std::map<model::JobState, int64_t>> CountJobsByState() override;

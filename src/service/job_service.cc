@@ -539,10 +539,9 @@ Result<std::unique_ptr<ReplicaShell>> JobService::OpenShell(const JobRef& ref,
 std::vector<model::Job> JobService::EndedSince(
     TimeMicros since, const std::function<bool(const model::Job&)>& keep) const {
   std::vector<model::Job> out;
-  Result<std::vector<model::Job>> jobs = store_->ListJobs();
+  Result<std::vector<model::Job>> jobs = store_->ListEndedSince(since);
   if (!jobs.ok()) return out;
   for (model::Job& job : *jobs) {
-    if (!model::IsTerminal(job.state) || job.end_time < since) continue;
     Result<model::JobSpec> spec = wire::RestoreSpec(job);
     if (!spec.ok()) continue;
     job.spec = std::move(spec).value();

@@ -228,7 +228,7 @@ class JobService {
 
   // Stored jobs that ended at or after `since`, with their specs, that `keep` takes: the
   // jobs a stopped daemon may have missed something of (a last TensorBoard pass). Reads
-  // every stored job once: for start-up, on a thread of the caller's.
+  // only those (the store's index by end time): for start-up, on a thread of the caller's.
   std::vector<model::Job> EndedSince(TimeMicros since,
                                      const std::function<bool(const model::Job&)>& keep) const;
 

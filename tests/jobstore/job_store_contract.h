@@ -395,6 +395,34 @@ TYPED_TEST_P(JobStoreContractTest, LiveJobsAndLastUid) {
   EXPECT_EQ(*this->store_->LastUid(), "100");
 }
 
+// What ended at or after a time, oldest end first: finished jobs only (a live job's
+// end_time is 0 or, while it stops, not yet an end).
+TYPED_TEST_P(JobStoreContractTest, EndedSinceListsFinishedJobsByEndTime) {
+  struct Row {
+    const char* uid;
+    model::JobState state;
+    TimeMicros end;
+  };
+  for (const Row& r :
+       {Row{"1", model::JobState::kSucceeded, 500}, Row{"2", model::JobState::kFailed, 300},
+        Row{"3", model::JobState::kCancelled, 100}, Row{"4", model::JobState::kRunning, 0},
+        Row{"5", model::JobState::kCancelling, 900}, Row{"6", model::JobState::kSucceeded, 299}}) {
+    model::Job job = FullJob(r.uid);
+    job.state = r.state;
+    job.end_time = r.end;
+    ASSERT_TRUE(this->store_->CreateJob(job).ok());
+  }
+  Result<std::vector<model::Job>> ended = this->store_->ListEndedSince(300);
+  ASSERT_TRUE(ended.ok()) << ended.status().ToString();
+  std::vector<std::string> uids;
+  for (const auto& j : *ended) uids.push_back(j.uid);
+  EXPECT_EQ(uids, (std::vector<std::string>{"2", "1"}));
+  EXPECT_EQ((*ended)[0].project, "proj");  // The record, as a read gives it.
+  EXPECT_EQ((*ended)[0].end_time, 300);
+  EXPECT_TRUE(this->store_->ListEndedSince(501)->empty());
+  EXPECT_EQ(this->store_->ListEndedSince(0)->size(), 4u);
+}
+
 // A finished job whose last lines may not be in its log yet is read at start-up with
 // the live ones (model/outbox.h), until it is committed without them.
 TYPED_TEST_P(JobStoreContractTest, AFinishedJobWithLinesIsReadAtStartUpUntilTheyAreWritten) {
@@ -490,9 +518,10 @@ TYPED_TEST_P(JobStoreContractTest, StudyTrialsRoundTripAndTrialJobsAreNotListed)
 REGISTER_TYPED_TEST_SUITE_P(
     JobStoreContractTest, StudyTrialsRoundTripAndTrialJobsAreNotListed, CountsJobsByState,
     CreateGetRoundTripsEveryField, ListJobsPageNewestFirstWithinScope, LiveJobsAndLastUid,
-    AFinishedJobWithLinesIsReadAtStartUpUntilTheyAreWritten, PendingEndingRoundTripsAndClears,
-    RoundTripsDefaultsAndEmptyOptionals, DuplicateUidIsAlreadyExists, MlJobIdIsUniquePerProject,
-    FindMlJob, UpdateJobReplacesStateReplicasAndError, UpdateKeepsIdentity, MissingJobIsNotFound,
+    EndedSinceListsFinishedJobsByEndTime, AFinishedJobWithLinesIsReadAtStartUpUntilTheyAreWritten,
+    PendingEndingRoundTripsAndClears, RoundTripsDefaultsAndEmptyOptionals,
+    DuplicateUidIsAlreadyExists, MlJobIdIsUniquePerProject, FindMlJob,
+    UpdateJobReplacesStateReplicasAndError, UpdateKeepsIdentity, MissingJobIsNotFound,
     ListJobsOldestFirst, DeleteJobRemovesReplicasAndEvents,
     ADeletionIsKeptAndItsUidNeverHandedOutAgain, EventsKeepAppendOrder,
     AppendEventToMissingJobIsNotFound, ACommitWritesTheRecordAndItsEventsOrNeither);

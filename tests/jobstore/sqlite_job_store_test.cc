@@ -326,7 +326,7 @@ TEST(SqliteMigrationTest, Version3BackfillsListFieldsFromTheStoredSpec) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     for (const char* sql :
-         {"DROP INDEX jobs_by_scope", "DROP INDEX jobs_live",
+         {"DROP INDEX jobs_by_scope", "DROP INDEX jobs_live", "DROP INDEX jobs_ended",
           "ALTER TABLE jobs DROP COLUMN uid_num", "ALTER TABLE jobs DROP COLUMN display_name",
           "ALTER TABLE jobs DROP COLUMN labels_json", "ALTER TABLE jobs DROP COLUMN spec_record",
           "ALTER TABLE jobs DROP COLUMN grants_json", "ALTER TABLE jobs DROP COLUMN preemptions",
@@ -405,8 +405,8 @@ TEST(SqliteMigrationTest, Version9StoresEachRecordsKind) {
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     for (const char* sql :
          {"ALTER TABLE jobs DROP COLUMN kind", "ALTER TABLE jobs DROP COLUMN images_json",
-          "DROP INDEX jobs_live", "ALTER TABLE jobs DROP COLUMN outbox_json",
-          "PRAGMA user_version = 8"}) {
+          "DROP INDEX jobs_live", "DROP INDEX jobs_ended",
+          "ALTER TABLE jobs DROP COLUMN outbox_json", "PRAGMA user_version = 8"}) {
       ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
     }
     sqlite3_close(db);
