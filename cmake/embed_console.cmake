@@ -1,5 +1,5 @@
 # Writes OUT: a C++ source holding every file of the console as a raw string, with its
-# content type, for api/console_assets.h. Run at build time (cmake -P) with
+# content type, for api/console_assets.h. Run when CMake configures (cmake -P) with
 # -D SRC_DIR=console -D FILES=index.html,app.js,... (the console's own files) and
 # -D VENDOR_DIR=... -D VENDOR_FILES=xterm.js,... (what cmake/console_vendor.cmake fetched).
 set(code "// Generated from console/ by cmake/embed_console.cmake: do not edit.\n")
