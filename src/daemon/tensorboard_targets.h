@@ -34,8 +34,8 @@ std::optional<tensorboard::IndexTarget> TensorboardTarget(const model::Job& job,
                                                           const std::string& bucket_root);
 
 // The targets of jobs that ended at or after `since` (the indexer's last kept round,
-// less a margin): the jobs whose last pass a stopped daemon may have missed. Reads
-// every stored job once (at start-up, on the indexer's thread); 0 = none.
+// less a margin): the jobs whose last pass a stopped daemon may have missed. Reads only
+// the jobs that ended since (at start-up, on the indexer's thread); 0 = none.
 std::vector<tensorboard::IndexTarget> EndedSince(const service::JobService& service,
                                                  TimeMicros since, const std::string& bucket_root);
 

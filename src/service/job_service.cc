@@ -540,7 +540,11 @@ std::vector<model::Job> JobService::EndedSince(
     TimeMicros since, const std::function<bool(const model::Job&)>& keep) const {
   std::vector<model::Job> out;
   Result<std::vector<model::Job>> jobs = store_->ListEndedSince(since);
-  if (!jobs.ok()) return out;
+  if (!jobs.ok()) {
+    spdlog::warn("cannot list the jobs that ended while no daemon ran: {}",
+                 jobs.status().ToString());
+    return out;
+  }
   for (model::Job& job : *jobs) {
     Result<model::JobSpec> spec = wire::RestoreSpec(job);
     if (!spec.ok()) continue;
