@@ -422,18 +422,22 @@ void ContainerExecutorTest::PeersResolveFromHostsAtFixedAddressesAtOnce() {
   ReplicaLaunch server = Replica(
       0, 0,
       std::string("if [ -f /ran ]; then ") + kReportAddresses + "exit 0; fi; touch /ran; " +
-          "timeout 20 nc -ll -p 2222 -e sh -c 'read l; echo \"$l\" >> /tmp/got; echo pong' & " +
+          "timeout 60 nc -ll -p 2222 -e sh -c 'read l; echo \"$l\" >> /tmp/got; echo pong' & " +
           "srv=$!; " + kReportAddresses +
           "i=0; until [ \"$(cat /tmp/got 2>/dev/null | wc -l)\" -ge 2 ]; do "
-          "i=$((i+1)); [ $i -ge 200 ] && exit 4; sleep 0.1; done; cat /tmp/got; kill $srv");
+          "i=$((i+1)); [ $i -ge 600 ] && exit 4; sleep 0.1; done; cat /tmp/got; kill $srv");
   server.hostname = "workerpool0-0";
   // A client retries only a refused connection (sent before the server listens);
-  // any other failure, such as an unresolved name, ends it at once.
+  // any other failure, such as an unresolved name, ends it at once. The replicas
+  // start together, and on a loaded 2-core machine the server's container can take
+  // seconds to listen (CI failed this test once; a client that gave up after 2 s of
+  // refusals is the likeliest cause), so a refused client tries for up to a minute
+  // and waits up to 10 s for the answer.
   std::string client_script =
       std::string(kReportAddresses) +
-      "i=0; until out=$(echo \"ping from $(hostname)\" | nc -w 2 workerpool0-0 2222 2>/tmp/err); "
+      "i=0; until out=$(echo \"ping from $(hostname)\" | nc -w 10 workerpool0-0 2222 2>/tmp/err); "
       "do case \"$(cat /tmp/err)\" in *refused*) ;; *) echo \"nc: $(cat /tmp/err)\"; exit 2;; "
-      "esac; i=$((i+1)); [ $i -ge 20 ] && { echo gave up; exit 3; }; sleep 0.1; done; "
+      "esac; i=$((i+1)); [ $i -ge 600 ] && { echo gave up; exit 3; }; sleep 0.1; done; "
       "echo \"got $out\"";
   ReplicaLaunch client0 = Replica(1, 0, client_script);
   client0.hostname = "workerpool1-0";
