@@ -17,7 +17,10 @@ namespace net = boost::asio;
 template <class Stream>
 void HttpSession<Stream>::StartFollow(LogFollow follow) {
   follow_ = std::move(follow);
-  stream_header_ = {};
+  // Cleared in place, not assigned a fresh header: a temporary's destructor here was left
+  // undefined by clang when this file and http_session.cc (the explicit instantiation)
+  // are separate units, as in the sanitizer builds (CMakeLists.txt).
+  stream_header_.clear();
   stream_header_.version(11);
   stream_header_.result(http::status::ok);
   stream_header_.set(http::field::content_type, "application/x-ndjson; charset=UTF-8");
