@@ -52,6 +52,16 @@ TEST(WarmPoolShapeTest, GpusAndEmptyAttemptsAreNeverWarm) {
   EXPECT_EQ(WarmPool::ShapeKey(AttemptSpec{}), "");
 }
 
+// A shell execs into the container, which in a warm sandbox lacks the replica's
+// environment: an attempt that offers shells is never warm.
+TEST(WarmPoolShapeTest, AttemptsOfferingShellsAreNeverWarm) {
+  AttemptSpec plain = Shape({"img:1"}, false);
+  ASSERT_NE(WarmPool::ShapeKey(plain), "");
+  AttemptSpec shells = plain;
+  shells.shells = true;
+  EXPECT_EQ(WarmPool::ShapeKey(shells), "");
+}
+
 // Issue 30 item 7: a sandbox's claim record is read back as untrusted (the sandbox
 // directory is shared with a replica): a FIFO never blocks recovery, a field of
 // another type is a malformed claim, never an exception.

@@ -80,7 +80,11 @@ WarmPool::~WarmPool() {
 }
 
 std::string WarmPool::ShapeKey(const AttemptSpec& attempt) {
-  if (attempt.replicas.empty()) return "";
+  // A shell (enableWebAccess) is an exec into the replica's container, and a warm
+  // sandbox's container was made before the job existed: the shell would have the
+  // sandbox's environment, not the replica's (CLUSTER_SPEC, AIP_*, the job's env),
+  // which only the init's child gets. Such attempts start cold.
+  if (attempt.replicas.empty() || attempt.shells) return "";
   std::ostringstream key;
   key << (attempt.peers_talk ? "own-network" : "default") << '\n';
   for (const ReplicaLaunch& r : attempt.replicas) {
