@@ -120,24 +120,60 @@ function collectionPath(c, project, location) {
 
 function shortState(s) { return String(s || '').replace(/^(JOB_STATE_|PIPELINE_STATE_)/, ''); }
 
+// The list shows the newest `show` jobs (URL, default 100); *Show more* adds 100.
+const LIST_STEP = 100;
+function shownCount(params) {
+  const n = Number.parseInt(params.get('show') || '', 10);
+  return Number.isInteger(n) && n > 0 ? Math.min(n, 10000) : LIST_STEP;
+}
+
+// createTime has 0, 3 or 6 fractional digits ("…:15Z", "…:15.549Z"), and as written
+// "…:15.549Z" sorts after the later "…:15.549112Z"; padded to 9 digits the strings order
+// as the times.
+function sortableTime(t) {
+  const m = /^(.*T\d\d:\d\d:\d\d)(?:\.(\d+))?Z$/.exec(t || '');
+  return m ? m[1] + '.' + (m[2] || '').padEnd(9, '0') : String(t || '');
+}
+
+// The newest `want` jobs of one collection, newest first, following nextPageToken (the
+// API gives at most 100 a page); `more` when the collection has older ones.
+async function loadCollection(c, path, filter, want) {
+  const list = [];
+  let token = '';
+  do {
+    const q = new URLSearchParams({ pageSize: String(Math.min(want - list.length, 100)) });
+    if (filter) q.set('filter', filter);
+    if (token) q.set('pageToken', token);
+    const answer = await api('GET', path + '?' + q.toString());
+    list.push(...(answer[c.key] || answer.jobs || []));
+    token = answer.nextPageToken || '';
+  } while (token && list.length < want);
+  return { list: list.slice(0, want), more: Boolean(token) || list.length > want };
+}
+
 async function loadJobs(params) {
   const project = params.get('project') || 'local';
   const location = params.get('location') || 'local';
+  const want = shownCount(params);
   const rows = [];
+  let more = false;
   for (const c of COLLECTIONS) {
-    const q = new URLSearchParams({ pageSize: '100' });
-    const filter = filterFor(c, params);
-    if (filter) q.set('filter', filter);
-    const answer = await api('GET', collectionPath(c, project, location) + '?' + q.toString());
-    const list = answer[c.key] || answer.jobs || [];
-    for (const job of list) {
+    const got = await loadCollection(c, collectionPath(c, project, location), filterFor(c, params), want);
+    more = more || got.more;
+    for (const job of got.list) {
       const id = c.vertex ? job.name.split('/').pop() : job.jobId;
       rows.push({ c, job, id, name: c.vertex ? job.displayName : job.jobId,
-                  created: job.createTime || '', state: job.state });
+                  created: job.createTime || '', sortKey: sortableTime(job.createTime), state: job.state });
     }
   }
-  rows.sort((a, b) => (a.created < b.created ? 1 : -1));
-  return { rows, project, location };
+  // Stable: equal times keep each collection's own newest-first order.
+  rows.sort((a, b) => (a.sortKey === b.sortKey ? 0 : a.sortKey < b.sortKey ? 1 : -1));
+  // Each collection gave its newest `want`; together, the newest `want` of them all.
+  if (rows.length > want) {
+    more = true;
+    rows.length = want;
+  }
+  return { rows, project, location, more, want };
 }
 
 function jobLink(row, project, location) {
@@ -182,6 +218,18 @@ function jobsTable(rows, project, location, canEdit) {
       el('th', {}, 'state'), el('th', {}, 'created'), el('th', {}, 'id'))), body);
 }
 
+// Shows LIST_STEP more rows; the count is kept in the URL, so a reload keeps it.
+function moreButton(params, want) {
+  const button = el('button', { type: 'button', id: 'jobs-more' }, `Show ${LIST_STEP} more`);
+  button.addEventListener('click', () => {
+    const next = new URLSearchParams(params);
+    next.set('show', String(want + LIST_STEP));
+    setParams(next);
+    route();
+  });
+  return button;
+}
+
 async function renderJobs(params) {
   const canEdit = mayEdit(await roleIn(params.get('project') || 'local'));
   const controls = jobsControls(params, canEdit);
@@ -196,11 +244,12 @@ async function renderJobs(params) {
   });
   async function refresh() {
     try {
-      const { rows, project, location } = await loadJobs(params);
+      const { rows, project, location, more, want } = await loadJobs(params);
       const checked = new Set([...holder.querySelectorAll('input[data-cancel]:checked')].map((b) => b.dataset.cancel));
-      holder.replaceChildren(jobsTable(rows, project, location, canEdit));
+      holder.replaceChildren(jobsTable(rows, project, location, canEdit), more ? moreButton(params, want) : '');
       for (const b of holder.querySelectorAll('input[data-cancel]')) b.checked = checked.has(b.dataset.cancel);
-      status.textContent = `${rows.length} jobs, newest first; refreshed ${new Date().toLocaleTimeString()}`;
+      const older = more ? ' (older ones below)' : '';
+      status.textContent = `${rows.length} jobs, newest first${older}; refreshed ${new Date().toLocaleTimeString()}`;
     } catch (e) {
       holder.replaceChildren();
       status.textContent = e.message;

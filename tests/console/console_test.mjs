@@ -80,6 +80,32 @@ await run('the_list_shows_jobs_and_filters_by_state_on_the_server', page, async 
   }
 });
 
+await run('the_list_shows_the_newest_jobs_and_more_on_request', page, async () => {
+  // A project of its own with three jobs, shown two at a time (`show`, default 100).
+  const paging = '/v1/projects/paging/locations/us-central1/customJobs';
+  const ids = [];
+  for (const n of [1, 2, 3]) {
+    const job = await api('POST', paging, { displayName: `paged-${n}`, jobSpec: { workerPoolSpecs: [{
+      machineSpec: { machineType: 'n1-standard-4' }, replicaCount: '1',
+      containerSpec: { imageUri: IMAGE, command: ['true'] } }] } });
+    ids.push(job.name.split('/').pop());
+  }
+  await page.goto(`${BASE}/console/#/jobs?project=paging&location=us-central1&show=2`);
+  await page.locator(`#jobs tr[data-id="${ids[2]}"]`).waitFor();
+  await page.locator('#jobs-more').waitFor();
+  const listed = async () => page.locator('#jobs tbody tr').evaluateAll((rows) => rows.map((r) => r.dataset.id));
+  const firstTwo = await listed();
+  if (JSON.stringify(firstTwo) !== JSON.stringify([ids[2], ids[1]])) {
+    throw new Error(`show=2 listed ${firstTwo}, not the newest two ${[ids[2], ids[1]]}`);
+  }
+  await page.locator('#jobs-more').click();
+  await page.locator(`#jobs tr[data-id="${ids[0]}"]`).waitFor();
+  if (await page.locator('#jobs-more').count() !== 0) throw new Error('Show more offered with every job shown');
+  if (!page.url().includes('show=102')) throw new Error(`the count is not in the URL: ${page.url()}`);
+  // Out of the way of the queue test's count of what running jobs hold.
+  for (const id of ids) await api('POST', `${paging}/${id}:cancel`, {}).catch(() => {});
+});
+
 await run('the_job_page_streams_a_live_log_line_within_a_second', page, async () => {
   const id = await submit('talker', 'sleep 3; echo live-line-$(cat /proc/sys/kernel/random/uuid); sleep 1000');
   await page.goto(jobUrl(id));
